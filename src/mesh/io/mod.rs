@@ -1,0 +1,124 @@
+//! Mesh file input and output. Readers are chosen by content, not by extension (a `.vtk` file
+//! holding VTU XML is read as VTU); every reader works on bytes so it can be fuzzed, and
+//! reports malformed input as [`crate::Error::Parse`] naming the file and the line or byte.
+
+mod cursor;
+
+pub use cursor::{Cursor, Endian};
+
+use std::path::Path;
+
+use crate::error::{Error, Location, Result};
+
+use super::Mesh;
+
+/// The mesh file formats the readers understand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// gmsh MSH 2.2 or 4.1, ASCII or binary.
+    Msh,
+    /// Legacy VTK unstructured grid, ASCII or binary (big-endian).
+    VtkLegacy,
+    /// VTK XML unstructured grid (`.vtu`), ascii or inline base64 data.
+    Vtu,
+}
+
+/// Detects the format of a mesh file from its first bytes.
+pub fn sniff(data: &[u8]) -> Option<Format> {
+    let start = data
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(data.len());
+    let head = &data[start..];
+    let head = head
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(head);
+    if head.starts_with(b"$MeshFormat") {
+        Some(Format::Msh)
+    } else if head.starts_with(b"# vtk DataFile") {
+        Some(Format::VtkLegacy)
+    } else if head.starts_with(b"<?xml") || head.starts_with(b"<VTKFile") {
+        Some(Format::Vtu)
+    } else {
+        None
+    }
+}
+
+/// Reads a mesh file, choosing the reader by content.
+pub fn read_mesh(path: impl AsRef<Path>) -> Result<Mesh> {
+    let path = path.as_ref();
+    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    read_mesh_bytes(&path.display().to_string(), &data)
+}
+
+/// Reads a mesh from the bytes of a file called `file` (used in error messages).
+pub fn read_mesh_bytes(file: &str, data: &[u8]) -> Result<Mesh> {
+    match sniff(data) {
+        Some(format) => Err(Error::parse(
+            file,
+            Location::Whole,
+            format!("no reader yet for {format:?}"),
+        )),
+        None => Err(Error::parse(
+            file,
+            Location::Byte(0),
+            "not a mesh file this program reads (expected gmsh MSH `$MeshFormat`, legacy VTK `# vtk DataFile`, or VTU XML)",
+        )),
+    }
+}
+
+/// Writes `bytes` to `path` completely or not at all: into a temporary file beside it, then
+/// renamed over `path` (a rename within one directory is atomic on POSIX file systems).
+pub fn write_file_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
+    let path = path.as_ref();
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::invalid(path.display().to_string(), "is not a file path"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_sniffed_by_content() {
+        assert_eq!(sniff(b"$MeshFormat\n4.1 0 8\n"), Some(Format::Msh));
+        assert_eq!(
+            sniff(b"# vtk DataFile Version 2.0\n"),
+            Some(Format::VtkLegacy)
+        );
+        assert_eq!(
+            sniff(b"\n<?xml version=\"1.0\"?>\n<VTKFile"),
+            Some(Format::Vtu)
+        );
+        assert_eq!(
+            sniff(b"<VTKFile type=\"UnstructuredGrid\">"),
+            Some(Format::Vtu)
+        );
+        assert_eq!(sniff(b"solid cube\n"), None);
+        let err = read_mesh_bytes("x.stl", b"solid cube\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("x.stl: byte 0: not a mesh file"), "{err}");
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("diffsoro-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.json");
+        write_file_atomic(&path, b"{}").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
