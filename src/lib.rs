@@ -11,4 +11,7 @@ pub mod math;
 // L1
 pub mod mesh;
 
+// L4
+pub mod scene;
+
 pub use error::{Error, Result};

@@ -1,0 +1,268 @@
+//! The scene file (TOML, SI units; DESIGN.md §4) as plain data, deserialised with serde.
+//! Unknown keys are errors that name the key; values are checked in [`SceneFile::validate`].
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// A whole scene file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Time stepping and gravity.
+    pub simulation: SimulationSection,
+    /// The soft bodies (tetrahedral FEM meshes).
+    #[serde(default)]
+    pub soft_body: Vec<SoftBodySection>,
+}
+
+/// `[simulation]`: time stepping.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSection {
+    /// Time step h (s).
+    pub dt: f64,
+    /// Number of steps `simulate` runs (overridden by `--steps`).
+    #[serde(default = "default_steps")]
+    pub steps: usize,
+    /// Gravity (m/s²).
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Newton iterations per step on the implicit-Euler equation: 1 is the linearised step of
+    /// paper 004 Eq. (1) (as SOFA); more re-linearise at the new iterate (full Newton).
+    #[serde(default = "default_newton_iterations")]
+    pub newton_iterations: usize,
+}
+
+fn default_steps() -> usize {
+    1
+}
+fn default_gravity() -> [f64; 3] {
+    [0.0, 0.0, -9.81]
+}
+fn default_newton_iterations() -> usize {
+    1
+}
+
+/// Lumped (diagonal, row-sum) or consistent mass matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MassKind {
+    /// Each tetrahedron's mass spread equally over its 4 nodes.
+    #[default]
+    Lumped,
+    /// The consistent mass matrix of linear tetrahedra.
+    Consistent,
+}
+
+/// One `[[soft_body]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoftBodySection {
+    /// Unique name, used by `--set soft_body.NAME.…` and in outputs.
+    pub name: String,
+    /// Mesh file, relative to the scene file (.msh, .vtk, .vtu).
+    pub mesh: PathBuf,
+    /// Constitutive law: `corotational`, `stvk` or `neo_hookean`.
+    pub law: String,
+    /// Young's modulus E (Pa), > 0.
+    pub young_modulus: f64,
+    /// Poisson's ratio ν, in (−1, 0.5).
+    pub poisson_ratio: f64,
+    /// Mass density ρ (kg/m³), > 0.
+    pub density: f64,
+    /// Mass matrix kind.
+    #[serde(default)]
+    pub mass: MassKind,
+    /// Rayleigh mass coefficient α (1/s) of D = αM + βK.
+    #[serde(default)]
+    pub rayleigh_mass: f64,
+    /// Rayleigh stiffness coefficient β (s) of D = αM + βK.
+    #[serde(default)]
+    pub rayleigh_stiffness: f64,
+    /// Mesh unit → metres (0.001 for a mesh in mm).
+    #[serde(default = "default_scale")]
+    pub scale: f64,
+    /// Nodes inside this box `[min, max]` (m, after scaling) are fixed.
+    #[serde(default)]
+    pub fixed_box: Option<[[f64; 3]; 2]>,
+    /// Nodes of this mesh group (any kind) are fixed.
+    #[serde(default)]
+    pub fixed_group: Option<String>,
+}
+
+fn default_scale() -> f64 {
+    1.0
+}
+
+impl SceneFile {
+    /// Parses a scene from TOML text, after applying the `--set` overrides; `file` names it in
+    /// errors. Unknown keys and type errors are reported with their key and line.
+    pub fn parse(file: &str, text: &str, overrides: &[String]) -> Result<SceneFile> {
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| {
+            Error::parse(
+                file,
+                crate::error::Location::Whole,
+                one_line(&e.to_string()),
+            )
+        })?;
+        for o in overrides {
+            super::overrides::apply_override(&mut table, o)?;
+        }
+        let scene: SceneFile = table.try_into().map_err(|e: toml::de::Error| {
+            Error::parse(
+                file,
+                crate::error::Location::Whole,
+                one_line(&e.to_string()),
+            )
+        })?;
+        scene.validate()?;
+        Ok(scene)
+    }
+
+    /// Reads and parses a scene file.
+    pub fn read(path: &Path, overrides: &[String]) -> Result<SceneFile> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        SceneFile::parse(&path.display().to_string(), &text, overrides)
+    }
+
+    /// Checks every value's range; errors name the value by its path in the file.
+    pub fn validate(&self) -> Result<()> {
+        let s = &self.simulation;
+        positive("simulation.dt", s.dt)?;
+        if s.gravity.iter().any(|g| !g.is_finite()) {
+            return Err(Error::invalid("simulation.gravity", "must be finite"));
+        }
+        if s.newton_iterations == 0 {
+            return Err(Error::invalid(
+                "simulation.newton_iterations",
+                "must be at least 1",
+            ));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for b in &self.soft_body {
+            let at = |key: &str| format!("soft_body.{}.{key}", b.name);
+            if !names.insert(b.name.as_str()) {
+                return Err(Error::invalid(
+                    format!("soft_body.{}", b.name),
+                    "two soft bodies have this name",
+                ));
+            }
+            positive(&at("young_modulus"), b.young_modulus)?;
+            if !(b.poisson_ratio > -1.0 && b.poisson_ratio < 0.5) {
+                return Err(Error::invalid(
+                    at("poisson_ratio"),
+                    format!("must be in (−1, 0.5), got {}", b.poisson_ratio),
+                ));
+            }
+            positive(&at("density"), b.density)?;
+            positive(&at("scale"), b.scale)?;
+            non_negative(&at("rayleigh_mass"), b.rayleigh_mass)?;
+            non_negative(&at("rayleigh_stiffness"), b.rayleigh_stiffness)?;
+            if let Some([lo, hi]) = b.fixed_box
+                && (0..3).any(|a| !(lo[a] <= hi[a]) || !lo[a].is_finite() || !hi[a].is_finite())
+            {
+                return Err(Error::invalid(
+                    at("fixed_box"),
+                    "must be [[min], [max]] with min ≤ max, finite",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn positive(what: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            what,
+            format!("must be positive and finite, got {v}"),
+        ))
+    }
+}
+
+fn non_negative(what: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            what,
+            format!("must be non-negative and finite, got {v}"),
+        ))
+    }
+}
+
+/// TOML errors span several lines (with a caret under the culprit); the CLI prints one line.
+fn one_line(message: &str) -> String {
+    message
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.chars().all(|c| c == '|' || c == '^' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEAM: &str = r#"
+        [simulation]
+        dt = 0.01
+        steps = 30
+        [[soft_body]]
+        name = "beam"
+        mesh = "beam.msh"
+        law = "neo_hookean"
+        young_modulus = 1.0e6
+        poisson_ratio = 0.3
+        density = 1000.0
+        fixed_box = [[-0.001, -1.0, -1.0], [0.001, 1.0, 1.0]]
+    "#;
+
+    #[test]
+    fn a_valid_scene_parses_with_defaults() {
+        let s = SceneFile::parse("beam.toml", BEAM, &[]).unwrap();
+        assert_eq!(s.simulation.gravity, [0.0, 0.0, -9.81]);
+        assert_eq!(s.soft_body[0].mass, MassKind::Lumped);
+        assert_eq!(s.soft_body[0].scale, 1.0);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let e = SceneFile::parse("s.toml", &BEAM.replace("steps = 30", "stepz = 30"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stepz"), "{e}");
+        for (set, key) in [
+            (
+                "soft_body.beam.young_modulus=0",
+                "soft_body.beam.young_modulus",
+            ),
+            (
+                "soft_body.beam.young_modulus=-3",
+                "soft_body.beam.young_modulus",
+            ),
+            (
+                "soft_body.beam.poisson_ratio=0.5",
+                "soft_body.beam.poisson_ratio",
+            ),
+            (
+                "soft_body.beam.poisson_ratio=-1",
+                "soft_body.beam.poisson_ratio",
+            ),
+            ("simulation.dt=0", "simulation.dt"),
+            ("soft_body.beam.density=nan", "soft_body.beam.density"),
+        ] {
+            let e = SceneFile::parse("s.toml", BEAM, &[set.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(key), "{set}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+    }
+}
