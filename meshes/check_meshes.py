@@ -3,14 +3,17 @@
 
 For every .msh in this directory: every tetrahedron has positive signed volume (right-handed
 corner order), none is degenerate (volume > 1e-3 * mean, min dihedral-free shape measure > 0.05),
-every named surface group's triangles are boundary faces of the tetrahedra, and the `cavity` group
+every named surface group's triangles are boundary faces of the tetrahedra oriented out of the
+body, and the `cavity` group
 (pneumatic.msh) is a closed, consistently oriented, two-manifold surface with outward normals
 (pointing out of the cavity, into the material: positive enclosed volume). It also checks that the
 published cable paths (finger, trunk) lie inside the material.
 
 Usage: python3 meshes/check_meshes.py   (exit status 1 if a check fails)
 """
+import contextlib
 import glob
+import io
 import json
 import os
 import sys
@@ -81,7 +84,8 @@ def main():
     for path in sorted(glob.glob(os.path.join(HERE, "*.msh"))):
         name = os.path.basename(path)
         print(name)
-        m = meshio.read(path)
+        with contextlib.redirect_stdout(io.StringIO()):  # meshio prints blank lines
+            m = meshio.read(path)
         p = m.points
         t = np.concatenate([c.data for c in m.cells if c.type == "tetra"])
         v = signed_volumes(p, t)
@@ -93,6 +97,7 @@ def main():
         check(len(used) == len(p), f"every node is used by a tet ({len(used)}/{len(p)})")
         bf = boundary_faces(t)
         bset = {tuple(sorted(f)) for f in bf}
+        bdir = {tuple(f[np.r_[i:3, 0:i]]) for f in bf for i in range(3)}  # all rotations
         for g in m.cell_sets:
             if g.startswith("gmsh:"):
                 continue
@@ -100,6 +105,9 @@ def main():
             if len(tri):
                 inb = all(tuple(sorted(f)) in bset for f in tri)
                 check(inb, f"group {g}: {len(tri)} triangles, all are tet boundary faces")
+                if g != "cavity":
+                    out = all(tuple(f) in bdir for f in tri)
+                    check(out, f"group {g}: triangles oriented out of the body")
         if "cavity" in m.cell_sets:
             tri = group_cells(m, "cavity", "triangle")
             e = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]])
@@ -112,7 +120,6 @@ def main():
             # Outward from the cavity = into the material: the same orientation as the tets' own faces?
             # A tet boundary face oriented outward from the material points INTO the cavity, so the
             # cavity triangles must be the reverse of the matching tet boundary faces.
-            bdir = {tuple(f[np.r_[i:3, 0:i]]) for f in bf for i in range(3)}
             rev = all((f[0], f[2], f[1]) in bdir for f in tri)
             check(rev, "cavity: each triangle is the reverse of its tet's outward face")
         if name == "finger.msh":
