@@ -1,0 +1,12 @@
+#!/bin/sh
+# Regenerates every mesh in this directory from its .geo source (gmsh 4.15.2, `pip install gmsh`).
+# Run from the repository root or from meshes/: sh meshes/build.sh
+set -e
+cd "$(dirname "$0")"
+gmsh beam.geo -3 -setnumber h 0.005 -o beam_1.msh
+gmsh beam.geo -3 -setnumber h 0.0025 -o beam_2.msh
+gmsh beam.geo -3 -setnumber h 0.0014 -o beam_3.msh
+gmsh trunk.geo -3 -o trunk.msh
+gmsh finger.geo -3 -o finger.msh
+gmsh servo_finger.geo -3 -o servo_finger.msh
+gmsh pneumatic.geo -3 -o pneumatic.msh

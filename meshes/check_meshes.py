@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Offline sanity checks of the committed meshes (meshio + numpy only; not used by the build or tests).
+
+For every .msh in this directory: every tetrahedron has positive signed volume (right-handed
+corner order), none is degenerate (volume > 1e-3 * mean, min dihedral-free shape measure > 0.05),
+every named surface group's triangles are boundary faces of the tetrahedra oriented out of the
+body, and the `cavity` group
+(pneumatic.msh) is a closed, consistently oriented, two-manifold surface with outward normals
+(pointing out of the cavity, into the material: positive enclosed volume). It also checks that the
+published cable paths (finger, trunk) lie inside the material.
+
+Usage: python3 meshes/check_meshes.py   (exit status 1 if a check fails)
+"""
+import contextlib
+import glob
+import io
+import json
+import os
+import sys
+
+import meshio
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = "/work/shared/meshes-real"
+FAIL = []
+
+
+def check(cond, msg):
+    print(("  ok   " if cond else "  FAIL ") + msg)
+    if not cond:
+        FAIL.append(msg)
+
+
+def group_cells(m, name, ctype):
+    out = []
+    for block, ids in zip(m.cells, m.cell_sets[name]):
+        if block.type == ctype and len(ids):
+            out.append(block.data[ids])
+    return np.concatenate(out) if out else np.zeros((0, 3 if ctype == "triangle" else 4), int)
+
+
+def signed_volumes(p, t):
+    a, b, c, d = (p[t[:, i]] for i in range(4))
+    return np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) / 6.0
+
+
+def shape_quality(p, t):
+    """Volume / (rms edge)^3 normalised to 1 for the regular tetrahedron."""
+    e = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    l2 = sum(np.sum((p[t[:, i]] - p[t[:, j]]) ** 2, axis=1) for i, j in e) / 6.0
+    return np.abs(signed_volumes(p, t)) / l2 ** 1.5 * 6.0 * np.sqrt(2.0)
+
+
+def boundary_faces(t):
+    f = np.concatenate([t[:, [1, 2, 3]], t[:, [0, 3, 2]], t[:, [0, 1, 3]], t[:, [0, 2, 1]]])
+    s = np.sort(f, axis=1)
+    _, inv, cnt = np.unique(s, axis=0, return_inverse=True, return_counts=True)
+    return f[cnt[inv] == 1]  # outward-oriented boundary faces
+
+
+def points_inside(p, t, q, tol=1e-12):
+    """True for each query point that lies in some tetrahedron (barycentric test)."""
+    a = p[t[:, 0]]
+    m = np.stack([p[t[:, 1]] - a, p[t[:, 2]] - a, p[t[:, 3]] - a], axis=2)
+    minv = np.linalg.inv(m)
+    res = []
+    for x in q:
+        lam = np.einsum("kij,kj->ki", minv, x - a)
+        ok = (lam >= -tol).all(axis=1) & (lam.sum(axis=1) <= 1 + tol)
+        res.append(ok.any())
+    return np.array(res)
+
+
+def sample_polyline(pts, step):
+    out = []
+    for a, b in zip(pts[:-1], pts[1:]):
+        n = max(1, int(np.ceil(np.linalg.norm(b - a) / step)))
+        out.extend(a + (b - a) * s for s in np.linspace(0, 1, n + 1))
+    return np.array(out)
+
+
+def main():
+    for path in sorted(glob.glob(os.path.join(HERE, "*.msh"))):
+        name = os.path.basename(path)
+        print(name)
+        with contextlib.redirect_stdout(io.StringIO()):  # meshio prints blank lines
+            m = meshio.read(path)
+        p = m.points
+        t = np.concatenate([c.data for c in m.cells if c.type == "tetra"])
+        v = signed_volumes(p, t)
+        check((v > 0).all(), f"all {len(t)} tets positive (min signed volume {v.min():.3e} m^3)")
+        check(v.min() > 1e-3 * v.mean(), f"no degenerate tet (min/mean volume {v.min() / v.mean():.3e})")
+        q = shape_quality(p, t)
+        check(q.min() > 0.05, f"min shape quality {q.min():.3f} (mean {q.mean():.3f})")
+        used = np.unique(t)
+        check(len(used) == len(p), f"every node is used by a tet ({len(used)}/{len(p)})")
+        bf = boundary_faces(t)
+        bset = {tuple(sorted(f)) for f in bf}
+        bdir = {tuple(f[np.r_[i:3, 0:i]]) for f in bf for i in range(3)}  # all rotations
+        for g in m.cell_sets:
+            if g.startswith("gmsh:"):
+                continue
+            tri = group_cells(m, g, "triangle")
+            if len(tri):
+                inb = all(tuple(sorted(f)) in bset for f in tri)
+                check(inb, f"group {g}: {len(tri)} triangles, all are tet boundary faces")
+                if g != "cavity":
+                    out = all(tuple(f) in bdir for f in tri)
+                    check(out, f"group {g}: triangles oriented out of the body")
+        if "cavity" in m.cell_sets:
+            tri = group_cells(m, "cavity", "triangle")
+            e = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]])
+            directed = {tuple(x) for x in e}
+            closed_consistent = len(directed) == len(e) and all((b, a) in directed for a, b in e)
+            check(closed_consistent, "cavity: closed, every edge used once in each direction")
+            a, b, c = (p[tri[:, i]] for i in range(3))
+            vol = np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0
+            check(vol > 0, f"cavity: enclosed volume {vol:.6e} m^3 > 0 (normals point out of the cavity)")
+            # Outward from the cavity = into the material: the same orientation as the tets' own faces?
+            # A tet boundary face oriented outward from the material points INTO the cavity, so the
+            # cavity triangles must be the reverse of the matching tet boundary faces.
+            rev = all((f[0], f[2], f[1]) in bdir for f in tri)
+            check(rev, "cavity: each triangle is the reverse of its tet's outward face")
+        if name == "finger.msh":
+            cable = np.array(json.load(open(os.path.join(SHARED, "finger/cable.json")))) * 1e-3
+            s = sample_polyline(cable, 0.5e-3)
+            check(points_inside(p, t, s).all(), f"finger cable polyline ({len(s)} samples) inside the material")
+        if name == "trunk.msh":
+            d = json.load(open(os.path.join(SHARED, "trunk/trunk_cables.derived.json")))
+            ok = True
+            for c in d["cables"]:
+                s = sample_polyline(np.array(c["points"])[1:] * 1e-3, 1e-3)
+                ok &= bool(points_inside(p, t, s).all())
+            check(ok, "trunk: all 8 cable polylines (after the pull point) inside the material")
+    if FAIL:
+        print(f"{len(FAIL)} check(s) failed")
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
