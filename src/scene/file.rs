@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::fem::MassKind;
+use crate::material::Law;
 
 /// A whole scene file.
 #[derive(Debug, Clone, Deserialize)]
@@ -46,17 +48,6 @@ fn default_newton_iterations() -> usize {
     1
 }
 
-/// Lumped (diagonal, row-sum) or consistent mass matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum MassKind {
-    /// Each tetrahedron's mass spread equally over its 4 nodes.
-    #[default]
-    Lumped,
-    /// The consistent mass matrix of linear tetrahedra.
-    Consistent,
-}
-
 /// One `[[soft_body]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,7 +57,7 @@ pub struct SoftBodySection {
     /// Mesh file, relative to the scene file (.msh, .vtk, .vtu).
     pub mesh: PathBuf,
     /// Constitutive law: `corotational`, `stvk` or `neo_hookean`.
-    pub law: String,
+    pub law: Law,
     /// Young's modulus E (Pa), > 0.
     pub young_modulus: f64,
     /// Poisson's ratio ν, in (−1, 0.5).

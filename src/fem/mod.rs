@@ -1,0 +1,15 @@
+//! Soft bodies (layer 2; uses `mesh`, `material`, `linalg`): linear tetrahedra, their rest
+//! precomputation, internal forces and stiffness assembled in parallel into a pattern fixed
+//! once per mesh, lumped or consistent mass, and fixed nodes (projected out of the system).
+
+mod elastic;
+mod fixed;
+mod mass;
+mod soft_body;
+mod tetrahedron;
+
+pub use elastic::{ElasticState, Stiffness};
+pub use fixed::fixed_nodes;
+pub use mass::{MassKind, consistent_mass_block, lumped_masses};
+pub use soft_body::{SoftBody, SoftBodyOptions};
+pub use tetrahedron::Tetrahedron;

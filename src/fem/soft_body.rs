@@ -1,0 +1,166 @@
+//! The soft-body model: a tetrahedral mesh with its material, mass, damping and fixed nodes,
+//! precomputed once (elements, sparsity pattern over the free degrees of freedom, mass).
+
+use crate::error::{Error, Result};
+use crate::linalg::SymmetricPattern;
+use crate::material::Material;
+use crate::math::Vec3;
+use crate::mesh::Mesh;
+
+use super::mass::{MassKind, consistent_mass_block, lumped_masses};
+use super::tetrahedron::Tetrahedron;
+
+/// What a soft body is made of and how it is held (everything but its mesh).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoftBodyOptions {
+    /// Constitutive law and its parameters.
+    pub material: Material,
+    /// Mass density ρ (kg/m³).
+    pub density: f64,
+    /// Lumped or consistent mass.
+    pub mass: MassKind,
+    /// Rayleigh mass coefficient α (1/s) of D = αM + βK.
+    pub rayleigh_mass: f64,
+    /// Rayleigh stiffness coefficient β (s) of D = αM + βK.
+    pub rayleigh_stiffness: f64,
+    /// Per node: fixed (its three degrees of freedom are removed from the system).
+    pub fixed: Vec<bool>,
+}
+
+/// An immutable soft-body model (Pinocchio's "Model"): mesh in metres, elements, pattern of
+/// the system matrix over the free degrees of freedom, mass. Its per-step buffers live in a
+/// [`super::ElasticState`] and in the step's workspace.
+#[derive(Debug, Clone)]
+pub struct SoftBody {
+    name: String,
+    mesh: Mesh,
+    options: SoftBodyOptions,
+    elements: Vec<Tetrahedron>,
+    pattern: SymmetricPattern,
+    node_mass: Vec<f64>,
+    mass_values: Vec<f64>,
+    incidence_ptr: Vec<usize>,
+    incidence: Vec<(u32, u8)>,
+}
+
+impl SoftBody {
+    /// Builds the model of the body `name` from its mesh (coordinates in m) and options.
+    /// Errors name the body: a `fixed` list of the wrong length, a body with no tetrahedron.
+    pub fn new(name: &str, mesh: Mesh, options: SoftBodyOptions) -> Result<SoftBody> {
+        let n = mesh.node_count();
+        if options.fixed.len() != n {
+            return Err(Error::invalid(format!("soft_body.{name}"), format!("{} fixed flags for {n} nodes", options.fixed.len())));
+        }
+        if mesh.tetrahedra().is_empty() {
+            return Err(Error::invalid(format!("soft_body.{name}.mesh"), "has no tetrahedron"));
+        }
+        if !(options.density.is_finite() && options.density > 0.0) {
+            return Err(Error::invalid(format!("soft_body.{name}.density"), "must be positive"));
+        }
+        let elements: Vec<Tetrahedron> = mesh.tetrahedra().iter().map(|&t| Tetrahedron::new(t, mesh.positions())).collect();
+        let removed: Vec<bool> = options.fixed.iter().flat_map(|&f| [f; 3]).collect();
+        let pattern = SymmetricPattern::new(n, 3, mesh.tetrahedra(), &removed)?;
+        let node_mass = lumped_masses(n, &elements.iter().map(|e| (e.nodes, e.volume)).collect::<Vec<_>>(), options.density);
+        let mut mass_values = vec![0.0; pattern.nnz()];
+        let dof_mass: Vec<f64> = node_mass.iter().flat_map(|&m| [m; 3]).collect();
+        match options.mass {
+            MassKind::Lumped => pattern.add_full_diagonal(&mut mass_values, 1.0, &dof_mass),
+            MassKind::Consistent => {
+                let mut blocks = vec![0.0; pattern.plan().block_buffer_len()];
+                for (e, chunk) in elements.iter().zip(blocks.chunks_mut(144)) {
+                    consistent_mass_block(options.density, e.volume, chunk);
+                }
+                pattern.assemble(&blocks, &mut mass_values);
+            }
+        }
+        // Node → (element, local index) incidence, for the parallel gather of nodal forces.
+        let mut count = vec![0usize; n + 1];
+        for e in &elements {
+            for &v in &e.nodes {
+                count[v + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            count[i + 1] += count[i];
+        }
+        let mut fill = count.clone();
+        let mut incidence = vec![(0u32, 0u8); count[n]];
+        for (ei, e) in elements.iter().enumerate() {
+            for (local, &v) in e.nodes.iter().enumerate() {
+                incidence[fill[v]] = (ei as u32, local as u8);
+                fill[v] += 1;
+            }
+        }
+        Ok(SoftBody { name: name.to_string(), mesh, options, elements, pattern, node_mass, mass_values, incidence_ptr: count, incidence })
+    }
+
+    /// The body's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its mesh (rest positions in m).
+    pub fn mesh(&self) -> &Mesh {
+        &self.mesh
+    }
+
+    /// Rest positions (m).
+    pub fn rest_positions(&self) -> &[Vec3] {
+        self.mesh.positions()
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.mesh.node_count()
+    }
+
+    /// The options it was built with.
+    pub fn options(&self) -> &SoftBodyOptions {
+        &self.options
+    }
+
+    /// Its material.
+    pub fn material(&self) -> &Material {
+        &self.options.material
+    }
+
+    /// Replaces the material (same law or not); the pattern and mass are unchanged.
+    pub fn set_material(&mut self, material: Material) {
+        self.options.material = material;
+    }
+
+    /// The tetrahedra with their rest data.
+    pub fn elements(&self) -> &[Tetrahedron] {
+        &self.elements
+    }
+
+    /// The sparsity pattern of K, M and A = M + hD + h²K over the free degrees of freedom.
+    pub fn pattern(&self) -> &SymmetricPattern {
+        &self.pattern
+    }
+
+    /// Lumped nodal masses (kg); also the gravity-load weights.
+    pub fn node_masses(&self) -> &[f64] {
+        &self.node_mass
+    }
+
+    /// Values of the mass matrix M on [`SoftBody::pattern`] (kg).
+    pub fn mass_values(&self) -> &[f64] {
+        &self.mass_values
+    }
+
+    /// Total mass (kg).
+    pub fn total_mass(&self) -> f64 {
+        self.node_mass.iter().sum()
+    }
+
+    /// Whether node `n` is fixed.
+    pub fn is_fixed(&self, n: usize) -> bool {
+        self.options.fixed[n]
+    }
+
+    /// The (element, local node) pairs of node `n`.
+    pub(super) fn incidence(&self, n: usize) -> &[(u32, u8)] {
+        &self.incidence[self.incidence_ptr[n]..self.incidence_ptr[n + 1]]
+    }
+}

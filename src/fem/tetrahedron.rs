@@ -1,0 +1,155 @@
+//! One linear (4-node) tetrahedron: rest-shape precomputation, deformation gradient, nodal
+//! forces and the 12×12 stiffness block (paper 004 Sec. II-C, Eq. 3).
+//!
+//! Conventions, used throughout the crate: the elastic energy of an element is `V Ψ(F)` with
+//! `V` its rest volume (m³) and `F = Σₙ xₙ gₙᵀ` its deformation gradient, where `gₙ` (1/m)
+//! are the gradients of the linear shape functions in the rest configuration (Σₙ gₙ = 0). The
+//! internal force on node n is `fₙ = −∂(VΨ)/∂xₙ = −V P gₙ` (N) and the stiffness is
+//! `K = ∂²(VΨ)/∂x² = −∂f/∂x` (N/m), positive for a stable element.
+
+use crate::material::{MaterialPoint, Mat9};
+use crate::math::{Mat3, Vec3};
+
+/// Rest-state data of one tetrahedron.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tetrahedron {
+    /// Its four node indices (positively oriented in the rest configuration).
+    pub nodes: [usize; 4],
+    /// Rest volume V (m³).
+    pub volume: f64,
+    /// Shape-function gradients gₙ (1/m), in the rest frame: F = Σₙ xₙ gₙᵀ.
+    pub gradients: [Vec3; 4],
+}
+
+impl Tetrahedron {
+    /// Precomputes the tetrahedron `nodes` from the rest positions `rest` (m). The mesh
+    /// guarantees a positive volume; `gₖ = Dm⁻ᵀ eₖ` for k = 1..3 with
+    /// Dm = [X₁−X₀, X₂−X₀, X₃−X₀], and g₀ = −g₁ − g₂ − g₃.
+    pub fn new(nodes: [usize; 4], rest: &[Vec3]) -> Tetrahedron {
+        let x0 = rest[nodes[0]];
+        let dm = Mat3::from_columns(&[rest[nodes[1]] - x0, rest[nodes[2]] - x0, rest[nodes[3]] - x0]);
+        let volume = dm.determinant() / 6.0;
+        assert!(volume > 0.0, "tetrahedron with non-positive rest volume reached the FEM layer");
+        let inv = dm.try_inverse().expect("a tetrahedron of positive volume has an invertible Dm");
+        let g1 = inv.row(0).transpose();
+        let g2 = inv.row(1).transpose();
+        let g3 = inv.row(2).transpose();
+        Tetrahedron { nodes, volume, gradients: [-(g1 + g2 + g3), g1, g2, g3] }
+    }
+
+    /// The deformation gradient F = Σₙ xₙ gₙᵀ at node positions `x` (m).
+    #[inline]
+    pub fn deformation_gradient(&self, x: &[Vec3]) -> Mat3 {
+        let mut f = Mat3::zeros();
+        for (n, g) in self.nodes.iter().zip(&self.gradients) {
+            f += x[*n] * g.transpose();
+        }
+        f
+    }
+
+    /// The variation of F for node displacements `dx` (same formula, linear in dx).
+    #[inline]
+    pub fn deformation_gradient_variation(&self, dx: [Vec3; 4]) -> Mat3 {
+        let mut f = Mat3::zeros();
+        for (d, g) in dx.iter().zip(&self.gradients) {
+            f += d * g.transpose();
+        }
+        f
+    }
+
+    /// Nodal internal forces fₙ = −V P gₙ (N) for the first Piola-Kirchhoff stress `p` (Pa).
+    #[inline]
+    pub fn forces(&self, p: &Mat3) -> [Vec3; 4] {
+        self.gradients.map(|g| -self.volume * (p * g))
+    }
+
+    /// The 12×12 stiffness block K_e = V Bᵀ (∂P/∂F) B (N/m), written row-major into `out`
+    /// (144 values; local index `3n + a` is component a of node n), from the 9×9 tangent
+    /// `t` of [`MaterialPoint::tangent`] (column-major vec convention:
+    /// `t[(i + 3j, k + 3l)] = ∂P_ij/∂F_kl`). Symmetric because `t` is.
+    #[inline]
+    pub fn stiffness(&self, t: &Mat9, out: &mut [f64]) {
+        debug_assert_eq!(out.len(), 144);
+        let g = &self.gradients;
+        for m in 0..4 {
+            for c in 0..3 {
+                // dP for dF = e_c g_mᵀ: dP[i + 3j] = Σ_d t[(i + 3j, c + 3d)] g_m[d].
+                let mut dp = [0.0; 9];
+                for (r, dp_r) in dp.iter_mut().enumerate() {
+                    *dp_r = t[(r, c)] * g[m][0] + t[(r, c + 3)] * g[m][1] + t[(r, c + 6)] * g[m][2];
+                }
+                let col = 3 * m + c;
+                for n in 0..4 {
+                    for a in 0..3 {
+                        let v = dp[a] * g[n][0] + dp[a + 3] * g[n][1] + dp[a + 6] * g[n][2];
+                        out[(3 * n + a) * 12 + col] = self.volume * v;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The action of the element stiffness on node displacements `dx`: K_e dx restricted to
+    /// this element, as nodal vectors (N) — `V (∂P/∂F : dF) gₙ` with dF from `dx`.
+    pub fn stiffness_action(&self, point: &MaterialPoint, dx: [Vec3; 4]) -> [Vec3; 4] {
+        let dp = point.tangent_action(&self.deformation_gradient_variation(dx));
+        self.gradients.map(|g| self.volume * (dp * g))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::material::{Law, Material};
+    use crate::math::{DVec, central_difference_jacobian, relative_error};
+
+    fn skewed_tet() -> (Tetrahedron, Vec<Vec3>) {
+        let rest = vec![Vec3::new(0.1, 0.0, 0.0), Vec3::new(1.0, 0.2, 0.0), Vec3::new(0.3, 0.9, 0.1), Vec3::new(0.2, 0.1, 1.1)];
+        (Tetrahedron::new([0, 1, 2, 3], &rest), rest)
+    }
+
+    fn deformed(rest: &[Vec3]) -> Vec<Vec3> {
+        rest.iter().enumerate().map(|(i, p)| p + Vec3::new(0.05 * i as f64, -0.03 * p.x, 0.02 * (i * i) as f64)).collect()
+    }
+
+    #[test]
+    fn rest_gradient_is_identity_and_volume_matches_the_determinant() {
+        let (t, rest) = skewed_tet();
+        assert!((t.deformation_gradient(&rest) - Mat3::identity()).norm() < 1e-14);
+        // Independent: V = |det[X1−X0, X2−X0, X3−X0]| / 6 by the scalar triple product.
+        let v = (rest[1] - rest[0]).cross(&(rest[2] - rest[0])).dot(&(rest[3] - rest[0])) / 6.0;
+        assert!((t.volume - v).abs() < 1e-15);
+    }
+
+    #[test]
+    fn forces_are_minus_the_energy_gradient_and_stiffness_its_hessian() {
+        let (t, rest) = skewed_tet();
+        for law in [Law::Corotational, Law::StVK, Law::NeoHookean] {
+            let mat = Material::new(law, 1e5, 0.3).unwrap();
+            let to_x = |v: &DVec| (0..4).map(|n| Vec3::new(v[3 * n], v[3 * n + 1], v[3 * n + 2])).collect::<Vec<_>>();
+            let energy = |v: &DVec| DVec::from_element(1, t.volume * mat.at(&t.deformation_gradient(&to_x(v))).unwrap().energy_density());
+            let force = |v: &DVec| {
+                let p = mat.at(&t.deformation_gradient(&to_x(v))).unwrap().stress();
+                DVec::from_iterator(12, t.forces(&p).iter().flat_map(|f| [f.x, f.y, f.z]))
+            };
+            let x = deformed(&rest);
+            let xv = DVec::from_iterator(12, x.iter().flat_map(|p| [p.x, p.y, p.z]));
+            let grad = central_difference_jacobian(energy, &xv, 1e-6);
+            let f = force(&xv);
+            assert!(relative_error((-grad.transpose()).as_slice(), f.as_slice(), 1e-30) < 1e-7, "{law:?} force");
+            let dfdx = central_difference_jacobian(force, &xv, 1e-6);
+            let mut k = [0.0; 144];
+            t.stiffness(&mat.at(&t.deformation_gradient(&x)).unwrap().tangent(), &mut k);
+            // K = −∂f/∂x; the FD matrix is column-major, `k` row-major.
+            let k_fd: Vec<f64> = (0..12).flat_map(|r| (0..12).map(move |c| (r, c))).map(|(r, c)| -dfdx[(r, c)]).collect();
+            assert!(relative_error(&k, &k_fd, 1e-30) < 1e-6, "{law:?} stiffness {}", relative_error(&k, &k_fd, 1e-30));
+            // The action agrees with the assembled block.
+            let dx = [Vec3::new(0.1, -0.2, 0.3), Vec3::new(0.0, 0.5, -0.1), Vec3::new(-0.3, 0.2, 0.2), Vec3::new(0.4, 0.1, 0.0)];
+            let action = t.stiffness_action(&mat.at(&t.deformation_gradient(&x)).unwrap(), dx);
+            let dxv: Vec<f64> = dx.iter().flat_map(|d| [d.x, d.y, d.z]).collect();
+            let kdx: Vec<f64> = (0..12).map(|r| (0..12).map(|c| k[r * 12 + c] * dxv[c]).sum()).collect();
+            let act: Vec<f64> = action.iter().flat_map(|f| [f.x, f.y, f.z]).collect();
+            assert!(relative_error(&act, &kdx, 1e-30) < 1e-12, "{law:?} action");
+        }
+    }
+}

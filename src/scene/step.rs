@@ -1,0 +1,249 @@
+//! The time step: linearised implicit Euler (paper 004 Eq. 1, one Newton iteration as in
+//! SOFA) by default, full Newton with a line search on the same equation when
+//! `newton_iterations > 1`.
+//!
+//! Sign conventions (used by every derivative built on this step): f(x) = −∂E/∂x is the
+//! internal elastic force, K = ∂²E/∂x² = −∂f/∂x the stiffness, D = αM + βK the Rayleigh
+//! damping (K taken at the start of the step), and per body
+//!
+//! ```text
+//! A Δv = h (f_ext + f(x) − D v) − h² K v,     A = M + hD + h²K = (1 + hα) M + (hβ + h²) K
+//! v⁺ = v + Δv,   x⁺ = x + h v⁺
+//! ```
+//!
+//! over the free degrees of freedom (fixed nodes are removed from the system and keep v = 0).
+//! Full Newton solves R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) = 0; its first
+//! iteration, from the guess v⁺ = 0 (so x + h v⁺ = x), is exactly the linearised step above.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+
+use crate::error::{Error, Result};
+use crate::fem::{ElasticState, SoftBody, Stiffness};
+use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
+use crate::math::Vec3;
+
+use super::model::{BodyState, Scene, State};
+
+/// Reusable per-body buffers of the step: allocated once, so a step allocates nothing.
+pub struct BodyWorkspace {
+    elastic: ElasticState,
+    /// K(xₙ) at the start of the step (Rayleigh damping term), when Newton iterates.
+    k_start: Vec<f64>,
+    /// A's values on the body's pattern.
+    a: Vec<f64>,
+    factor: NumericFactor,
+    solve_buffer: MemBuffer,
+    /// Reduced (free-DOF) vectors.
+    rhs: Vec<f64>,
+    v_red: Vec<f64>,
+    vp_red: Vec<f64>,
+    tmp: Vec<f64>,
+    direction: Vec<f64>,
+    base: Vec<f64>,
+    full: Vec<f64>,
+    x_trial: Vec<Vec3>,
+}
+
+/// What one step did, per body: Newton iterations and final residual norm (N·s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepReport {
+    /// Newton iterations taken by each body (1 for the linearised step).
+    pub iterations: Vec<usize>,
+    /// ‖R(v⁺)‖₂ of each body at the end of the step (N·s), `None` for the linearised step
+    /// (which does not evaluate it).
+    pub residuals: Vec<Option<f64>>,
+}
+
+/// The stepper: the scene's per-body workspaces (symbolic factorisation done once).
+pub struct Stepper {
+    bodies: Vec<BodyWorkspace>,
+}
+
+impl BodyWorkspace {
+    /// Buffers for `body`, with the symbolic analysis of its pattern.
+    pub fn new(body: &SoftBody) -> Result<BodyWorkspace> {
+        let pattern = body.pattern();
+        let symbolic = std::sync::Arc::new(SymbolicFactor::new(pattern)?);
+        let factor = NumericFactor::new(symbolic, FactorKind::Llt);
+        let solve_buffer = MemBuffer::new(factor.solve_scratch(1));
+        let n = pattern.n();
+        Ok(BodyWorkspace {
+            elastic: body.elastic_state(),
+            k_start: vec![0.0; pattern.nnz()],
+            a: vec![0.0; pattern.nnz()],
+            factor,
+            solve_buffer,
+            rhs: vec![0.0; n],
+            v_red: vec![0.0; n],
+            vp_red: vec![0.0; n],
+            tmp: vec![0.0; n],
+            direction: vec![0.0; n],
+            base: vec![0.0; n],
+            full: vec![0.0; 3 * body.node_count()],
+            x_trial: vec![Vec3::zeros(); body.node_count()],
+        })
+    }
+}
+
+fn flatten(v: &[Vec3], out: &mut [f64]) {
+    for (o, p) in out.chunks_exact_mut(3).zip(v) {
+        o.copy_from_slice(p.as_slice());
+    }
+}
+
+impl Stepper {
+    /// Workspaces for every body of `scene`.
+    pub fn new(scene: &Scene) -> Result<Stepper> {
+        Ok(Stepper { bodies: scene.bodies.iter().map(BodyWorkspace::new).collect::<Result<_>>()? })
+    }
+
+    /// Advances `state` by one time step of `scene` (see the module doc for the equations).
+    /// Errors: an element the law cannot evaluate (inverted), or A not positive definite.
+    pub fn step(&mut self, scene: &Scene, state: &mut State) -> Result<StepReport> {
+        let h = scene.simulation.dt;
+        let g = scene.gravity();
+        let newton = scene.simulation.newton_iterations;
+        let mut report = StepReport { iterations: Vec::new(), residuals: Vec::new() };
+        for ((body, ws), bs) in scene.bodies.iter().zip(&mut self.bodies).zip(&mut state.bodies) {
+            let (iterations, residual) = step_body(body, ws, bs, h, g, newton)?;
+            report.iterations.push(iterations);
+            report.residuals.push(residual);
+        }
+        state.time += h;
+        state.steps += 1;
+        Ok(report)
+    }
+}
+
+/// One step of one body; returns (iterations, final residual if evaluated).
+fn step_body(body: &SoftBody, ws: &mut BodyWorkspace, bs: &mut BodyState, h: f64, g: Vec3, newton: usize) -> Result<(usize, Option<f64>)> {
+    let pattern = body.pattern();
+    let dofs = pattern.dofs();
+    let opts = body.options();
+    let (alpha, beta) = (opts.rayleigh_mass, opts.rayleigh_stiffness);
+    let (c_m, c_k) = (1.0 + h * alpha, h * beta + h * h);
+
+    // Stage 1: forces and stiffness at xₙ.
+    body.evaluate_elastic(&bs.positions, Stiffness::Assemble, &mut ws.elastic)?;
+    // Stage 2: A = (1 + hα) M + (hβ + h²) K.
+    ws.a.copy_from_slice(&ws.elastic.stiffness);
+    axpby(c_m, body.mass_values(), c_k, &mut ws.a);
+    // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs.
+    for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
+        let f = h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
+        out.copy_from_slice(f.as_slice());
+    }
+    dofs.reduce(&ws.full, &mut ws.rhs);
+    flatten(&bs.velocities, &mut ws.full);
+    dofs.reduce(&ws.full, &mut ws.v_red);
+    pattern.symmetric_product_add(body.mass_values(), -h * alpha, &ws.v_red, &mut ws.rhs);
+    pattern.symmetric_product_add(&ws.elastic.stiffness, -c_k, &ws.v_red, &mut ws.rhs);
+    // Stage 4: factorise A once and solve for Δv.
+    factorize(body, ws)?;
+    let mut stack = MemStack::new(&mut ws.solve_buffer);
+    ws.factor.solve_vec_in_place(&mut ws.rhs, &mut stack);
+    for ((vp, v), dv) in ws.vp_red.iter_mut().zip(&ws.v_red).zip(&ws.rhs) {
+        *vp = v + dv;
+    }
+
+    let mut iterations = 1;
+    let mut residual = None;
+    if newton > 1 {
+        if beta != 0.0 {
+            ws.k_start.copy_from_slice(&ws.elastic.stiffness);
+        }
+        let scale = residual_scale(body, bs, h, g, &ws.elastic.forces);
+        let mut r_norm = newton_residual(body, ws, bs, h, g)?;
+        while iterations < newton && r_norm > 1e-13 * scale {
+            // Jacobian J = (1 + hα) M + hβ K(xₙ) + h² K(xₖ), with K(xₖ) from the residual.
+            ws.a.copy_from_slice(&ws.elastic.stiffness);
+            axpby(c_m, body.mass_values(), h * h, &mut ws.a);
+            if beta != 0.0 {
+                axpby(h * beta, &ws.k_start, 1.0, &mut ws.a);
+            }
+            factorize(body, ws)?;
+            // Newton direction −J⁻¹R (ws.rhs holds R), backtracking on ‖R‖.
+            let mut stack = MemStack::new(&mut ws.solve_buffer);
+            ws.factor.solve_vec_in_place(&mut ws.rhs, &mut stack);
+            ws.direction.copy_from_slice(&ws.rhs);
+            ws.base.copy_from_slice(&ws.vp_red);
+            let mut step = 1.0;
+            loop {
+                for ((vp, b), d) in ws.vp_red.iter_mut().zip(&ws.base).zip(&ws.direction) {
+                    *vp = b - step * d;
+                }
+                let trial = newton_residual(body, ws, bs, h, g);
+                match trial {
+                    Ok(r) if r < r_norm => {
+                        r_norm = r;
+                        break;
+                    }
+                    _ if step < 1e-4 => {
+                        ws.vp_red.copy_from_slice(&ws.base);
+                        r_norm = newton_residual(body, ws, bs, h, g)?;
+                        iterations = newton; // no progress: stop iterating
+                        break;
+                    }
+                    _ => step *= 0.5,
+                }
+            }
+            iterations += 1;
+        }
+        iterations = iterations.min(newton);
+        residual = Some(r_norm);
+    }
+
+    // Stage 5: v⁺ (fixed nodes keep v = 0) and x⁺ = x + h v⁺.
+    dofs.expand(&ws.vp_red, &mut ws.full);
+    for (n, (v, x)) in bs.velocities.iter_mut().zip(bs.positions.iter_mut()).enumerate() {
+        *v = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
+        *x += h * *v;
+    }
+    Ok((iterations, residual))
+}
+
+/// Factorises `ws.a`; a non-positive pivot becomes an error naming the body and node.
+fn factorize(body: &SoftBody, ws: &mut BodyWorkspace) -> Result<()> {
+    ws.factor.factorize(body.pattern(), &ws.a).map_err(|e| {
+        Error::invalid(
+            format!("soft_body.{}", body.name()),
+            format!("the step matrix A = M + hD + h²K is not positive definite ({e}); reduce simulation.dt or check for inverted elements"),
+        )
+    })
+}
+
+/// Evaluates R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) into `ws.rhs` (reduced, N·s)
+/// with D = αM + βK(xₙ), K(x + h v⁺) into `ws.elastic.stiffness`, and returns ‖R‖₂.
+fn newton_residual(body: &SoftBody, ws: &mut BodyWorkspace, bs: &BodyState, h: f64, g: Vec3) -> Result<f64> {
+    let pattern = body.pattern();
+    let dofs = pattern.dofs();
+    let opts = body.options();
+    dofs.expand(&ws.vp_red, &mut ws.full);
+    for (n, x) in ws.x_trial.iter_mut().enumerate() {
+        *x = bs.positions[n] + h * Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
+    }
+    body.evaluate_elastic(&ws.x_trial, Stiffness::Assemble, &mut ws.elastic)?;
+    for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
+        let f = -h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
+        out.copy_from_slice(f.as_slice());
+    }
+    dofs.reduce(&ws.full, &mut ws.rhs);
+    // + M(v⁺ − v) + hα M v⁺ + hβ K(xₙ) v⁺
+    for ((t, vp), v) in ws.tmp.iter_mut().zip(&ws.vp_red).zip(&ws.v_red) {
+        *t = (1.0 + h * opts.rayleigh_mass) * vp - v;
+    }
+    pattern.symmetric_product_add(body.mass_values(), 1.0, &ws.tmp, &mut ws.rhs);
+    if opts.rayleigh_stiffness != 0.0 {
+        pattern.symmetric_product_add(&ws.k_start, h * opts.rayleigh_stiffness, &ws.vp_red, &mut ws.rhs);
+    }
+    Ok(ws.rhs.iter().map(|r| r * r).sum::<f64>().sqrt())
+}
+
+/// The size of the terms of R (N·s), to make the Newton tolerance relative.
+fn residual_scale(body: &SoftBody, bs: &BodyState, h: f64, g: Vec3, forces: &[Vec3]) -> f64 {
+    let m = body.node_masses();
+    let elastic: f64 = forces.iter().map(|f| (h * f).norm_squared()).sum::<f64>().sqrt();
+    let momentum: f64 = bs.velocities.iter().zip(m).map(|(v, m)| (m * v).norm_squared()).sum::<f64>().sqrt();
+    let weight: f64 = m.iter().map(|m| (h * m * g).norm_squared()).sum::<f64>().sqrt();
+    momentum + weight + elastic + f64::MIN_POSITIVE.sqrt()
+}
