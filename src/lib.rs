@@ -8,4 +8,7 @@
 pub mod error;
 pub mod math;
 
+// L1
+pub mod material;
+
 pub use error::{Error, Result};
