@@ -9,7 +9,12 @@ pub mod error;
 pub mod math;
 
 // L1
+pub mod linalg;
+pub mod material;
 pub mod mesh;
+
+// L2
+pub mod fem;
 
 // L4
 pub mod scene;

@@ -1,0 +1,353 @@
+//! Constitutive laws on the deformation gradient F (layer 1; uses only `math` and `error`):
+//! energy density Ψ(F), first Piola-Kirchhoff stress P(F), its derivative ∂P/∂F, directional
+//! second derivatives and derivatives with respect to Young's modulus and Poisson's ratio.
+//!
+//! The FEM layer computes, per tetrahedron, F = Ds Dm⁻¹ and builds the internal forces from
+//! P and the stiffness from ∂P/∂F (paper 004, Sec. II-C, Eq. 3: f_e,i = F_e S_e ∇N_i = P_e ∇N_i).
+//! The differentiation layer needs ∂(K·V)/∂x, which at the material level is the second
+//! directional derivative d²P[dF₁, dF₂] (never the third-order tensor), and ∂/∂E, ∂/∂ν.
+//!
+//! Every law is linear in the Lamé parameters, Ψ(F) = μ Ψ_μ(F) + λ Ψ_λ(F), hence so are P,
+//! ∂P/∂F and all directional derivatives. A law is evaluated in two stages: the point state
+//! (SVD, F⁻¹, Green strain, …) is computed once from F ([`HyperelasticPoint::at`]), then every
+//! output is evaluated for a given [`Lame`] pair. Evaluating with [`Lame::UNIT_MU`] or
+//! [`Lame::UNIT_LAMBDA`] gives the basis terms, and evaluating with a pair of
+//! [`LameDerivatives`] gives, by linearity, the exact derivative with respect to E or ν
+//! (see [`Material::d_young_modulus`]).
+//!
+//! Conventions: units are SI (Ψ in J/m³, P and ∂P/∂F in Pa); all quantities are in the
+//! reference (material) frame of F; 9×9 derivatives use the column-major vec convention of
+//! [`Mat9`] (`H[(i + 3j, k + 3l)] = ∂P_ij/∂F_kl`).
+
+mod corotational;
+mod lame;
+mod neo_hookean;
+mod stvk;
+mod tensor;
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use corotational::CorotationalPoint;
+pub use lame::{Lame, LameDerivatives};
+pub use neo_hookean::NeoHookeanPoint;
+pub use stvk::StVKPoint;
+pub use tensor::{Mat9, contract, frobenius};
+
+use crate::math::Mat3;
+use crate::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+/// A constitutive law (scene key `law`): `"corotational"`, `"stvk"` or `"neo_hookean"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
+pub enum Law {
+    /// Energy-consistent co-rotational elasticity, Ψ = μ‖F − R‖²_F + (λ/2) tr(RᵀF − I)².
+    #[serde(rename = "corotational")]
+    Corotational,
+    /// Saint-Venant-Kirchhoff, Ψ = μ E:E + (λ/2) tr(E)², E = (FᵀF − I)/2.
+    #[serde(rename = "stvk")]
+    StVK,
+    /// Compressible Neo-Hookean, Ψ = (μ/2)(tr FᵀF − 3) − μ ln J + (λ/2)(ln J)².
+    #[serde(rename = "neo_hookean")]
+    NeoHookean,
+}
+
+impl Law {
+    /// The scene-file name of the law.
+    pub fn name(self) -> &'static str {
+        match self {
+            Law::Corotational => "corotational",
+            Law::StVK => "stvk",
+            Law::NeoHookean => "neo_hookean",
+        }
+    }
+}
+
+impl fmt::Display for Law {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Law {
+    type Err = Error;
+    /// Parses a scene-file name; an unknown name is an [`Error::Invalid`] naming it.
+    fn from_str(s: &str) -> Result<Law> {
+        match s {
+            "corotational" => Ok(Law::Corotational),
+            "stvk" => Ok(Law::StVK),
+            "neo_hookean" => Ok(Law::NeoHookean),
+            other => Err(Error::invalid(
+                "law",
+                format!("unknown law `{other}` (expected corotational, stvk or neo_hookean)"),
+            )),
+        }
+    }
+}
+
+/// Why a law cannot be evaluated at a deformation gradient: a numerical outcome of the
+/// current configuration, not an input error. The FEM layer turns it into an error (or a
+/// status) that names the element with [`DeformationError::at_element`].
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum DeformationError {
+    /// F has a NaN or infinite entry.
+    #[error("deformation gradient is not finite")]
+    NonFinite,
+    /// det F = J ≤ 0 where the law needs J > 0 (Neo-Hookean; ln J is undefined). Not clamped.
+    #[error("inverted element: det F = {j} ≤ 0 (the neo-Hookean law needs det F > 0)")]
+    Inverted {
+        /// det F.
+        j: f64,
+    },
+    /// The 3×3 SVD (co-rotational) did not converge.
+    #[error("the SVD of the deformation gradient did not converge")]
+    SvdNotConverged,
+}
+
+impl DeformationError {
+    /// An [`Error::Invalid`] naming `tetrahedron {element}` (0-based index of the element).
+    pub fn at_element(self, element: usize) -> Error {
+        Error::invalid(format!("tetrahedron {element}"), self.to_string())
+    }
+}
+
+/// The state of one law at one deformation gradient, and its outputs for any Lamé pair.
+///
+/// All outputs are linear in `lame`. Directions `df`, `df1`, `df2` are 3×3 variations of F.
+pub trait HyperelasticPoint: Copy {
+    /// Precomputes the law's state at the deformation gradient `f` (dimensionless).
+    fn at(f: &Mat3) -> Result<Self, DeformationError>;
+    /// Strain energy density Ψ(F) (J/m³ = Pa).
+    fn energy_density(&self, lame: &Lame) -> f64;
+    /// First Piola-Kirchhoff stress P = ∂Ψ/∂F (Pa).
+    fn stress(&self, lame: &Lame) -> Mat3;
+    /// ∂P/∂F (Pa) as a 9×9 matrix in the column-major convention of [`Mat9`]; the Hessian of
+    /// Ψ, hence symmetric.
+    fn tangent(&self, lame: &Lame) -> Mat9;
+    /// `(P, ∂P/∂F)` together (the per-element force and stiffness hot path).
+    fn stress_and_tangent(&self, lame: &Lame) -> (Mat3, Mat9) {
+        (self.stress(lame), self.tangent(lame))
+    }
+    /// The action ∂P/∂F : dF (Pa), the directional derivative of P in the direction `df`.
+    fn tangent_action(&self, lame: &Lame, df: &Mat3) -> Mat3;
+    /// The second directional derivative d²P[dF₁, dF₂] = ∂(∂P/∂F : dF₁)/∂F : dF₂ (Pa),
+    /// symmetric in its two directions: what ∂(K·V)/∂x needs (paper 004, Sec. III-C).
+    fn tangent_derivative(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> Mat3;
+}
+
+/// An isotropic material: its law and engineering parameters, with the derived Lamé
+/// parameters and their derivatives. Build with [`Material::new`] (validates).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Material {
+    law: Law,
+    young_modulus: f64,
+    poisson_ratio: f64,
+    lame: Lame,
+    lame_derivatives: LameDerivatives,
+}
+
+impl Material {
+    /// A material of law `law`, Young's modulus `young_modulus` (E, Pa) and Poisson's ratio
+    /// `poisson_ratio` (ν). Errors naming the parameter unless E > 0 finite and −1 < ν < 0.5.
+    pub fn new(law: Law, young_modulus: f64, poisson_ratio: f64) -> Result<Material> {
+        Ok(Material {
+            law,
+            young_modulus,
+            poisson_ratio,
+            lame: Lame::from_young_poisson(young_modulus, poisson_ratio)?,
+            lame_derivatives: Lame::derivatives(young_modulus, poisson_ratio)?,
+        })
+    }
+
+    /// The constitutive law.
+    pub fn law(&self) -> Law {
+        self.law
+    }
+
+    /// Young's modulus E (Pa).
+    pub fn young_modulus(&self) -> f64 {
+        self.young_modulus
+    }
+
+    /// Poisson's ratio ν.
+    pub fn poisson_ratio(&self) -> f64 {
+        self.poisson_ratio
+    }
+
+    /// The Lamé parameters (μ, λ) (Pa).
+    pub fn lame(&self) -> Lame {
+        self.lame
+    }
+
+    /// (∂μ/∂E, ∂λ/∂E) and (∂μ/∂ν, ∂λ/∂ν).
+    pub fn lame_derivatives(&self) -> LameDerivatives {
+        self.lame_derivatives
+    }
+
+    /// The law evaluated at the deformation gradient `f`, with this material's (μ, λ).
+    /// Errors: [`DeformationError::NonFinite`] for a NaN/∞ entry,
+    /// [`DeformationError::Inverted`] for det F ≤ 0 under the Neo-Hookean law.
+    pub fn at(&self, f: &Mat3) -> Result<MaterialPoint, DeformationError> {
+        let state = match self.law {
+            Law::Corotational => LawPoint::Corotational(CorotationalPoint::at(f)?),
+            Law::StVK => LawPoint::StVK(StVKPoint::at(f)?),
+            Law::NeoHookean => LawPoint::NeoHookean(NeoHookeanPoint::at(f)?),
+        };
+        Ok(MaterialPoint {
+            state,
+            lame: self.lame,
+        })
+    }
+
+    /// The point whose outputs are the derivatives with respect to E of `point`'s outputs
+    /// (`point` must come from [`Material::at`] of this material): since every output is
+    /// linear in (μ, λ), ∂X/∂E = X evaluated at (∂μ/∂E, ∂λ/∂E). For example
+    /// `m.d_young_modulus(&p).stress()` is ∂P/∂E and `.tangent_action(dF)` is
+    /// ∂(∂P/∂F : dF)/∂E.
+    pub fn d_young_modulus(&self, point: &MaterialPoint) -> MaterialPoint {
+        point.with_lame(self.lame_derivatives.young_modulus)
+    }
+
+    /// As [`Material::d_young_modulus`], for the derivatives with respect to ν.
+    pub fn d_poisson_ratio(&self, point: &MaterialPoint) -> MaterialPoint {
+        point.with_lame(self.lame_derivatives.poisson_ratio)
+    }
+}
+
+/// The per-law state at one deformation gradient (closed set: dispatch by `match`).
+#[derive(Debug, Clone, Copy)]
+enum LawPoint {
+    Corotational(CorotationalPoint),
+    StVK(StVKPoint),
+    NeoHookean(NeoHookeanPoint),
+}
+
+/// A material evaluated at one deformation gradient: the law's state plus the Lamé pair
+/// its outputs are weighted with. Outputs are in SI units, in the reference frame of F.
+#[derive(Debug, Clone, Copy)]
+pub struct MaterialPoint {
+    state: LawPoint,
+    lame: Lame,
+}
+
+macro_rules! dispatch {
+    ($self:ident, $p:ident => $e:expr) => {
+        match &$self.state {
+            LawPoint::Corotational($p) => $e,
+            LawPoint::StVK($p) => $e,
+            LawPoint::NeoHookean($p) => $e,
+        }
+    };
+}
+
+impl MaterialPoint {
+    /// The Lamé pair the outputs are weighted with.
+    pub fn lame(&self) -> Lame {
+        self.lame
+    }
+
+    /// The same state weighted with another Lamé pair: [`Lame::UNIT_MU`] /
+    /// [`Lame::UNIT_LAMBDA`] give the basis terms, a [`LameDerivatives`] field gives the
+    /// parameter derivative.
+    pub fn with_lame(&self, lame: Lame) -> MaterialPoint {
+        MaterialPoint {
+            state: self.state,
+            lame,
+        }
+    }
+
+    /// Strain energy density Ψ(F) (J/m³).
+    pub fn energy_density(&self) -> f64 {
+        let lame = &self.lame;
+        dispatch!(self, p => p.energy_density(lame))
+    }
+
+    /// First Piola-Kirchhoff stress P(F) = ∂Ψ/∂F (Pa).
+    pub fn stress(&self) -> Mat3 {
+        let lame = &self.lame;
+        dispatch!(self, p => p.stress(lame))
+    }
+
+    /// ∂P/∂F (Pa), 9×9 in the column-major convention of [`Mat9`].
+    pub fn tangent(&self) -> Mat9 {
+        let lame = &self.lame;
+        dispatch!(self, p => p.tangent(lame))
+    }
+
+    /// `(P, ∂P/∂F)` together.
+    pub fn stress_and_tangent(&self) -> (Mat3, Mat9) {
+        let lame = &self.lame;
+        dispatch!(self, p => p.stress_and_tangent(lame))
+    }
+
+    /// ∂P/∂F : dF (Pa).
+    pub fn tangent_action(&self, df: &Mat3) -> Mat3 {
+        let lame = &self.lame;
+        dispatch!(self, p => p.tangent_action(lame, df))
+    }
+
+    /// d²P[dF₁, dF₂] = ∂(∂P/∂F : dF₁)/∂F : dF₂ (Pa).
+    pub fn tangent_derivative(&self, df1: &Mat3, df2: &Mat3) -> Mat3 {
+        let lame = &self.lame;
+        dispatch!(self, p => p.tangent_derivative(lame, df1, df2))
+    }
+}
+
+/// All entries of `f` finite, else [`DeformationError::NonFinite`].
+fn check_finite(f: &Mat3) -> Result<(), DeformationError> {
+    if f.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(DeformationError::NonFinite)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn laws_parse_from_their_scene_names_and_unknown_names_are_reported() {
+        for law in [Law::Corotational, Law::StVK, Law::NeoHookean] {
+            let json = format!("\"{}\"", law.name());
+            assert_eq!(serde_json::from_str::<Law>(&json).unwrap(), law);
+            assert_eq!(law.name().parse::<Law>().unwrap(), law);
+        }
+        let err = serde_json::from_str::<Law>("\"mooney_rivlin\"").unwrap_err();
+        assert!(err.to_string().contains("mooney_rivlin"), "{err}");
+        #[derive(serde::Deserialize)]
+        struct Body {
+            #[allow(dead_code)]
+            law: Law,
+        }
+        let err = toml::from_str::<Body>("law = \"StVK\"").err().unwrap();
+        assert!(err.to_string().contains("StVK"), "{err}");
+        let err = "hooke".parse::<Law>().unwrap_err();
+        assert!(err.to_string().contains("hooke"), "{err}");
+    }
+
+    #[test]
+    fn material_validates_and_names_the_parameter() {
+        let bad_e = Material::new(Law::NeoHookean, -3.0, 0.3).unwrap_err();
+        assert!(matches!(bad_e, Error::Invalid { ref what, .. } if what == "young_modulus"));
+        let bad_nu = Material::new(Law::StVK, 1e5, 0.5).unwrap_err();
+        assert!(matches!(bad_nu, Error::Invalid { ref what, .. } if what == "poisson_ratio"));
+    }
+
+    #[test]
+    fn deformation_errors_name_the_element() {
+        let m = Material::new(Law::NeoHookean, 1e5, 0.3).unwrap();
+        let f = Mat3::from_diagonal(&crate::math::Vec3::new(1.0, 1.0, -0.5));
+        let err = m.at(&f).unwrap_err();
+        assert_eq!(err, DeformationError::Inverted { j: -0.5 });
+        let e = err.at_element(17);
+        assert!(matches!(e, Error::Invalid { ref what, .. } if what == "tetrahedron 17"));
+        assert!(e.to_string().contains("-0.5"), "{e}");
+        let mut nan = Mat3::identity();
+        nan[(1, 2)] = f64::NAN;
+        for law in [Law::Corotational, Law::StVK, Law::NeoHookean] {
+            let m = Material::new(law, 1e5, 0.3).unwrap();
+            assert_eq!(m.at(&nan).unwrap_err(), DeformationError::NonFinite);
+        }
+    }
+}
