@@ -8,4 +8,7 @@
 pub mod error;
 pub mod math;
 
+// L1
+pub mod linalg;
+
 pub use error::{Error, Result};
