@@ -1,0 +1,562 @@
+//! Sparse Cholesky factorisation of the reduced system matrix with faer: the symbolic
+//! analysis (AMD fill-reducing ordering, elimination tree, simplicial or supernodal layout)
+//! is done once per [`SymmetricPattern`]; the numeric factorisation is refreshed every step
+//! into reused buffers, and reused for many solves (the step, the Delassus matrix
+//! `G = h H_c A⁻¹ H_cᵀ` column by column, derivative solves; DESIGN.md §1-2).
+//!
+//! Two numeric kinds:
+//! - [`FactorKind::Llt`]: `A = L Lᵀ`, for symmetric positive definite `A`. A pivot that is not
+//!   strictly positive stops the factorisation with [`FactorError::NonPositivePivot`].
+//! - [`FactorKind::Ldlt`]: `A = L D Lᵀ` without pivoting (D diagonal). It accepts a mildly
+//!   indefinite `A` (some materials under compression); it stops only on an exactly zero or
+//!   non-finite pivot ([`FactorError::ZeroPivot`]). [`NumericFactor::negative_pivots`] counts
+//!   the negative entries of `D` (the number of negative eigenvalues of `A`, by Sylvester's
+//!   law of inertia), so a caller can tell an indefinite system from a definite one.
+//!
+//! Factorisation and solves run single-threaded (`Par::Seq`): on 2 cores that was faster
+//! (DESIGN.md "Dependency facts"). No dense inverse is ever formed.
+
+use super::pattern::SymmetricPattern;
+use crate::error::{Error, Result};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::cholesky::ldlt::factor::{LdltError, LdltRegularization};
+use faer::linalg::cholesky::llt::factor::{LltError, LltRegularization};
+use faer::sparse::linalg::SupernodalThreshold;
+use faer::sparse::linalg::cholesky::{
+    CholeskySymbolicParams, LdltRef, LltRef, SymbolicCholesky, SymbolicCholeskyRaw,
+    SymmetricOrdering, factorize_symbolic_cholesky,
+};
+use faer::{Conj, MatMut, Par, Side, Spec};
+use std::sync::Arc;
+
+/// Which numeric layout faer uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FactorMethod {
+    /// Let faer choose from the flop count of the symbolic analysis (supernodal wins from
+    /// roughly 30k unknowns on 3×3-coupled meshes).
+    #[default]
+    Auto,
+    /// Column-by-column (simplicial) factorisation.
+    Simplicial,
+    /// Supernodal factorisation (dense blocks of columns).
+    Supernodal,
+}
+
+/// Which numeric factorisation to compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FactorKind {
+    /// `A = L Lᵀ`; requires `A` positive definite.
+    #[default]
+    Llt,
+    /// `A = L D Lᵀ` without pivoting; accepts symmetric indefinite `A` with nonzero pivots.
+    Ldlt,
+}
+
+/// Why a numeric factorisation stopped (a numerical outcome, not bad input).
+///
+/// `dof` is the reduced DOF (index into [`SymmetricPattern`]'s free DOFs) whose pivot failed;
+/// `step` is its position in the fill-reducing elimination order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FactorError {
+    /// LLᵀ met a pivot ≤ 0 (or NaN): the matrix is not positive definite.
+    #[error(
+        "matrix is not positive definite: non-positive pivot at reduced DOF {dof} (elimination step {step})"
+    )]
+    NonPositivePivot {
+        /// Reduced DOF of the failed pivot.
+        dof: usize,
+        /// Elimination step (0-based) of the failed pivot.
+        step: usize,
+    },
+    /// LDLᵀ met an exactly zero or non-finite pivot: the matrix is singular (or not finite).
+    #[error("zero or non-finite pivot at reduced DOF {dof} (elimination step {step})")]
+    ZeroPivot {
+        /// Reduced DOF of the failed pivot.
+        dof: usize,
+        /// Elimination step (0-based) of the failed pivot.
+        step: usize,
+    },
+}
+
+impl From<FactorError> for Error {
+    fn from(e: FactorError) -> Self {
+        Error::invalid("system matrix factorisation", e.to_string())
+    }
+}
+
+/// Symbolic Cholesky analysis of one [`SymmetricPattern`]: AMD ordering, elimination tree,
+/// and the structure of `L`. Done once; shared (through an `Arc`) by the numeric factors.
+#[derive(Debug)]
+pub struct SymbolicFactor {
+    inner: SymbolicCholesky<usize>,
+    n: usize,
+    nnz: usize,
+}
+
+impl SymbolicFactor {
+    /// Analyses `pattern` with AMD ordering, letting faer choose simplicial or supernodal.
+    pub fn new(pattern: &SymmetricPattern) -> Result<Self> {
+        Self::with_method(pattern, FactorMethod::Auto)
+    }
+
+    /// Analyses `pattern` with AMD ordering and the given layout.
+    ///
+    /// Errors if faer runs out of memory or the index type overflows.
+    pub fn with_method(pattern: &SymmetricPattern, method: FactorMethod) -> Result<Self> {
+        let threshold = match method {
+            FactorMethod::Auto => SupernodalThreshold::AUTO,
+            FactorMethod::Simplicial => SupernodalThreshold::FORCE_SIMPLICIAL,
+            FactorMethod::Supernodal => SupernodalThreshold::FORCE_SUPERNODAL,
+        };
+        let params = CholeskySymbolicParams {
+            supernodal_flop_ratio_threshold: threshold,
+            ..Default::default()
+        };
+        let inner = factorize_symbolic_cholesky(
+            pattern.faer_symbolic(),
+            Side::Lower,
+            SymmetricOrdering::Amd,
+            params,
+        )
+        .map_err(|e| Error::invalid("symbolic Cholesky analysis", format!("{e:?}")))?;
+        Ok(Self {
+            inner,
+            n: pattern.n(),
+            nnz: pattern.nnz(),
+        })
+    }
+
+    /// Size of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Whether faer chose (or was told) the supernodal layout.
+    pub fn is_supernodal(&self) -> bool {
+        matches!(self.inner.raw(), SymbolicCholeskyRaw::Supernodal(_))
+    }
+
+    /// Number of stored values of the factor `L` (fill included).
+    pub fn factor_len(&self) -> usize {
+        self.inner.len_val()
+    }
+
+    /// The fill-reducing permutation as `(forward, inverse)`: `forward[k]` is the reduced DOF
+    /// eliminated at step `k`.
+    fn permutation(&self) -> Option<(&[usize], &[usize])> {
+        self.inner.perm().map(|p| p.arrays())
+    }
+
+    /// The reduced DOF eliminated at step `step`.
+    fn dof_of_step(&self, step: usize) -> usize {
+        match self.permutation() {
+            Some((fwd, _)) => fwd[step.min(self.n.saturating_sub(1))],
+            None => step,
+        }
+    }
+}
+
+/// Numeric factor of `A` on a [`SymbolicFactor`], refreshed in place every step; owns its
+/// factorisation workspace. Solves take an explicit workspace (see
+/// [`NumericFactor::solve_scratch`]).
+pub struct NumericFactor {
+    symbolic: Arc<SymbolicFactor>,
+    kind: FactorKind,
+    values: Vec<f64>,
+    workspace: MemBuffer,
+    factorized: bool,
+}
+
+impl std::fmt::Debug for NumericFactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NumericFactor")
+            .field("symbolic", &self.symbolic)
+            .field("kind", &self.kind)
+            .field("factor_len", &self.values.len())
+            .field("factorized", &self.factorized)
+            .finish()
+    }
+}
+
+impl NumericFactor {
+    /// Allocates the factor values and the factorisation workspace for `kind`.
+    pub fn new(symbolic: Arc<SymbolicFactor>, kind: FactorKind) -> Self {
+        let req = match kind {
+            FactorKind::Llt => symbolic
+                .inner
+                .factorize_numeric_llt_scratch::<f64>(Par::Seq, Spec::default()),
+            FactorKind::Ldlt => symbolic
+                .inner
+                .factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Spec::default()),
+        };
+        Self {
+            values: vec![0.0; symbolic.factor_len()],
+            workspace: MemBuffer::new(req),
+            symbolic,
+            kind,
+            factorized: false,
+        }
+    }
+
+    /// The shared symbolic analysis.
+    pub fn symbolic(&self) -> &Arc<SymbolicFactor> {
+        &self.symbolic
+    }
+
+    /// The numeric kind.
+    pub fn kind(&self) -> FactorKind {
+        self.kind
+    }
+
+    /// Whether the last [`factorize`](Self::factorize) succeeded (solves are allowed).
+    pub fn is_factorized(&self) -> bool {
+        self.factorized
+    }
+
+    /// Factorises the matrix with lower-triangle `values` on `pattern` (the pattern the
+    /// symbolic analysis was made from). No allocation.
+    ///
+    /// On error the factor is unusable until the next successful call.
+    /// Panics if `pattern` does not have the analysed size or `values.len() != pattern.nnz()`.
+    pub fn factorize(
+        &mut self,
+        pattern: &SymmetricPattern,
+        values: &[f64],
+    ) -> Result<(), FactorError> {
+        assert!(
+            pattern.n() == self.symbolic.n && pattern.nnz() == self.symbolic.nnz,
+            "factorize: pattern differs from the one analysed"
+        );
+        self.factorized = false;
+        let a = pattern.faer_matrix(values);
+        let stack = MemStack::new(&mut self.workspace);
+        let supernodal = self.symbolic.is_supernodal();
+        // faer counts the failed step from 1 in the simplicial code and from 0 in the
+        // supernodal one; bring both to a 0-based step.
+        let step_of = |index: usize| {
+            if supernodal {
+                index
+            } else {
+                index.saturating_sub(1)
+            }
+        };
+        match self.kind {
+            FactorKind::Llt => {
+                match self.symbolic.inner.factorize_numeric_llt(
+                    &mut self.values,
+                    a,
+                    Side::Lower,
+                    LltRegularization::default(),
+                    Par::Seq,
+                    stack,
+                    Spec::default(),
+                ) {
+                    Ok(_) => {}
+                    Err(LltError::NonPositivePivot { index }) => {
+                        let step = step_of(index);
+                        return Err(FactorError::NonPositivePivot {
+                            dof: self.symbolic.dof_of_step(step),
+                            step,
+                        });
+                    }
+                }
+            }
+            FactorKind::Ldlt => {
+                match self.symbolic.inner.factorize_numeric_ldlt(
+                    &mut self.values,
+                    a,
+                    Side::Lower,
+                    LdltRegularization::default(),
+                    Par::Seq,
+                    stack,
+                    Spec::default(),
+                ) {
+                    Ok(_) => {}
+                    Err(LdltError::ZeroPivot { index }) => {
+                        let step = step_of(index);
+                        return Err(FactorError::ZeroPivot {
+                            dof: self.symbolic.dof_of_step(step),
+                            step,
+                        });
+                    }
+                }
+            }
+        }
+        self.factorized = true;
+        Ok(())
+    }
+
+    /// For an LDLᵀ factor, the number of negative pivots in `D` (= number of negative
+    /// eigenvalues of `A`); `None` for LLᵀ. Panics if not factorised.
+    pub fn negative_pivots(&self) -> Option<usize> {
+        assert!(self.factorized, "negative_pivots: no valid factorisation");
+        if self.kind != FactorKind::Ldlt {
+            return None;
+        }
+        let count = match self.symbolic.inner.raw() {
+            SymbolicCholeskyRaw::Simplicial(s) => {
+                let col_ptr = s.col_ptr();
+                (0..s.ncols())
+                    .filter(|&j| self.values[col_ptr[j]] < 0.0)
+                    .count()
+            }
+            SymbolicCholeskyRaw::Supernodal(s) => {
+                let begin = s.supernode_begin();
+                let end = s.supernode_end();
+                let val_ptr = s.col_ptr_for_val();
+                let mut count = 0;
+                for k in 0..s.n_supernodes() {
+                    let ncols = end[k] - begin[k];
+                    let block = &self.values[val_ptr[k]..val_ptr[k + 1]];
+                    let nrows = block.len() / ncols;
+                    count += (0..ncols).filter(|&j| block[j * nrows + j] < 0.0).count();
+                }
+                count
+            }
+        };
+        Some(count)
+    }
+
+    /// Workspace needed by a solve with `ncols` right-hand sides:
+    /// `MemBuffer::new(factor.solve_scratch(k))`, then `MemStack::new(&mut buffer)`.
+    pub fn solve_scratch(&self, ncols: usize) -> StackReq {
+        self.symbolic
+            .inner
+            .solve_in_place_scratch::<f64>(ncols, Par::Seq)
+    }
+
+    /// Solves `A X = B` in place: `rhs` holds `B` (`n × k`, any strides) on entry and `X` on
+    /// exit. `stack` must hold at least [`solve_scratch`](Self::solve_scratch)`(k)`.
+    ///
+    /// Panics if the last factorisation failed or `rhs` has the wrong number of rows.
+    pub fn solve_in_place(&self, rhs: MatMut<'_, f64>, stack: &mut MemStack) {
+        assert!(self.factorized, "solve: no valid factorisation");
+        assert_eq!(rhs.nrows(), self.symbolic.n, "solve: rhs rows");
+        match self.kind {
+            FactorKind::Llt => LltRef::new(&self.symbolic.inner, &self.values)
+                .solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack),
+            FactorKind::Ldlt => LdltRef::new(&self.symbolic.inner, &self.values)
+                .solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack),
+        }
+    }
+
+    /// Solves `A x = b` in place for one right-hand side (`rhs` has `n` entries).
+    pub fn solve_vec_in_place(&self, rhs: &mut [f64], stack: &mut MemStack) {
+        let n = rhs.len();
+        self.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, 1), stack);
+    }
+
+    /// Solves `A X = B` in place for `ncols` right-hand sides stored column-major in `rhs`
+    /// (`n·ncols` entries, column `j` at `rhs[j·n..(j+1)·n]`).
+    ///
+    /// Panics if `rhs.len() != n·ncols`.
+    pub fn solve_columns_in_place(&self, rhs: &mut [f64], ncols: usize, stack: &mut MemStack) {
+        let n = self.symbolic.n;
+        assert_eq!(rhs.len(), n * ncols, "solve_columns: rhs length");
+        self.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, ncols), stack);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::{DMat, DVec};
+
+    /// SplitMix64: a tiny deterministic generator for test data.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        }
+    }
+
+    /// Tetrahedra of an `nx × ny × nz`-cell grid, each cube split in 6 tetrahedra around its
+    /// main diagonal.
+    fn grid_tetrahedra(nx: usize, ny: usize, nz: usize) -> (usize, Vec<[usize; 4]>) {
+        let id = |i: usize, j: usize, k: usize| (k * (ny + 1) + j) * (nx + 1) + i;
+        let mut tets = Vec::new();
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let c = [
+                        id(i, j, k),
+                        id(i + 1, j, k),
+                        id(i + 1, j + 1, k),
+                        id(i, j + 1, k),
+                        id(i, j, k + 1),
+                        id(i + 1, j, k + 1),
+                        id(i + 1, j + 1, k + 1),
+                        id(i, j + 1, k + 1),
+                    ];
+                    for path in [[1, 2], [2, 3], [3, 7], [7, 4], [4, 5], [5, 1]] {
+                        tets.push([c[0], c[path[0]], c[path[1]], c[6]]);
+                    }
+                }
+            }
+        }
+        ((nx + 1) * (ny + 1) * (nz + 1), tets)
+    }
+
+    /// Random SPD clique blocks (`GᵀG` per clique) plus a positive diagonal: an SPD matrix.
+    fn random_spd_values(p: &SymmetricPattern, rng: &mut Rng) -> Vec<f64> {
+        let plan = p.plan();
+        let mut blocks = vec![0.0; plan.block_buffer_len()];
+        for e in 0..plan.n_cliques() {
+            let kb = plan.block_dim(e);
+            let g = DMat::from_fn(kb, kb, |_, _| rng.next());
+            let b = g.transpose() * g;
+            let o = plan.block_offset(e);
+            for r in 0..kb {
+                for c in 0..kb {
+                    blocks[o + r * kb + c] = b[(r, c)];
+                }
+            }
+        }
+        let mut values = vec![0.0; p.nnz()];
+        p.assemble(&blocks, &mut values);
+        let diag: Vec<f64> = (0..p.n()).map(|_| 0.1 + rng.next().abs()).collect();
+        p.add_diagonal(&mut values, 1.0, &diag);
+        values
+    }
+
+    fn to_dense(p: &SymmetricPattern, values: &[f64]) -> DMat {
+        let mut a = DMat::zeros(p.n(), p.n());
+        for c in 0..p.n() {
+            for v in p.col_ptr()[c]..p.col_ptr()[c + 1] {
+                let r = p.row_idx()[v];
+                a[(r, c)] = values[v];
+                a[(c, r)] = values[v];
+            }
+        }
+        a
+    }
+
+    fn grid_pattern() -> SymmetricPattern {
+        let (n_nodes, tets) = grid_tetrahedra(3, 3, 2);
+        // Fix the nodes of the face z = 0 (the first (nx+1)(ny+1) nodes), plus one DOF.
+        let mut removed = vec![false; n_nodes * 3];
+        for d in removed.iter_mut().take(16 * 3) {
+            *d = true;
+        }
+        removed[n_nodes * 3 - 2] = true;
+        SymmetricPattern::new(n_nodes, 3, &tets, &removed).unwrap()
+    }
+
+    fn relative(a: &DVec, b: &DVec) -> f64 {
+        (a - b).norm() / b.norm()
+    }
+
+    const METHODS: [FactorMethod; 2] = [FactorMethod::Simplicial, FactorMethod::Supernodal];
+    const KINDS: [FactorKind; 2] = [FactorKind::Llt, FactorKind::Ldlt];
+
+    #[test]
+    fn solves_match_dense_cholesky_and_refactorisation_reuses_the_analysis() {
+        let p = grid_pattern();
+        let n = p.n();
+        let mut rng = Rng(42);
+        for method in METHODS {
+            let symbolic = Arc::new(SymbolicFactor::with_method(&p, method).unwrap());
+            assert_eq!(symbolic.is_supernodal(), method == FactorMethod::Supernodal);
+            for kind in KINDS {
+                let mut factor = NumericFactor::new(symbolic.clone(), kind);
+                let mut buffer = MemBuffer::new(factor.solve_scratch(4));
+                let stack = MemStack::new(&mut buffer);
+                // Two different matrices on the same symbolic analysis.
+                for _ in 0..2 {
+                    let values = random_spd_values(&p, &mut rng);
+                    factor.factorize(&p, &values).unwrap();
+                    if kind == FactorKind::Ldlt {
+                        assert_eq!(factor.negative_pivots(), Some(0));
+                    }
+                    let dense = to_dense(&p, &values);
+                    let chol = dense.clone().cholesky().expect("SPD by construction");
+                    let b = DVec::from_fn(n, |_, _| rng.next());
+                    let reference = chol.solve(&b);
+                    let mut x = b.as_slice().to_vec();
+                    factor.solve_vec_in_place(&mut x, stack);
+                    let err = relative(&DVec::from_column_slice(&x), &reference);
+                    assert!(err < 1e-12, "{method:?} {kind:?}: relative error {err}");
+
+                    // Four right-hand sides at once equal four single solves.
+                    let k = 4;
+                    let rhs: Vec<f64> = (0..n * k).map(|_| rng.next()).collect();
+                    let mut multi = rhs.clone();
+                    factor.solve_columns_in_place(&mut multi, k, stack);
+                    for j in 0..k {
+                        let mut single = rhs[j * n..(j + 1) * n].to_vec();
+                        factor.solve_vec_in_place(&mut single, stack);
+                        let col = DVec::from_column_slice(&multi[j * n..(j + 1) * n]);
+                        let err = relative(&col, &DVec::from_column_slice(&single));
+                        assert!(err < 1e-14, "{method:?} {kind:?} column {j}: {err}");
+                        let dense_col =
+                            chol.solve(&DVec::from_column_slice(&rhs[j * n..(j + 1) * n]));
+                        assert!(relative(&col, &dense_col) < 1e-12);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The SPD matrix with reduced DOF `dof` decoupled (row and column zeroed) and its
+    /// diagonal set to `diagonal`.
+    fn with_decoupled_dof(
+        p: &SymmetricPattern,
+        values: &[f64],
+        dof: usize,
+        diagonal: f64,
+    ) -> Vec<f64> {
+        let mut out = values.to_vec();
+        for i in 0..p.n() {
+            if let Some(v) = p.value_index(i, dof) {
+                out[v] = 0.0;
+            }
+        }
+        out[p.diagonal_index(dof)] = diagonal;
+        out
+    }
+
+    #[test]
+    fn a_non_positive_definite_matrix_gives_the_documented_error() {
+        let p = grid_pattern();
+        let mut rng = Rng(5);
+        let spd = random_spd_values(&p, &mut rng);
+        let dof = p.n() / 2 + 1;
+        let indefinite = with_decoupled_dof(&p, &spd, dof, -2.0);
+        let singular = with_decoupled_dof(&p, &spd, dof, 0.0);
+        for method in METHODS {
+            let symbolic = Arc::new(SymbolicFactor::with_method(&p, method).unwrap());
+            let mut llt = NumericFactor::new(symbolic.clone(), FactorKind::Llt);
+            match llt.factorize(&p, &indefinite) {
+                Err(FactorError::NonPositivePivot { dof: d, .. }) => {
+                    assert_eq!(d, dof, "{method:?}")
+                }
+                other => panic!("{method:?}: expected a non-positive pivot, got {other:?}"),
+            }
+            assert!(!llt.is_factorized());
+            // The error converts to the library error with a message naming the DOF.
+            let message = crate::Error::from(llt.factorize(&p, &singular).unwrap_err()).to_string();
+            assert!(message.contains(&format!("reduced DOF {dof}")), "{message}");
+
+            // LDLᵀ factorises the indefinite matrix, counts one negative pivot, and solves it.
+            let mut ldlt = NumericFactor::new(symbolic.clone(), FactorKind::Ldlt);
+            ldlt.factorize(&p, &indefinite).unwrap();
+            assert_eq!(ldlt.negative_pivots(), Some(1));
+            let b = DVec::from_fn(p.n(), |_, _| rng.next());
+            let reference = to_dense(&p, &indefinite).lu().solve(&b).unwrap();
+            let mut x = b.as_slice().to_vec();
+            let mut buffer = MemBuffer::new(ldlt.solve_scratch(1));
+            ldlt.solve_vec_in_place(&mut x, MemStack::new(&mut buffer));
+            assert!(relative(&DVec::from_column_slice(&x), &reference) < 1e-12);
+            // An exactly zero pivot stops LDLᵀ.
+            match ldlt.factorize(&p, &singular) {
+                Err(FactorError::ZeroPivot { dof: d, .. }) => assert_eq!(d, dof, "{method:?}"),
+                other => panic!("{method:?}: expected a zero pivot, got {other:?}"),
+            }
+        }
+    }
+}

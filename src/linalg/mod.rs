@@ -1,0 +1,20 @@
+//! Sparse linear algebra without physics (layer 1; uses only `math` and `error`): the fixed
+//! symmetric pattern of the system matrix `A = M + hD + h²K` over the free DOFs, its
+//! deterministic parallel assembly from per-clique blocks, the symmetric sparse product, and
+//! the symbolic-once / numeric-per-step sparse Cholesky factorisation (faer).
+
+mod assembly;
+mod cholesky;
+mod dof_map;
+mod pattern;
+mod symmetric_product;
+
+pub use assembly::{AssemblyPlan, axpby};
+pub use cholesky::{FactorError, FactorKind, FactorMethod, NumericFactor, SymbolicFactor};
+pub use dof_map::DofMap;
+pub use pattern::SymmetricPattern;
+
+/// faer's workspace types, re-exported so callers of the solves need not name faer.
+pub use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+/// faer's dense matrix views, for multi-right-hand-side solves.
+pub use faer::{MatMut, MatRef};
