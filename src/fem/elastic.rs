@@ -50,8 +50,17 @@ impl SoftBody {
     /// fₑ,ₙ = −Vₑ P(Fₑ) gₙ) and, if asked, the stiffness K(x) = ∂²E/∂x² at positions `x` (m),
     /// in parallel over elements. Errors name the first element (lowest index) where the law
     /// cannot be evaluated (an inverted element under Neo-Hookean, a non-finite F).
-    pub fn evaluate_elastic(&self, x: &[Vec3], stiffness: Stiffness, state: &mut ElasticState) -> Result<()> {
-        assert_eq!(x.len(), self.node_count(), "evaluate_elastic: positions length");
+    pub fn evaluate_elastic(
+        &self,
+        x: &[Vec3],
+        stiffness: Stiffness,
+        state: &mut ElasticState,
+    ) -> Result<()> {
+        assert_eq!(
+            x.len(),
+            self.node_count(),
+            "evaluate_elastic: positions length"
+        );
         let material = *self.material();
         let with_k = stiffness == Stiffness::Assemble;
         let failures: Option<(usize, crate::material::DeformationError)> = self
@@ -83,9 +92,17 @@ impl SoftBody {
         }
         state.energy = state.element_energy.iter().sum();
         let element_forces = &state.element_forces;
-        state.forces.par_iter_mut().enumerate().for_each(|(n, out)| {
-            *out = self.incidence(n).iter().map(|&(e, local)| element_forces[e as usize][local as usize]).sum();
-        });
+        state
+            .forces
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(n, out)| {
+                *out = self
+                    .incidence(n)
+                    .iter()
+                    .map(|&(e, local)| element_forces[e as usize][local as usize])
+                    .sum();
+            });
         if with_k {
             self.pattern().assemble(&state.blocks, &mut state.stiffness);
         }

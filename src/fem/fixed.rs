@@ -6,7 +6,12 @@ use crate::mesh::Mesh;
 /// Per node, whether it is fixed: inside the closed box `[min, max]` (m, in the mesh's
 /// coordinates) or in the mesh group `group` (any kind). `what` names the body in errors:
 /// an unknown group, or a box or group that fixes no node (almost always a unit mistake).
-pub fn fixed_nodes(mesh: &Mesh, fixed_box: Option<[[f64; 3]; 2]>, group: Option<&str>, what: &str) -> Result<Vec<bool>> {
+pub fn fixed_nodes(
+    mesh: &Mesh,
+    fixed_box: Option<[[f64; 3]; 2]>,
+    group: Option<&str>,
+    what: &str,
+) -> Result<Vec<bool>> {
     let mut fixed = vec![false; mesh.node_count()];
     if let Some([lo, hi]) = fixed_box {
         let mut any = false;
@@ -17,14 +22,28 @@ pub fn fixed_nodes(mesh: &Mesh, fixed_box: Option<[[f64; 3]; 2]>, group: Option<
             }
         }
         if !any {
-            return Err(Error::invalid(format!("{what}.fixed_box"), format!("{lo:?}..{hi:?} contains no node of the mesh (units are metres after `scale`)")));
+            return Err(Error::invalid(
+                format!("{what}.fixed_box"),
+                format!(
+                    "{lo:?}..{hi:?} contains no node of the mesh (units are metres after `scale`)"
+                ),
+            ));
         }
     }
     if let Some(name) = group {
         let nodes = mesh.group_nodes(name).ok_or_else(|| {
-            let mut known: Vec<&String> = mesh.groups().nodes.keys().chain(mesh.groups().triangles.keys()).chain(mesh.groups().tetrahedra.keys()).collect();
+            let mut known: Vec<&String> = mesh
+                .groups()
+                .nodes
+                .keys()
+                .chain(mesh.groups().triangles.keys())
+                .chain(mesh.groups().tetrahedra.keys())
+                .collect();
             known.sort();
-            Error::invalid(format!("{what}.fixed_group"), format!("the mesh has no group `{name}` (it has {known:?})"))
+            Error::invalid(
+                format!("{what}.fixed_group"),
+                format!("the mesh has no group `{name}` (it has {known:?})"),
+            )
         })?;
         for n in nodes {
             fixed[n] = true;

@@ -16,7 +16,7 @@ pub enum MassKind {
 /// Nodal lumped masses (kg): node n gets ρVₑ/4 from every tetrahedron e it belongs to. Nodes
 /// of no tetrahedron get 0. Also the weights of the gravity load fₙ = mₙ g, which is exact for
 /// the consistent mass too (∫ρ Nₙ dV = ρVₑ/4).
-pub fn lumped_masses(n_nodes: usize, elements: &[(([usize; 4]), f64)], density: f64) -> Vec<f64> {
+pub fn lumped_masses(n_nodes: usize, elements: &[([usize; 4], f64)], density: f64) -> Vec<f64> {
     let mut m = vec![0.0; n_nodes];
     for (nodes, volume) in elements {
         for &n in nodes {
@@ -51,7 +51,10 @@ mod tests {
         let (rho, v) = (1200.0, 2.5e-6);
         let mut block = [0.0; 144];
         consistent_mass_block(rho, v, &mut block);
-        let x_component: f64 = (0..4).flat_map(|n| (0..4).map(move |m| (n, m))).map(|(n, m)| block[(3 * n) * 12 + 3 * m]).sum();
+        let x_component: f64 = (0..4)
+            .flat_map(|n| (0..4).map(move |m| (n, m)))
+            .map(|(n, m)| block[(3 * n) * 12 + 3 * m])
+            .sum();
         assert!((x_component - rho * v).abs() < 1e-18);
         let lumped = lumped_masses(5, &[([0, 1, 2, 3], v)], rho);
         assert_eq!(lumped[4], 0.0);

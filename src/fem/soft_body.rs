@@ -49,18 +49,38 @@ impl SoftBody {
     pub fn new(name: &str, mesh: Mesh, options: SoftBodyOptions) -> Result<SoftBody> {
         let n = mesh.node_count();
         if options.fixed.len() != n {
-            return Err(Error::invalid(format!("soft_body.{name}"), format!("{} fixed flags for {n} nodes", options.fixed.len())));
+            return Err(Error::invalid(
+                format!("soft_body.{name}"),
+                format!("{} fixed flags for {n} nodes", options.fixed.len()),
+            ));
         }
         if mesh.tetrahedra().is_empty() {
-            return Err(Error::invalid(format!("soft_body.{name}.mesh"), "has no tetrahedron"));
+            return Err(Error::invalid(
+                format!("soft_body.{name}.mesh"),
+                "has no tetrahedron",
+            ));
         }
         if !(options.density.is_finite() && options.density > 0.0) {
-            return Err(Error::invalid(format!("soft_body.{name}.density"), "must be positive"));
+            return Err(Error::invalid(
+                format!("soft_body.{name}.density"),
+                "must be positive",
+            ));
         }
-        let elements: Vec<Tetrahedron> = mesh.tetrahedra().iter().map(|&t| Tetrahedron::new(t, mesh.positions())).collect();
+        let elements: Vec<Tetrahedron> = mesh
+            .tetrahedra()
+            .iter()
+            .map(|&t| Tetrahedron::new(t, mesh.positions()))
+            .collect();
         let removed: Vec<bool> = options.fixed.iter().flat_map(|&f| [f; 3]).collect();
         let pattern = SymmetricPattern::new(n, 3, mesh.tetrahedra(), &removed)?;
-        let node_mass = lumped_masses(n, &elements.iter().map(|e| (e.nodes, e.volume)).collect::<Vec<_>>(), options.density);
+        let node_mass = lumped_masses(
+            n,
+            &elements
+                .iter()
+                .map(|e| (e.nodes, e.volume))
+                .collect::<Vec<_>>(),
+            options.density,
+        );
         let mut mass_values = vec![0.0; pattern.nnz()];
         let dof_mass: Vec<f64> = node_mass.iter().flat_map(|&m| [m; 3]).collect();
         match options.mass {
@@ -91,7 +111,17 @@ impl SoftBody {
                 fill[v] += 1;
             }
         }
-        Ok(SoftBody { name: name.to_string(), mesh, options, elements, pattern, node_mass, mass_values, incidence_ptr: count, incidence })
+        Ok(SoftBody {
+            name: name.to_string(),
+            mesh,
+            options,
+            elements,
+            pattern,
+            node_mass,
+            mass_values,
+            incidence_ptr: count,
+            incidence,
+        })
     }
 
     /// The body's name.

@@ -7,7 +7,7 @@
 //! internal force on node n is `fₙ = −∂(VΨ)/∂xₙ = −V P gₙ` (N) and the stiffness is
 //! `K = ∂²(VΨ)/∂x² = −∂f/∂x` (N/m), positive for a stable element.
 
-use crate::material::{MaterialPoint, Mat9};
+use crate::material::{Mat9, MaterialPoint};
 use crate::math::{Mat3, Vec3};
 
 /// Rest-state data of one tetrahedron.
@@ -27,14 +27,27 @@ impl Tetrahedron {
     /// Dm = [X₁−X₀, X₂−X₀, X₃−X₀], and g₀ = −g₁ − g₂ − g₃.
     pub fn new(nodes: [usize; 4], rest: &[Vec3]) -> Tetrahedron {
         let x0 = rest[nodes[0]];
-        let dm = Mat3::from_columns(&[rest[nodes[1]] - x0, rest[nodes[2]] - x0, rest[nodes[3]] - x0]);
+        let dm = Mat3::from_columns(&[
+            rest[nodes[1]] - x0,
+            rest[nodes[2]] - x0,
+            rest[nodes[3]] - x0,
+        ]);
         let volume = dm.determinant() / 6.0;
-        assert!(volume > 0.0, "tetrahedron with non-positive rest volume reached the FEM layer");
-        let inv = dm.try_inverse().expect("a tetrahedron of positive volume has an invertible Dm");
+        assert!(
+            volume > 0.0,
+            "tetrahedron with non-positive rest volume reached the FEM layer"
+        );
+        let inv = dm
+            .try_inverse()
+            .expect("a tetrahedron of positive volume has an invertible Dm");
         let g1 = inv.row(0).transpose();
         let g2 = inv.row(1).transpose();
         let g3 = inv.row(2).transpose();
-        Tetrahedron { nodes, volume, gradients: [-(g1 + g2 + g3), g1, g2, g3] }
+        Tetrahedron {
+            nodes,
+            volume,
+            gradients: [-(g1 + g2 + g3), g1, g2, g3],
+        }
     }
 
     /// The deformation gradient F = Σₙ xₙ gₙᵀ at node positions `x` (m).
@@ -104,12 +117,20 @@ mod tests {
     use crate::math::{DVec, central_difference_jacobian, relative_error};
 
     fn skewed_tet() -> (Tetrahedron, Vec<Vec3>) {
-        let rest = vec![Vec3::new(0.1, 0.0, 0.0), Vec3::new(1.0, 0.2, 0.0), Vec3::new(0.3, 0.9, 0.1), Vec3::new(0.2, 0.1, 1.1)];
+        let rest = vec![
+            Vec3::new(0.1, 0.0, 0.0),
+            Vec3::new(1.0, 0.2, 0.0),
+            Vec3::new(0.3, 0.9, 0.1),
+            Vec3::new(0.2, 0.1, 1.1),
+        ];
         (Tetrahedron::new([0, 1, 2, 3], &rest), rest)
     }
 
     fn deformed(rest: &[Vec3]) -> Vec<Vec3> {
-        rest.iter().enumerate().map(|(i, p)| p + Vec3::new(0.05 * i as f64, -0.03 * p.x, 0.02 * (i * i) as f64)).collect()
+        rest.iter()
+            .enumerate()
+            .map(|(i, p)| p + Vec3::new(0.05 * i as f64, -0.03 * p.x, 0.02 * (i * i) as f64))
+            .collect()
     }
 
     #[test]
@@ -117,7 +138,10 @@ mod tests {
         let (t, rest) = skewed_tet();
         assert!((t.deformation_gradient(&rest) - Mat3::identity()).norm() < 1e-14);
         // Independent: V = |det[X1−X0, X2−X0, X3−X0]| / 6 by the scalar triple product.
-        let v = (rest[1] - rest[0]).cross(&(rest[2] - rest[0])).dot(&(rest[3] - rest[0])) / 6.0;
+        let v = (rest[1] - rest[0])
+            .cross(&(rest[2] - rest[0]))
+            .dot(&(rest[3] - rest[0]))
+            / 6.0;
         assert!((t.volume - v).abs() < 1e-15);
     }
 
@@ -126,8 +150,21 @@ mod tests {
         let (t, rest) = skewed_tet();
         for law in [Law::Corotational, Law::StVK, Law::NeoHookean] {
             let mat = Material::new(law, 1e5, 0.3).unwrap();
-            let to_x = |v: &DVec| (0..4).map(|n| Vec3::new(v[3 * n], v[3 * n + 1], v[3 * n + 2])).collect::<Vec<_>>();
-            let energy = |v: &DVec| DVec::from_element(1, t.volume * mat.at(&t.deformation_gradient(&to_x(v))).unwrap().energy_density());
+            let to_x = |v: &DVec| {
+                (0..4)
+                    .map(|n| Vec3::new(v[3 * n], v[3 * n + 1], v[3 * n + 2]))
+                    .collect::<Vec<_>>()
+            };
+            let energy = |v: &DVec| {
+                DVec::from_element(
+                    1,
+                    t.volume
+                        * mat
+                            .at(&t.deformation_gradient(&to_x(v)))
+                            .unwrap()
+                            .energy_density(),
+                )
+            };
             let force = |v: &DVec| {
                 let p = mat.at(&t.deformation_gradient(&to_x(v))).unwrap().stress();
                 DVec::from_iterator(12, t.forces(&p).iter().flat_map(|f| [f.x, f.y, f.z]))
@@ -136,18 +173,38 @@ mod tests {
             let xv = DVec::from_iterator(12, x.iter().flat_map(|p| [p.x, p.y, p.z]));
             let grad = central_difference_jacobian(energy, &xv, 1e-6);
             let f = force(&xv);
-            assert!(relative_error((-grad.transpose()).as_slice(), f.as_slice(), 1e-30) < 1e-7, "{law:?} force");
+            assert!(
+                relative_error((-grad.transpose()).as_slice(), f.as_slice(), 1e-30) < 1e-7,
+                "{law:?} force"
+            );
             let dfdx = central_difference_jacobian(force, &xv, 1e-6);
             let mut k = [0.0; 144];
-            t.stiffness(&mat.at(&t.deformation_gradient(&x)).unwrap().tangent(), &mut k);
+            t.stiffness(
+                &mat.at(&t.deformation_gradient(&x)).unwrap().tangent(),
+                &mut k,
+            );
             // K = −∂f/∂x; the FD matrix is column-major, `k` row-major.
-            let k_fd: Vec<f64> = (0..12).flat_map(|r| (0..12).map(move |c| (r, c))).map(|(r, c)| -dfdx[(r, c)]).collect();
-            assert!(relative_error(&k, &k_fd, 1e-30) < 1e-6, "{law:?} stiffness {}", relative_error(&k, &k_fd, 1e-30));
+            let k_fd: Vec<f64> = (0..12)
+                .flat_map(|r| (0..12).map(move |c| (r, c)))
+                .map(|(r, c)| -dfdx[(r, c)])
+                .collect();
+            assert!(
+                relative_error(&k, &k_fd, 1e-30) < 1e-6,
+                "{law:?} stiffness {}",
+                relative_error(&k, &k_fd, 1e-30)
+            );
             // The action agrees with the assembled block.
-            let dx = [Vec3::new(0.1, -0.2, 0.3), Vec3::new(0.0, 0.5, -0.1), Vec3::new(-0.3, 0.2, 0.2), Vec3::new(0.4, 0.1, 0.0)];
+            let dx = [
+                Vec3::new(0.1, -0.2, 0.3),
+                Vec3::new(0.0, 0.5, -0.1),
+                Vec3::new(-0.3, 0.2, 0.2),
+                Vec3::new(0.4, 0.1, 0.0),
+            ];
             let action = t.stiffness_action(&mat.at(&t.deformation_gradient(&x)).unwrap(), dx);
             let dxv: Vec<f64> = dx.iter().flat_map(|d| [d.x, d.y, d.z]).collect();
-            let kdx: Vec<f64> = (0..12).map(|r| (0..12).map(|c| k[r * 12 + c] * dxv[c]).sum()).collect();
+            let kdx: Vec<f64> = (0..12)
+                .map(|r| (0..12).map(|c| k[r * 12 + c] * dxv[c]).sum())
+                .collect();
             let act: Vec<f64> = action.iter().flat_map(|f| [f.x, f.y, f.z]).collect();
             assert!(relative_error(&act, &kdx, 1e-30) < 1e-12, "{law:?} action");
         }

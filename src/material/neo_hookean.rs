@@ -136,9 +136,16 @@ mod tests {
     #[test]
     fn hydrostatic_stretch_matches_the_hand_formula() {
         // F = s I: J = s³, G = I/s, P = (μ (s − 1/s) + 3 λ ln s / s) I.
-        let (s, lame) = (1.3f64, Lame { mu: 0.7, lambda: 2.5 });
+        let (s, lame) = (
+            1.3f64,
+            Lame {
+                mu: 0.7,
+                lambda: 2.5,
+            },
+        );
         let p = NeoHookeanPoint::at(&(Mat3::identity() * s)).unwrap();
-        let expected = Mat3::identity() * (lame.mu * (s - 1.0 / s) + 3.0 * lame.lambda * s.ln() / s);
+        let expected =
+            Mat3::identity() * (lame.mu * (s - 1.0 / s) + 3.0 * lame.lambda * s.ln() / s);
         assert!((p.stress(&lame) - expected).norm() < 1e-14);
     }
 }

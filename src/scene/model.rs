@@ -61,11 +61,19 @@ impl Scene {
             let what = format!("soft_body.{}", b.name);
             let mesh_path = dir.join(&b.mesh);
             if !mesh_path.is_file() {
-                return Err(Error::invalid(format!("{what}.mesh"), format!("file {} not found", mesh_path.display())));
+                return Err(Error::invalid(
+                    format!("{what}.mesh"),
+                    format!("file {} not found", mesh_path.display()),
+                ));
             }
             let mesh = read_mesh(&mesh_path)?;
-            let mesh = if b.scale == 1.0 { mesh } else { mesh.scaled(b.scale)? };
-            let material = Material::new(b.law, b.young_modulus, b.poisson_ratio).map_err(|e| prefix(e, &what))?;
+            let mesh = if b.scale == 1.0 {
+                mesh
+            } else {
+                mesh.scaled(b.scale)?
+            };
+            let material = Material::new(b.law, b.young_modulus, b.poisson_ratio)
+                .map_err(|e| prefix(e, &what))?;
             let fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
             let options = SoftBodyOptions {
                 material,
@@ -77,7 +85,11 @@ impl Scene {
             };
             bodies.push(SoftBody::new(&b.name, mesh, options)?);
         }
-        Ok(Scene { simulation: file.simulation.clone(), bodies, source: None })
+        Ok(Scene {
+            simulation: file.simulation.clone(),
+            bodies,
+            source: None,
+        })
     }
 
     /// The rest state: every body at its rest positions, at rest, time 0.
@@ -88,7 +100,10 @@ impl Scene {
             bodies: self
                 .bodies
                 .iter()
-                .map(|b| BodyState { positions: b.rest_positions().to_vec(), velocities: vec![Vec3::zeros(); b.node_count()] })
+                .map(|b| BodyState {
+                    positions: b.rest_positions().to_vec(),
+                    velocities: vec![Vec3::zeros(); b.node_count()],
+                })
                 .collect(),
         }
     }
@@ -103,7 +118,10 @@ impl Scene {
 /// `soft_body.beam.young_modulus`).
 fn prefix(e: Error, what: &str) -> Error {
     match e {
-        Error::Invalid { what: item, message } => Error::invalid(format!("{what}.{item}"), message),
+        Error::Invalid {
+            what: item,
+            message,
+        } => Error::invalid(format!("{what}.{item}"), message),
         other => other,
     }
 }

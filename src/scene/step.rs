@@ -94,7 +94,13 @@ fn flatten(v: &[Vec3], out: &mut [f64]) {
 impl Stepper {
     /// Workspaces for every body of `scene`.
     pub fn new(scene: &Scene) -> Result<Stepper> {
-        Ok(Stepper { bodies: scene.bodies.iter().map(BodyWorkspace::new).collect::<Result<_>>()? })
+        Ok(Stepper {
+            bodies: scene
+                .bodies
+                .iter()
+                .map(BodyWorkspace::new)
+                .collect::<Result<_>>()?,
+        })
     }
 
     /// Advances `state` by one time step of `scene` (see the module doc for the equations).
@@ -103,8 +109,16 @@ impl Stepper {
         let h = scene.simulation.dt;
         let g = scene.gravity();
         let newton = scene.simulation.newton_iterations;
-        let mut report = StepReport { iterations: Vec::new(), residuals: Vec::new() };
-        for ((body, ws), bs) in scene.bodies.iter().zip(&mut self.bodies).zip(&mut state.bodies) {
+        let mut report = StepReport {
+            iterations: Vec::new(),
+            residuals: Vec::new(),
+        };
+        for ((body, ws), bs) in scene
+            .bodies
+            .iter()
+            .zip(&mut self.bodies)
+            .zip(&mut state.bodies)
+        {
             let (iterations, residual) = step_body(body, ws, bs, h, g, newton)?;
             report.iterations.push(iterations);
             report.residuals.push(residual);
@@ -116,7 +130,14 @@ impl Stepper {
 }
 
 /// One step of one body; returns (iterations, final residual if evaluated).
-fn step_body(body: &SoftBody, ws: &mut BodyWorkspace, bs: &mut BodyState, h: f64, g: Vec3, newton: usize) -> Result<(usize, Option<f64>)> {
+fn step_body(
+    body: &SoftBody,
+    ws: &mut BodyWorkspace,
+    bs: &mut BodyState,
+    h: f64,
+    g: Vec3,
+    newton: usize,
+) -> Result<(usize, Option<f64>)> {
     let pattern = body.pattern();
     let dofs = pattern.dofs();
     let opts = body.options();
@@ -194,8 +215,14 @@ fn step_body(body: &SoftBody, ws: &mut BodyWorkspace, bs: &mut BodyState, h: f64
     }
 
     // Stage 5: v⁺ (fixed nodes keep v = 0) and x⁺ = x + h v⁺.
+    ws.full.fill(0.0); // fixed nodes keep v = 0
     dofs.expand(&ws.vp_red, &mut ws.full);
-    for (n, (v, x)) in bs.velocities.iter_mut().zip(bs.positions.iter_mut()).enumerate() {
+    for (n, (v, x)) in bs
+        .velocities
+        .iter_mut()
+        .zip(bs.positions.iter_mut())
+        .enumerate()
+    {
         *v = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
         *x += h * *v;
     }
@@ -214,13 +241,21 @@ fn factorize(body: &SoftBody, ws: &mut BodyWorkspace) -> Result<()> {
 
 /// Evaluates R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) into `ws.rhs` (reduced, N·s)
 /// with D = αM + βK(xₙ), K(x + h v⁺) into `ws.elastic.stiffness`, and returns ‖R‖₂.
-fn newton_residual(body: &SoftBody, ws: &mut BodyWorkspace, bs: &BodyState, h: f64, g: Vec3) -> Result<f64> {
+fn newton_residual(
+    body: &SoftBody,
+    ws: &mut BodyWorkspace,
+    bs: &BodyState,
+    h: f64,
+    g: Vec3,
+) -> Result<f64> {
     let pattern = body.pattern();
     let dofs = pattern.dofs();
     let opts = body.options();
+    ws.full.fill(0.0);
     dofs.expand(&ws.vp_red, &mut ws.full);
     for (n, x) in ws.x_trial.iter_mut().enumerate() {
-        *x = bs.positions[n] + h * Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
+        *x =
+            bs.positions[n] + h * Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
     }
     body.evaluate_elastic(&ws.x_trial, Stiffness::Assemble, &mut ws.elastic)?;
     for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
@@ -234,7 +269,12 @@ fn newton_residual(body: &SoftBody, ws: &mut BodyWorkspace, bs: &BodyState, h: f
     }
     pattern.symmetric_product_add(body.mass_values(), 1.0, &ws.tmp, &mut ws.rhs);
     if opts.rayleigh_stiffness != 0.0 {
-        pattern.symmetric_product_add(&ws.k_start, h * opts.rayleigh_stiffness, &ws.vp_red, &mut ws.rhs);
+        pattern.symmetric_product_add(
+            &ws.k_start,
+            h * opts.rayleigh_stiffness,
+            &ws.vp_red,
+            &mut ws.rhs,
+        );
     }
     Ok(ws.rhs.iter().map(|r| r * r).sum::<f64>().sqrt())
 }
@@ -242,8 +282,22 @@ fn newton_residual(body: &SoftBody, ws: &mut BodyWorkspace, bs: &BodyState, h: f
 /// The size of the terms of R (N·s), to make the Newton tolerance relative.
 fn residual_scale(body: &SoftBody, bs: &BodyState, h: f64, g: Vec3, forces: &[Vec3]) -> f64 {
     let m = body.node_masses();
-    let elastic: f64 = forces.iter().map(|f| (h * f).norm_squared()).sum::<f64>().sqrt();
-    let momentum: f64 = bs.velocities.iter().zip(m).map(|(v, m)| (m * v).norm_squared()).sum::<f64>().sqrt();
-    let weight: f64 = m.iter().map(|m| (h * m * g).norm_squared()).sum::<f64>().sqrt();
+    let elastic: f64 = forces
+        .iter()
+        .map(|f| (h * f).norm_squared())
+        .sum::<f64>()
+        .sqrt();
+    let momentum: f64 = bs
+        .velocities
+        .iter()
+        .zip(m)
+        .map(|(v, m)| (*m * v).norm_squared())
+        .sum::<f64>()
+        .sqrt();
+    let weight: f64 = m
+        .iter()
+        .map(|m| (h * m * g).norm_squared())
+        .sum::<f64>()
+        .sqrt();
     momentum + weight + elastic + f64::MIN_POSITIVE.sqrt()
 }
