@@ -21,6 +21,8 @@ pub struct StaticOptions {
     /// Converged when ‖f + s f_ext‖ ≤ tolerance · (‖s f_ext‖ + ‖f‖) on the free DOFs (default
     /// 1e-9; the floor set by round-off in the nodal force sums is about 1e-10).
     pub tolerance: f64,
+    /// Also converged when the last Newton increment ‖Δx‖∞ ≤ this · the bounding-box diagonal.
+    pub increment_tolerance: f64,
     /// Newton iterations allowed per load step.
     pub max_iterations: usize,
     /// Load steps allowed in all (halvings included).
@@ -31,6 +33,7 @@ impl Default for StaticOptions {
     fn default() -> Self {
         StaticOptions {
             tolerance: 1e-9,
+            increment_tolerance: 1e-11,
             max_iterations: 50,
             max_load_steps: 64,
         }
@@ -116,6 +119,8 @@ fn solve_body(
     );
     let mut k = vec![0.0; pattern.nnz()];
     let mut x = bs.positions.clone();
+    let [lo, hi] = body.mesh().bounding_box();
+    let size = (hi - lo).norm();
     let mut trial = x.clone();
     let (mut s_done, mut s_next) = (0.0, 1.0);
     let (mut iterations, mut load_steps) = (0, 0);
@@ -212,6 +217,13 @@ fn solve_body(
                 break;
             }
             std::mem::swap(&mut x, &mut trial);
+            // A Newton increment below round-off of the coordinates: converged (the residual
+            // of very stiff bodies can sit above `tolerance` from round-off alone).
+            let increment = t * dx.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+            if increment <= opts.increment_tolerance * size {
+                converged = true;
+                break;
+            }
         }
         if converged {
             s_done = s;
