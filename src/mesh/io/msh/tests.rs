@@ -154,8 +154,8 @@ impl Default for Knobs {
 }
 
 fn coords(i: usize, k: &Knobs) -> [f64; 3] {
-    let mut p = NODES[i].1;
-    if NODES[i].0 == 20 {
+    let (tag, mut p) = NODES[i];
+    if tag == 20 {
         p[0] = k.x_of_node_20;
     }
     p
@@ -168,9 +168,9 @@ fn v22_binary(k: Knobs) -> Vec<u8> {
         .i(k.marker)
         .t("\n$EndMeshFormat\n");
     b.t(NAMES).t(&format!("$Nodes\n{}\n", k.node_count));
-    for i in 0..5 {
+    for (i, &(tag, _)) in NODES.iter().enumerate() {
         let p = coords(i, &k);
-        b.i(NODES[i].0).d(p[0]).d(p[1]).d(p[2]);
+        b.i(tag).d(p[0]).d(p[1]).d(p[2]);
     }
     b.t("\n$EndNodes\n$Elements\n4\n");
     b.i(15).i(1).i(2).i(1).i(4).i(1).i(10);
