@@ -175,6 +175,26 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Moves past the next occurrence of `needle` (searching raw bytes, so it also crosses
+    /// binary data). Returns `false`, leaving the cursor unmoved, when `needle` does not occur.
+    pub fn skip_past(&mut self, needle: &[u8]) -> bool {
+        if needle.is_empty() {
+            return true;
+        }
+        match self.rest().windows(needle.len()).position(|w| w == needle) {
+            Some(i) => {
+                let end = self.pos + i + needle.len();
+                self.line += self.data[self.pos..end]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                self.pos = end;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The next `n` raw bytes. Errors when fewer are left (a truncated binary block).
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
@@ -291,6 +311,16 @@ mod tests {
             c.f64(Endian::Little).unwrap_err().to_string(),
             "b.bin: byte 12: truncated: 8 bytes expected, 0 left"
         );
+    }
+
+    #[test]
+    fn skip_past_crosses_binary_and_counts_lines() {
+        let mut c = Cursor::new("s.msh", b"$Foo\n\x00\xff\n$EndFoo\n$Nodes");
+        assert!(c.skip_past(b"$EndFoo"));
+        assert_eq!(c.line(), 3);
+        assert_eq!(c.token().unwrap(), "$Nodes");
+        assert!(!c.skip_past(b"$EndBar"));
+        assert_eq!(c.pos(), 22);
     }
 
     #[test]

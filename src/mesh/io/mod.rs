@@ -3,6 +3,7 @@
 //! reports malformed input as [`crate::Error::Parse`] naming the file and the line or byte.
 
 mod cursor;
+pub mod msh;
 
 pub use cursor::{Cursor, Endian};
 
@@ -54,6 +55,7 @@ pub fn read_mesh(path: impl AsRef<Path>) -> Result<Mesh> {
 /// Reads a mesh from the bytes of a file called `file` (used in error messages).
 pub fn read_mesh_bytes(file: &str, data: &[u8]) -> Result<Mesh> {
     match sniff(data) {
+        Some(Format::Msh) => msh::read_msh(file, data),
         Some(format) => Err(Error::parse(
             file,
             Location::Whole,
