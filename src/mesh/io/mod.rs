@@ -3,6 +3,12 @@
 //! reports malformed input as [`crate::Error::Parse`] naming the file and the line or byte.
 
 mod cursor;
+mod vtk_cells;
+mod vtk_scalar;
+
+pub mod pvd;
+pub mod vtk_legacy;
+pub mod vtu;
 
 pub use cursor::{Cursor, Endian};
 
@@ -54,6 +60,8 @@ pub fn read_mesh(path: impl AsRef<Path>) -> Result<Mesh> {
 /// Reads a mesh from the bytes of a file called `file` (used in error messages).
 pub fn read_mesh_bytes(file: &str, data: &[u8]) -> Result<Mesh> {
     match sniff(data) {
+        Some(Format::VtkLegacy) => vtk_legacy::read_vtk_legacy(file, data),
+        Some(Format::Vtu) => vtu::read_vtu(file, data),
         Some(format) => Err(Error::parse(
             file,
             Location::Whole,
