@@ -26,7 +26,11 @@ fn assert_unit_cube(mesh: &Mesh, what: &str) {
     assert_eq!(mesh.node_count(), 81, "{what}");
     assert_eq!(mesh.tetrahedra().len(), 184, "{what}");
     assert_eq!(mesh.triangles().len(), 26, "{what}");
-    assert!((mesh.volume() - 1.0).abs() < 1e-12, "{what}: {}", mesh.volume());
+    assert!(
+        (mesh.volume() - 1.0).abs() < 1e-12,
+        "{what}: {}",
+        mesh.volume()
+    );
     let [lo, hi] = mesh.bounding_box();
     assert_eq!((lo, hi), (Vec3::zeros(), Vec3::repeat(1.0)), "{what}");
     // The 26 triangles tile the face z = 0 (the `bottom` physical surface): area 1.
@@ -93,11 +97,17 @@ fn real_soft_robot_meshes_load_with_their_counts() {
     // Extents from the README: trunk z ∈ [0, 195], finger x ∈ [-103.4, 0].
     if let Some(p) = real("trunk/trunk.vtk") {
         let [lo, hi] = read_mesh(p).unwrap().bounding_box();
-        assert!(lo.z.abs() < 1e-9 && (hi.z - 195.0).abs() < 1e-9, "{lo} {hi}");
+        assert!(
+            lo.z.abs() < 1e-9 && (hi.z - 195.0).abs() < 1e-9,
+            "{lo} {hi}"
+        );
     }
     if let Some(p) = real("finger/finger.vtk") {
         let [lo, hi] = read_mesh(p).unwrap().bounding_box();
-        assert!((lo.x + 103.4).abs() < 0.05 && hi.x.abs() < 1e-9, "{lo} {hi}");
+        assert!(
+            (lo.x + 103.4).abs() < 0.05 && hi.x.abs() < 1e-9,
+            "{lo} {hi}"
+        );
     }
 }
 
@@ -119,8 +129,12 @@ fn rich_mesh() -> Mesh {
     let triangles = surface[..7].to_vec();
     let mut groups: Groups = base.groups().clone();
     groups.triangles.insert("cavity".into(), vec![1, 4, 6]);
-    groups.triangles.insert("all faces".into(), (0..7).collect());
-    groups.tetrahedra.insert("tip & <end>".into(), vec![0, 17, 70]);
+    groups
+        .triangles
+        .insert("all faces".into(), (0..7).collect());
+    groups
+        .tetrahedra
+        .insert("tip & <end>".into(), vec![0, 17, 70]);
     groups.nodes.insert("marker \"one\"".into(), vec![5]);
     groups.nodes.insert("empty".into(), vec![]);
     Mesh::new(positions, base.tetrahedra().to_vec(), triangles, groups).unwrap()

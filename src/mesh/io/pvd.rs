@@ -43,6 +43,9 @@ mod tests {
             .collect();
         assert_eq!(times, vec![0.0, 0.01, 0.02]);
         assert_eq!(sets[2].attribute("file"), Some("a&b \"2\".vtu"));
-        assert!(sets.iter().all(|n| n.parent().unwrap().has_tag_name("Collection")));
+        assert!(
+            sets.iter()
+                .all(|n| n.parent().unwrap().has_tag_name("Collection"))
+        );
     }
 }

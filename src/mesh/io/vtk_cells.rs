@@ -40,7 +40,11 @@ pub(crate) fn sort_cells(
     connectivity: &[usize],
     types: &[u8],
 ) -> Result<SortedCells> {
-    assert_eq!(starts.len(), types.len() + 1, "one start per cell plus the end");
+    assert_eq!(
+        starts.len(),
+        types.len() + 1,
+        "one start per cell plus the end"
+    );
     let err = |message: String| Error::parse(file, location, message);
     let mut out = SortedCells {
         kinds: Vec::with_capacity(types.len()),

@@ -57,7 +57,7 @@ pub fn read_vtk_legacy(file: &str, data: &[u8]) -> Result<Mesh> {
             "POINTS" => {
                 let n = r.count("number of points")?;
                 let ty = r.scalar_type()?;
-                let count = n.checked_mul(3).unwrap_or(u64::MAX);
+                let count = n.saturating_mul(3);
                 points = Some(r.reals(ty, count, "point coordinate")?);
             }
             "CELLS" => {
@@ -87,8 +87,7 @@ pub fn read_vtk_legacy(file: &str, data: &[u8]) -> Result<Mesh> {
         }
     }
 
-    let points =
-        points.ok_or_else(|| Error::parse(file, Location::Whole, "no POINTS section"))?;
+    let points = points.ok_or_else(|| Error::parse(file, Location::Whole, "no POINTS section"))?;
     let positions: Vec<Vec3> = points
         .chunks_exact(3)
         .map(|p| Vec3::new(p[0], p[1], p[2]))
@@ -104,10 +103,7 @@ pub fn read_vtk_legacy(file: &str, data: &[u8]) -> Result<Mesh> {
             } else {
                 Location::Whole
             },
-            format!(
-                "CELL_TYPES lists {} cells, CELLS {cell_count}",
-                types.len()
-            ),
+            format!("CELL_TYPES lists {} cells, CELLS {cell_count}", types.len()),
         ));
     }
     let types: Vec<u8> = types
@@ -142,10 +138,10 @@ struct Reader<'a> {
 impl Reader<'_> {
     /// Consumes a keyword (compared case-insensitively, as VTK does).
     fn keyword(&mut self, expected: &str) -> Result<()> {
-        let token = self
-            .c
-            .token()
-            .map_err(|_| self.c.err_line(format!("unexpected end of file, expected {expected}")))?;
+        let token = self.c.token().map_err(|_| {
+            self.c
+                .err_line(format!("unexpected end of file, expected {expected}"))
+        })?;
         if token.eq_ignore_ascii_case(expected) {
             Ok(())
         } else {
@@ -327,7 +323,7 @@ impl Reader<'_> {
             let components = self.count("number of components")?;
             let tuples = self.count("number of tuples")?;
             let ty = self.scalar_type()?;
-            let count = components.checked_mul(tuples).unwrap_or(u64::MAX);
+            let count = components.saturating_mul(tuples);
             self.skip_values(ty, count, "field value")?;
             if self.peek_keyword().as_deref() == Some("METADATA") {
                 self.c.token()?;
@@ -347,7 +343,7 @@ impl Reader<'_> {
     /// Skips the attribute arrays of a `POINT_DATA n` or `CELL_DATA n` section (up to the
     /// next keyword that is not an attribute).
     fn skip_attributes(&mut self, n: u64) -> Result<()> {
-        let times = |k: u64| n.checked_mul(k).unwrap_or(u64::MAX);
+        let times = |k: u64| n.saturating_mul(k);
         while let Some(word) = self.peek_keyword() {
             match word.as_str() {
                 "SCALARS" => {
@@ -385,10 +381,9 @@ impl Reader<'_> {
                     } else {
                         ScalarType::F32
                     };
-                    self.skip_values(ty, size.checked_mul(4).unwrap_or(u64::MAX), "color")?;
+                    self.skip_values(ty, size.saturating_mul(4), "color")?;
                 }
-                "VECTORS" | "NORMALS" | "TENSORS" | "TENSORS6" | "GLOBAL_IDS"
-                | "PEDIGREE_IDS" => {
+                "VECTORS" | "NORMALS" | "TENSORS" | "TENSORS6" | "GLOBAL_IDS" | "PEDIGREE_IDS" => {
                     self.c.token()?;
                     self.c.token()?;
                     let ty = self.scalar_type()?;
@@ -494,7 +489,11 @@ CELL_TYPES 3
         );
         assert_eq!(read(&text).unwrap(), read(ASCII).unwrap());
         let bad = text.replace("0 1 4 8\n", "0 4 1 8\n");
-        assert!(err(&bad).contains("OFFSETS must start at 0"), "{}", err(&bad));
+        assert!(
+            err(&bad).contains("OFFSETS must start at 0"),
+            "{}",
+            err(&bad)
+        );
     }
 
     #[test]
@@ -502,8 +501,10 @@ CELL_TYPES 3
         let extra = "POINT_DATA 5\nSCALARS temperature float 1\nLOOKUP_TABLE default\n1 2 3 4 5\n\
                      VECTORS v double\n0 0 0 1 1 1 2 2 2 3 3 3 4 4 4\n\
                      CELL_DATA 3\nFIELD FieldData 2\nid 1 3 int\n7 8 9\nw 2 3 float\n1 2 3 4 5 6\n";
-        let text = ASCII.replace("POINTS 5", "FIELD FieldData 1\nTIME 1 1 double\n0.5\nPOINTS 5")
-            + extra;
+        let text = ASCII.replace(
+            "POINTS 5",
+            "FIELD FieldData 1\nTIME 1 1 double\n0.5\nPOINTS 5",
+        ) + extra;
         assert_eq!(read(&text).unwrap(), read(ASCII).unwrap());
         let mut b = binary(&POINTS, &CELLS, 3, &TYPES);
         b.extend(b"CELL_DATA 3\nSCALARS gmsh:physical int 1\nLOOKUP_TABLE default\n");
@@ -528,7 +529,9 @@ CELL_TYPES 3
         let start = b.len() - 13; // the types block: 12 bytes and a newline at the end
         assert_eq!(
             e,
-            format!("t.vtk: byte {start}: header claims 3 cell types, more than the 6 bytes left in the file can hold")
+            format!(
+                "t.vtk: byte {start}: header claims 3 cell types, more than the 6 bytes left in the file can hold"
+            )
         );
         // Cut anywhere: never a panic; an error, or (cut right after the points, a valid
         // points-only grid) a mesh without cells.
@@ -569,7 +572,10 @@ CELL_TYPES 3
             "t.vtk: line 11: CELLS claims a list of size 11, but its 3 cells use 8"
         );
         let e = err(&ASCII.replace("\n5\n10", "\n10\n10"));
-        assert_eq!(e, "t.vtk: line 11: cell 1 of type 10 has 3 nodes, expected 4");
+        assert_eq!(
+            e,
+            "t.vtk: line 11: cell 1 of type 10 has 3 nodes, expected 4"
+        );
     }
 
     #[test]
@@ -580,7 +586,10 @@ CELL_TYPES 3
             "t.vtk: line 11: cell 2 refers to node 5, but the file has 5 points"
         );
         let e = err(&ASCII.replace("4 0 1 2 3", "4 0 1 -2 3"));
-        assert!(e.starts_with("t.vtk: line 14: cell list entry must be a non-negative"), "{e}");
+        assert!(
+            e.starts_with("t.vtk: line 14: cell list entry must be a non-negative"),
+            "{e}"
+        );
         let e = err(&ASCII.replace("\n10\n", "\n300\n"));
         assert_eq!(e, "t.vtk: line 15: cell 2 has unknown cell type 300");
     }
@@ -612,7 +621,9 @@ CELL_TYPES 3
         assert!(e.contains("header claims 99999999999999"), "{e}");
         let e = err(&ASCII.replace("POINTS 5", "POINTS 18446744073709551615"));
         assert!(e.contains("header claims"), "{e}");
-        let e = err(&format!("{ASCII}POINT_DATA 5\nFIELD f 1\na 1000000 1000000000 double\n"));
+        let e = err(&format!(
+            "{ASCII}POINT_DATA 5\nFIELD f 1\na 1000000 1000000000 double\n"
+        ));
         assert!(e.contains("header claims"), "{e}");
     }
 

@@ -64,7 +64,9 @@ pub fn read_vtu(file: &str, data: &[u8]) -> Result<Mesh> {
     if let Some(compressor) = root.attribute("compressor") {
         return Err(xml.err(
             root,
-            format!("compressed VTU is not supported (compressor {compressor}); write it uncompressed"),
+            format!(
+                "compressed VTU is not supported (compressor {compressor}); write it uncompressed"
+            ),
         ));
     }
     let endian = match root.attribute("byte_order").unwrap_or("LittleEndian") {
@@ -84,7 +86,10 @@ pub fn read_vtu(file: &str, data: &[u8]) -> Result<Mesh> {
     };
 
     let grid = xml.child(root, "UnstructuredGrid")?;
-    let pieces: Vec<Node> = grid.children().filter(|n| n.has_tag_name("Piece")).collect();
+    let pieces: Vec<Node> = grid
+        .children()
+        .filter(|n| n.has_tag_name("Piece"))
+        .collect();
     let [piece] = pieces.as_slice() else {
         return Err(xml.err(
             grid,
@@ -432,10 +437,7 @@ impl Arrays<'_, '_> {
 /// header and the data separately, each with its own padding) are decoded chunk by chunk.
 /// Errors give the offset in `text` and a message.
 fn decode_base64(text: &str) -> std::result::Result<Vec<u8>, (usize, String)> {
-    let compact: Vec<u8> = text
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect();
+    let compact: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     // Offset in `text` of the `k`-th non-whitespace byte, for error messages.
     let offset_in_text = |k: usize| {
         text.bytes()
@@ -500,7 +502,11 @@ pub fn write_vtu(
     let positions = positions.unwrap_or(mesh.positions());
     assert_eq!(positions.len(), n, "write_vtu: one position per node");
     for (name, field) in point_fields {
-        assert_eq!(field.len(), n, "write_vtu: field `{name}` needs one value per node");
+        assert_eq!(
+            field.len(),
+            n,
+            "write_vtu: field `{name}` needs one value per node"
+        );
     }
     let tets = mesh.tetrahedra();
     let tris = mesh.triangles();
@@ -559,7 +565,8 @@ pub fn write_vtu(
     w.bytes("types", types);
     w.out.push_str("      </Cells>\n");
 
-    w.out.push_str("    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+    w.out
+        .push_str("    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
     w.out.into_bytes()
 }
 
@@ -602,8 +609,11 @@ impl Writer {
     /// Writes the text of `values`, `per_line` to a line.
     fn text<T: std::fmt::Debug>(&mut self, values: impl Iterator<Item = T>, per_line: usize) {
         for (i, v) in values.enumerate() {
-            self.out
-                .push_str(if i % per_line == 0 { "\n          " } else { " " });
+            self.out.push_str(if i % per_line == 0 {
+                "\n          "
+            } else {
+                " "
+            });
             let _ = write!(self.out, "{v:?}");
         }
     }
@@ -752,11 +762,23 @@ mod tests {
     fn binary(header64: bool, big: bool) -> String {
         let points: Vec<u8> = [0., 0., 0., 1., 0., 0., 0., 1., 0., 0., 0., 1., 1., 1., 1.]
             .iter()
-            .flat_map(|&x: &f32| if big { x.to_be_bytes() } else { x.to_le_bytes() })
+            .flat_map(|&x: &f32| {
+                if big {
+                    x.to_be_bytes()
+                } else {
+                    x.to_le_bytes()
+                }
+            })
             .collect();
         let conn: Vec<u8> = [4i32, 0, 1, 2, 0, 1, 2, 3]
             .iter()
-            .flat_map(|x| if big { x.to_be_bytes() } else { x.to_le_bytes() })
+            .flat_map(|x| {
+                if big {
+                    x.to_be_bytes()
+                } else {
+                    x.to_le_bytes()
+                }
+            })
             .collect();
         let header_type = if header64 { "UInt64" } else { "UInt32" };
         let order = if big { "BigEndian" } else { "LittleEndian" };
@@ -767,7 +789,10 @@ mod tests {
             )
             .replace(
                 "format=\"ascii\">\n0 0 0 1 0 0\n0 1 0 0 0 1\n1 1 1\n",
-                &format!("format=\"binary\">\n  {}\n", b64(&points, header64, big, false)),
+                &format!(
+                    "format=\"binary\">\n  {}\n",
+                    b64(&points, header64, big, false)
+                ),
             )
             .replace(
                 "\"Int64\" Name=\"connectivity\" format=\"ascii\">4 0 1 2 0 1 2 3",
@@ -778,7 +803,10 @@ mod tests {
             )
             .replace(
                 "format=\"ascii\">1 5 10",
-                &format!("format=\"binary\">{}", b64(&[1, 5, 10], header64, big, true)),
+                &format!(
+                    "format=\"binary\">{}",
+                    b64(&[1, 5, 10], header64, big, true)
+                ),
             )
     }
 
@@ -805,7 +833,10 @@ mod tests {
             e.starts_with("t.vtu: line 2: compressed VTU is not supported"),
             "{e}"
         );
-        let e = err(&ASCII.replace("NumberOfComponents=\"3\" format=\"ascii\"", "NumberOfComponents=\"3\" format=\"appended\" offset=\"0\""));
+        let e = err(&ASCII.replace(
+            "NumberOfComponents=\"3\" format=\"ascii\"",
+            "NumberOfComponents=\"3\" format=\"appended\" offset=\"0\"",
+        ));
         assert!(e.starts_with("t.vtu: line 14: appended data"), "{e}");
         let e = err(&ASCII.replace("\"UnstructuredGrid\" version", "\"PolyData\" version"));
         assert_eq!(
@@ -834,7 +865,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(e, "t.vtu: byte 9: VTU file is not valid UTF-8 text");
-        let e = err(&ASCII.replace("<Points>", "<Pts>").replace("</Points>", "</Pts>"));
+        let e = err(&ASCII
+            .replace("<Points>", "<Pts>")
+            .replace("</Points>", "</Pts>"));
         assert_eq!(e, "t.vtu: line 4: <Piece> has no <Points> element");
         let e = err(&ASCII.replace("Name=\"types\"", "Name=\"kinds\""));
         assert_eq!(e, "t.vtu: line 20: no `types` DataArray in <Cells>");
@@ -888,13 +921,17 @@ mod tests {
         let e = err(&text.replace(line, &header_lies));
         assert_eq!(
             e,
-            format!("t.vtu: byte {at}: DataArray `(unnamed)` header declares Some(61) bytes, but 60 follow")
+            format!(
+                "t.vtu: byte {at}: DataArray `(unnamed)` header declares Some(61) bytes, but 60 follow"
+            )
         );
         let short = b64(&[0u8; 14 * 4], true, false, false);
         let e = err(&text.replace(line, &short));
         assert_eq!(
             e,
-            format!("t.vtu: byte {at}: DataArray `(unnamed)` holds 14 point coordinates, expected 15")
+            format!(
+                "t.vtu: byte {at}: DataArray `(unnamed)` holds 14 point coordinates, expected 15"
+            )
         );
         let odd = b64(&[0u8; 15 * 4 + 2], true, false, false);
         let e = err(&text.replace(line, &odd));
@@ -912,7 +949,9 @@ mod tests {
         let e = err(&text.replace(line, &broken));
         let at = start + 2 + 10;
         assert!(
-            e.starts_with(&format!("t.vtu: byte {at}: bad base64 in DataArray `(unnamed)`")),
+            e.starts_with(&format!(
+                "t.vtu: byte {at}: bad base64 in DataArray `(unnamed)`"
+            )),
             "{e}"
         );
     }
