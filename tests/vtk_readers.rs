@@ -107,6 +107,8 @@ fn real_soft_robot_meshes_load_with_their_counts() {
         ("pneunet/pneunetCut.vtk", 2316, 9560),
         ("diamond/diamond.vtk", 1628, 4147),
         ("bunny/Hollow_Stanford_Bunny.vtu", 1911, 5897),
+        ("tripod/tripod_low.gidmsh", 235, 579),
+        ("tripod/tripod_mid.gidmsh", 781, 2684),
     ] {
         let Some(p) = real(path) else { continue };
         let mesh = read_mesh(&p).unwrap_or_else(|e| panic!("{e}"));
