@@ -35,6 +35,13 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The same cursor with its current line numbered `line`: for a text embedded in a
+    /// bigger file (an XML element's content), so errors name the line in the whole file.
+    pub fn with_line(mut self, line: usize) -> Self {
+        self.line = line;
+        self
+    }
+
     /// The file name given at construction.
     pub fn file(&self) -> &'a str {
         self.file

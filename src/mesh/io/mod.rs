@@ -3,7 +3,14 @@
 //! reports malformed input as [`crate::Error::Parse`] naming the file and the line or byte.
 
 mod cursor;
+mod vtk_cells;
+mod vtk_scalar;
+
+pub mod gidmsh;
 pub mod msh;
+pub mod pvd;
+pub mod vtk_legacy;
+pub mod vtu;
 
 pub use cursor::{Cursor, Endian};
 
@@ -22,6 +29,8 @@ pub enum Format {
     VtkLegacy,
     /// VTK XML unstructured grid (`.vtu`), ascii or inline base64 data.
     Vtu,
+    /// GiD ASCII mesh (`.gidmsh`), opened by a `MESH … ElemType … Nnode …` line.
+    GidMsh,
 }
 
 /// Detects the format of a mesh file from its first bytes.
@@ -40,6 +49,8 @@ pub fn sniff(data: &[u8]) -> Option<Format> {
         Some(Format::VtkLegacy)
     } else if head.starts_with(b"<?xml") || head.starts_with(b"<VTKFile") {
         Some(Format::Vtu)
+    } else if head.len() >= 5 && head[..5].eq_ignore_ascii_case(b"MESH ") {
+        Some(Format::GidMsh)
     } else {
         None
     }
@@ -56,15 +67,13 @@ pub fn read_mesh(path: impl AsRef<Path>) -> Result<Mesh> {
 pub fn read_mesh_bytes(file: &str, data: &[u8]) -> Result<Mesh> {
     match sniff(data) {
         Some(Format::Msh) => msh::read_msh(file, data),
-        Some(format) => Err(Error::parse(
-            file,
-            Location::Whole,
-            format!("no reader yet for {format:?}"),
-        )),
+        Some(Format::VtkLegacy) => vtk_legacy::read_vtk_legacy(file, data),
+        Some(Format::Vtu) => vtu::read_vtu(file, data),
+        Some(Format::GidMsh) => gidmsh::read_gidmsh(file, data),
         None => Err(Error::parse(
             file,
             Location::Byte(0),
-            "not a mesh file this program reads (expected gmsh MSH `$MeshFormat`, legacy VTK `# vtk DataFile`, or VTU XML)",
+            "not a mesh file this program reads (expected gmsh MSH `$MeshFormat`, legacy VTK `# vtk DataFile`, VTU XML, or GiD `MESH`)",
         )),
     }
 }
@@ -105,6 +114,10 @@ mod tests {
         assert_eq!(
             sniff(b"<VTKFile type=\"UnstructuredGrid\">"),
             Some(Format::Vtu)
+        );
+        assert_eq!(
+            sniff(b"MESH dimension 3 ElemType Tetrahedra Nnode 4\n"),
+            Some(Format::GidMsh)
         );
         assert_eq!(sniff(b"solid cube\n"), None);
         let err = read_mesh_bytes("x.stl", b"solid cube\n")
