@@ -36,7 +36,7 @@ fn main() -> ExitCode {
         Some(Command::Info { mesh }) => info(&mesh),
         Some(Command::Demo) => demo(),
         None => {
-            let _ = Cli::command().print_help();
+            eprintln!("{}", Cli::command().render_help());
             eprintln!("\nNo command given: running the built-in demo (`diffsoro demo`).\n");
             demo()
         }
