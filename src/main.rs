@@ -6,7 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use std::time::Instant;
+
 use clap::{CommandFactory, Parser, Subcommand};
+use diffsoro::scene::{FinalState, FrameSeries, Scene, StaticOptions, Stepper, solve_static};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 /// diffsoro: a differentiable soft-robot simulator (tetrahedral FEM, exact frictional contact,
@@ -26,7 +30,34 @@ enum Command {
         /// The mesh file; the format is detected from its content.
         mesh: PathBuf,
     },
-    /// Run the built-in demo: the Trunk mesh of `meshes/trunk.msh`.
+    /// Simulate a scene (TOML) and print its final state as JSON.
+    Simulate {
+        /// The scene file (TOML, SI units).
+        scene: PathBuf,
+        /// Number of time steps (default: the scene's `simulation.steps`).
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Output folder: `final.json`, a `.vtu` frame per step and body, a `.pvd` per body.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override one scene value by dotted path, e.g. `soft_body.beam.young_modulus=3e5`
+        /// (arrays of tables addressed by `name`); repeatable.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// Solve for static equilibrium under the scene's loads instead of stepping in time.
+        #[arg(long = "static")]
+        statics: bool,
+    },
+    /// Time a scene's step: median milliseconds over the steps, as JSON.
+    Bench {
+        /// The scene file.
+        scene: PathBuf,
+        /// Number of steps to time.
+        #[arg(long, default_value_t = 50)]
+        steps: usize,
+    },
+    /// Run the built-in demo: the Trunk scene of `scenes/trunk.toml` under gravity, written
+    /// to `out/demo/` for ParaView.
     Demo,
 }
 
@@ -34,6 +65,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Info { mesh }) => info(&mesh),
+        Some(Command::Simulate {
+            scene,
+            steps,
+            out,
+            set,
+            statics,
+        }) => simulate(&scene, steps, out.as_deref(), &set, statics)
+            .and_then(|f| print_json_compact(&f)),
+        Some(Command::Bench { scene, steps }) => bench(&scene, steps),
         Some(Command::Demo) => demo(),
         None => {
             eprintln!("{}", Cli::command().render_help());
@@ -58,6 +98,13 @@ fn print_json(value: &impl Serialize) -> diffsoro::Result<()> {
     Ok(())
 }
 
+/// Prints `value` as one-line JSON on stdout (large outputs: final states).
+fn print_json_compact(value: &impl Serialize) -> diffsoro::Result<()> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| diffsoro::Error::invalid("JSON output", e.to_string()))?;
+    write_stdout(&text)
+}
+
 fn info(mesh: &Path) -> diffsoro::Result<()> {
     let mesh = diffsoro::mesh::read_mesh(mesh)?;
     print_json(&mesh.info())
@@ -68,10 +115,157 @@ fn project_file(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+fn progress(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg} [{bar:40}] {pos}/{len} steps, {elapsed} elapsed, ETA {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// `simulate`: steps (or solves statically) and returns the final state; with `out`, writes the
+/// frames, `.pvd` indexes and `final.json` (all or nothing).
+fn simulate(
+    path: &Path,
+    steps: Option<usize>,
+    out: Option<&Path>,
+    set: &[String],
+    statics: bool,
+) -> diffsoro::Result<FinalState> {
+    let scene = Scene::load(path, set)?;
+    let mut state = scene.initial_state();
+    let mut frames = out
+        .map(|dir| FrameSeries::create(dir, &scene))
+        .transpose()?;
+    if let Some(f) = frames.as_mut() {
+        f.write(&scene, &state)?;
+    }
+    if statics {
+        let reports = solve_static(&scene, &mut state, StaticOptions::default())?;
+        for (body, r) in scene.bodies.iter().zip(&reports) {
+            eprintln!(
+                "static equilibrium of {}: {} Newton iterations, {} load steps, relative residual {:.1e}",
+                body.name(),
+                r.iterations,
+                r.load_steps,
+                r.residual
+            );
+        }
+        if let Some(f) = frames.as_mut() {
+            f.write(&scene, &state)?;
+        }
+    } else {
+        let steps = steps.unwrap_or(scene.simulation.steps);
+        let mut stepper = Stepper::new(&scene)?;
+        let bar = progress(steps as u64, "simulate");
+        for _ in 0..steps {
+            stepper.step(&scene, &mut state)?;
+            if let Some(f) = frames.as_mut() {
+                f.write(&scene, &state)?;
+            }
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+    }
+    let final_state = FinalState::new(&scene, &state);
+    if let (Some(f), Some(dir)) = (frames, out) {
+        let json = serde_json::to_vec(&final_state)
+            .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+        let pvds = f.finish(&scene, &json)?;
+        eprintln!(
+            "wrote {} (final state) and {} for ParaView",
+            dir.join("final.json").display(),
+            pvds.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(final_state)
+}
+
+/// The `bench` result (DESIGN.md §4); fields of later features are `null` until they exist.
+#[derive(Serialize)]
+struct BenchReport {
+    nodes: usize,
+    tetrahedra: usize,
+    contacts: usize,
+    step_ms: f64,
+    gradient_ms: Option<f64>,
+    finite_difference_ms: Option<f64>,
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
+    }
+}
+
+fn bench(path: &Path, steps: usize) -> diffsoro::Result<()> {
+    if steps == 0 {
+        return Err(diffsoro::Error::invalid("--steps", "must be at least 1"));
+    }
+    let scene = Scene::load(path, &[])?;
+    let mut state = scene.initial_state();
+    let mut stepper = Stepper::new(&scene)?;
+    stepper.step(&scene, &mut state)?; // warm-up: first-touch of every buffer
+    let bar = progress(steps as u64, "bench");
+    let mut times = Vec::with_capacity(steps);
+    for _ in 0..steps {
+        let start = Instant::now();
+        stepper.step(&scene, &mut state)?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    print_json(&BenchReport {
+        nodes: scene.bodies.iter().map(|b| b.node_count()).sum(),
+        tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
+        contacts: 0,
+        step_ms: median(times),
+        gradient_ms: None,
+        finite_difference_ms: None,
+    })
+}
+
+/// The built-in demo: the Trunk under gravity for 1 s, frames in `out/demo/`.
 fn demo() -> diffsoro::Result<()> {
-    let path = project_file("meshes/trunk.msh");
-    eprintln!("demo: reading the Trunk mesh {}", path.display());
-    info(&path)?;
-    eprintln!("demo: the summary above went to stdout (JSON, lengths in m, volume in m³)");
+    let scene = project_file("scenes/trunk.toml");
+    let out = PathBuf::from("out/demo");
+    eprintln!(
+        "demo: simulating {} (the Trunk under gravity, 1 s) into {}/",
+        scene.display(),
+        out.display()
+    );
+    let final_state = simulate(&scene, Some(100), Some(&out), &[], false)?;
+    let body = &final_state.soft_bodies[0];
+    let sag = body
+        .positions
+        .iter()
+        .map(|p| p[1])
+        .fold(f64::INFINITY, f64::min);
+    print_json(&serde_json::json!({
+        "scene": scene,
+        "steps": final_state.steps,
+        "time": final_state.time,
+        "output": out,
+        "final_state": out.join("final.json"),
+        "paraview": out.join(format!("{}.pvd", body.name)),
+        "lowest_y_m": sag,
+    }))?;
+    eprintln!(
+        "demo: open {} in ParaView to watch the Trunk sag",
+        out.join(format!("{}.pvd", body.name)).display()
+    );
     Ok(())
 }

@@ -21,36 +21,185 @@ struct Expected {
 
 const COMMITTED: &[Expected] = &[
     // Beams: volume 0.1 × 0.01 × 0.01 m³ by hand.
-    Expected { path: "meshes/beam_1.msh", nodes: 190, tetrahedra: 433, surface_triangles: Some(372), volume: Some((1e-5, 1e-9)), groups: &[("body", 433), ("clamp", 14), ("tip", 14)] },
-    Expected { path: "meshes/beam_2.msh", nodes: 1078, tetrahedra: 3565, surface_triangles: Some(1762), volume: Some((1e-5, 1e-9)), groups: &[("body", 3565), ("clamp", 44), ("tip", 44)] },
-    Expected { path: "meshes/beam_3.msh", nodes: 4234, tetrahedra: 17754, surface_triangles: Some(5146), volume: Some((1e-5, 1e-9)), groups: &[("body", 17754), ("clamp", 144), ("tip", 144)] },
-    Expected { path: "meshes/trunk.msh", nodes: 706, tetrahedra: 1981, surface_triangles: Some(1270), volume: Some((5.109526584e-05, 1e-9)), groups: &[("base", 41), ("body", 1981)] },
-    Expected { path: "meshes/finger.msh", nodes: 879, tetrahedra: 2823, surface_triangles: Some(1504), volume: Some((1.9669e-05, 1e-4)), groups: &[("body", 2823), ("clamp", 22)] },
-    Expected { path: "meshes/servo_finger.msh", nodes: 1195, tetrahedra: 3434, surface_triangles: Some(2318), volume: Some((2.584e-05, 1e-4)), groups: &[("body", 3434), ("fixed", 26), ("horn", 26)] },
-    Expected { path: "meshes/pneumatic.msh", nodes: 1833, tetrahedra: 5921, surface_triangles: Some(3476), volume: Some((1.5826e-05, 1e-4)), groups: &[("body", 5921), ("cavity", 1320), ("clamp", 56)] },
+    Expected {
+        path: "meshes/beam_1.msh",
+        nodes: 190,
+        tetrahedra: 433,
+        surface_triangles: Some(372),
+        volume: Some((1e-5, 1e-9)),
+        groups: &[("body", 433), ("clamp", 14), ("tip", 14)],
+    },
+    Expected {
+        path: "meshes/beam_2.msh",
+        nodes: 1078,
+        tetrahedra: 3565,
+        surface_triangles: Some(1762),
+        volume: Some((1e-5, 1e-9)),
+        groups: &[("body", 3565), ("clamp", 44), ("tip", 44)],
+    },
+    Expected {
+        path: "meshes/beam_3.msh",
+        nodes: 4234,
+        tetrahedra: 17754,
+        surface_triangles: Some(5146),
+        volume: Some((1e-5, 1e-9)),
+        groups: &[("body", 17754), ("clamp", 144), ("tip", 144)],
+    },
+    Expected {
+        path: "meshes/trunk.msh",
+        nodes: 706,
+        tetrahedra: 1981,
+        surface_triangles: Some(1270),
+        volume: Some((5.109526584e-05, 1e-9)),
+        groups: &[("base", 41), ("body", 1981)],
+    },
+    Expected {
+        path: "meshes/finger.msh",
+        nodes: 879,
+        tetrahedra: 2823,
+        surface_triangles: Some(1504),
+        volume: Some((1.9669e-05, 1e-4)),
+        groups: &[("body", 2823), ("clamp", 22)],
+    },
+    Expected {
+        path: "meshes/servo_finger.msh",
+        nodes: 1195,
+        tetrahedra: 3434,
+        surface_triangles: Some(2318),
+        volume: Some((2.584e-05, 1e-4)),
+        groups: &[("body", 3434), ("fixed", 26), ("horn", 26)],
+    },
+    Expected {
+        path: "meshes/pneumatic.msh",
+        nodes: 1833,
+        tetrahedra: 5921,
+        surface_triangles: Some(3476),
+        volume: Some((1.5826e-05, 1e-4)),
+        groups: &[("body", 5921), ("cavity", 1320), ("clamp", 56)],
+    },
     // The cube fixture (unit cube) in the MSH variants and VTK/VTU encodings.
-    Expected { path: "tests/data/cube_v22_ascii.msh", nodes: 81, tetrahedra: 184, surface_triangles: Some(156), volume: Some((1.0, 1e-12)), groups: &[("body", 184), ("bottom", 26), ("corner", 1)] },
-    Expected { path: "tests/data/cube_v41_binary.msh", nodes: 81, tetrahedra: 184, surface_triangles: Some(156), volume: Some((1.0, 1e-12)), groups: &[("body", 184), ("bottom", 26), ("corner", 1)] },
-    Expected { path: "tests/data/cube_binary.vtk", nodes: 81, tetrahedra: 184, surface_triangles: Some(156), volume: Some((1.0, 1e-12)), groups: &[] },
-    Expected { path: "tests/data/cube_base64.vtu", nodes: 81, tetrahedra: 184, surface_triangles: Some(156), volume: Some((1.0, 1e-12)), groups: &[] },
+    Expected {
+        path: "tests/data/cube_v22_ascii.msh",
+        nodes: 81,
+        tetrahedra: 184,
+        surface_triangles: Some(156),
+        volume: Some((1.0, 1e-12)),
+        groups: &[("body", 184), ("bottom", 26), ("corner", 1)],
+    },
+    Expected {
+        path: "tests/data/cube_v41_binary.msh",
+        nodes: 81,
+        tetrahedra: 184,
+        surface_triangles: Some(156),
+        volume: Some((1.0, 1e-12)),
+        groups: &[("body", 184), ("bottom", 26), ("corner", 1)],
+    },
+    Expected {
+        path: "tests/data/cube_binary.vtk",
+        nodes: 81,
+        tetrahedra: 184,
+        surface_triangles: Some(156),
+        volume: Some((1.0, 1e-12)),
+        groups: &[],
+    },
+    Expected {
+        path: "tests/data/cube_base64.vtu",
+        nodes: 81,
+        tetrahedra: 184,
+        surface_triangles: Some(156),
+        volume: Some((1.0, 1e-12)),
+        groups: &[],
+    },
 ];
 
 const REAL: &[Expected] = &[
-    Expected { path: "servo-finger/finger.msh", nodes: 243, tetrahedra: 560, surface_triangles: Some(484), volume: Some((1.857478441e-05, 1e-9)), groups: &[] },
-    Expected { path: "diamond/diamond.vtk", nodes: 1628, tetrahedra: 4147, surface_triangles: Some(3268), volume: Some((392356.6672, 1e-9)), groups: &[] },
-    Expected { path: "finger/finger.vtk", nodes: 158, tetrahedra: 389, surface_triangles: Some(306), volume: Some((18508.66115, 1e-9)), groups: &[] },
-    Expected { path: "pneunet/pneunetCut.vtk", nodes: 2316, tetrahedra: 9560, surface_triangles: Some(2968), volume: Some((51162.5, 1e-9)), groups: &[] },
-    Expected { path: "pneunet/pneunetCutCoarse.vtk", nodes: 376, tetrahedra: 1195, surface_triangles: Some(742), volume: Some((51162.5, 1e-9)), groups: &[] },
-    Expected { path: "trunk/trunk.vtk", nodes: 709, tetrahedra: 1972, surface_triangles: Some(1322), volume: Some((38899.99212, 1e-9)), groups: &[] },
-    Expected { path: "bunny/Hollow_Stanford_Bunny.vtu", nodes: 1911, tetrahedra: 5897, surface_triangles: Some(3806), volume: Some((152.4533915, 1e-9)), groups: &[] },
+    Expected {
+        path: "servo-finger/finger.msh",
+        nodes: 243,
+        tetrahedra: 560,
+        surface_triangles: Some(484),
+        volume: Some((1.857478441e-05, 1e-9)),
+        groups: &[],
+    },
+    Expected {
+        path: "diamond/diamond.vtk",
+        nodes: 1628,
+        tetrahedra: 4147,
+        surface_triangles: Some(3268),
+        volume: Some((392356.6672, 1e-9)),
+        groups: &[],
+    },
+    Expected {
+        path: "finger/finger.vtk",
+        nodes: 158,
+        tetrahedra: 389,
+        surface_triangles: Some(306),
+        volume: Some((18508.66115, 1e-9)),
+        groups: &[],
+    },
+    Expected {
+        path: "pneunet/pneunetCut.vtk",
+        nodes: 2316,
+        tetrahedra: 9560,
+        surface_triangles: Some(2968),
+        volume: Some((51162.5, 1e-9)),
+        groups: &[],
+    },
+    Expected {
+        path: "pneunet/pneunetCutCoarse.vtk",
+        nodes: 376,
+        tetrahedra: 1195,
+        surface_triangles: Some(742),
+        volume: Some((51162.5, 1e-9)),
+        groups: &[],
+    },
+    Expected {
+        path: "trunk/trunk.vtk",
+        nodes: 709,
+        tetrahedra: 1972,
+        surface_triangles: Some(1322),
+        volume: Some((38899.99212, 1e-9)),
+        groups: &[],
+    },
+    Expected {
+        path: "bunny/Hollow_Stanford_Bunny.vtu",
+        nodes: 1911,
+        tetrahedra: 5897,
+        surface_triangles: Some(3806),
+        volume: Some((152.4533915, 1e-9)),
+        groups: &[],
+    },
     // GiD: counts from ../shared/meshes-real/README.md.
-    Expected { path: "tripod/tripod_low.gidmsh", nodes: 235, tetrahedra: 579, surface_triangles: None, volume: None, groups: &[] },
-    Expected { path: "tripod/tripod_mid.gidmsh", nodes: 781, tetrahedra: 2684, surface_triangles: None, volume: None, groups: &[] },
+    Expected {
+        path: "tripod/tripod_low.gidmsh",
+        nodes: 235,
+        tetrahedra: 579,
+        surface_triangles: None,
+        volume: None,
+        groups: &[],
+    },
+    Expected {
+        path: "tripod/tripod_mid.gidmsh",
+        nodes: 781,
+        tetrahedra: 2684,
+        surface_triangles: None,
+        volume: None,
+        groups: &[],
+    },
 ];
 
 fn info(path: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_diffsoro")).arg("info").arg(path).output().unwrap();
-    assert!(out.status.success(), "info {} failed: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .arg("info")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "info {} failed: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -58,18 +207,33 @@ fn check(path: &Path, e: &Expected) {
     let v = info(path);
     let what = path.display();
     assert_eq!(v["nodes"].as_u64(), Some(e.nodes), "{what}: nodes");
-    assert_eq!(v["tetrahedra"].as_u64(), Some(e.tetrahedra), "{what}: tetrahedra");
+    assert_eq!(
+        v["tetrahedra"].as_u64(),
+        Some(e.tetrahedra),
+        "{what}: tetrahedra"
+    );
     if let Some(s) = e.surface_triangles {
-        assert_eq!(v["surface_triangles"].as_u64(), Some(s), "{what}: surface_triangles");
+        assert_eq!(
+            v["surface_triangles"].as_u64(),
+            Some(s),
+            "{what}: surface_triangles"
+        );
     }
     if let Some((vol, tol)) = e.volume {
         let got = v["volume"].as_f64().unwrap();
-        assert!((got - vol).abs() <= tol * vol, "{what}: volume {got} vs {vol}");
+        assert!(
+            (got - vol).abs() <= tol * vol,
+            "{what}: volume {got} vs {vol}"
+        );
     }
     let groups = v["physical_groups"].as_object().unwrap();
     assert_eq!(groups.len(), e.groups.len(), "{what}: groups {groups:?}");
     for (name, count) in e.groups {
-        assert_eq!(groups.get(*name).and_then(Value::as_u64), Some(*count), "{what}: group {name}");
+        assert_eq!(
+            groups.get(*name).and_then(Value::as_u64),
+            Some(*count),
+            "{what}: group {name}"
+        );
     }
     let bbox = v["bbox"].as_array().unwrap();
     assert_eq!(bbox.len(), 2);
@@ -109,13 +273,19 @@ fn info_contract_bbox_and_errors() {
     }
     // A missing file and a non-mesh file: non-zero exit, one-line error naming the file.
     for bad in ["does/not/exist.msh", "README.md"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_diffsoro")).arg("info").arg(root.join(bad)).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+            .arg("info")
+            .arg(root.join(bad))
+            .output()
+            .unwrap();
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains(bad), "{err}");
     }
     // No arguments prints the help (and runs the demo).
-    let out = Command::new(env!("CARGO_BIN_EXE_diffsoro")).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: diffsoro"));
 }

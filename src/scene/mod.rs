@@ -5,6 +5,7 @@
 mod file;
 mod final_state;
 mod model;
+mod output;
 mod overrides;
 mod statics;
 mod step;
@@ -12,6 +13,7 @@ mod step;
 pub use file::{SceneFile, SimulationSection, SoftBodySection};
 pub use final_state::{BodyOutput, FinalState};
 pub use model::{BodyState, Scene, State};
+pub use output::FrameSeries;
 pub use overrides::apply_override;
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

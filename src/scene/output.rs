@@ -1,0 +1,93 @@
+//! Output of a run for ParaView: one `.vtu` per body and frame plus a `.pvd` index per body,
+//! and `final.json`. Outputs are written completely or not at all: frames go to a staging
+//! folder inside the output folder and are moved into place only when the run has finished;
+//! a run that fails (or is dropped) removes its staging folder.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::math::Vec3;
+use crate::mesh::io::pvd::write_pvd;
+use crate::mesh::io::vtu::{VtuEncoding, write_vtu};
+use crate::mesh::io::write_file_atomic;
+
+use super::model::{Scene, State};
+
+/// A series of frames being written into `dir`.
+pub struct FrameSeries {
+    dir: PathBuf,
+    staging: PathBuf,
+    /// Per body, (time, file name) of each frame.
+    frames: Vec<Vec<(f64, String)>>,
+    finished: bool,
+}
+
+impl FrameSeries {
+    /// Starts a series in `dir` (created if needed) for the bodies of `scene`.
+    pub fn create(dir: &Path, scene: &Scene) -> Result<FrameSeries> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let staging = dir.join(format!(".diffsoro-partial-{}", std::process::id()));
+        std::fs::create_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
+        Ok(FrameSeries {
+            dir: dir.to_path_buf(),
+            staging,
+            frames: vec![Vec::new(); scene.bodies.len()],
+            finished: false,
+        })
+    }
+
+    /// Writes the frame of `state`: per body `NAME_NNNNNN.vtu` (binary), with point fields
+    /// `displacement` (m, from the rest positions) and `velocity` (m/s).
+    pub fn write(&mut self, scene: &Scene, state: &State) -> Result<()> {
+        for ((body, bs), frames) in scene.bodies.iter().zip(&state.bodies).zip(&mut self.frames) {
+            let displacement: Vec<Vec3> = bs
+                .positions
+                .iter()
+                .zip(body.rest_positions())
+                .map(|(x, x0)| x - x0)
+                .collect();
+            let bytes = write_vtu(
+                body.mesh(),
+                Some(&bs.positions),
+                &[
+                    ("displacement", &displacement),
+                    ("velocity", &bs.velocities),
+                ],
+                VtuEncoding::Binary,
+            );
+            let name = format!("{}_{:06}.vtu", body.name(), state.steps);
+            let path = self.staging.join(&name);
+            std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+            frames.push((state.time, name));
+        }
+        Ok(())
+    }
+
+    /// Moves the frames into place, writes one `NAME.pvd` per body and `final.json`
+    /// (`final_json`, last, atomically). Returns the paths of the `.pvd` files.
+    pub fn finish(mut self, scene: &Scene, final_json: &[u8]) -> Result<Vec<PathBuf>> {
+        let mut pvds = Vec::new();
+        for (body, frames) in scene.bodies.iter().zip(&self.frames) {
+            for (_, name) in frames {
+                let (from, to) = (self.staging.join(name), self.dir.join(name));
+                std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
+            }
+            let list: Vec<(f64, &str)> = frames.iter().map(|(t, n)| (*t, n.as_str())).collect();
+            let pvd = self.dir.join(format!("{}.pvd", body.name()));
+            write_file_atomic(&pvd, write_pvd(&list).as_bytes())?;
+            pvds.push(pvd);
+        }
+        write_file_atomic(self.dir.join("final.json"), final_json)?;
+        let _ = std::fs::remove_dir_all(&self.staging);
+        self.finished = true;
+        Ok(pvds)
+    }
+}
+
+impl Drop for FrameSeries {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = std::fs::remove_dir_all(&self.staging);
+        }
+    }
+}
