@@ -94,8 +94,19 @@ fn main() -> ExitCode {
 fn print_json(value: &impl Serialize) -> diffsoro::Result<()> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| diffsoro::Error::invalid("JSON output", e.to_string()))?;
-    println!("{text}");
-    Ok(())
+    write_stdout(&text)
+}
+
+/// Writes `text` and a newline on stdout; a closed pipe (`| head`) is not an error.
+fn write_stdout(text: &str) -> diffsoro::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(diffsoro::Error::io("stdout", e))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Prints `value` as one-line JSON on stdout (large outputs: final states).
