@@ -225,3 +225,31 @@ fn deformed_positions_and_fields_are_written_and_extra_arrays_ignored() {
         }
     }
 }
+
+#[test]
+fn truncated_or_corrupted_fixtures_never_panic() {
+    use diffsoro::mesh::io::read_mesh_bytes;
+    for name in [
+        "cube_binary.vtk",
+        "cube_ascii.vtk",
+        "cube_base64.vtu",
+        "cube_vtk51_binary.vtk",
+    ] {
+        let data = read_bytes(&fixture(name));
+        // A stride keeps the test fast; the modules' unit tests cover every byte of smaller
+        // inputs.
+        for end in (0..data.len()).step_by(13) {
+            if let Ok(mesh) = read_mesh_bytes(name, &data[..end]) {
+                // Only a cut after complete sections can still be a (smaller) valid grid.
+                assert!(mesh.node_count() <= 81, "{name} cut at {end}");
+            }
+        }
+        for i in (0..data.len()).step_by(17) {
+            for b in [0u8, b'7', b'\n', 0xff] {
+                let mut x = data.clone();
+                x[i] = b;
+                let _ = read_mesh_bytes(name, &x);
+            }
+        }
+    }
+}

@@ -190,15 +190,8 @@ impl Reader<'_> {
             let bytes = self.c.bytes(ty.size())?;
             Ok((ty.decode(bytes, Endian::Big), at))
         } else {
-            let token = self.c.token().map_err(|_| {
-                self.c
-                    .err_line(format!("unexpected end of file, expected {what}"))
-            })?;
-            let at = Location::Line(self.c.line());
-            let value = ty
-                .parse_text(token)
-                .ok_or_else(|| self.c.err_line(format!("expected {what}, found `{token}`")))?;
-            Ok((value, at))
+            let value = ty.parse_next(&mut self.c, what)?;
+            Ok((value, Location::Line(self.c.line())))
         }
     }
 
@@ -262,10 +255,13 @@ impl Reader<'_> {
             self.c.token()?;
             let line = self.c.line();
             let ty = self.scalar_type()?;
-            let offsets = self.indices(ty, a, "cell offset")?;
+            let mut offsets = self.indices(ty, a, "cell offset")?;
             self.keyword("CONNECTIVITY")?;
             let ty = self.scalar_type()?;
             let conn = self.indices(ty, b, "cell node")?;
+            if offsets.is_empty() {
+                offsets.push(0); // no cells
+            }
             let consistent = offsets.first().is_none_or(|&o| o == 0)
                 && offsets.windows(2).all(|w| w[0] <= w[1])
                 && offsets.last().is_some_and(|&o| o == conn.len());
@@ -655,5 +651,22 @@ CELL_TYPES 3
             e.starts_with("t.vtk: whole file: tetrahedron 0: is degenerate"),
             "{e}"
         );
+    }
+
+    /// Every single-byte corruption of a valid input gives an error or a mesh, never a panic.
+    #[test]
+    fn corrupted_bytes_never_panic() {
+        for input in [
+            ASCII.as_bytes().to_vec(),
+            binary(&POINTS, &CELLS, 3, &TYPES),
+        ] {
+            for i in 0..input.len() {
+                for b in [0u8, b'9', b' ', b'\n', b'-', b'=', b'"', b'<', 0xff] {
+                    let mut x = input.clone();
+                    x[i] = b;
+                    let _ = read_vtk_legacy("t.vtk", &x);
+                }
+            }
+        }
     }
 }
