@@ -22,10 +22,23 @@ use super::{Cursor, Endian};
 pub fn read_vtk_legacy(file: &str, data: &[u8]) -> Result<Mesh> {
     let mut c = Cursor::new(file, data);
     let header = c.line_text()?;
-    if !header.trim_start().starts_with("# vtk DataFile") {
-        return Err(c.err_line("not a legacy VTK file (expected `# vtk DataFile Version …`)"));
+    if !header
+        .trim_start_matches(['\u{feff}', ' ', '\t'])
+        .starts_with("# vtk DataFile")
+    {
+        return Err(Error::parse(
+            file,
+            Location::Line(1),
+            "not a legacy VTK file (expected `# vtk DataFile Version …`)",
+        ));
     }
-    c.line_text()?; // title
+    // The title: free text, not necessarily UTF-8.
+    let title_len = c
+        .rest()
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(c.remaining(), |i| i + 1);
+    c.bytes(title_len)?;
     let mode = c.line_text()?.trim().to_ascii_uppercase();
     let binary = match mode.as_str() {
         "ASCII" => false,
@@ -633,7 +646,7 @@ CELL_TYPES 3
         let e = err(&ASCII.replace("ASCII", "TEXT"));
         assert_eq!(e, "t.vtk: line 3: expected ASCII or BINARY, found `TEXT`");
         let e = err(&ASCII.replace("# vtk", "# vt"));
-        assert!(e.starts_with("t.vtk: line 2: not a legacy VTK file"), "{e}");
+        assert!(e.starts_with("t.vtk: line 1: not a legacy VTK file"), "{e}");
         let e = err(&ASCII.replace("CELL_TYPES", "CELL_KINDS"));
         assert_eq!(e, "t.vtk: line 15: unknown section `CELL_KINDS`");
         let e = err(&ASCII.replace("double", "bit"));
@@ -642,6 +655,19 @@ CELL_TYPES 3
         assert_eq!(e, "t.vtk: line 10: expected point coordinate, found `x`");
         let e = err("# vtk DataFile Version 2.0\nt\nASCII\nDATASET UNSTRUCTURED_GRID\n");
         assert_eq!(e, "t.vtk: whole file: no POINTS section");
+    }
+
+    #[test]
+    fn byte_order_mark_and_non_utf8_title_are_accepted() {
+        let mut data = b"\xEF\xBB\xBF".to_vec();
+        data.extend(ASCII.replace("test\n", "caf\u{e9}\n").bytes());
+        let title = data.iter().position(|&b| b == 0xC3).unwrap();
+        data[title] = 0xE9; // Latin-1 é, not UTF-8
+        data.remove(title + 1);
+        assert_eq!(
+            read_vtk_legacy("t.vtk", &data).unwrap(),
+            read(ASCII).unwrap()
+        );
     }
 
     #[test]
