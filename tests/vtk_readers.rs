@@ -100,21 +100,44 @@ fn real(path: &str) -> Option<PathBuf> {
 
 #[test]
 fn real_soft_robot_meshes_load_with_their_counts() {
-    for (path, nodes, tets) in [
-        ("trunk/trunk.vtk", 709, 1972),
-        ("finger/finger.vtk", 158, 389),
-        ("pneunet/pneunetCutCoarse.vtk", 376, 1195),
-        ("pneunet/pneunetCut.vtk", 2316, 9560),
-        ("diamond/diamond.vtk", 1628, 4147),
-        ("bunny/Hollow_Stanford_Bunny.vtu", 1911, 5897),
-        ("tripod/tripod_low.gidmsh", 235, 579),
-        ("tripod/tripod_mid.gidmsh", 781, 2684),
+    // (file, nodes, tetrahedra, boundary triangles, volume in mm³): meshes-real/README.md and
+    // tests/data/README.md of the fixtures branch (meshio 5.3.5, 10 significant digits).
+    for (path, nodes, tets, surface, volume) in [
+        ("trunk/trunk.vtk", 709, 1972, 1322, 38899.99212),
+        ("finger/finger.vtk", 158, 389, 306, 18508.66115),
+        ("pneunet/pneunetCutCoarse.vtk", 376, 1195, 742, 51162.5),
+        ("pneunet/pneunetCut.vtk", 2316, 9560, 2968, 51162.5),
+        ("diamond/diamond.vtk", 1628, 4147, 3268, 392356.6672),
+        (
+            "bunny/Hollow_Stanford_Bunny.vtu",
+            1911,
+            5897,
+            3806,
+            152.4533915,
+        ),
     ] {
         let Some(p) = real(path) else { continue };
         let mesh = read_mesh(&p).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(mesh.node_count(), nodes, "{path}");
         assert_eq!(mesh.tetrahedra().len(), tets, "{path}");
-        assert!(mesh.volume() > 0.0, "{path}");
+        assert_eq!(mesh.boundary_triangles().len(), surface, "{path}");
+        let rel = (mesh.volume() - volume).abs() / volume;
+        assert!(rel < 1e-9, "{path}: volume {} vs {volume}", mesh.volume());
+    }
+    // The GiD tripod meshes (meshio cannot read them): node and tetrahedron counts from
+    // meshes-real/README.md; boundary triangles and volume from a 20-line numpy script
+    // (|det|/6 summed, faces used once counted), independent of the Rust code.
+    for (path, nodes, tets, surface, volume) in [
+        ("tripod/tripod_low.gidmsh", 235, 579, 436, 22447.88947),
+        ("tripod/tripod_mid.gidmsh", 781, 2684, 1162, 22429.08672),
+    ] {
+        let Some(p) = real(path) else { continue };
+        let mesh = read_mesh(&p).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(mesh.node_count(), nodes, "{path}");
+        assert_eq!(mesh.tetrahedra().len(), tets, "{path}");
+        assert_eq!(mesh.boundary_triangles().len(), surface, "{path}");
+        let rel = (mesh.volume() - volume).abs() / volume;
+        assert!(rel < 1e-9, "{path}: volume {} vs {volume}", mesh.volume());
     }
     // Extents from the README: trunk z ∈ [0, 195], finger x ∈ [-103.4, 0].
     if let Some(p) = real("trunk/trunk.vtk") {
@@ -222,6 +245,34 @@ fn deformed_positions_and_fields_are_written_and_extra_arrays_ignored() {
         if encoding == VtuEncoding::Ascii {
             let count = v.text().unwrap().split_whitespace().count();
             assert_eq!(count, 3 * mesh.node_count());
+        }
+    }
+}
+
+#[test]
+fn truncated_or_corrupted_fixtures_never_panic() {
+    use diffsoro::mesh::io::read_mesh_bytes;
+    for name in [
+        "cube_binary.vtk",
+        "cube_ascii.vtk",
+        "cube_base64.vtu",
+        "cube_vtk51_binary.vtk",
+    ] {
+        let data = read_bytes(&fixture(name));
+        // A stride keeps the test fast; the modules' unit tests cover every byte of smaller
+        // inputs.
+        for end in (0..data.len()).step_by(13) {
+            if let Ok(mesh) = read_mesh_bytes(name, &data[..end]) {
+                // Only a cut after complete sections can still be a (smaller) valid grid.
+                assert!(mesh.node_count() <= 81, "{name} cut at {end}");
+            }
+        }
+        for i in (0..data.len()).step_by(17) {
+            for b in [0u8, b'7', b'\n', 0xff] {
+                let mut x = data.clone();
+                x[i] = b;
+                let _ = read_mesh_bytes(name, &x);
+            }
         }
     }
 }

@@ -337,4 +337,18 @@ End Elements
             let _ = read_gidmsh("t.gidmsh", &TET.as_bytes()[..end]);
         }
     }
+
+    /// Every single-byte corruption of a valid input gives an error or a mesh, never a panic.
+    #[test]
+    fn corrupted_bytes_never_panic() {
+        for input in [TET.as_bytes().to_vec()] {
+            for i in 0..input.len() {
+                for b in [0u8, b'9', b' ', b'\n', b'-', b'=', b'"', b'<', 0xff] {
+                    let mut x = input.clone();
+                    x[i] = b;
+                    let _ = read_gidmsh("t.gidmsh", &x);
+                }
+            }
+        }
+    }
 }

@@ -22,10 +22,23 @@ use super::{Cursor, Endian};
 pub fn read_vtk_legacy(file: &str, data: &[u8]) -> Result<Mesh> {
     let mut c = Cursor::new(file, data);
     let header = c.line_text()?;
-    if !header.trim_start().starts_with("# vtk DataFile") {
-        return Err(c.err_line("not a legacy VTK file (expected `# vtk DataFile Version …`)"));
+    if !header
+        .trim_start_matches(['\u{feff}', ' ', '\t'])
+        .starts_with("# vtk DataFile")
+    {
+        return Err(Error::parse(
+            file,
+            Location::Line(1),
+            "not a legacy VTK file (expected `# vtk DataFile Version …`)",
+        ));
     }
-    c.line_text()?; // title
+    // The title: free text, not necessarily UTF-8.
+    let title_len = c
+        .rest()
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(c.remaining(), |i| i + 1);
+    c.bytes(title_len)?;
     let mode = c.line_text()?.trim().to_ascii_uppercase();
     let binary = match mode.as_str() {
         "ASCII" => false,
@@ -190,15 +203,8 @@ impl Reader<'_> {
             let bytes = self.c.bytes(ty.size())?;
             Ok((ty.decode(bytes, Endian::Big), at))
         } else {
-            let token = self.c.token().map_err(|_| {
-                self.c
-                    .err_line(format!("unexpected end of file, expected {what}"))
-            })?;
-            let at = Location::Line(self.c.line());
-            let value = ty
-                .parse_text(token)
-                .ok_or_else(|| self.c.err_line(format!("expected {what}, found `{token}`")))?;
-            Ok((value, at))
+            let value = ty.parse_next(&mut self.c, what)?;
+            Ok((value, Location::Line(self.c.line())))
         }
     }
 
@@ -262,10 +268,13 @@ impl Reader<'_> {
             self.c.token()?;
             let line = self.c.line();
             let ty = self.scalar_type()?;
-            let offsets = self.indices(ty, a, "cell offset")?;
+            let mut offsets = self.indices(ty, a, "cell offset")?;
             self.keyword("CONNECTIVITY")?;
             let ty = self.scalar_type()?;
             let conn = self.indices(ty, b, "cell node")?;
+            if offsets.is_empty() {
+                offsets.push(0); // no cells
+            }
             let consistent = offsets.first().is_none_or(|&o| o == 0)
                 && offsets.windows(2).all(|w| w[0] <= w[1])
                 && offsets.last().is_some_and(|&o| o == conn.len());
@@ -637,7 +646,7 @@ CELL_TYPES 3
         let e = err(&ASCII.replace("ASCII", "TEXT"));
         assert_eq!(e, "t.vtk: line 3: expected ASCII or BINARY, found `TEXT`");
         let e = err(&ASCII.replace("# vtk", "# vt"));
-        assert!(e.starts_with("t.vtk: line 2: not a legacy VTK file"), "{e}");
+        assert!(e.starts_with("t.vtk: line 1: not a legacy VTK file"), "{e}");
         let e = err(&ASCII.replace("CELL_TYPES", "CELL_KINDS"));
         assert_eq!(e, "t.vtk: line 15: unknown section `CELL_KINDS`");
         let e = err(&ASCII.replace("double", "bit"));
@@ -649,11 +658,41 @@ CELL_TYPES 3
     }
 
     #[test]
+    fn byte_order_mark_and_non_utf8_title_are_accepted() {
+        let mut data = b"\xEF\xBB\xBF".to_vec();
+        data.extend(ASCII.replace("test\n", "caf\u{e9}\n").bytes());
+        let title = data.iter().position(|&b| b == 0xC3).unwrap();
+        data[title] = 0xE9; // Latin-1 é, not UTF-8
+        data.remove(title + 1);
+        assert_eq!(
+            read_vtk_legacy("t.vtk", &data).unwrap(),
+            read(ASCII).unwrap()
+        );
+    }
+
+    #[test]
     fn degenerate_tetrahedra_are_parse_errors_naming_the_file() {
         let e = err(&ASCII.replace("0 0 1\n", "0.5 0.5 0\n"));
         assert!(
             e.starts_with("t.vtk: whole file: tetrahedron 0: is degenerate"),
             "{e}"
         );
+    }
+
+    /// Every single-byte corruption of a valid input gives an error or a mesh, never a panic.
+    #[test]
+    fn corrupted_bytes_never_panic() {
+        for input in [
+            ASCII.as_bytes().to_vec(),
+            binary(&POINTS, &CELLS, 3, &TYPES),
+        ] {
+            for i in 0..input.len() {
+                for b in [0u8, b'9', b' ', b'\n', b'-', b'=', b'"', b'<', 0xff] {
+                    let mut x = input.clone();
+                    x[i] = b;
+                    let _ = read_vtk_legacy("t.vtk", &x);
+                }
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The numeric types of VTK data arrays, shared by the legacy and XML readers: their names in
 //! both dialects, their sizes, and decoding of one binary value.
 
-use super::Endian;
+use super::{Cursor, Endian};
+use crate::error::Result;
 
 /// A VTK scalar type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,16 +96,17 @@ impl ScalarType {
         }
     }
 
-    /// Parses one text value of this type: integers exactly, `Float32` as an `f32` widened
-    /// (the value a VTK reader stores), `Float64` as an `f64`. `None` if the text is not a
-    /// number of the type.
-    pub(crate) fn parse_text(self, token: &str) -> Option<Value> {
+    /// Reads the next text token of `c` as a value of this type: integers exactly,
+    /// `Float32` as an `f32` widened (the value a VTK reader stores), `Float64` as an `f64`.
+    /// Errors (naming `what` and the line) at the end of the text or on a token that is not
+    /// a number of the type.
+    pub(crate) fn parse_next(self, c: &mut Cursor, what: &str) -> Result<Value> {
         use ScalarType::*;
-        match self {
-            F32 => token.parse::<f32>().ok().map(|v| Value::Real(f64::from(v))),
-            F64 => token.parse::<f64>().ok().map(Value::Real),
-            _ => token.parse::<i128>().ok().map(Value::Int),
-        }
+        Ok(match self {
+            F32 => Value::Real(f64::from(c.parse::<f32>(what)?)),
+            F64 => Value::Real(c.parse::<f64>(what)?),
+            _ => Value::Int(c.parse::<i128>(what)?),
+        })
     }
 }
 
@@ -153,11 +155,11 @@ mod tests {
         assert_eq!(v, Value::Int(-7));
         let v = ScalarType::F32.decode(&0.1f32.to_le_bytes(), Endian::Little);
         assert_eq!(v.real(), f64::from(0.1f32));
-        assert_eq!(
-            ScalarType::F32.parse_text("0.1"),
-            Some(Value::Real(f64::from(0.1f32)))
-        );
-        assert_eq!(ScalarType::U8.parse_text("1.5"), None);
+        let mut c = Cursor::new("t", b"0.1 1.5");
+        let v = ScalarType::F32.parse_next(&mut c, "x").unwrap();
+        assert_eq!(v, Value::Real(f64::from(0.1f32)));
+        let e = ScalarType::U8.parse_next(&mut c, "type").unwrap_err();
+        assert_eq!(e.to_string(), "t: line 1: expected type, found `1.5`");
         assert_eq!(Value::Real(3.0).int(), Some(3));
         assert_eq!(Value::Real(3.5).int(), None);
     }

@@ -324,10 +324,7 @@ impl Arrays<'_, '_> {
                             expected.unwrap_or(0)
                         )));
                     }
-                    let token = c.token()?;
-                    let value = ty.parse_text(token).ok_or_else(|| {
-                        c.err_line(format!("expected {what} ({type_name}), found `{token}`"))
-                    })?;
+                    let value = ty.parse_next(&mut c, what)?;
                     each(value, Location::Line(c.line()))?;
                     count += 1;
                 }
@@ -1003,6 +1000,24 @@ mod tests {
             for end in 0..text.len() - 1 {
                 if let Some(prefix) = text.get(..end) {
                     assert!(read(prefix).is_err(), "{end}");
+                }
+            }
+        }
+    }
+
+    /// Every single-byte corruption of a valid input gives an error or a mesh, never a panic.
+    #[test]
+    fn corrupted_bytes_never_panic() {
+        for input in [
+            ASCII.as_bytes().to_vec(),
+            binary(true, true).into_bytes(),
+            binary(false, false).into_bytes(),
+        ] {
+            for i in 0..input.len() {
+                for b in [0u8, b'9', b' ', b'\n', b'-', b'=', b'"', b'<', 0xff] {
+                    let mut x = input.clone();
+                    x[i] = b;
+                    let _ = read_vtu("t.vtu", &x);
                 }
             }
         }
