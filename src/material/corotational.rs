@@ -196,7 +196,9 @@ mod tests {
 
     /// U diag(s) Vᵀ for two fixed rotations.
     fn with_singular_values(s: Vec3) -> Mat3 {
-        rotation(Vec3::new(0.3, -1.1, 0.4)) * Mat3::from_diagonal(&s) * rotation(Vec3::new(-0.7, 0.2, 0.9))
+        rotation(Vec3::new(0.3, -1.1, 0.4))
+            * Mat3::from_diagonal(&s)
+            * rotation(Vec3::new(-0.7, 0.2, 0.9))
     }
 
     #[test]

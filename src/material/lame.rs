@@ -134,8 +134,14 @@ mod tests {
             let d = Lame::derivatives(e, nu).unwrap();
             let de = [d.young_modulus.mu, d.young_modulus.lambda];
             let dn = [d.poisson_ratio.mu, d.poisson_ratio.lambda];
-            assert!(relative_error(je.as_slice(), &de, 1e-300) < 1e-6, "E at {e}, {nu}");
-            assert!(relative_error(jn.as_slice(), &dn, 1e-300) < 1e-6, "ν at {e}, {nu}");
+            assert!(
+                relative_error(je.as_slice(), &de, 1e-300) < 1e-6,
+                "E at {e}, {nu}"
+            );
+            assert!(
+                relative_error(jn.as_slice(), &dn, 1e-300) < 1e-6,
+                "ν at {e}, {nu}"
+            );
         }
     }
 

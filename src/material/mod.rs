@@ -215,6 +215,9 @@ impl Material {
 }
 
 /// The per-law state at one deformation gradient (closed set: dispatch by `match`).
+/// The co-rotational state (SVD factors, R, rotation generators) is larger than the others;
+/// boxing it would allocate per element in the assembly loop, so the size gap is accepted.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy)]
 enum LawPoint {
     Corotational(CorotationalPoint),

@@ -33,7 +33,10 @@ impl HyperelasticPoint for NeoHookeanPoint {
     fn at(f: &Mat3) -> Result<Self, DeformationError> {
         check_finite(f)?;
         let j = f.determinant();
-        if !(j > 0.0) {
+        if !j.is_finite() {
+            return Err(DeformationError::NonFinite);
+        }
+        if j <= 0.0 {
             return Err(DeformationError::Inverted { j });
         }
         // F⁻ᵀ = cof(F) / J (cofactor matrix), exact for any J > 0.
@@ -136,9 +139,16 @@ mod tests {
     #[test]
     fn hydrostatic_stretch_matches_the_hand_formula() {
         // F = s I: J = s³, G = I/s, P = (μ (s − 1/s) + 3 λ ln s / s) I.
-        let (s, lame) = (1.3f64, Lame { mu: 0.7, lambda: 2.5 });
+        let (s, lame) = (
+            1.3f64,
+            Lame {
+                mu: 0.7,
+                lambda: 2.5,
+            },
+        );
         let p = NeoHookeanPoint::at(&(Mat3::identity() * s)).unwrap();
-        let expected = Mat3::identity() * (lame.mu * (s - 1.0 / s) + 3.0 * lame.lambda * s.ln() / s);
+        let expected =
+            Mat3::identity() * (lame.mu * (s - 1.0 / s) + 3.0 * lame.lambda * s.ln() / s);
         assert!((p.stress(&lame) - expected).norm() < 1e-14);
     }
 }

@@ -115,9 +115,14 @@ mod tests {
     #[test]
     fn uniaxial_stretch_matches_the_hand_formula() {
         // F = diag(s, 1, 1): E = diag((s² − 1)/2, 0, 0), P_11 = s (2μ + λ)(s² − 1)/2.
-        let (s, lame) = (1.7, Lame { mu: 2.0, lambda: 3.0 });
-        let p = StVKPoint::at(&Mat3::from_diagonal(&crate::math::Vec3::new(s, 1.0, 1.0)))
-            .unwrap();
+        let (s, lame) = (
+            1.7,
+            Lame {
+                mu: 2.0,
+                lambda: 3.0,
+            },
+        );
+        let p = StVKPoint::at(&Mat3::from_diagonal(&crate::math::Vec3::new(s, 1.0, 1.0))).unwrap();
         let g = 0.5 * (s * s - 1.0);
         let expected = Mat3::from_diagonal(&crate::math::Vec3::new(
             s * (2.0 * lame.mu + lame.lambda) * g,

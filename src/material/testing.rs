@@ -101,7 +101,11 @@ pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
             STEP,
         );
         let p = point.stress(&lame);
-        assert_close(p.as_slice(), grad.as_slice(), &format!("P vs FD of Ψ, {ctx}"));
+        assert_close(
+            p.as_slice(),
+            grad.as_slice(),
+            &format!("P vs FD of Ψ, {ctx}"),
+        );
 
         // ∂P/∂F by FD of P, the combined call, and symmetry (a Hessian).
         let jac = central_difference_jacobian(|x| vec9(&at(x).stress(&lame)), &x, STEP);
@@ -128,7 +132,13 @@ pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
         );
         let t = DVec::from_element(1, 0.0);
         let fd = central_difference_jacobian(
-            |t| vec9(&P::at(&(f + df2 * t[0])).unwrap().tangent_action(&lame, &df1)),
+            |t| {
+                vec9(
+                    &P::at(&(f + df2 * t[0]))
+                        .unwrap()
+                        .tangent_action(&lame, &df1),
+                )
+            },
             &t,
             STEP,
         );
@@ -154,7 +164,11 @@ pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
         lin.as_slice(),
         "P linear in (μ, λ)",
     );
-    let psi = mu * point.energy_density(&Lame::UNIT_MU)
-        + la * point.energy_density(&Lame::UNIT_LAMBDA);
-    assert_close(&[point.energy_density(&mixed)], &[psi], "Ψ linear in (μ, λ)");
+    let psi =
+        mu * point.energy_density(&Lame::UNIT_MU) + la * point.energy_density(&Lame::UNIT_LAMBDA);
+    assert_close(
+        &[point.energy_density(&mixed)],
+        &[psi],
+        "Ψ linear in (μ, λ)",
+    );
 }
