@@ -23,6 +23,7 @@ mod corotational;
 mod lame;
 mod neo_hookean;
 mod stvk;
+mod svd3;
 mod tensor;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -99,7 +100,7 @@ pub enum DeformationError {
         /// det F.
         j: f64,
     },
-    /// The 3×3 SVD (co-rotational) did not converge.
+    /// The 3×3 SVD (co-rotational) did not converge or overflowed (entries of F beyond ~1e150).
     #[error("the SVD of the deformation gradient did not converge")]
     SvdNotConverged,
 }
