@@ -244,6 +244,27 @@ mod tests {
     }
 
     #[test]
+    fn rotated_stretch_matches_the_hand_formula() {
+        // F = R₀ diag(s): R = R₀, Ψ = μ Σ(sᵢ − 1)² + (λ/2)(Σsᵢ − 3)²,
+        // P = 2μ (F − R₀) + λ (Σsᵢ − 3) R₀ — also for an inverted stretch (s₃ < 0).
+        let lame = Lame {
+            mu: 0.8,
+            lambda: 1.7,
+        };
+        let r0 = rotation(Vec3::new(-0.6, 0.3, 0.8));
+        for s in [Vec3::new(1.6, 1.1, 0.7), Vec3::new(1.2, 0.9, -0.5)] {
+            let f = r0 * Mat3::from_diagonal(&s);
+            let p = CorotationalPoint::at(&f).unwrap();
+            let vol = s.sum() - 3.0;
+            let psi =
+                lame.mu * (s - Vec3::repeat(1.0)).norm_squared() + 0.5 * lame.lambda * vol * vol;
+            assert!((p.energy_density(&lame) - psi).abs() < 1e-13, "{s:?}");
+            let stress = (f - r0) * (2.0 * lame.mu) + r0 * (lame.lambda * vol);
+            assert!((p.stress(&lame) - stress).norm() < 1e-13, "{s:?}");
+        }
+    }
+
+    #[test]
     fn rotation_is_the_polar_factor() {
         // F = R₀ S₀ with S₀ symmetric positive definite: the polar rotation is R₀.
         let r0 = rotation(Vec3::new(0.4, -0.3, 1.2));

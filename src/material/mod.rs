@@ -54,6 +54,9 @@ pub enum Law {
 }
 
 impl Law {
+    /// Every law, in declaration order.
+    pub const ALL: [Law; 3] = [Law::Corotational, Law::StVK, Law::NeoHookean];
+
     /// The scene-file name of the law.
     pub fn name(self) -> &'static str {
         match self {
@@ -312,7 +315,7 @@ mod tests {
 
     #[test]
     fn laws_parse_from_their_scene_names_and_unknown_names_are_reported() {
-        for law in [Law::Corotational, Law::StVK, Law::NeoHookean] {
+        for law in Law::ALL {
             let json = format!("\"{}\"", law.name());
             assert_eq!(serde_json::from_str::<Law>(&json).unwrap(), law);
             assert_eq!(law.name().parse::<Law>().unwrap(), law);
