@@ -22,15 +22,13 @@
 //! there is huge but finite; away from that set (relative distance > 1e-12) the derivatives
 //! are exact.
 
+use super::svd3::Svd3;
 use super::tensor::{Mat9, frobenius};
 use super::{DeformationError, HyperelasticPoint, Lame, check_finite};
 use crate::math::{Mat3, Vec3};
-use nalgebra::SVD;
 
 /// Relative floor of the divisors σᵢ + σⱼ (see the module documentation).
 const SIGMA_SUM_FLOOR: f64 = 1e-12;
-/// Iteration cap of the 3×3 SVD (converges in a handful of sweeps for finite input).
-const SVD_MAX_ITERATIONS: usize = 200;
 /// The pairs (i, j), i < j, of the off-diagonal rotation generators.
 const PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
 
@@ -83,24 +81,12 @@ impl CorotationalPoint {
 }
 
 impl HyperelasticPoint for CorotationalPoint {
-    /// Any finite F is accepted (inverted elements too); errors only for NaN/∞ entries or an
-    /// SVD that does not converge.
+    /// Any finite F is accepted (inverted, flat and zero F too); errors only for NaN/∞
+    /// entries, or an SVD that does not converge or overflows (entries beyond ~1e150).
     fn at(f: &Mat3) -> Result<Self, DeformationError> {
         check_finite(f)?;
-        let svd = SVD::try_new(*f, true, true, f64::EPSILON * 5.0, SVD_MAX_ITERATIONS)
-            .ok_or(DeformationError::SvdNotConverged)?;
-        let (Some(mut u), Some(vt)) = (svd.u, svd.v_t) else {
-            return Err(DeformationError::SvdNotConverged);
-        };
-        let v = vt.transpose();
-        let mut sigma = svd.singular_values;
-        // Rotation-variant SVD: make U Vᵀ a rotation by flipping the smallest singular value
-        // and its column of U (Irving et al. 2004).
-        if u.determinant() * v.determinant() < 0.0 {
-            let k = sigma.imin();
-            sigma[k] = -sigma[k];
-            u.column_mut(k).neg_mut();
-        }
+        let Svd3 { u, sigma, v } = Svd3::new(f).ok_or(DeformationError::SvdNotConverged)?;
+        let vt = v.transpose();
         let r = u * vt;
         let floor = SIGMA_SUM_FLOOR * sigma.amax().max(1.0);
         let mut inv_sum = [0.0; 3];
@@ -210,6 +196,7 @@ mod tests {
             with_singular_values(Vec3::new(1.4, 0.8, 0.8 - 1e-3)),
             with_singular_values(Vec3::new(1.4, 0.8, 0.8)),
             with_singular_values(Vec3::new(1.1, 1.1, 0.6)),
+            with_singular_values(Vec3::new(0.9, 0.9, 0.9)),
             // A rotation, and a rotation composed with a stretch.
             rotation(Vec3::new(0.5, 0.2, -0.8)),
             rotation(Vec3::new(0.1, 2.0, 0.3)) * Mat3::from_diagonal(&Vec3::new(1.5, 0.9, 0.7)),
@@ -219,6 +206,61 @@ mod tests {
         ]);
         for f in &fs {
             check_law::<CorotationalPoint>(f);
+        }
+    }
+
+    #[test]
+    fn degenerate_deformations_give_finite_outputs_or_an_error() {
+        let lame = Lame {
+            mu: 1.0,
+            lambda: 1.0,
+        };
+        let (d1, d2) = (
+            Mat3::new(0.3, -0.1, 0.2, 0.0, 0.5, -0.4, 0.1, 0.2, -0.3),
+            Mat3::identity(),
+        );
+        for f in [
+            Mat3::zeros(),
+            // Flat element (σ₃ = 0) and a rank-one F.
+            Mat3::from_diagonal(&Vec3::new(1.2, 0.7, 0.0)),
+            Mat3::new(1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 1.0, 1.0),
+            // Inverted with |σ₃| = σ₂: the floored divisor σ₂ + σ₃ = 0.
+            Mat3::from_diagonal(&Vec3::new(1.2, 0.7, -0.7)),
+        ] {
+            let p = CorotationalPoint::at(&f).unwrap();
+            assert!((p.rotation().determinant() - 1.0).abs() < 1e-12, "{f}");
+            let all_finite = p.energy_density(&lame).is_finite()
+                && p.stress(&lame).iter().all(|x| x.is_finite())
+                && p.tangent(&lame).iter().all(|x| x.is_finite())
+                && p.tangent_derivative(&lame, &d1, &d2)
+                    .iter()
+                    .all(|x| x.is_finite());
+            assert!(all_finite, "{f}");
+        }
+        assert_eq!(
+            CorotationalPoint::at(&(Mat3::identity() * 1e200)).unwrap_err(),
+            DeformationError::SvdNotConverged
+        );
+    }
+
+    #[test]
+    fn rotated_stretch_matches_the_hand_formula() {
+        // F = R₀ diag(s): R = R₀, Ψ = μ Σ(sᵢ − 1)² + (λ/2)(Σsᵢ − 3)²,
+        // P = 2μ (F − R₀) + λ (Σsᵢ − 3) R₀ — also for an inverted stretch (s₃ < 0).
+        let lame = Lame {
+            mu: 0.8,
+            lambda: 1.7,
+        };
+        let r0 = rotation(Vec3::new(-0.6, 0.3, 0.8));
+        for s in [Vec3::new(1.6, 1.1, 0.7), Vec3::new(1.2, 0.9, -0.5)] {
+            let f = r0 * Mat3::from_diagonal(&s);
+            let p = CorotationalPoint::at(&f).unwrap();
+            let vol = s.sum() - 3.0;
+            let psi =
+                lame.mu * (s - Vec3::repeat(1.0)).norm_squared() + 0.5 * lame.lambda * vol * vol;
+            assert!((p.energy_density(&lame) - psi).abs() < 1e-13, "{s:?}");
+            let stress = (f - r0) * (2.0 * lame.mu) + r0 * (lame.lambda * vol);
+            assert!((p.stress(&lame) - stress).norm() < 1e-13, "{s:?}");
         }
     }
 

@@ -23,6 +23,7 @@ mod corotational;
 mod lame;
 mod neo_hookean;
 mod stvk;
+mod svd3;
 mod tensor;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -53,6 +54,9 @@ pub enum Law {
 }
 
 impl Law {
+    /// Every law, in declaration order.
+    pub const ALL: [Law; 3] = [Law::Corotational, Law::StVK, Law::NeoHookean];
+
     /// The scene-file name of the law.
     pub fn name(self) -> &'static str {
         match self {
@@ -99,7 +103,7 @@ pub enum DeformationError {
         /// det F.
         j: f64,
     },
-    /// The 3×3 SVD (co-rotational) did not converge.
+    /// The 3×3 SVD (co-rotational) did not converge or overflowed (entries of F beyond ~1e150).
     #[error("the SVD of the deformation gradient did not converge")]
     SvdNotConverged,
 }
@@ -215,6 +219,9 @@ impl Material {
 }
 
 /// The per-law state at one deformation gradient (closed set: dispatch by `match`).
+/// The co-rotational state (SVD factors, R, rotation generators) is larger than the others;
+/// boxing it would allocate per element in the assembly loop, so the size gap is accepted.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy)]
 enum LawPoint {
     Corotational(CorotationalPoint),
@@ -308,7 +315,7 @@ mod tests {
 
     #[test]
     fn laws_parse_from_their_scene_names_and_unknown_names_are_reported() {
-        for law in [Law::Corotational, Law::StVK, Law::NeoHookean] {
+        for law in Law::ALL {
             let json = format!("\"{}\"", law.name());
             assert_eq!(serde_json::from_str::<Law>(&json).unwrap(), law);
             assert_eq!(law.name().parse::<Law>().unwrap(), law);

@@ -33,7 +33,10 @@ impl HyperelasticPoint for NeoHookeanPoint {
     fn at(f: &Mat3) -> Result<Self, DeformationError> {
         check_finite(f)?;
         let j = f.determinant();
-        if !(j > 0.0) {
+        if !j.is_finite() {
+            return Err(DeformationError::NonFinite);
+        }
+        if j <= 0.0 {
             return Err(DeformationError::Inverted { j });
         }
         // F⁻ᵀ = cof(F) / J (cofactor matrix), exact for any J > 0.
