@@ -6,15 +6,17 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use diffsoro::linalg::{
-    FactorKind, MemBuffer, MemStack, NumericFactor, SymbolicFactor, SymmetricPattern,
+    FactorKind, FactorOrdering, MemBuffer, MemStack, NumericFactor, SymbolicFactor,
+    SymbolicOptions, SymmetricPattern,
 };
+use diffsoro::math::Vec3;
 use nalgebra::SMatrix;
 use std::hint::black_box;
 use std::sync::Arc;
 
 /// Tetrahedra of a grid of `n × n × n` nodes: every hexahedral cell split in 6 tetrahedra
-/// around its main diagonal. Returns the node count and the tetrahedra.
-fn grid_tetrahedra(n: usize) -> (usize, Vec<[usize; 4]>) {
+/// around its main diagonal. Returns the node coordinates (unit spacing) and the tetrahedra.
+fn grid_tetrahedra(n: usize) -> (Vec<Vec3>, Vec<[usize; 4]>) {
     let id = |i: usize, j: usize, k: usize| (k * n + j) * n + i;
     let mut tets = Vec::with_capacity(6 * (n - 1).pow(3));
     for k in 0..n - 1 {
@@ -36,7 +38,15 @@ fn grid_tetrahedra(n: usize) -> (usize, Vec<[usize; 4]>) {
             }
         }
     }
-    (n * n * n, tets)
+    let mut xyz = Vec::with_capacity(n * n * n);
+    for k in 0..n {
+        for j in 0..n {
+            for i in 0..n {
+                xyz.push(Vec3::new(i as f64, j as f64, k as f64));
+            }
+        }
+    }
+    (xyz, tets)
 }
 
 /// Pseudo-random SPD 12×12 clique blocks `GᵀG + I` in the row-major flat buffer.
@@ -67,7 +77,8 @@ fn bench_linalg(c: &mut Criterion) {
     group.sample_size(10);
     // 10³ nodes ≈ 3k unknowns, 22³ nodes ≈ 32k unknowns.
     for side in [10usize, 22] {
-        let (n_nodes, tets) = grid_tetrahedra(side);
+        let (xyz, tets) = grid_tetrahedra(side);
+        let n_nodes = xyz.len();
         let removed: Vec<bool> = (0..3 * n_nodes).map(|d| d / 3 < side * side).collect();
         let pattern = SymmetricPattern::new(n_nodes, 3, &tets, &removed).unwrap();
         let n = pattern.n();
@@ -99,6 +110,24 @@ fn bench_linalg(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("numeric_ldlt", n), |b| {
             b.iter(|| ldlt.factorize(&pattern, black_box(&values)).unwrap())
         });
+        let nd = SymbolicOptions {
+            ordering: FactorOrdering::NestedDissection(&xyz),
+            ..Default::default()
+        };
+        group.bench_function(BenchmarkId::new("symbolic_nd", n), |b| {
+            b.iter(|| SymbolicFactor::with_options(black_box(&pattern), nd).unwrap())
+        });
+        let symbolic_nd = Arc::new(SymbolicFactor::with_options(&pattern, nd).unwrap());
+        eprintln!(
+            "nested dissection: nnz(L) = {}, supernodal = {}",
+            symbolic_nd.factor_len(),
+            symbolic_nd.is_supernodal()
+        );
+        let mut factor_nd = NumericFactor::new(symbolic_nd, FactorKind::Llt);
+        group.bench_function(BenchmarkId::new("numeric_llt_nd", n), |b| {
+            b.iter(|| factor_nd.factorize(&pattern, black_box(&values)).unwrap())
+        });
+        factor_nd.factorize(&pattern, &values).unwrap();
         factor.factorize(&pattern, &values).unwrap();
         let k = 16;
         let mut buffer = MemBuffer::new(factor.solve_scratch(k));
@@ -106,6 +135,9 @@ fn bench_linalg(c: &mut Criterion) {
         let mut rhs = vec![1.0; n];
         group.bench_function(BenchmarkId::new("solve_1", n), |b| {
             b.iter(|| factor.solve_vec_in_place(black_box(&mut rhs), stack))
+        });
+        group.bench_function(BenchmarkId::new("solve_1_nd", n), |b| {
+            b.iter(|| factor_nd.solve_vec_in_place(black_box(&mut rhs), stack))
         });
         let mut rhs = vec![1.0; n * k];
         group.bench_function(BenchmarkId::new("solve_16", n), |b| {
