@@ -13,7 +13,7 @@ use super::pattern::SymmetricPattern;
 use crate::math::Vec3;
 
 /// Parts with at most this many nodes are not split further.
-const LEAF: usize = 32;
+const LEAF: usize = 8;
 
 /// The node adjacency (both triangles, no self loops) of `pattern`, as CSR.
 fn node_graph(pattern: &SymmetricPattern) -> (Vec<usize>, Vec<usize>) {

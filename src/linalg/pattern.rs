@@ -159,8 +159,8 @@ impl SymmetricPattern {
     /// The structure as a faer symbolic matrix (lower triangle, `Side::Lower`).
     pub fn faer_symbolic(&self) -> SymbolicSparseColMatRef<'_, usize> {
         let n = self.n();
-        // SAFETY-free: checked constructor (sorted, in range); cost O(nnz) is negligible next
-        // to a factorisation.
+        // The checked constructor verifies the structure in O(nnz), negligible next to a
+        // factorisation.
         SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx)
     }
 
