@@ -211,8 +211,9 @@ impl SymbolicFactor {
 }
 
 /// Numeric factor of `A` on a [`SymbolicFactor`], refreshed in place every step; owns its
-/// factorisation workspace. Solves take an explicit workspace (see
-/// [`NumericFactor::solve_scratch`]).
+/// factorisation workspace. Solves take `&self` and an explicit workspace (see
+/// [`NumericFactor::solve_scratch`]), so several threads may solve with one factor at once,
+/// each with its own workspace (e.g. the columns of the Delassus matrix).
 pub struct NumericFactor {
     symbolic: Arc<SymbolicFactor>,
     kind: FactorKind,
@@ -601,6 +602,14 @@ mod tests {
         }
         out[p.diagonal_index(dof)] = diagonal;
         out
+    }
+
+    #[test]
+    fn factors_can_be_shared_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<SymbolicFactor>();
+        shareable::<NumericFactor>();
+        shareable::<SymmetricPattern>();
     }
 
     #[test]
