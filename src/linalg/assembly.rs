@@ -296,10 +296,10 @@ mod tests {
     fn to_dense(p: &SymmetricPattern, values: &[f64]) -> DMat {
         let mut a = DMat::zeros(p.n(), p.n());
         for c in 0..p.n() {
-            for v in p.col_ptr()[c]..p.col_ptr()[c + 1] {
-                let r = p.row_idx()[v];
-                a[(r, c)] = values[v];
-                a[(c, r)] = values[v];
+            let column = p.col_ptr()[c]..p.col_ptr()[c + 1];
+            for (&r, &value) in p.row_idx()[column.clone()].iter().zip(&values[column]) {
+                a[(r, c)] = value;
+                a[(c, r)] = value;
             }
         }
         a

@@ -16,11 +16,14 @@
 //! Factorisation and solves run single-threaded (`Par::Seq`): on 2 cores that was faster
 //! (DESIGN.md "Dependency facts"). No dense inverse is ever formed.
 
+use super::nested_dissection::nested_dissection_order;
 use super::pattern::SymmetricPattern;
 use crate::error::{Error, Result};
+use crate::math::Vec3;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::ldlt::factor::{LdltError, LdltRegularization};
 use faer::linalg::cholesky::llt::factor::{LltError, LltRegularization};
+use faer::perm::PermRef;
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::linalg::cholesky::{
     CholeskySymbolicParams, LdltRef, LltRef, SymbolicCholesky, SymbolicCholeskyRaw,
@@ -40,6 +43,27 @@ pub enum FactorMethod {
     Simplicial,
     /// Supernodal factorisation (dense blocks of columns).
     Supernodal,
+}
+
+/// Which fill-reducing ordering the symbolic analysis uses.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum FactorOrdering<'a> {
+    /// faer's approximate minimum degree on the DOF graph.
+    #[default]
+    Amd,
+    /// Geometric nested dissection of the node graph from the node coordinates (one point
+    /// per node of the pattern, any length unit): less fill and far fewer flops than AMD on
+    /// solid 3D meshes.
+    NestedDissection(&'a [Vec3]),
+}
+
+/// Options of the symbolic analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SymbolicOptions<'a> {
+    /// Simplicial, supernodal, or faer's choice.
+    pub method: FactorMethod,
+    /// Fill-reducing ordering.
+    pub ordering: FactorOrdering<'a>,
 }
 
 /// Which numeric factorisation to compute.
@@ -94,16 +118,18 @@ pub struct SymbolicFactor {
 }
 
 impl SymbolicFactor {
-    /// Analyses `pattern` with AMD ordering, letting faer choose simplicial or supernodal.
+    /// Analyses `pattern` with the default [`SymbolicOptions`] (AMD ordering, layout chosen
+    /// by faer).
     pub fn new(pattern: &SymmetricPattern) -> Result<Self> {
-        Self::with_method(pattern, FactorMethod::Auto)
+        Self::with_options(pattern, SymbolicOptions::default())
     }
 
-    /// Analyses `pattern` with AMD ordering and the given layout.
+    /// Analyses `pattern` with the given ordering and layout.
     ///
-    /// Errors if faer runs out of memory or the index type overflows.
-    pub fn with_method(pattern: &SymmetricPattern, method: FactorMethod) -> Result<Self> {
-        let threshold = match method {
+    /// Errors if the coordinates of a nested dissection are not one finite point per node, or
+    /// if faer runs out of memory or the index type overflows.
+    pub fn with_options(pattern: &SymmetricPattern, options: SymbolicOptions<'_>) -> Result<Self> {
+        let threshold = match options.method {
             FactorMethod::Auto => SupernodalThreshold::AUTO,
             FactorMethod::Simplicial => SupernodalThreshold::FORCE_SIMPLICIAL,
             FactorMethod::Supernodal => SupernodalThreshold::FORCE_SUPERNODAL,
@@ -112,13 +138,41 @@ impl SymbolicFactor {
             supernodal_flop_ratio_threshold: threshold,
             ..Default::default()
         };
-        let inner = factorize_symbolic_cholesky(
-            pattern.faer_symbolic(),
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            params,
-        )
-        .map_err(|e| Error::invalid("symbolic Cholesky analysis", format!("{e:?}")))?;
+        let forward;
+        let mut inverse;
+        let ordering = match options.ordering {
+            FactorOrdering::Amd => SymmetricOrdering::Amd,
+            FactorOrdering::NestedDissection(coordinates) => {
+                if coordinates.len() != pattern.n_nodes() {
+                    return Err(Error::invalid(
+                        "nested dissection coordinates",
+                        format!(
+                            "{} points for {} nodes",
+                            coordinates.len(),
+                            pattern.n_nodes()
+                        ),
+                    ));
+                }
+                if let Some(i) = coordinates
+                    .iter()
+                    .position(|x| !x.iter().all(|c| c.is_finite()))
+                {
+                    return Err(Error::invalid(
+                        format!("nested dissection coordinates of node {i}"),
+                        "not finite",
+                    ));
+                }
+                forward = nested_dissection_order(pattern, coordinates);
+                inverse = vec![0usize; forward.len()];
+                for (k, &r) in forward.iter().enumerate() {
+                    inverse[r] = k;
+                }
+                SymmetricOrdering::Custom(PermRef::new_checked(&forward, &inverse, pattern.n()))
+            }
+        };
+        let inner =
+            factorize_symbolic_cholesky(pattern.faer_symbolic(), Side::Lower, ordering, params)
+                .map_err(|e| Error::invalid("symbolic Cholesky analysis", format!("{e:?}")))?;
         Ok(Self {
             inner,
             n: pattern.n(),
@@ -157,8 +211,9 @@ impl SymbolicFactor {
 }
 
 /// Numeric factor of `A` on a [`SymbolicFactor`], refreshed in place every step; owns its
-/// factorisation workspace. Solves take an explicit workspace (see
-/// [`NumericFactor::solve_scratch`]).
+/// factorisation workspace. Solves take `&self` and an explicit workspace (see
+/// [`NumericFactor::solve_scratch`]), so several threads may solve with one factor at once,
+/// each with its own workspace (e.g. the columns of the Delassus matrix).
 pub struct NumericFactor {
     symbolic: Arc<SymbolicFactor>,
     kind: FactorKind,
@@ -377,7 +432,7 @@ mod tests {
 
     /// Tetrahedra of an `nx × ny × nz`-cell grid, each cube split in 6 tetrahedra around its
     /// main diagonal.
-    fn grid_tetrahedra(nx: usize, ny: usize, nz: usize) -> (usize, Vec<[usize; 4]>) {
+    fn grid_tetrahedra(nx: usize, ny: usize, nz: usize) -> (Vec<Vec3>, Vec<[usize; 4]>) {
         let id = |i: usize, j: usize, k: usize| (k * (ny + 1) + j) * (nx + 1) + i;
         let mut tets = Vec::new();
         for k in 0..nz {
@@ -399,7 +454,15 @@ mod tests {
                 }
             }
         }
-        ((nx + 1) * (ny + 1) * (nz + 1), tets)
+        let mut xyz = Vec::new();
+        for k in 0..=nz {
+            for j in 0..=ny {
+                for i in 0..=nx {
+                    xyz.push(Vec3::new(i as f64, j as f64, k as f64));
+                }
+            }
+        }
+        (xyz, tets)
     }
 
     /// Random SPD clique blocks (`GᵀG` per clique) plus a positive diagonal: an SPD matrix.
@@ -427,41 +490,62 @@ mod tests {
     fn to_dense(p: &SymmetricPattern, values: &[f64]) -> DMat {
         let mut a = DMat::zeros(p.n(), p.n());
         for c in 0..p.n() {
-            for v in p.col_ptr()[c]..p.col_ptr()[c + 1] {
-                let r = p.row_idx()[v];
-                a[(r, c)] = values[v];
-                a[(c, r)] = values[v];
+            let column = p.col_ptr()[c]..p.col_ptr()[c + 1];
+            for (&r, &value) in p.row_idx()[column.clone()].iter().zip(&values[column]) {
+                a[(r, c)] = value;
+                a[(c, r)] = value;
             }
         }
         a
     }
 
-    fn grid_pattern() -> SymmetricPattern {
-        let (n_nodes, tets) = grid_tetrahedra(3, 3, 2);
-        // Fix the nodes of the face z = 0 (the first (nx+1)(ny+1) nodes), plus one DOF.
+    /// A 6 × 6 × 5-cell grid (big enough for nested dissection to split it) with the face
+    /// z = 0 fixed and one more DOF removed.
+    fn grid_pattern() -> (SymmetricPattern, Vec<Vec3>) {
+        let (nx, ny, nz) = (6, 6, 5);
+        let (xyz, tets) = grid_tetrahedra(nx, ny, nz);
+        let n_nodes = xyz.len();
         let mut removed = vec![false; n_nodes * 3];
-        for d in removed.iter_mut().take(16 * 3) {
+        for d in removed.iter_mut().take((nx + 1) * (ny + 1) * 3) {
             *d = true;
         }
         removed[n_nodes * 3 - 2] = true;
-        SymmetricPattern::new(n_nodes, 3, &tets, &removed).unwrap()
+        (
+            SymmetricPattern::new(n_nodes, 3, &tets, &removed).unwrap(),
+            xyz,
+        )
     }
 
     fn relative(a: &DVec, b: &DVec) -> f64 {
         (a - b).norm() / b.norm()
     }
 
-    const METHODS: [FactorMethod; 2] = [FactorMethod::Simplicial, FactorMethod::Supernodal];
+    /// Every layout × ordering combination.
+    fn all_options(coordinates: &[Vec3]) -> Vec<SymbolicOptions<'_>> {
+        let mut out = Vec::new();
+        for method in [FactorMethod::Simplicial, FactorMethod::Supernodal] {
+            for ordering in [
+                FactorOrdering::Amd,
+                FactorOrdering::NestedDissection(coordinates),
+            ] {
+                out.push(SymbolicOptions { method, ordering });
+            }
+        }
+        out
+    }
     const KINDS: [FactorKind; 2] = [FactorKind::Llt, FactorKind::Ldlt];
 
     #[test]
     fn solves_match_dense_cholesky_and_refactorisation_reuses_the_analysis() {
-        let p = grid_pattern();
+        let (p, xyz) = grid_pattern();
         let n = p.n();
         let mut rng = Rng(42);
-        for method in METHODS {
-            let symbolic = Arc::new(SymbolicFactor::with_method(&p, method).unwrap());
-            assert_eq!(symbolic.is_supernodal(), method == FactorMethod::Supernodal);
+        for method in all_options(&xyz) {
+            let symbolic = Arc::new(SymbolicFactor::with_options(&p, method).unwrap());
+            assert_eq!(
+                symbolic.is_supernodal(),
+                method.method == FactorMethod::Supernodal
+            );
             for kind in KINDS {
                 let mut factor = NumericFactor::new(symbolic.clone(), kind);
                 let mut buffer = MemBuffer::new(factor.solve_scratch(4));
@@ -521,15 +605,23 @@ mod tests {
     }
 
     #[test]
+    fn factors_can_be_shared_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<SymbolicFactor>();
+        shareable::<NumericFactor>();
+        shareable::<SymmetricPattern>();
+    }
+
+    #[test]
     fn a_non_positive_definite_matrix_gives_the_documented_error() {
-        let p = grid_pattern();
+        let (p, xyz) = grid_pattern();
         let mut rng = Rng(5);
         let spd = random_spd_values(&p, &mut rng);
         let dof = p.n() / 2 + 1;
         let indefinite = with_decoupled_dof(&p, &spd, dof, -2.0);
         let singular = with_decoupled_dof(&p, &spd, dof, 0.0);
-        for method in METHODS {
-            let symbolic = Arc::new(SymbolicFactor::with_method(&p, method).unwrap());
+        for method in all_options(&xyz) {
+            let symbolic = Arc::new(SymbolicFactor::with_options(&p, method).unwrap());
             let mut llt = NumericFactor::new(symbolic.clone(), FactorKind::Llt);
             match llt.factorize(&p, &indefinite) {
                 Err(FactorError::NonPositivePivot { dof: d, .. }) => {

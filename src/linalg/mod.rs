@@ -6,11 +6,15 @@
 mod assembly;
 mod cholesky;
 mod dof_map;
+mod nested_dissection;
 mod pattern;
 mod symmetric_product;
 
 pub use assembly::{AssemblyPlan, axpby};
-pub use cholesky::{FactorError, FactorKind, FactorMethod, NumericFactor, SymbolicFactor};
+pub use cholesky::{
+    FactorError, FactorKind, FactorMethod, FactorOrdering, NumericFactor, SymbolicFactor,
+    SymbolicOptions,
+};
 pub use dof_map::DofMap;
 pub use pattern::SymmetricPattern;
 

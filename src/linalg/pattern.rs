@@ -159,8 +159,8 @@ impl SymmetricPattern {
     /// The structure as a faer symbolic matrix (lower triangle, `Side::Lower`).
     pub fn faer_symbolic(&self) -> SymbolicSparseColMatRef<'_, usize> {
         let n = self.n();
-        // SAFETY-free: checked constructor (sorted, in range); cost O(nnz) is negligible next
-        // to a factorisation.
+        // The checked constructor verifies the structure in O(nnz), negligible next to a
+        // factorisation.
         SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx)
     }
 
@@ -279,8 +279,8 @@ fn strictly_lower_by_rows(
     let mut fill = row_ptr.clone();
     for j in 0..n {
         // Skip the diagonal (first entry of the column).
-        for v in col_ptr[j] + 1..col_ptr[j + 1] {
-            let i = row_idx[v];
+        let strictly_lower = col_ptr[j] + 1..col_ptr[j + 1];
+        for (v, &i) in strictly_lower.clone().zip(&row_idx[strictly_lower]) {
             row_col[fill[i]] = j;
             row_val[fill[i]] = v;
             fill[i] += 1;

@@ -76,10 +76,10 @@ mod tests {
             .collect();
         let mut dense = DMat::zeros(p.n(), p.n());
         for c in 0..p.n() {
-            for v in p.col_ptr()[c]..p.col_ptr()[c + 1] {
-                let r = p.row_idx()[v];
-                dense[(r, c)] = values[v];
-                dense[(c, r)] = values[v];
+            let column = p.col_ptr()[c]..p.col_ptr()[c + 1];
+            for (&r, &value) in p.row_idx()[column.clone()].iter().zip(&values[column]) {
+                dense[(r, c)] = value;
+                dense[(c, r)] = value;
             }
         }
         let x = DVec::from_fn(p.n(), |i, _| ((i * 13 % 29) as f64 - 14.0) / 3.0);
