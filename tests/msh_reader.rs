@@ -86,6 +86,12 @@ fn cube_fixtures_read_identically_in_all_four_variants() {
     let corner = &g.nodes["corner"];
     assert_eq!(corner.len(), 1);
     assert_eq!(m.positions()[corner[0]].as_slice(), &[0.0, 0.0, 0.0]);
+    // `read_mesh` recognises the format by content and dispatches to the same reader.
+    let binary = read("cube_v41_binary.msh");
+    assert_eq!(
+        diffsoro::mesh::read_mesh(data("cube_v41_binary.msh")).unwrap(),
+        binary
+    );
     // The tetrahedra fill the unit cube exactly.
     assert!((m.volume() - 1.0).abs() < 1e-12, "volume {}", m.volume());
 }
