@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use diffsoro::math::Vec3;
 use diffsoro::mesh::Mesh;
 use diffsoro::mesh::io::msh::read_msh;
 
@@ -86,6 +87,12 @@ fn cube_fixtures_read_identically_in_all_four_variants() {
     let corner = &g.nodes["corner"];
     assert_eq!(corner.len(), 1);
     assert_eq!(m.positions()[corner[0]].as_slice(), &[0.0, 0.0, 0.0]);
+    // `read_mesh` recognises the format by content and dispatches to the same reader.
+    let binary = read("cube_v41_binary.msh");
+    assert_eq!(
+        diffsoro::mesh::read_mesh(data("cube_v41_binary.msh")).unwrap(),
+        binary
+    );
     // The tetrahedra fill the unit cube exactly.
     assert!((m.volume() - 1.0).abs() < 1e-12, "volume {}", m.volume());
 }
@@ -131,8 +138,15 @@ fn servo_finger_mesh_reads() {
     let m = read_msh(&path.display().to_string(), &bytes).unwrap();
     assert_eq!(m.node_count(), 243);
     assert_eq!(m.tetrahedra().len(), 560);
-    // 40 × 60 × 20 mm part, in metres.
+    // Volume and bounding box from meshes/reference_counts.py of the meshes branch (meshio +
+    // numpy, listed in tests/data/README.md there): 1.857478441e-05 m³ (10 digits),
+    // (0, -0.006, 0) – (0.04, 0.06, 0.02) m.
+    assert!(
+        (m.volume() - 1.857478441e-05).abs() < 1e-14,
+        "volume {}",
+        m.volume()
+    );
     let [lo, hi] = m.bounding_box();
-    let size = hi - lo;
-    assert!(size.iter().all(|&s| s > 0.01 && s < 0.1), "size {size:?}");
+    assert!((lo - Vec3::new(0.0, -0.006, 0.0)).amax() < 1e-12, "{lo:?}");
+    assert!((hi - Vec3::new(0.04, 0.06, 0.02)).amax() < 1e-12, "{hi:?}");
 }

@@ -565,6 +565,9 @@ fn section_structure_errors_are_refused() {
         .replace("$Elements", "$Nodes")
         .replace("$EndElements", "$EndNodes");
     assert!(read(swapped.as_bytes()).is_err());
+    let long = format!("{V22_ASCII}${}\n", "A".repeat(65));
+    let (_, msg) = parse_err(long.as_bytes());
+    assert!(msg.starts_with("expected a section header such as `$Nodes`, found `$AAA"));
     let (_, msg) = parse_err(format!("{V22_ASCII}stray").as_bytes());
     assert_eq!(
         msg,
