@@ -71,30 +71,40 @@ fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
-/// Reduced residual r = f(x) + s m g and potential Π = E − s Σ m g·x at `x`.
-fn residual(
-    body: &SoftBody,
-    x: &[Vec3],
-    s: f64,
+/// The total potential of one body under the load factor `s`: evaluates
+/// Π(x) = E(x) − s Σₙ mₙ g·xₙ and the reduced residual r = f(x) + s m g = −∂Π/∂x.
+struct Potential<'a> {
+    body: &'a SoftBody,
     g: Vec3,
-    stiffness: Stiffness,
-    state: &mut crate::fem::ElasticState,
-    full: &mut [f64],
-    r: &mut [f64],
-) -> Result<(f64, f64)> {
-    body.evaluate_elastic(x, stiffness, state)?;
-    let mut work = 0.0;
-    let mut force_sq = 0.0;
-    for (n, out) in full.chunks_exact_mut(3).enumerate() {
-        let load = s * body.node_masses()[n] * g;
-        if !body.is_fixed(n) {
-            work += load.dot(&x[n]);
-            force_sq += state.forces[n].norm_squared() + load.norm_squared();
+    elastic: crate::fem::ElasticState,
+    full: Vec<f64>,
+}
+
+impl Potential<'_> {
+    /// Writes r into `r` (free DOFs); returns (Π, the force scale ‖f‖ + ‖s m g‖ of the free
+    /// nodes). With `Stiffness::Assemble`, K(x) is left in `self.elastic.stiffness`.
+    fn evaluate(
+        &mut self,
+        x: &[Vec3],
+        s: f64,
+        stiffness: Stiffness,
+        r: &mut [f64],
+    ) -> Result<(f64, f64)> {
+        let body = self.body;
+        body.evaluate_elastic(x, stiffness, &mut self.elastic)?;
+        let mut work = 0.0;
+        let mut force_sq = 0.0;
+        for (n, out) in self.full.chunks_exact_mut(3).enumerate() {
+            let load = s * body.node_masses()[n] * self.g;
+            if !body.is_fixed(n) {
+                work += load.dot(&x[n]);
+                force_sq += self.elastic.forces[n].norm_squared() + load.norm_squared();
+            }
+            out.copy_from_slice((self.elastic.forces[n] + load).as_slice());
         }
-        out.copy_from_slice((state.forces[n] + load).as_slice());
+        body.pattern().dofs().reduce(&self.full, r);
+        Ok((self.elastic.energy - work, force_sq.sqrt()))
     }
-    body.pattern().dofs().reduce(full, r);
-    Ok((state.energy - work, force_sq.sqrt()))
 }
 
 fn solve_body(
@@ -109,7 +119,12 @@ fn solve_body(
     let symbolic = Arc::new(SymbolicFactor::new(pattern)?);
     let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
     let mut buffer = MemBuffer::new(factor.solve_scratch(1));
-    let mut elastic = body.elastic_state();
+    let mut potential = Potential {
+        body,
+        g,
+        elastic: body.elastic_state(),
+        full: vec![0.0; 3 * body.node_count()],
+    };
     let n = pattern.n();
     let (mut full, mut r, mut dx, mut r_trial) = (
         vec![0.0; 3 * body.node_count()],
@@ -141,23 +156,14 @@ fn solve_body(
         let mut converged = false;
         for _ in 0..opts.max_iterations {
             iterations += 1;
-            let (pi, scale) = residual(
-                body,
-                &x,
-                s,
-                g,
-                Stiffness::Assemble,
-                &mut elastic,
-                &mut full,
-                &mut r,
-            )?;
+            let (pi, scale) = potential.evaluate(&x, s, Stiffness::Assemble, &mut r)?;
             last_residual = norm(&r) / scale.max(f64::MIN_POSITIVE);
             if last_residual <= opts.tolerance {
                 converged = true;
                 break;
             }
             // Newton direction K dx = r; shift K by τM while it is not positive definite.
-            k.copy_from_slice(&elastic.stiffness);
+            k.copy_from_slice(&potential.elastic.stiffness);
             let mut shift = 0.0;
             let mass_scale = k.iter().map(|v| v.abs()).fold(0.0, f64::max)
                 / body
@@ -178,30 +184,21 @@ fn solve_body(
                         "static solve: the stiffness cannot be made positive definite",
                     ));
                 }
-                k.copy_from_slice(&elastic.stiffness);
+                k.copy_from_slice(&potential.elastic.stiffness);
                 axpby(shift, body.mass_values(), 1.0, &mut k);
             }
             dx.copy_from_slice(&r);
-            factor.solve_vec_in_place(&mut dx, &mut MemStack::new(&mut buffer));
+            factor.solve_vec_in_place(&mut dx, MemStack::new(&mut buffer));
             let slope: f64 = r.iter().zip(&dx).map(|(a, b)| a * b).sum();
             // Armijo backtracking on Π (dx is a descent direction: rᵀdx > 0 with K ≻ 0).
+            full.fill(0.0); // fixed nodes do not move
+            dofs.expand(&dx, &mut full);
             let mut t = 1.0;
             let accepted = loop {
-                full.fill(0.0); // fixed nodes do not move
-                dofs.expand(&dx, &mut full);
                 for (i, p) in trial.iter_mut().enumerate() {
                     *p = x[i] + t * Vec3::new(full[3 * i], full[3 * i + 1], full[3 * i + 2]);
                 }
-                match residual(
-                    body,
-                    &trial,
-                    s,
-                    g,
-                    Stiffness::Skip,
-                    &mut elastic,
-                    &mut full,
-                    &mut r_trial,
-                ) {
+                match potential.evaluate(&trial, s, Stiffness::Skip, &mut r_trial) {
                     // Near convergence Π changes below its round-off: then accept a step that
                     // reduces the residual instead.
                     Ok((pi_t, _))

@@ -161,8 +161,8 @@ fn step_body(
     pattern.symmetric_product_add(&ws.elastic.stiffness, -c_k, &ws.v_red, &mut ws.rhs);
     // Stage 4: factorise A once and solve for Δv.
     factorize(body, ws)?;
-    let mut stack = MemStack::new(&mut ws.solve_buffer);
-    ws.factor.solve_vec_in_place(&mut ws.rhs, &mut stack);
+    let stack = MemStack::new(&mut ws.solve_buffer);
+    ws.factor.solve_vec_in_place(&mut ws.rhs, stack);
     for ((vp, v), dv) in ws.vp_red.iter_mut().zip(&ws.v_red).zip(&ws.rhs) {
         *vp = v + dv;
     }
@@ -184,8 +184,8 @@ fn step_body(
             }
             factorize(body, ws)?;
             // Newton direction −J⁻¹R (ws.rhs holds R), backtracking on ‖R‖.
-            let mut stack = MemStack::new(&mut ws.solve_buffer);
-            ws.factor.solve_vec_in_place(&mut ws.rhs, &mut stack);
+            let stack = MemStack::new(&mut ws.solve_buffer);
+            ws.factor.solve_vec_in_place(&mut ws.rhs, stack);
             ws.direction.copy_from_slice(&ws.rhs);
             ws.base.copy_from_slice(&ws.vp_red);
             let mut step = 1.0;
