@@ -44,7 +44,7 @@ fn deformations() -> Vec<Mat3> {
 }
 
 /// Every output of a material at `f`, stacked into one vector: Ψ, P, ∂P/∂F, ∂P/∂F : dF₁,
-/// d²P[dF₁, dF₂].
+/// d²P[dF₁, dF₂], ∂(∂P/∂F : dF₁)/∂F.
 fn outputs(m: &Material, f: &Mat3, df1: &Mat3, df2: &Mat3) -> DVec {
     let p = m.at(f).unwrap();
     outputs_of(&p, df1, df2)
@@ -56,6 +56,7 @@ fn outputs_of(p: &diffsoro::material::MaterialPoint, df1: &Mat3, df2: &Mat3) -> 
     v.extend_from_slice(p.tangent().as_slice());
     v.extend_from_slice(p.tangent_action(df1).as_slice());
     v.extend_from_slice(p.tangent_derivative(df1, df2).as_slice());
+    v.extend_from_slice(p.tangent_derivative_matrix(df1).as_slice());
     DVec::from_vec(v)
 }
 

@@ -137,6 +137,19 @@ pub trait HyperelasticPoint: Copy {
     /// The second directional derivative d²P[dF₁, dF₂] = ∂(∂P/∂F : dF₁)/∂F : dF₂ (Pa),
     /// symmetric in its two directions: what ∂(K·V)/∂x needs (paper 004, Sec. III-C).
     fn tangent_derivative(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> Mat3;
+    /// The 9×9 matrix ∂(∂P/∂F : dF₁)/∂F (Pa), column `k + 3l` = d²P[dF₁, e_k e_lᵀ]: the
+    /// material block of the per-element matrix ∂(K·V)/∂x (paper 004, Sec. III-C), in the
+    /// convention of [`Mat9`]. Nine directional derivatives.
+    fn tangent_derivative_matrix(&self, lame: &Lame, df1: &Mat3) -> Mat9 {
+        let mut out = Mat9::zeros();
+        for b in 0..9 {
+            let mut e = Mat3::zeros();
+            e[b] = 1.0;
+            let column = self.tangent_derivative(lame, df1, &e);
+            out.column_mut(b).copy_from_slice(column.as_slice());
+        }
+        out
+    }
 }
 
 /// An isotropic material: its law and engineering parameters, with the derived Lamé
@@ -297,6 +310,12 @@ impl MaterialPoint {
     pub fn tangent_derivative(&self, df1: &Mat3, df2: &Mat3) -> Mat3 {
         let lame = &self.lame;
         dispatch!(self, p => p.tangent_derivative(lame, df1, df2))
+    }
+
+    /// ∂(∂P/∂F : dF₁)/∂F (Pa) as a 9×9 matrix ([`HyperelasticPoint::tangent_derivative_matrix`]).
+    pub fn tangent_derivative_matrix(&self, df1: &Mat3) -> Mat9 {
+        let lame = &self.lame;
+        dispatch!(self, p => p.tangent_derivative_matrix(lame, df1))
     }
 }
 

@@ -79,7 +79,8 @@ pub fn assert_close(a: &[f64], b: &[f64], what: &str) {
 
 /// All finite-difference checks of a law at `f`, for the two basis pairs and a mixed pair:
 /// P = ∂Ψ/∂F, ∂P/∂F = ∂P/∂F by FD (and symmetric), the action equals the 9×9 product,
-/// d²P[dF₁, dF₂] = FD of ∂P/∂F : dF₁ in dF₂ (and symmetric in the directions), and the
+/// d²P[dF₁, dF₂] = FD of ∂P/∂F : dF₁ in dF₂ (and symmetric in the directions), its 9×9
+/// matrix = the FD Jacobian of ∂P/∂F : dF₁, and the
 /// outputs are linear in (μ, λ).
 #[track_caller]
 pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
@@ -147,6 +148,13 @@ pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
             d2.as_slice(),
             fd.as_slice(),
             &format!("d²P[dF1,dF2] vs FD, {ctx}"),
+        );
+        let fd_matrix =
+            central_difference_jacobian(|x| vec9(&at(x).tangent_action(&lame, &df1)), &x, STEP);
+        assert_close(
+            point.tangent_derivative_matrix(&lame, &df1).as_slice(),
+            fd_matrix.as_slice(),
+            &format!("∂(∂P/∂F:dF1)/∂F vs FD, {ctx}"),
         );
         let d2_swapped = point.tangent_derivative(&lame, &df2, &df1);
         assert_close(
