@@ -52,8 +52,8 @@ pub enum FactorOrdering<'a> {
     #[default]
     Amd,
     /// Geometric nested dissection of the node graph from the node coordinates (one point
-    /// per node of the pattern, any length unit): less fill and far fewer flops than AMD on
-    /// solid 3D meshes.
+    /// per node of the pattern, any length unit): less fill and fewer flops than AMD on bulky
+    /// 3D meshes from ~30k unknowns; on thin or small meshes AMD may be better.
     NestedDissection(&'a [Vec3]),
 }
 
