@@ -12,7 +12,11 @@ fn root() -> &'static Path {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_diffsoro")).args(args).current_dir(root()).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -27,7 +31,10 @@ fn scratch(name: &str) -> PathBuf {
 fn beam_scene(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
     let text = std::fs::read_to_string(root().join("scenes/beam.toml")).unwrap();
     let mesh = root().join("meshes/beam_2.msh");
-    let text = text.replace("\"../meshes/beam_2.msh\"", &format!("{:?}", mesh.display().to_string()));
+    let text = text.replace(
+        "\"../meshes/beam_2.msh\"",
+        &format!("{:?}", mesh.display().to_string()),
+    );
     let path = dir.join("scene.toml");
     std::fs::write(&path, edit(text)).unwrap();
     path
@@ -36,7 +43,11 @@ fn beam_scene(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
 fn assert_one_line_error(out: &Output, needle: &str) {
     assert!(!out.status.success(), "expected failure for {needle}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
     assert!(err.contains(needle), "`{needle}` not in: {err}");
     assert!(out.stdout.is_empty());
 }
@@ -46,22 +57,53 @@ fn bad_scene_input_gives_a_one_line_error_naming_it() {
     let dir = scratch("bad");
     let cases: &[(&str, &str, &str)] = &[
         ("mesh = ", "mesh = \"nowhere.msh\" #", "soft_body.beam.mesh"),
-        ("young_modulus = 1.0e6", "young_modulus = 0.0", "soft_body.beam.young_modulus"),
-        ("young_modulus = 1.0e6", "young_modulus = -5.0", "soft_body.beam.young_modulus"),
-        ("poisson_ratio = 0.3", "poisson_ratio = 0.5", "soft_body.beam.poisson_ratio"),
-        ("poisson_ratio = 0.3", "poisson_ratio = -1.2", "soft_body.beam.poisson_ratio"),
+        (
+            "young_modulus = 1.0e6",
+            "young_modulus = 0.0",
+            "soft_body.beam.young_modulus",
+        ),
+        (
+            "young_modulus = 1.0e6",
+            "young_modulus = -5.0",
+            "soft_body.beam.young_modulus",
+        ),
+        (
+            "poisson_ratio = 0.3",
+            "poisson_ratio = 0.5",
+            "soft_body.beam.poisson_ratio",
+        ),
+        (
+            "poisson_ratio = 0.3",
+            "poisson_ratio = -1.2",
+            "soft_body.beam.poisson_ratio",
+        ),
         ("dt = 0.01", "dt = 0.0", "simulation.dt"),
         ("law = \"neo_hookean\"", "law = \"hookean\"", "hookean"),
         ("density = 1000.0", "densty = 1000.0", "densty"),
-        ("fixed_group = \"clamp\"", "fixed_group = \"clammp\"", "clammp"),
+        (
+            "fixed_group = \"clamp\"",
+            "fixed_group = \"clammp\"",
+            "clammp",
+        ),
     ];
     for (from, to, needle) in cases {
         let scene = beam_scene(&dir, |t| t.replace(from, to));
-        assert_one_line_error(&run(&["simulate", scene.to_str().unwrap(), "--steps", "1"]), needle);
+        assert_one_line_error(
+            &run(&["simulate", scene.to_str().unwrap(), "--steps", "1"]),
+            needle,
+        );
     }
     assert_one_line_error(&run(&["simulate", "scenes/none.toml"]), "scenes/none.toml");
     let scene = beam_scene(&dir, |t| t);
-    assert_one_line_error(&run(&["simulate", scene.to_str().unwrap(), "--set", "soft_body.bem.young_modulus=1"]), "bem");
+    assert_one_line_error(
+        &run(&[
+            "simulate",
+            scene.to_str().unwrap(),
+            "--set",
+            "soft_body.bem.young_modulus=1",
+        ]),
+        "bem",
+    );
 }
 
 #[test]
@@ -69,17 +111,45 @@ fn out_writes_frames_pvd_and_final_state_equal_to_stdout() {
     let dir = scratch("out");
     let scene = beam_scene(&dir, |t| t);
     let out_dir = dir.join("run");
-    let out = run(&["simulate", scene.to_str().unwrap(), "--steps", "3", "--out", out_dir.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "simulate",
+        scene.to_str().unwrap(),
+        "--steps",
+        "3",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let written: Value = serde_json::from_slice(&std::fs::read(out_dir.join("final.json")).unwrap()).unwrap();
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("final.json")).unwrap()).unwrap();
     assert_eq!(printed, written);
     assert_eq!(printed["steps"], 3);
     assert!((printed["time"].as_f64().unwrap() - 0.03).abs() < 1e-15);
     // One row per mesh node (beam_2.msh has 1078, by meshes/reference_counts.py).
-    assert_eq!(printed["soft_bodies"][0]["positions"].as_array().unwrap().len(), 1078);
-    assert_eq!(printed["soft_bodies"][0]["velocities"].as_array().unwrap().len(), 1078);
-    let vtus: Vec<_> = std::fs::read_dir(&out_dir).unwrap().filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "vtu")).collect();
+    assert_eq!(
+        printed["soft_bodies"][0]["positions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1078
+    );
+    assert_eq!(
+        printed["soft_bodies"][0]["velocities"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1078
+    );
+    let vtus: Vec<_> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "vtu"))
+        .collect();
     assert_eq!(vtus.len(), 4, "initial frame + 3 steps");
     let pvd = std::fs::read_to_string(out_dir.join("beam.pvd")).unwrap();
     assert_eq!(pvd.matches("<DataSet").count(), 4);
@@ -87,19 +157,41 @@ fn out_writes_frames_pvd_and_final_state_equal_to_stdout() {
     let frame = diffsoro::mesh::read_mesh(out_dir.join("beam_000003.vtu")).unwrap();
     assert_eq!(frame.node_count(), 1078);
     // No staging folder left behind.
-    assert!(std::fs::read_dir(&out_dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().starts_with('.')));
+    assert!(
+        std::fs::read_dir(&out_dir).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with('.'))
+    );
 }
 
 #[test]
 fn a_run_that_fails_midway_leaves_no_output() {
     // Neo-Hookean under an absurd load with a huge step inverts elements within a few steps.
     let dir = scratch("fail");
-    let scene = beam_scene(&dir, |t| t.replace("gravity = [0.0, 0.0, -9.81]", "gravity = [0.0, 0.0, -1.0e6]").replace("dt = 0.01", "dt = 0.05"));
+    let scene = beam_scene(&dir, |t| {
+        t.replace(
+            "gravity = [0.0, 0.0, -9.81]",
+            "gravity = [0.0, 0.0, -1.0e6]",
+        )
+        .replace("dt = 0.01", "dt = 0.05")
+    });
     let out_dir = dir.join("run");
-    let out = run(&["simulate", scene.to_str().unwrap(), "--steps", "50", "--out", out_dir.to_str().unwrap()]);
+    let out = run(&[
+        "simulate",
+        scene.to_str().unwrap(),
+        "--steps",
+        "50",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("tetrahedron") || err.contains("positive definite"), "{err}");
+    assert!(
+        err.contains("tetrahedron") || err.contains("positive definite"),
+        "{err}"
+    );
     let left: Vec<_> = std::fs::read_dir(&out_dir).unwrap().collect();
     assert!(left.is_empty(), "outputs left after a failed run: {left:?}");
 }
@@ -108,8 +200,13 @@ fn a_run_that_fails_midway_leaves_no_output() {
 fn tip_sag(state: &Value) -> f64 {
     let mesh = diffsoro::mesh::read_mesh(root().join("meshes/beam_2.msh")).unwrap();
     let positions = state["soft_bodies"][0]["positions"].as_array().unwrap();
-    let tip: Vec<usize> = (0..mesh.node_count()).filter(|&i| mesh.positions()[i].x > 0.1 - 1e-9).collect();
-    tip.iter().map(|&i| mesh.positions()[i].z - positions[i][2].as_f64().unwrap()).sum::<f64>() / tip.len() as f64
+    let tip: Vec<usize> = (0..mesh.node_count())
+        .filter(|&i| mesh.positions()[i].x > 0.1 - 1e-9)
+        .collect();
+    tip.iter()
+        .map(|&i| mesh.positions()[i].z - positions[i][2].as_f64().unwrap())
+        .sum::<f64>()
+        / tip.len() as f64
 }
 
 #[test]
@@ -119,22 +216,55 @@ fn static_deflection_scales_as_one_over_young_modulus() {
     let dir = scratch("static");
     let scene = beam_scene(&dir, |t| t);
     let s = scene.to_str().unwrap();
-    let a = run(&["simulate", s, "--static", "--set", "soft_body.beam.young_modulus=1e8"]);
-    let b = run(&["simulate", s, "--static", "--set", "soft_body.beam.young_modulus=2e8"]);
-    assert!(a.status.success() && b.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
-    let (sa, sb) = (tip_sag(&serde_json::from_slice(&a.stdout).unwrap()), tip_sag(&serde_json::from_slice(&b.stdout).unwrap()));
+    let a = run(&[
+        "simulate",
+        s,
+        "--static",
+        "--set",
+        "soft_body.beam.young_modulus=1e8",
+    ]);
+    let b = run(&[
+        "simulate",
+        s,
+        "--static",
+        "--set",
+        "soft_body.beam.young_modulus=2e8",
+    ]);
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    let (sa, sb) = (
+        tip_sag(&serde_json::from_slice(&a.stdout).unwrap()),
+        tip_sag(&serde_json::from_slice(&b.stdout).unwrap()),
+    );
     assert!(sa > 0.0 && sb > 0.0, "the beam sags under gravity −z");
     assert!((sa / sb - 2.0).abs() < 2e-3, "ratio {}", sa / sb);
     let state: Value = serde_json::from_slice(&a.stdout).unwrap();
     assert_eq!(state["steps"], 0);
     // Static: velocities are zero.
-    assert!(state["soft_bodies"][0]["velocities"].as_array().unwrap().iter().all(|v| v.as_array().unwrap().iter().all(|c| c.as_f64() == Some(0.0))));
+    assert!(
+        state["soft_bodies"][0]["velocities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c.as_f64() == Some(0.0)))
+    );
 }
 
 #[test]
 fn bench_reports_the_contract_fields() {
     let out = run(&["bench", "scenes/beam.toml", "--steps", "3"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["nodes"], 1078);
     assert_eq!(v["tetrahedra"], 3565);

@@ -1,0 +1,111 @@
+//! Speed of the FEM core on structured box meshes of about 1k, 10k and 100k tetrahedra:
+//! element assembly of forces and stiffness (per law, on 1 and 2 threads), one linearised
+//! implicit-Euler step, and — for the split — the bare numeric factorisation of the same A.
+//!
+//! Run briefly: `cargo bench --bench fem -- --warm-up-time 1 --measurement-time 3`.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness, fixed_nodes};
+use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
+use diffsoro::material::{Law, Material};
+use diffsoro::mesh::box_mesh;
+use diffsoro::scene::{Scene, SimulationSection, Stepper};
+
+/// Box meshes (cells; tetrahedra = 6 × cells): 1,200, 10,800 and 100,800 tetrahedra.
+const SIZES: [(&str, [usize; 3]); 3] = [
+    ("1k", [10, 5, 4]),
+    ("10k", [20, 10, 9]),
+    ("100k", [40, 20, 21]),
+];
+
+fn body(cells: [usize; 3], law: Law) -> SoftBody {
+    let mesh = box_mesh(cells, [0.0; 3], [0.2, 0.1, 0.1]).unwrap();
+    let fixed = fixed_nodes(&mesh, None, Some("xmin"), "box").unwrap();
+    let options = SoftBodyOptions {
+        material: Material::new(law, 1e6, 0.45).unwrap(),
+        density: 1000.0,
+        mass: MassKind::Lumped,
+        rayleigh_mass: 0.1,
+        rayleigh_stiffness: 0.1,
+        fixed,
+    };
+    SoftBody::new("box", mesh, options).unwrap()
+}
+
+/// A deformed configuration (a smooth bend) so that co-rotational rotations are not trivial.
+fn deformed(b: &SoftBody) -> Vec<diffsoro::math::Vec3> {
+    b.rest_positions()
+        .iter()
+        .map(|p| p + diffsoro::math::Vec3::new(0.0, 0.05 * p.x * p.x, 0.02 * p.x * p.y))
+        .collect()
+}
+
+fn assembly(c: &mut Criterion) {
+    let mut group = c.benchmark_group("assembly");
+    group.sample_size(10);
+    for (name, cells) in SIZES {
+        for law in [Law::NeoHookean, Law::Corotational, Law::StVK] {
+            let b = body(cells, law);
+            let x = deformed(&b);
+            let mut state = b.elastic_state();
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let id = BenchmarkId::new(format!("{}/{threads}t", law.name()), name);
+                group.bench_function(id, |bench| {
+                    pool.install(|| {
+                        bench.iter(|| {
+                            b.evaluate_elastic(black_box(&x), Stiffness::Assemble, &mut state)
+                                .unwrap()
+                        })
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+fn step(c: &mut Criterion) {
+    let mut group = c.benchmark_group("step");
+    group.sample_size(10);
+    for (name, cells) in SIZES {
+        let b = body(cells, Law::Corotational);
+        let scene = Scene {
+            simulation: SimulationSection {
+                dt: 0.01,
+                steps: 0,
+                gravity: [0.0, 0.0, -9.81],
+                newton_iterations: 1,
+            },
+            bodies: vec![b],
+            source: None,
+        };
+        let mut state = scene.initial_state();
+        let mut stepper = Stepper::new(&scene).unwrap();
+        stepper.step(&scene, &mut state).unwrap();
+        group.bench_function(BenchmarkId::new("corotational", name), |bench| {
+            bench.iter(|| stepper.step(&scene, &mut state).unwrap())
+        });
+        // The split: faer's bare numeric factorisation of the same A.
+        let b = &scene.bodies[0];
+        let mut es = b.elastic_state();
+        b.evaluate_elastic(&state.bodies[0].positions, Stiffness::Assemble, &mut es)
+            .unwrap();
+        let mut a = es.stiffness.clone();
+        axpby(1.0 + 0.01 * 0.1, b.mass_values(), 0.01 * 0.1 + 1e-4, &mut a);
+        let symbolic = std::sync::Arc::new(SymbolicFactor::new(b.pattern()).unwrap());
+        let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
+        group.bench_function(BenchmarkId::new("factorisation_only", name), |bench| {
+            bench.iter(|| factor.factorize(b.pattern(), black_box(&a)).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, assembly, step);
+criterion_main!(benches);
