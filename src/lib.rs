@@ -8,4 +8,7 @@
 pub mod error;
 pub mod math;
 
+// L2
+pub mod rigid;
+
 pub use error::{Error, Result};
