@@ -36,6 +36,9 @@ pub fn compute_minverse<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a
             for c in 0..nv {
                 data.minv[(iv + r, iv + c)] = data.dinv[i][(r, c)];
             }
+            for col in end..nvt {
+                data.minv[(iv + r, col)] = 0.0;
+            }
         }
         // Children columns: −D⁻¹ Jᵀ F.
         for col in iv + nv..end {
