@@ -151,6 +151,16 @@ pub fn parse_urdf(text: &str, file: &str, dir: &Path, base: Base) -> Result<Mode
             ));
         }
     }
+    // Bodies may carry mass yet leave a direction without inertia (a massless link behind a ball
+    // joint): M(q) must be positive definite, checked at the neutral configuration.
+    let mut data = super::data::Data::new(&model);
+    let m = super::crba::crba(&model, &mut data, &model.neutral()).clone();
+    if m.cholesky().is_none() {
+        return Err(Error::invalid(
+            format!("{file}: robot"),
+            "the mass matrix is singular: some joint moves a body without inertia in its direction",
+        ));
+    }
     Ok(model)
 }
 
