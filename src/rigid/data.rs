@@ -31,6 +31,8 @@ pub struct Data {
     pub oh: Vec<Vec6>,
     /// World-frame forces (RNEA derivatives: subtree forces; ABA: bias forces).
     pub of: Vec<Vec6>,
+    /// World-frame inertia of each body alone (ABA, M⁻¹, derivatives).
+    pub oinertia: Vec<Mat6>,
     /// World-frame composite rigid-body inertias (CRBA, derivatives).
     pub o_ycrb: Vec<Mat6>,
     /// Their time variations plus the momentum cross map (Carpentier & Mansard 2018, Sec. III).
@@ -99,6 +101,7 @@ impl Data {
             oa: z6.clone(),
             oh: z6.clone(),
             of: z6,
+            oinertia: zm.clone(),
             o_ycrb: zm.clone(),
             do_ycrb: zm.clone(),
             o_yaba: zm.clone(),
