@@ -16,12 +16,12 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
     for i in 1..n {
         place_joint(model, data, i, q);
         joint_columns(model, data, i);
-        data.o_ycrb[i] = model.inertias[i].transformed(&data.o_m_i[i]).matrix();
+        data.o_icrb[i] = model.inertias[i].transformed_origin(&data.o_m_i[i]);
     }
     for i in (1..n).rev() {
         let joint = &model.joints[i];
         for k in joint.idx_v..joint.idx_v + joint.nv() {
-            let f = data.o_ycrb[i] * data.j[k];
+            let f = data.o_icrb[i].mul_motion(&data.j[k]);
             let mut r = Some(k);
             while let Some(row) = r {
                 data.m[(row, k)] = data.j[row].dot(&f);
@@ -30,8 +30,8 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
         }
         let p = model.parents[i];
         if p > 0 {
-            let y = data.o_ycrb[i];
-            data.o_ycrb[p] += y;
+            let y = data.o_icrb[i];
+            data.o_icrb[p].add_assign(&y);
         }
     }
     symmetrize_from_upper(&mut data.m);

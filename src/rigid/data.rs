@@ -2,7 +2,7 @@
 //! reused by every call, so no algorithm allocates.
 
 use super::model::Model;
-use super::spatial::{Mat6, Se3, Vec6};
+use super::spatial::{Mat6, OriginInertia, Se3, Vec6};
 use crate::math::{DMat, DVec};
 
 /// A 6 × n matrix (n spatial columns).
@@ -33,7 +33,9 @@ pub struct Data {
     pub of: Vec<Vec6>,
     /// World-frame inertia of each body alone (ABA, M⁻¹, derivatives).
     pub oinertia: Vec<Mat6>,
-    /// World-frame composite rigid-body inertias (CRBA, derivatives).
+    /// World-frame composite rigid-body inertias about the world origin (CRBA).
+    pub o_icrb: Vec<OriginInertia>,
+    /// World-frame composite rigid-body inertias (derivatives).
     pub o_ycrb: Vec<Mat6>,
     /// Their time variations plus the momentum cross map (Carpentier & Mansard 2018, Sec. III).
     pub do_ycrb: Vec<Mat6>,
@@ -102,6 +104,14 @@ impl Data {
             oh: z6.clone(),
             of: z6,
             oinertia: zm.clone(),
+            o_icrb: vec![
+                OriginInertia {
+                    mass: 0.0,
+                    h: crate::math::Vec3::zeros(),
+                    i_o: crate::math::Mat3::zeros(),
+                };
+                n
+            ],
             o_ycrb: zm.clone(),
             do_ycrb: zm.clone(),
             o_yaba: zm.clone(),

@@ -91,11 +91,23 @@ fn write_quat(q: &UnitQuaternion<f64>, out: &mut [f64]) {
     out[3] = c[3];
 }
 
-/// Rotation by the angle with cosine `c` and sine `s` about the unit axis `a`.
-#[inline]
+/// Rotation by the angle with cosine `c` and sine `s` about the unit axis `a`:
+/// `R = c I + s [a]× + (1 − c) a aᵀ` (Rodrigues).
+#[inline(always)]
 fn axis_rotation(a: &Vec3, c: f64, s: f64) -> Mat3 {
-    let k = super::spatial::skew(a);
-    Mat3::identity() + k * s + k * k * (1.0 - c)
+    let t = 1.0 - c;
+    let (x, y, z) = (a.x, a.y, a.z);
+    Mat3::new(
+        c + t * x * x,
+        t * x * y - s * z,
+        t * x * z + s * y,
+        t * x * y + s * z,
+        c + t * y * y,
+        t * y * z - s * x,
+        t * x * z - s * y,
+        t * y * z + s * x,
+        c + t * z * z,
+    )
 }
 
 impl JointModel {

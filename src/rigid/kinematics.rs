@@ -3,7 +3,8 @@
 
 use super::data::Data;
 use super::model::Model;
-use super::spatial::{Vec6, cross_motion};
+use super::joint::JointKind;
+use super::spatial::{Vec6, cross_motion, spatial};
 
 /// Sets `liMi` and `oMi` of joint `i` (its parent's `oMi` must be current).
 #[inline(always)]
@@ -29,8 +30,20 @@ pub(crate) fn joint_motion(model: &Model, i: usize, v: &[f64]) -> Vec6 {
 #[inline(always)]
 pub(crate) fn joint_columns(model: &Model, data: &mut Data, i: usize) {
     let joint = &model.joints[i];
-    for k in 0..joint.nv() {
-        data.j[joint.idx_v + k] = data.o_m_i[i].act_motion(&joint.subspace(k));
+    let m = &data.o_m_i[i];
+    match joint.kind {
+        JointKind::Revolute { axis } | JointKind::RevoluteUnbounded { axis } => {
+            let w = m.rot * axis;
+            data.j[joint.idx_v] = spatial(m.trans.cross(&w), w);
+        }
+        JointKind::Prismatic { axis } => {
+            data.j[joint.idx_v] = spatial(m.rot * axis, crate::math::Vec3::zeros());
+        }
+        _ => {
+            for k in 0..joint.nv() {
+                data.j[joint.idx_v + k] = m.act_motion(&joint.subspace(k));
+            }
+        }
     }
 }
 

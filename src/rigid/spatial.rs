@@ -329,6 +329,56 @@ impl Inertia {
     }
 }
 
+/// A spatial inertia stored about the origin of its frame, `Y = [[m I, −[h]×], [[h]×, I_o]]`
+/// with the first moment `h = m c` (kg·m) and the rotational inertia about the origin
+/// `I_o = I_c − m [c]×²` (kg·m²). Sums of bodies are plain sums of the three parts, which makes it
+/// the cheap form for composite inertias (CRBA).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OriginInertia {
+    /// Mass (kg).
+    pub mass: f64,
+    /// First moment of mass `m c` (kg·m).
+    pub h: Vec3,
+    /// Rotational inertia about the frame origin (kg·m²).
+    pub i_o: Mat3,
+}
+
+impl OriginInertia {
+    /// Adds another body expressed in the same frame.
+    #[inline(always)]
+    pub fn add_assign(&mut self, other: &OriginInertia) {
+        self.mass += other.mass;
+        self.h += other.h;
+        self.i_o += other.i_o;
+    }
+
+    /// The momentum `Y m` for the twist `m`: `[m v − h × ω; h × v + I_o ω]`.
+    #[inline(always)]
+    pub fn mul_motion(&self, m: &Vec6) -> Vec6 {
+        let (v, w) = (lin(m), ang(m));
+        spatial(v * self.mass - self.h.cross(&w), self.h.cross(&v) + self.i_o * w)
+    }
+}
+
+impl Inertia {
+    /// This body, held in frame B, expressed about the origin of frame A (`m = aMb`).
+    #[inline(always)]
+    pub fn transformed_origin(&self, m: &Se3) -> OriginInertia {
+        let c = m.act_point(&self.com);
+        let i_c = m.rot * self.inertia_com * m.rot.transpose();
+        let mut i_o = i_c - c * c.transpose() * self.mass;
+        let cc = c.norm_squared() * self.mass;
+        i_o[(0, 0)] += cc;
+        i_o[(1, 1)] += cc;
+        i_o[(2, 2)] += cc;
+        OriginInertia {
+            mass: self.mass,
+            h: c * self.mass,
+            i_o,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,5 +454,8 @@ mod tests {
         // Adding inertias adds their matrices.
         let j = Inertia::new(1.0, Vec3::new(-0.5, 0.0, 0.2), Mat3::identity() * 0.1);
         assert!((i.add(&j).matrix() - i.matrix() - j.matrix()).norm() < 1e-13);
+        // The origin form is the same operator.
+        let o = i.transformed_origin(&m);
+        assert!((o.mul_motion(&nu) - i.transformed(&m).mul_motion(&nu)).norm() < 1e-13);
     }
 }
