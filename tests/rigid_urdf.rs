@@ -5,8 +5,8 @@ mod rigid_support;
 
 use diffsoro::Error;
 use diffsoro::rigid::{
-    Base, Data, DynamicsCase, FrameKind, JointKind, Shape, compute_minverse, crba, dynamics_report,
-    load_urdf, parse_urdf,
+    Base, ChildOrder, Data, DynamicsCase, FrameKind, JointKind, Shape, compute_minverse, crba,
+    dynamics_report, load_urdf, load_urdf_ordered, parse_urdf, parse_urdf_ordered,
 };
 use rigid_support::{Rng, model, random_q, urdf_path};
 use std::path::Path;
@@ -101,6 +101,20 @@ fn joint_order_is_depth_first_with_children_in_file_order() {
     assert_eq!(m.parents, vec![0, 0, 1, 0, 3]);
     assert!(matches!(m.joints[3].kind, JointKind::RevoluteUnbounded { .. }));
     assert_eq!(m.frames.iter().filter(|f| f.kind == FrameKind::Body).count(), 5);
+    // Pinocchio's order: a link's child joints sorted by name.
+    let m = parse_urdf_ordered(&text, "t", Path::new("."), Base::Fixed, ChildOrder::JointName).unwrap();
+    let names: Vec<&str> = m.joints[1..].iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["to_a", "to_a1", "to_b", "to_b1"]);
+    assert_eq!(m.parents, vec![0, 0, 1, 0, 3]);
+}
+
+#[test]
+fn repository_models_have_the_same_order_in_both_conventions() {
+    for (name, base) in [("ur5.urdf", Base::Fixed), ("quadruped.urdf", Base::FreeFlyer), ("humanoid.urdf", Base::FreeFlyer)] {
+        let a = model(name, base);
+        let b = load_urdf_ordered(&urdf_path(name), base, ChildOrder::JointName).unwrap();
+        assert_eq!(a, b, "{name}");
+    }
 }
 
 #[test]

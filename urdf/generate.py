@@ -148,6 +148,11 @@ def humanoid():
         ("waist_pitch", (0, 0, 0.08), (0, 1, 0), 15.0, box_inertia(15.0, 0.2, 0.35, 0.4), [((0, 0, 0.2), (0, 0, 0), box(0.2, 0.35, 0.4))], (0, 0, 0.2)),
     ]
     joints.append(("pelvis", torso))
+    # Neck: yaw, pitch; the head is a sphere.
+    neck = [
+        ("neck_yaw", (0, 0, 0.42), (0, 0, 1), 0.3, cyl_inertia(0.3, 0.03, 0.06), [((0, 0, 0.03), (0, 0, 0), cyl(0.03, 0.06))], (0, 0, 0.03)),
+        ("neck_pitch", (0, 0, 0.06), (0, 1, 0), 3.0, (0.012, 0.012, 0.012), [((0, 0, 0.1), (0, 0, 0), sph(0.1))], (0, 0, 0.1)),
+    ]
     # Arms: shoulder pitch/roll/yaw, elbow, wrist yaw/pitch/roll, gripper (8 each).
     for side, sy in (("l", 1), ("r", -1)):
         chain = [
@@ -161,12 +166,10 @@ def humanoid():
             (f"{side}_gripper", (0, 0, -0.09), (1, 0, 0), 0.1, box_inertia(0.1, 0.02, 0.02, 0.06), [((0, 0, -0.03), (0, 0, 0), box(0.02, 0.02, 0.06))], (0, 0, -0.03)),
         ]
         joints.append(("waist_pitch_link", chain))
-    # Neck: yaw, pitch; the head is a sphere.
-    neck = [
-        ("neck_yaw", (0, 0, 0.42), (0, 0, 1), 0.3, cyl_inertia(0.3, 0.03, 0.06), [((0, 0, 0.03), (0, 0, 0), cyl(0.03, 0.06))], (0, 0, 0.03)),
-        ("neck_pitch", (0, 0, 0.06), (0, 1, 0), 3.0, (0.012, 0.012, 0.012), [((0, 0, 0.1), (0, 0, 0), sph(0.1))], (0, 0, 0.1)),
-    ]
-    joints.append(("waist_pitch_link", neck))
+        if side == "l":
+            # Children of a link in joint-name order (l_…, neck_…, r_…), so that the file order
+            # and Pinocchio's order (urdfdom sorts a link's child joints by name) agree.
+            joints.append(("waist_pitch_link", neck))
     body_links, body_joints = "", ""
     for parent, chain in joints:
         for (name, xyz, axis, m, inertia, coll, com) in chain:

@@ -36,4 +36,4 @@ pub use report::{DynamicsCase, DynamicsReport, check_case, dynamics_report};
 pub use rnea::{nonlinear_effects, rnea};
 pub use rnea_derivatives::compute_rnea_derivatives;
 pub use spatial::{Inertia, Mat6, Se3, Vec6};
-pub use urdf::{Base, load_urdf, parse_urdf};
+pub use urdf::{Base, ChildOrder, load_urdf, load_urdf_ordered, parse_urdf, parse_urdf_ordered};

@@ -1,6 +1,9 @@
 //! URDF loading (links, joints with limits, inertials, collision geometry) into a [`Model`],
-//! with a fixed or free-flyer base. Joint order: depth-first from the root link, children in
-//! file order. Fixed joints are merged into their parent body (inertia, frames, geometry).
+//! with a fixed or free-flyer base. Joint order: depth-first from the root link, a link's
+//! children in file order ([`ChildOrder::File`], the default) or sorted by joint name
+//! ([`ChildOrder::JointName`], which is what Pinocchio's URDF parser produces, because urdfdom
+//! keeps joints in a name-sorted map). Fixed joints are merged into their parent body
+//! (inertia, frames, geometry).
 
 use super::joint::JointKind;
 use super::model::{Frame, FrameKind, Geometry, Model, Shape};
@@ -21,6 +24,16 @@ pub enum Base {
     FreeFlyer,
 }
 
+/// In which order the child joints of a link are visited (the depth-first joint order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChildOrder {
+    /// As they appear in the file.
+    #[default]
+    File,
+    /// Sorted by joint name (Pinocchio / urdfdom order).
+    JointName,
+}
+
 struct Link {
     name: String,
     inertia: Option<Inertia>,
@@ -39,15 +52,33 @@ struct UJoint {
     velocity: f64,
 }
 
-/// Reads and parses the URDF file at `path` (mesh paths resolve relative to its folder).
+/// Reads and parses the URDF file at `path` (mesh paths resolve relative to its folder),
+/// children in file order.
 pub fn load_urdf(path: &Path, base: Base) -> Result<Model> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    parse_urdf(&text, &path.display().to_string(), dir, base)
+    load_urdf_ordered(path, base, ChildOrder::File)
 }
 
-/// Parses URDF `text` (`file` labels errors, `dir` resolves relative mesh paths).
+/// [`load_urdf`] with a choice of child order.
+pub fn load_urdf_ordered(path: &Path, base: Base, order: ChildOrder) -> Result<Model> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    parse_urdf_ordered(&text, &path.display().to_string(), dir, base, order)
+}
+
+/// Parses URDF `text` (`file` labels errors, `dir` resolves relative mesh paths), children in
+/// file order.
 pub fn parse_urdf(text: &str, file: &str, dir: &Path, base: Base) -> Result<Model> {
+    parse_urdf_ordered(text, file, dir, base, ChildOrder::File)
+}
+
+/// [`parse_urdf`] with a choice of child order.
+pub fn parse_urdf_ordered(
+    text: &str,
+    file: &str,
+    dir: &Path,
+    base: Base,
+    order: ChildOrder,
+) -> Result<Model> {
     let doc = roxmltree::Document::parse(text).map_err(|e| {
         Error::parse(
             file,
@@ -115,6 +146,11 @@ pub fn parse_urdf(text: &str, file: &str, dir: &Path, base: Base) -> Result<Mode
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); links.len()];
     for (k, j) in joints.iter().enumerate() {
         children[j.parent].push(k);
+    }
+    if order == ChildOrder::JointName {
+        for c in &mut children {
+            c.sort_by(|&a, &b| joints[a].name.cmp(&joints[b].name));
+        }
     }
     let name = robot.attribute("name").unwrap_or("robot");
     let mut b = Builder {
