@@ -112,6 +112,51 @@ fn check_frame_jacobians(model: &Model, seed: u64) {
     }
 }
 
+/// Forward kinematics: body velocities equal the local Jacobians times v, and body accelerations
+/// are the time derivatives of the body velocities along `q(t) = q ⊕ (v t + a t²/2)`,
+/// `v(t) = v + a t` (central difference in t).
+fn check_forward_kinematics(model: &Model, seed: u64) {
+    use diffsoro::rigid::{FrameKind, forward_kinematics};
+    let mut rng = Rng::new(seed);
+    let mut data = Data::new(model);
+    let q = random_q(model, &mut rng, 1.0);
+    let (v, a) = (rng.vec(model.nv, 1.0), rng.vec(model.nv, 1.0));
+    forward_kinematics(model, &mut data, &q, &v, &a);
+    compute_joint_jacobians(model, &mut data, &q);
+    let mut jl = Mat6xN::zeros(model.nv);
+    let vv = DVec::from_vec(v.clone());
+    let at = |t: f64, d: &mut Data| {
+        let dq: Vec<f64> = (0..model.nv).map(|k| v[k] * t + 0.5 * a[k] * t * t).collect();
+        let vt: Vec<f64> = (0..model.nv).map(|k| v[k] + a[k] * t).collect();
+        forward_kinematics(model, d, &plus(model, &q, &dq), &vt, &a);
+    };
+    let (mut dp, mut dm) = (Data::new(model), Data::new(model));
+    let h = 1e-5;
+    at(h, &mut dp);
+    at(-h, &mut dm);
+    for (f, frame) in model.frames.iter().enumerate() {
+        if frame.kind != FrameKind::Joint {
+            continue;
+        }
+        let i = frame.parent_joint;
+        frame_jacobian(model, &data, f, ReferenceFrame::Local, &mut jl);
+        let jv = &jl * &vv;
+        let e = relative_error(jv.as_slice(), data.v[i].as_slice(), 1e-12);
+        assert!(e < 1e-12, "{}: body velocity of joint {i}: {e:e}", model.name);
+        let fd = (dp.v[i] - dm.v[i]) / (2.0 * h);
+        let e = relative_error(fd.as_slice(), data.a[i].as_slice(), 1e-8);
+        assert!(e < TOL, "{}: body acceleration of joint {i}: {e:e}", model.name);
+    }
+}
+
+#[test]
+fn forward_kinematics_velocities_and_accelerations() {
+    check_forward_kinematics(&model("ur5.urdf", Base::Fixed), 21);
+    check_forward_kinematics(&model("quadruped.urdf", Base::FreeFlyer), 22);
+    let m = parse_urdf(BALL_CHAIN, "ball_chain", Path::new("."), Base::FreeFlyer).unwrap();
+    check_forward_kinematics(&m, 23);
+}
+
 #[test]
 fn double_pendulum_and_cartpole() {
     check_dynamics_derivatives(&model("double_pendulum.urdf", Base::Fixed), 11);

@@ -31,6 +31,21 @@ pub fn compute_aba_derivatives(model: &Model, data: &mut Data, q: &[f64], v: &[f
     symmetrize_from_upper(&mut data.minv);
     // data.oa now holds the accelerations a − g of the motion q̈: RNEA at (q, v, q̈).
     rnea_derivative_passes(model, data);
-    data.ddq_dq.gemm(-1.0, &data.minv, &data.dtau_dq, 0.0);
-    data.ddq_dv.gemm(-1.0, &data.minv, &data.dtau_dv, 0.0);
+    let nv = model.nv;
+    let minv = faer::MatRef::from_column_major_slice(data.minv.as_slice(), nv, nv);
+    for (out, rhs) in [
+        (&mut data.ddq_dq, &data.dtau_dq),
+        (&mut data.ddq_dv, &data.dtau_dv),
+    ] {
+        // faer's GEMM keeps its packing buffers in thread-local storage: no allocation per call
+        // once warm (nalgebra's would allocate them on every call at this size).
+        faer::linalg::matmul::matmul(
+            faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), nv, nv),
+            faer::Accum::Replace,
+            minv,
+            faer::MatRef::from_column_major_slice(rhs.as_slice(), nv, nv),
+            -1.0,
+            faer::Par::Seq,
+        );
+    }
 }

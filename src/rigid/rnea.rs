@@ -11,7 +11,23 @@ use crate::math::DVec;
 /// `(q, v)` under gravity; result in `data.tau` (also returned). Gravity enters as the
 /// fictitious base acceleration `a_0 = −g` (Featherstone Sec. 5.3).
 pub fn rnea<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], a: &[f64]) -> &'a DVec {
-    assert!(q.len() == model.nq && v.len() == model.nv && a.len() == model.nv);
+    assert!(a.len() == model.nv, "a must have length nv");
+    rnea_impl(model, data, q, v, Some(a))
+}
+
+/// The nonlinear effects `b(q, v) = τ(q, v, 0)` (Coriolis, centrifugal and gravity), in `data.tau`.
+pub fn nonlinear_effects<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64]) -> &'a DVec {
+    rnea_impl(model, data, q, v, None)
+}
+
+fn rnea_impl<'a>(
+    model: &Model,
+    data: &'a mut Data,
+    q: &[f64],
+    v: &[f64],
+    a: Option<&[f64]>,
+) -> &'a DVec {
+    assert!(q.len() == model.nq && v.len() == model.nv);
     let n = model.njoints();
     data.v[0].fill(0.0);
     data.a[0] = -model.gravity;
@@ -21,7 +37,10 @@ pub fn rnea<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], a: &[f6
         data.li_m_i[i] = li;
         let vj = joint_motion(model, i, v);
         let vi = li.act_inv_motion(&data.v[p]) + vj;
-        let ai = li.act_inv_motion(&data.a[p]) + joint_motion(model, i, a) + cross_motion(&vi, &vj);
+        let mut ai = li.act_inv_motion(&data.a[p]) + cross_motion(&vi, &vj);
+        if let Some(a) = a {
+            ai += joint_motion(model, i, a);
+        }
         data.v[i] = vi;
         data.a[i] = ai;
         let inertia = &model.inertias[i];
@@ -40,10 +59,4 @@ pub fn rnea<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], a: &[f6
         }
     }
     &data.tau
-}
-
-/// The nonlinear effects `b(q, v) = τ(q, v, 0)` (Coriolis, centrifugal and gravity), in `data.tau`.
-pub fn nonlinear_effects<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64]) -> &'a DVec {
-    let zero = vec![0.0; model.nv];
-    rnea(model, data, q, v, &zero)
 }
