@@ -13,13 +13,19 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 fn load(name: &str, base: Base) -> Model {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("urdf").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("urdf")
+        .join(name);
     load_urdf(&path, base).expect("model loads")
 }
 
 /// A deterministic non-trivial state: q = neutral ⊕ δ, with v, a, τ from a fixed sequence.
 fn state(m: &Model) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
-    let seq = |k: usize, s: f64| (0..m.nv).map(|i| s * (((i * 7 + k) % 11) as f64 / 5.0 - 1.0)).collect::<Vec<_>>();
+    let seq = |k: usize, s: f64| {
+        (0..m.nv)
+            .map(|i| s * (((i * 7 + k) % 11) as f64 / 5.0 - 1.0))
+            .collect::<Vec<_>>()
+    };
     let q0 = m.neutral();
     let mut q = q0.clone();
     m.integrate(&q0, &seq(1, 0.8), &mut q);
@@ -30,10 +36,18 @@ fn bench_model(c: &mut Criterion, label: &str, m: &Model) {
     let mut data = Data::new(m);
     let (q, v, a, tau) = state(m);
     let mut g = c.benchmark_group(label);
-    g.bench_function("rnea", |b| b.iter(|| black_box(rnea(m, &mut data, &q, &v, &a)[0])));
-    g.bench_function("crba", |b| b.iter(|| black_box(crba(m, &mut data, &q)[(0, 0)])));
-    g.bench_function("aba", |b| b.iter(|| black_box(aba(m, &mut data, &q, &v, &tau)[0])));
-    g.bench_function("minverse", |b| b.iter(|| black_box(compute_minverse(m, &mut data, &q)[(0, 0)])));
+    g.bench_function("rnea", |b| {
+        b.iter(|| black_box(rnea(m, &mut data, &q, &v, &a)[0]))
+    });
+    g.bench_function("crba", |b| {
+        b.iter(|| black_box(crba(m, &mut data, &q)[(0, 0)]))
+    });
+    g.bench_function("aba", |b| {
+        b.iter(|| black_box(aba(m, &mut data, &q, &v, &tau)[0]))
+    });
+    g.bench_function("minverse", |b| {
+        b.iter(|| black_box(compute_minverse(m, &mut data, &q)[(0, 0)]))
+    });
     g.bench_function("rnea_derivatives", |b| {
         b.iter(|| {
             compute_rnea_derivatives(m, &mut data, &q, &v, &a);

@@ -7,8 +7,8 @@ mod rigid_support;
 use diffsoro::math::{DMat, DVec, central_difference_jacobian, relative_error};
 use diffsoro::rigid::{
     Base, Data, Mat6xN, Model, ReferenceFrame, aba, compute_aba_derivatives,
-    compute_joint_jacobians, compute_rnea_derivatives, frame_jacobian, frame_placement,
-    parse_urdf, rnea,
+    compute_joint_jacobians, compute_rnea_derivatives, frame_jacobian, frame_placement, parse_urdf,
+    rnea,
 };
 use rigid_support::{Rng, model, plus, random_q};
 use std::path::Path;
@@ -18,7 +18,10 @@ const TOL: f64 = 1e-6;
 
 fn assert_close(name: &str, what: &str, analytic: &DMat, fd: &DMat) {
     let e = relative_error(analytic.as_slice(), fd.as_slice(), 1e-8);
-    assert!(e < TOL, "{name}: {what} differs from finite differences: rel err {e:e}");
+    assert!(
+        e < TOL,
+        "{name}: {what} differs from finite differences: rel err {e:e}"
+    );
 }
 
 fn check_dynamics_derivatives(model: &Model, seed: u64) {
@@ -39,7 +42,16 @@ fn check_dynamics_derivatives(model: &Model, seed: u64) {
         assert!(e < 1e-12);
         let mut d = Data::new(model);
         let fd_q = central_difference_jacobian(
-            |x: &DVec| rnea(model, &mut d.clone(), &plus(model, &q, x.as_slice()), &v, &a).clone(),
+            |x: &DVec| {
+                rnea(
+                    model,
+                    &mut d.clone(),
+                    &plus(model, &q, x.as_slice()),
+                    &v,
+                    &a,
+                )
+                .clone()
+            },
             &zero,
             H,
         );
@@ -55,7 +67,16 @@ fn check_dynamics_derivatives(model: &Model, seed: u64) {
         let ddq_ref = aba(model, &mut d, &q, &v, &tau).clone();
         assert!(relative_error(data.ddq.as_slice(), ddq_ref.as_slice(), 1e-12) < 1e-12);
         let fd_q = central_difference_jacobian(
-            |x: &DVec| aba(model, &mut d.clone(), &plus(model, &q, x.as_slice()), &v, &tau).clone(),
+            |x: &DVec| {
+                aba(
+                    model,
+                    &mut d.clone(),
+                    &plus(model, &q, x.as_slice()),
+                    &v,
+                    &tau,
+                )
+                .clone()
+            },
             &zero,
             H,
         );
@@ -106,7 +127,8 @@ fn check_frame_jacobians(model: &Model, seed: u64) {
             let local = diffsoro::rigid::Vec6::from_column_slice(jl.column(c).as_slice());
             let world = o_m_f.act_motion(&local);
             assert!((world - jw.column(c)).norm() < 1e-12);
-            let aligned = diffsoro::rigid::Se3::new(o_m_f.rot, Default::default()).act_motion(&local);
+            let aligned =
+                diffsoro::rigid::Se3::new(o_m_f.rot, Default::default()).act_motion(&local);
             assert!((aligned - ja.column(c)).norm() < 1e-12);
         }
     }
@@ -126,7 +148,9 @@ fn check_forward_kinematics(model: &Model, seed: u64) {
     let mut jl = Mat6xN::zeros(model.nv);
     let vv = DVec::from_vec(v.clone());
     let at = |t: f64, d: &mut Data| {
-        let dq: Vec<f64> = (0..model.nv).map(|k| v[k] * t + 0.5 * a[k] * t * t).collect();
+        let dq: Vec<f64> = (0..model.nv)
+            .map(|k| v[k] * t + 0.5 * a[k] * t * t)
+            .collect();
         let vt: Vec<f64> = (0..model.nv).map(|k| v[k] + a[k] * t).collect();
         forward_kinematics(model, d, &plus(model, &q, &dq), &vt, &a);
     };
@@ -142,10 +166,18 @@ fn check_forward_kinematics(model: &Model, seed: u64) {
         frame_jacobian(model, &data, f, ReferenceFrame::Local, &mut jl);
         let jv = &jl * &vv;
         let e = relative_error(jv.as_slice(), data.v[i].as_slice(), 1e-12);
-        assert!(e < 1e-12, "{}: body velocity of joint {i}: {e:e}", model.name);
+        assert!(
+            e < 1e-12,
+            "{}: body velocity of joint {i}: {e:e}",
+            model.name
+        );
         let fd = (dp.v[i] - dm.v[i]) / (2.0 * h);
         let e = relative_error(fd.as_slice(), data.a[i].as_slice(), 1e-8);
-        assert!(e < TOL, "{}: body acceleration of joint {i}: {e:e}", model.name);
+        assert!(
+            e < TOL,
+            "{}: body acceleration of joint {i}: {e:e}",
+            model.name
+        );
     }
 }
 

@@ -49,18 +49,58 @@ fn check(m: &Model) {
     // Warm-up: the GEMM of the ABA derivatives allocates its thread-local buffers once.
     compute_aba_derivatives(m, &mut data, &q, &v, &tau);
     let counts = [
-        ("forward_kinematics", allocations_during(|| forward_kinematics(m, &mut data, &q, &v, &a))),
-        ("rnea", allocations_during(|| { rnea(m, &mut data, &q, &v, &a); })),
-        ("nonlinear_effects", allocations_during(|| { nonlinear_effects(m, &mut data, &q, &v); })),
-        ("crba", allocations_during(|| { crba(m, &mut data, &q); })),
-        ("aba", allocations_during(|| { aba(m, &mut data, &q, &v, &tau); })),
-        ("compute_minverse", allocations_during(|| { compute_minverse(m, &mut data, &q); })),
-        ("compute_rnea_derivatives", allocations_during(|| compute_rnea_derivatives(m, &mut data, &q, &v, &a))),
-        ("compute_aba_derivatives", allocations_during(|| compute_aba_derivatives(m, &mut data, &q, &v, &tau))),
-        ("compute_joint_jacobians", allocations_during(|| compute_joint_jacobians(m, &mut data, &q))),
-        ("frame_jacobian", allocations_during(|| {
-            frame_jacobian(m, &data, frame, ReferenceFrame::LocalWorldAligned, &mut jac)
-        })),
+        (
+            "forward_kinematics",
+            allocations_during(|| forward_kinematics(m, &mut data, &q, &v, &a)),
+        ),
+        (
+            "rnea",
+            allocations_during(|| {
+                rnea(m, &mut data, &q, &v, &a);
+            }),
+        ),
+        (
+            "nonlinear_effects",
+            allocations_during(|| {
+                nonlinear_effects(m, &mut data, &q, &v);
+            }),
+        ),
+        (
+            "crba",
+            allocations_during(|| {
+                crba(m, &mut data, &q);
+            }),
+        ),
+        (
+            "aba",
+            allocations_during(|| {
+                aba(m, &mut data, &q, &v, &tau);
+            }),
+        ),
+        (
+            "compute_minverse",
+            allocations_during(|| {
+                compute_minverse(m, &mut data, &q);
+            }),
+        ),
+        (
+            "compute_rnea_derivatives",
+            allocations_during(|| compute_rnea_derivatives(m, &mut data, &q, &v, &a)),
+        ),
+        (
+            "compute_aba_derivatives",
+            allocations_during(|| compute_aba_derivatives(m, &mut data, &q, &v, &tau)),
+        ),
+        (
+            "compute_joint_jacobians",
+            allocations_during(|| compute_joint_jacobians(m, &mut data, &q)),
+        ),
+        (
+            "frame_jacobian",
+            allocations_during(|| {
+                frame_jacobian(m, &data, frame, ReferenceFrame::LocalWorldAligned, &mut jac)
+            }),
+        ),
     ];
     let n: usize = counts.iter().map(|c| c.1).sum();
     assert_eq!(n, 0, "{}: the algorithms allocated: {counts:?}", m.name);

@@ -47,7 +47,11 @@ fn closed_form(t1: f64, t2: f64, w1: f64, w2: f64) -> ([[f64; 2]; 2], [f64; 2], 
 fn double_pendulum_matches_the_lagrangian_closed_form() {
     let m = model("double_pendulum.urdf", Base::Fixed);
     let mut data = Data::new(&m);
-    for &(t1, t2, w1, w2) in &[(0.3, -1.1, 0.7, -2.0), (2.5, 0.4, -1.3, 0.2), (-0.9, 2.9, 0.0, 1.5)] {
+    for &(t1, t2, w1, w2) in &[
+        (0.3, -1.1, 0.7, -2.0),
+        (2.5, 0.4, -1.3, 0.2),
+        (-0.9, 2.9, 0.0, 1.5),
+    ] {
         let q = config(t1, t2);
         let (mm, cor, grav) = closed_form(t1, t2, w1, w2);
         let mass = crba(&m, &mut data, &q).clone();
@@ -81,7 +85,9 @@ fn rk4_step(m: &Model, data: &mut Data, q: &[f64], v: &[f64], h: f64) -> (Vec<f6
         let qq = plus(m, q, dq);
         aba(m, data, &qq, vv, &tau).as_slice().to_vec()
     };
-    let axpy = |x: &[f64], s: f64, y: &[f64]| -> Vec<f64> { x.iter().zip(y).map(|(a, b)| a + s * b).collect() };
+    let axpy = |x: &[f64], s: f64, y: &[f64]| -> Vec<f64> {
+        x.iter().zip(y).map(|(a, b)| a + s * b).collect()
+    };
     let zero = vec![0.0; n];
     let k1v = v.to_vec();
     let k1a = acc(data, &zero, v);
@@ -91,8 +97,12 @@ fn rk4_step(m: &Model, data: &mut Data, q: &[f64], v: &[f64], h: f64) -> (Vec<f6
     let k3a = acc(data, &axpy(&zero, h / 2.0, &k2v), &k3v);
     let k4v = axpy(v, h, &k3a);
     let k4a = acc(data, &axpy(&zero, h, &k3v), &k4v);
-    let dq: Vec<f64> = (0..n).map(|i| h / 6.0 * (k1v[i] + 2.0 * k2v[i] + 2.0 * k3v[i] + k4v[i])).collect();
-    let nv: Vec<f64> = (0..n).map(|i| v[i] + h / 6.0 * (k1a[i] + 2.0 * k2a[i] + 2.0 * k3a[i] + k4a[i])).collect();
+    let dq: Vec<f64> = (0..n)
+        .map(|i| h / 6.0 * (k1v[i] + 2.0 * k2v[i] + 2.0 * k3v[i] + k4v[i]))
+        .collect();
+    let nv: Vec<f64> = (0..n)
+        .map(|i| v[i] + h / 6.0 * (k1a[i] + 2.0 * k2a[i] + 2.0 * k3a[i] + k4a[i]))
+        .collect();
     (plus(m, q, &dq), nv)
 }
 
@@ -102,7 +112,9 @@ fn energy(m: &Model, data: &mut Data, q: &[f64], v: &[f64]) -> f64 {
     let t2 = q[2];
     let pot = -G * (M1 * C1 * t1.cos() + M2 * (L1 * t1.cos() + C2 * (t1 + t2).cos()));
     let mass = crba(m, data, q);
-    let kin = 0.5 * (v[0] * (mass[(0, 0)] * v[0] + mass[(0, 1)] * v[1]) + v[1] * (mass[(1, 0)] * v[0] + mass[(1, 1)] * v[1]));
+    let kin = 0.5
+        * (v[0] * (mass[(0, 0)] * v[0] + mass[(0, 1)] * v[1])
+            + v[1] * (mass[(1, 0)] * v[0] + mass[(1, 1)] * v[1]));
     kin + pot
 }
 
@@ -122,7 +134,10 @@ fn max_energy_drift(m: &Model, h: f64, t_end: f64) -> f64 {
 #[test]
 fn double_pendulum_energy_is_conserved_to_fourth_order() {
     let m = model("double_pendulum.urdf", Base::Fixed);
-    let e: Vec<f64> = [0.02, 0.01, 0.005].iter().map(|&h| max_energy_drift(&m, h, 2.0)).collect();
+    let e: Vec<f64> = [0.02, 0.01, 0.005]
+        .iter()
+        .map(|&h| max_energy_drift(&m, h, 2.0))
+        .collect();
     eprintln!("max energy drift for h = 0.02, 0.01, 0.005: {e:?}");
     // Halving h divides the RK4 energy error by about 2⁴ = 16.
     for w in e.windows(2) {

@@ -12,7 +12,12 @@ use rigid_support::{Rng, model, random_q, urdf_path};
 use std::path::Path;
 
 fn parse(text: &str) -> Result<diffsoro::rigid::Model, Error> {
-    parse_urdf(text, "test.urdf", Path::new(env!("CARGO_MANIFEST_DIR")), Base::Fixed)
+    parse_urdf(
+        text,
+        "test.urdf",
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        Base::Fixed,
+    )
 }
 
 fn err_text(text: &str) -> String {
@@ -44,7 +49,11 @@ fn all_repository_models_load_with_their_dimensions() {
         let m = model(name, base);
         assert_eq!((m.nq, m.nv, m.njoints()), (nq, nv, nj), "{name}");
         assert!(!m.geometries.is_empty(), "{name} has collision shapes");
-        assert!(m.geometries.iter().all(|g| !matches!(g.shape, Shape::Mesh { .. })));
+        assert!(
+            m.geometries
+                .iter()
+                .all(|g| !matches!(g.shape, Shape::Mesh { .. }))
+        );
         // Parents precede children and the velocity coordinates of each subtree are contiguous.
         for i in 1..m.njoints() {
             assert!(m.parents[i] < i);
@@ -52,7 +61,11 @@ fn all_repository_models_load_with_their_dimensions() {
             for k in i + 1..m.njoints() {
                 let inside = m.is_ancestor(i, k);
                 let iv = m.joints[k].idx_v;
-                assert_eq!(inside, iv >= m.joints[i].idx_v && iv < end, "{name}: joint {k}");
+                assert_eq!(
+                    inside,
+                    iv >= m.joints[i].idx_v && iv < end,
+                    "{name}: joint {k}"
+                );
             }
         }
     }
@@ -64,7 +77,14 @@ fn ur5_has_the_published_kinematics_and_masses() {
     let names: Vec<&str> = m.joints[1..].iter().map(|j| j.name.as_str()).collect();
     assert_eq!(
         names,
-        ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
+        [
+            "shoulder_pan_joint",
+            "shoulder_lift_joint",
+            "elbow_joint",
+            "wrist_1_joint",
+            "wrist_2_joint",
+            "wrist_3_joint"
+        ]
     );
     // Masses of ur_description (kg); the base link is welded to the world.
     let masses = [3.7, 8.393, 2.275, 1.219, 1.219, 0.1879];
@@ -99,10 +119,26 @@ fn joint_order_is_depth_first_with_children_in_file_order() {
     let names: Vec<&str> = m.joints[1..].iter().map(|j| j.name.as_str()).collect();
     assert_eq!(names, ["to_b", "to_b1", "to_a", "to_a1"]);
     assert_eq!(m.parents, vec![0, 0, 1, 0, 3]);
-    assert!(matches!(m.joints[3].kind, JointKind::RevoluteUnbounded { .. }));
-    assert_eq!(m.frames.iter().filter(|f| f.kind == FrameKind::Body).count(), 5);
+    assert!(matches!(
+        m.joints[3].kind,
+        JointKind::RevoluteUnbounded { .. }
+    ));
+    assert_eq!(
+        m.frames
+            .iter()
+            .filter(|f| f.kind == FrameKind::Body)
+            .count(),
+        5
+    );
     // Pinocchio's order: a link's child joints sorted by name.
-    let m = parse_urdf_ordered(&text, "t", Path::new("."), Base::Fixed, ChildOrder::JointName).unwrap();
+    let m = parse_urdf_ordered(
+        &text,
+        "t",
+        Path::new("."),
+        Base::Fixed,
+        ChildOrder::JointName,
+    )
+    .unwrap();
     let names: Vec<&str> = m.joints[1..].iter().map(|j| j.name.as_str()).collect();
     assert_eq!(names, ["to_a", "to_a1", "to_b", "to_b1"]);
     assert_eq!(m.parents, vec![0, 0, 1, 0, 3]);
@@ -110,7 +146,11 @@ fn joint_order_is_depth_first_with_children_in_file_order() {
 
 #[test]
 fn repository_models_have_the_same_order_in_both_conventions() {
-    for (name, base) in [("ur5.urdf", Base::Fixed), ("quadruped.urdf", Base::FreeFlyer), ("humanoid.urdf", Base::FreeFlyer)] {
+    for (name, base) in [
+        ("ur5.urdf", Base::Fixed),
+        ("quadruped.urdf", Base::FreeFlyer),
+        ("humanoid.urdf", Base::FreeFlyer),
+    ] {
         let a = model(name, base);
         let b = load_urdf_ordered(&urdf_path(name), base, ChildOrder::JointName).unwrap();
         assert_eq!(a, b, "{name}");
@@ -121,7 +161,9 @@ fn repository_models_have_the_same_order_in_both_conventions() {
 fn malformed_xml_is_a_parse_error_with_a_line() {
     let e = err_text("<robot name=\"x\">\n<link name=\"a\">\n</robot>");
     assert!(e.contains("malformed XML") && e.contains("line"), "{e}");
-    let e = err_text(r#"<robot name="x"><link name="a"/><joint name="j" type="revolute"><parent link="a"/></joint></robot>"#);
+    let e = err_text(
+        r#"<robot name="x"><link name="a"/><joint name="j" type="revolute"><parent link="a"/></joint></robot>"#,
+    );
     assert!(e.contains("lacks <child>"), "{e}");
     let e = err_text(&two_links("", r#"<origin xyz="0 zero 0"/>"#));
     assert!(e.contains("'zero' is not a finite number"), "{e}");
@@ -130,13 +172,20 @@ fn malformed_xml_is_a_parse_error_with_a_line() {
 #[test]
 fn a_missing_mesh_file_is_named() {
     let e = err_text(&two_links(
-        &format!(r#"{INERTIAL}<collision><geometry><mesh filename="meshes/nowhere.stl"/></geometry></collision>"#),
+        &format!(
+            r#"{INERTIAL}<collision><geometry><mesh filename="meshes/nowhere.stl"/></geometry></collision>"#
+        ),
         "",
     ));
-    assert!(e.contains("mesh file 'meshes/nowhere.stl' not found"), "{e}");
+    assert!(
+        e.contains("mesh file 'meshes/nowhere.stl' not found"),
+        "{e}"
+    );
     // An existing file is accepted (any file; the loader does not read meshes).
     let ok = two_links(
-        &format!(r#"{INERTIAL}<collision><geometry><mesh filename="Cargo.toml" scale="2 2 2"/></geometry></collision>"#),
+        &format!(
+            r#"{INERTIAL}<collision><geometry><mesh filename="Cargo.toml" scale="2 2 2"/></geometry></collision>"#
+        ),
         "",
     );
     let m = parse(&ok).unwrap();
@@ -183,7 +232,10 @@ fn non_positive_mass_and_non_pd_inertia_are_rejected() {
         "",
     );
     let e = err_text(&not_pd);
-    assert!(e.contains("link 'b': the inertia matrix is not positive definite"), "{e}");
+    assert!(
+        e.contains("link 'b': the inertia matrix is not positive definite"),
+        "{e}"
+    );
     // A joint that moves nothing with mass makes M singular.
     let e = err_text(&two_links("", ""));
     assert!(e.contains("joint 'j'") && e.contains("massless"), "{e}");
@@ -230,14 +282,19 @@ fn dynamics_report_follows_the_contract() {
         assert!(mat.len() == 18 && mat.iter().all(|row| row.len() == 18));
     }
     let json = serde_json::to_value(&r).unwrap();
-    for key in ["nq", "nv", "rnea", "crba", "aba", "rnea_dq", "rnea_dv", "aba_dq", "aba_dv", "aba_dtau"] {
+    for key in [
+        "nq", "nv", "rnea", "crba", "aba", "rnea_dq", "rnea_dv", "aba_dq", "aba_dv", "aba_dtau",
+    ] {
         assert!(json.get(key).is_some(), "{key}");
     }
     // The default base is fixed: the same lengths are now wrong, and the error says so.
     let fixed = case_json(&q, &v, &tau, &a, "");
     assert_eq!(fixed.base, Base::Fixed);
     let e = dynamics_report(&path, &fixed).unwrap_err().to_string();
-    assert!(e.contains("case.q") && e.contains("expected nq = 12"), "{e}");
+    assert!(
+        e.contains("case.q") && e.contains("expected nq = 12"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -255,9 +312,17 @@ fn dynamics_report_names_the_wrong_field() {
     let bad_quat = {
         let mut q = vec![0.0; 19];
         q[6] = 2.0;
-        case_json(&q, &[0.0; 18], &[0.0; 18], &[0.0; 18], r#", "base": "free_flyer""#)
+        case_json(
+            &q,
+            &[0.0; 18],
+            &[0.0; 18],
+            &[0.0; 18],
+            r#", "base": "free_flyer""#,
+        )
     };
-    let e = dynamics_report(&urdf_path("quadruped.urdf"), &bad_quat).unwrap_err().to_string();
+    let e = dynamics_report(&urdf_path("quadruped.urdf"), &bad_quat)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("root_joint") && e.contains("norm 2"), "{e}");
     let unknown: Result<DynamicsCase, _> =
         serde_json::from_str(r#"{"q": [], "v": [], "tau": [], "a": [], "base": "floating"}"#);

@@ -20,7 +20,11 @@ pub(crate) fn articulate_joint(model: &Model, data: &mut Data, i: usize) {
     }
     if nv == 1 {
         let d = data.j[iv].dot(&data.u_cols[iv]);
-        assert!(d > 0.0, "joint {}: articulated inertia is not positive", joint.name);
+        assert!(
+            d > 0.0,
+            "joint {}: articulated inertia is not positive",
+            joint.name
+        );
         let dinv = 1.0 / d;
         data.dinv[i][(0, 0)] = dinv;
         data.ud_cols[iv] = data.u_cols[iv] * dinv;
@@ -33,7 +37,10 @@ pub(crate) fn articulate_joint(model: &Model, data: &mut Data, i: usize) {
         }
     }
     let chol = nalgebra::Cholesky::new(d).unwrap_or_else(|| {
-        panic!("joint {}: articulated inertia is not positive definite", joint.name)
+        panic!(
+            "joint {}: articulated inertia is not positive definite",
+            joint.name
+        )
     });
     let dinv = chol.inverse();
     data.dinv[i] = dinv;

@@ -2,8 +2,8 @@
 //! (Featherstone, "Rigid Body Dynamics Algorithms", Sec. 4.1; Pinocchio's `forwardKinematics`).
 
 use super::data::Data;
-use super::model::Model;
 use super::joint::JointKind;
+use super::model::Model;
 use super::spatial::{Vec6, cross_motion, spatial};
 
 /// Sets `liMi` and `oMi` of joint `i` (its parent's `oMi` must be current).
@@ -69,6 +69,7 @@ pub fn forward_kinematics(model: &Model, data: &mut Data, q: &[f64], v: &[f64], 
         let vj = joint_motion(model, i, v);
         let vi = li.act_inv_motion(&data.v[p]) + vj;
         data.v[i] = vi;
-        data.a[i] = li.act_inv_motion(&data.a[p]) + joint_motion(model, i, a) + cross_motion(&vi, &vj);
+        data.a[i] =
+            li.act_inv_motion(&data.a[p]) + joint_motion(model, i, a) + cross_motion(&vi, &vj);
     }
 }

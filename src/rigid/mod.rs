@@ -8,6 +8,10 @@
 //! `x y z qx qy qz qw` and moves with a twist in its own frame; derivatives with respect to
 //! `q` are in the tangent space (`q ⊕ δ`, see [`Model::integrate`]).
 
+// The algorithms walk velocity coordinates `idx_v..idx_v + nv` that index several buffers at
+// once (J, U, τ, …): index loops read like the equations.
+#![allow(clippy::needless_range_loop)]
+
 mod aba;
 mod aba_derivatives;
 mod crba;

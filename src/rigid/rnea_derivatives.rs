@@ -20,7 +20,8 @@ pub(crate) fn inertia_variation(y: &Mat6, v: &Vec6, h: &Vec6) -> Mat6 {
     let (sv, sw, smc) = (skew(&lin(v)), skew(&ang(v)), skew(&mc));
     let g = -(sv * smc + smc * sv) + sw * d - d * sw - skew(&ang(h));
     let mut out = Mat6::zeros();
-    out.fixed_view_mut::<3, 3>(0, 3).copy_from(&(skew(&lin(h)) * -2.0));
+    out.fixed_view_mut::<3, 3>(0, 3)
+        .copy_from(&(skew(&lin(h)) * -2.0));
     out.fixed_view_mut::<3, 3>(3, 3).copy_from(&g);
     out
 }

@@ -206,7 +206,10 @@ pub fn exp3(w: &Vec3) -> Mat3 {
     let t2 = w.norm_squared();
     let t = t2.sqrt();
     let (a, b) = if t < 1e-4 {
-        (1.0 - t2 / 6.0 + t2 * t2 / 120.0, 0.5 - t2 / 24.0 + t2 * t2 / 720.0)
+        (
+            1.0 - t2 / 6.0 + t2 * t2 / 120.0,
+            0.5 - t2 / 24.0 + t2 * t2 / 720.0,
+        )
     } else {
         (t.sin() / t, (1.0 - t.cos()) / t2)
     };
@@ -356,7 +359,10 @@ impl OriginInertia {
     #[inline(always)]
     pub fn mul_motion(&self, m: &Vec6) -> Vec6 {
         let (v, w) = (lin(m), ang(m));
-        spatial(v * self.mass - self.h.cross(&w), self.h.cross(&v) + self.i_o * w)
+        spatial(
+            v * self.mass - self.h.cross(&w),
+            self.h.cross(&v) + self.i_o * w,
+        )
     }
 }
 

@@ -139,7 +139,10 @@ pub fn parse_urdf_ordered(
             let names: Vec<&str> = many.iter().map(|&l| links[l].name.as_str()).collect();
             return Err(Error::invalid(
                 format!("{file}: robot"),
-                format!("several root links ({}): the links do not form one tree", names.join(", ")),
+                format!(
+                    "several root links ({}): the links do not form one tree",
+                    names.join(", ")
+                ),
             ));
         }
     };
@@ -162,7 +165,10 @@ pub fn parse_urdf_ordered(
     };
     let root_joint = match base {
         Base::Fixed => 0,
-        Base::FreeFlyer => b.model.add_joint(0, JointKind::FreeFlyer, Se3::identity(), "root_joint")?,
+        Base::FreeFlyer => {
+            b.model
+                .add_joint(0, JointKind::FreeFlyer, Se3::identity(), "root_joint")?
+        }
     };
     b.visit(root, root_joint, Se3::identity())?;
     if let Some(l) = b.visited.iter().position(|v| !v) {
@@ -215,7 +221,8 @@ impl Builder<'_> {
         self.visited[l] = true;
         let link = &self.links[l];
         if let Some(inertia) = &link.inertia {
-            self.model.append_body(joint, &inertia.transformed(&placement));
+            self.model
+                .append_body(joint, &inertia.transformed(&placement));
         }
         self.model.frames.push(Frame {
             name: link.name.clone(),
@@ -253,7 +260,10 @@ impl Builder<'_> {
                     let id = self.model.add_joint(joint, kind, at, uj.name.clone())?;
                     let jm = &self.model.joints[id];
                     let (iq, iv) = (jm.idx_q, jm.idx_v);
-                    if matches!(kind, JointKind::Revolute { .. } | JointKind::Prismatic { .. }) {
+                    if matches!(
+                        kind,
+                        JointKind::Revolute { .. } | JointKind::Prismatic { .. }
+                    ) {
                         self.model.limits.lower[iq] = uj.lower;
                         self.model.limits.upper[iq] = uj.upper;
                     }
@@ -304,16 +314,27 @@ impl Parser<'_, '_> {
         let mut it = text.split_whitespace();
         for o in out.iter_mut() {
             let tok = it.next().ok_or_else(|| {
-                self.err(node, format!("attribute '{name}' needs {N} numbers, got '{text}'"))
+                self.err(
+                    node,
+                    format!("attribute '{name}' needs {N} numbers, got '{text}'"),
+                )
             })?;
             *o = tok
                 .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
-                .ok_or_else(|| self.err(node, format!("attribute '{name}': '{tok}' is not a finite number")))?;
+                .ok_or_else(|| {
+                    self.err(
+                        node,
+                        format!("attribute '{name}': '{tok}' is not a finite number"),
+                    )
+                })?;
         }
         if it.next().is_some() {
-            return Err(self.err(node, format!("attribute '{name}' needs {N} numbers, got '{text}'")));
+            return Err(self.err(
+                node,
+                format!("attribute '{name}' needs {N} numbers, got '{text}'"),
+            ));
         }
         Ok(out)
     }
@@ -330,7 +351,11 @@ impl Parser<'_, '_> {
         Ok(Vec3::new(x, y, z))
     }
 
-    fn child<'n, 'i>(&self, node: roxmltree::Node<'n, 'i>, tag: &str) -> Option<roxmltree::Node<'n, 'i>> {
+    fn child<'n, 'i>(
+        &self,
+        node: roxmltree::Node<'n, 'i>,
+        tag: &str,
+    ) -> Option<roxmltree::Node<'n, 'i>> {
         node.children().find(|n| n.has_tag_name(tag))
     }
 
@@ -357,9 +382,9 @@ impl Parser<'_, '_> {
             None => None,
             Some(inertial) => {
                 let origin = self.origin(inertial)?;
-                let mass_node = self
-                    .child(inertial, "mass")
-                    .ok_or_else(|| self.err(inertial, format!("link '{name}': <inertial> lacks <mass>")))?;
+                let mass_node = self.child(inertial, "mass").ok_or_else(|| {
+                    self.err(inertial, format!("link '{name}': <inertial> lacks <mass>"))
+                })?;
                 let mass = self.number(mass_node, "value")?;
                 if mass <= 0.0 {
                     return Err(self.err(
@@ -367,12 +392,21 @@ impl Parser<'_, '_> {
                         format!("link '{name}': mass must be positive, got {mass}"),
                     ));
                 }
-                let inode = self
-                    .child(inertial, "inertia")
-                    .ok_or_else(|| self.err(inertial, format!("link '{name}': <inertial> lacks <inertia>")))?;
+                let inode = self.child(inertial, "inertia").ok_or_else(|| {
+                    self.err(
+                        inertial,
+                        format!("link '{name}': <inertial> lacks <inertia>"),
+                    )
+                })?;
                 let g = |k: &str| self.number(inode, k);
-                let (ixx, ixy, ixz, iyy, iyz, izz) =
-                    (g("ixx")?, g("ixy")?, g("ixz")?, g("iyy")?, g("iyz")?, g("izz")?);
+                let (ixx, ixy, ixz, iyy, iyz, izz) = (
+                    g("ixx")?,
+                    g("ixy")?,
+                    g("ixz")?,
+                    g("iyy")?,
+                    g("iyz")?,
+                    g("izz")?,
+                );
                 let i = Mat3::new(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
                 if nalgebra::Cholesky::new(i).is_none() {
                     return Err(self.err(
@@ -390,9 +424,9 @@ impl Parser<'_, '_> {
         let mut collisions = Vec::new();
         for c in node.children().filter(|n| n.has_tag_name("collision")) {
             let origin = self.origin(c)?;
-            let geom = self
-                .child(c, "geometry")
-                .ok_or_else(|| self.err(c, format!("link '{name}': <collision> lacks <geometry>")))?;
+            let geom = self.child(c, "geometry").ok_or_else(|| {
+                self.err(c, format!("link '{name}': <collision> lacks <geometry>"))
+            })?;
             let shape_node = geom
                 .children()
                 .find(|n| n.is_element())
@@ -459,7 +493,10 @@ impl Parser<'_, '_> {
         let parent = link_of("parent")?;
         let child = link_of("child")?;
         if parent == child {
-            return Err(self.err(node, format!("joint '{name}' connects link to itself (a loop)")));
+            return Err(self.err(
+                node,
+                format!("joint '{name}' connects link to itself (a loop)"),
+            ));
         }
         let origin = self.origin(node)?;
         let axis = match self.child(node, "axis") {
@@ -500,7 +537,10 @@ impl Parser<'_, '_> {
                 velocity = self.number(l, "velocity")?;
             }
             if lower > upper {
-                return Err(self.err(l, format!("joint '{name}': lower limit {lower} > upper limit {upper}")));
+                return Err(self.err(
+                    l,
+                    format!("joint '{name}': lower limit {lower} > upper limit {upper}"),
+                ));
             }
         }
         Ok(UJoint {
@@ -536,7 +576,11 @@ fn resolve_mesh(uri: &str, dir: &Path) -> Option<PathBuf> {
     }
     let path = uri.strip_prefix("file://").unwrap_or(uri);
     let p = Path::new(path);
-    let full = if p.is_absolute() { p.to_path_buf() } else { dir.join(p) };
+    let full = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        dir.join(p)
+    };
     full.is_file().then_some(full)
 }
 

@@ -32,7 +32,9 @@ impl Rng {
 }
 
 pub fn urdf_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("urdf").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("urdf")
+        .join(name)
 }
 
 pub fn model(name: &str, base: Base) -> Model {
