@@ -188,28 +188,29 @@ impl JointModel {
         }
     }
 
-    /// `out = q ⊕ v`: the configuration reached from `q` by following the constant velocity `v`
-    /// (joint coordinates of full vectors) for unit time, `M_J(q ⊕ v) = M_J(q) exp6(S v)`.
-    pub fn integrate(&self, q: &[f64], v: &[f64], out: &mut [f64]) {
+    /// `out = q ⊕ v dt`: the configuration reached from `q` by following the constant velocity
+    /// `v` (joint coordinates of full vectors) for the time `dt`,
+    /// `M_J(q ⊕ v dt) = M_J(q) exp6(S v dt)`.
+    pub fn integrate(&self, q: &[f64], v: &[f64], dt: f64, out: &mut [f64]) {
         let (i, j) = (self.idx_q, self.idx_v);
         match self.kind {
             JointKind::Universe => {}
-            JointKind::Revolute { .. } | JointKind::Prismatic { .. } => out[i] = q[i] + v[j],
+            JointKind::Revolute { .. } | JointKind::Prismatic { .. } => out[i] = q[i] + v[j] * dt,
             JointKind::RevoluteUnbounded { .. } => {
                 let (c0, s0) = (q[i], q[i + 1]);
                 let n = (c0 * c0 + s0 * s0).sqrt();
-                let (s, c) = v[j].sin_cos();
+                let (s, c) = (v[j] * dt).sin_cos();
                 out[i] = (c0 * c - s0 * s) / n;
                 out[i + 1] = (s0 * c + c0 * s) / n;
             }
             JointKind::Spherical => {
-                let w = Vec3::new(v[j], v[j + 1], v[j + 2]);
+                let w = Vec3::new(v[j], v[j + 1], v[j + 2]) * dt;
                 let r = quat_at(&q[i..i + 4]) * UnitQuaternion::new(w);
                 write_quat(&r, &mut out[i..i + 4]);
             }
             JointKind::FreeFlyer => {
                 let r0 = quat_at(&q[i + 3..i + 7]);
-                let nu = Vec6::from_column_slice(&v[j..j + 6]);
+                let nu = Vec6::from_column_slice(&v[j..j + 6]) * dt;
                 let d = Se3::exp6(&nu);
                 let p = Vec3::new(q[i], q[i + 1], q[i + 2]) + r0 * d.trans;
                 let r = r0 * UnitQuaternion::new(super::spatial::ang(&nu));
@@ -289,10 +290,18 @@ mod tests {
             j.neutral(&mut q0);
             let v0: Vec<f64> = (0..j.nv()).map(|k| 0.3 - 0.2 * k as f64).collect();
             let mut q = q0.clone();
-            j.integrate(&q0, &v0, &mut q); // a non-trivial base point
+            j.integrate(&q0, &v0, 1.0, &mut q); // a non-trivial base point
             let v: Vec<f64> = (0..j.nv()).map(|k| -0.4 + 0.25 * k as f64).collect();
             let mut q1 = q.clone();
-            j.integrate(&q, &v, &mut q1);
+            j.integrate(&q, &v, 1.0, &mut q1);
+            // Following v for dt is following v·dt for unit time.
+            let (mut half_a, mut half_b) = (q.clone(), q.clone());
+            j.integrate(&q, &v, 0.5, &mut half_a);
+            let v_half: Vec<f64> = v.iter().map(|x| 0.5 * x).collect();
+            j.integrate(&q, &v_half, 1.0, &mut half_b);
+            for (a, b) in half_a.iter().zip(&half_b) {
+                assert!((a - b).abs() < 1e-15, "{kind:?}");
+            }
             let mut back = vec![0.0; j.nv()];
             j.difference(&q, &q1, &mut back);
             for k in 0..j.nv() {

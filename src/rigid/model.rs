@@ -280,11 +280,17 @@ impl Model {
     }
 
     /// `out = q ⊕ v`: integrates the constant velocity `v` for unit time on every joint's
-    /// manifold (multiply `v` by `dt` for a time step).
+    /// manifold (the retraction used for derivatives and finite differences on the manifold).
     pub fn integrate(&self, q: &[f64], v: &[f64], out: &mut [f64]) {
+        self.integrate_dt(q, v, 1.0, out);
+    }
+
+    /// `out = q ⊕ v dt`: integrates the constant velocity `v` (rad/s, m/s; free-flyer and
+    /// spherical velocities in the child frame) for the time `dt` (s) on every joint's manifold.
+    pub fn integrate_dt(&self, q: &[f64], v: &[f64], dt: f64, out: &mut [f64]) {
         assert!(q.len() == self.nq && out.len() == self.nq && v.len() == self.nv);
         for j in &self.joints[1..] {
-            j.integrate(q, v, out);
+            j.integrate(q, v, dt, out);
         }
     }
 

@@ -65,7 +65,9 @@ fn rows(m: &DMat) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// Checks the lengths and values of a case against `model`.
+/// Checks the lengths and values of a case against `model`. Unit quaternions and `(cos, sin)`
+/// pairs must have norm 1 within 1e-3 (rounded input is accepted and normalised by the joints;
+/// a norm far from 1 is reported).
 pub fn check_case(model: &Model, case: &DynamicsCase) -> Result<()> {
     for (field, x, n) in [
         ("q", &case.q, model.nq),
@@ -88,7 +90,7 @@ pub fn check_case(model: &Model, case: &DynamicsCase) -> Result<()> {
         }
     }
     for j in &model.joints[1..] {
-        if let Some(norm) = unit_norm_violation(j, &case.q, 1e-6) {
+        if let Some(norm) = unit_norm_violation(j, &case.q, 1e-3) {
             return Err(Error::invalid(
                 format!("case.q (joint '{}')", j.name),
                 format!("the unit quaternion / (cos, sin) pair has norm {norm}, expected 1"),
