@@ -15,6 +15,7 @@ pub mod mesh;
 
 // L2
 pub mod fem;
+pub mod rigid;
 
 // L4
 pub mod scene;

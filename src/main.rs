@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use diffsoro::rigid::{DynamicsCase, dynamics_report};
 use diffsoro::scene::{FinalState, FrameSeries, Scene, StaticOptions, Stepper, solve_static};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -56,6 +57,16 @@ enum Command {
         #[arg(long, default_value_t = 50)]
         steps: usize,
     },
+    /// Rigid-body dynamics of a URDF robot at one state: RNEA, CRBA, ABA and their
+    /// analytical derivatives, as JSON.
+    Dynamics {
+        /// The robot (URDF).
+        urdf: PathBuf,
+        /// The state: `{"q", "v", "tau", "a", "base"}` (`base`: "fixed", the default, or
+        /// "free_flyer").
+        #[arg(long)]
+        case: PathBuf,
+    },
     /// Run the built-in demo: the Trunk scene of `scenes/trunk.toml` under gravity, written
     /// to `out/demo/` for ParaView.
     Demo,
@@ -74,6 +85,7 @@ fn main() -> ExitCode {
         }) => simulate(&scene, steps, out.as_deref(), &set, statics)
             .and_then(|f| print_json_compact(&f)),
         Some(Command::Bench { scene, steps }) => bench(&scene, steps),
+        Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::Demo) => demo(),
         None => {
             eprintln!("{}", Cli::command().render_help());
@@ -247,6 +259,14 @@ fn bench(path: &Path, steps: usize) -> diffsoro::Result<()> {
         gradient_ms: None,
         finite_difference_ms: None,
     })
+}
+
+fn dynamics(urdf: &Path, case: &Path) -> diffsoro::Result<()> {
+    let text = std::fs::read_to_string(case).map_err(|e| diffsoro::Error::io(case, e))?;
+    let case: DynamicsCase = serde_json::from_str(&text).map_err(|e| {
+        diffsoro::Error::parse(case.display().to_string(), diffsoro::error::Location::Line(e.line()), e.to_string())
+    })?;
+    print_json_compact(&dynamics_report(urdf, &case)?)
 }
 
 /// The built-in demo: the Trunk under gravity for 1 s, frames in `out/demo/`.

@@ -1,0 +1,43 @@
+//! Articulated rigid bodies (layer 2; uses `math`, `error`): the immutable [`Model`] (kinematic
+//! tree, joints, inertias, frames, collision geometry) and the reusable [`Data`], spatial
+//! algebra, URDF loading, kinematics, Jacobians, RNEA, CRBA, ABA, M⁻¹ and the analytical
+//! derivatives of RNEA and ABA (Carpentier & Mansard, RSS 2018), as Pinocchio does.
+//!
+//! Conventions: spatial vectors are `[linear; angular]`; joint order is depth-first from the
+//! URDF root with children in file order; a free-flyer is configured by
+//! `x y z qx qy qz qw` and moves with a twist in its own frame; derivatives with respect to
+//! `q` are in the tangent space (`q ⊕ δ`, see [`Model::integrate`]).
+
+// The algorithms walk velocity coordinates `idx_v..idx_v + nv` that index several buffers at
+// once (J, U, τ, …): index loops read like the equations.
+#![allow(clippy::needless_range_loop)]
+
+mod aba;
+mod aba_derivatives;
+mod crba;
+mod data;
+mod jacobian;
+mod joint;
+mod kinematics;
+mod minverse;
+mod model;
+mod report;
+mod rnea;
+mod rnea_derivatives;
+pub mod spatial;
+mod urdf;
+
+pub use aba::aba;
+pub use aba_derivatives::compute_aba_derivatives;
+pub use crba::crba;
+pub use data::{Data, Mat6xN};
+pub use jacobian::{ReferenceFrame, compute_joint_jacobians, frame_jacobian, frame_placement};
+pub use joint::{JointKind, JointModel, quaternion_rotation};
+pub use kinematics::{forward_kinematics, forward_kinematics_placements};
+pub use minverse::compute_minverse;
+pub use model::{Frame, FrameKind, Geometry, Limits, Model, Shape};
+pub use report::{DynamicsCase, DynamicsReport, check_case, dynamics_report};
+pub use rnea::{nonlinear_effects, rnea};
+pub use rnea_derivatives::compute_rnea_derivatives;
+pub use spatial::{Inertia, Mat6, Se3, Vec6};
+pub use urdf::{Base, ChildOrder, load_urdf, load_urdf_ordered, parse_urdf, parse_urdf_ordered};

@@ -1,0 +1,114 @@
+//! No algorithm allocates (after a first warm-up call): `Data` holds every buffer. A counting global allocator watches the
+//! calls on the humanoid with a free-flyer (spherical-free, multi-dof root) and on a chain with
+//! a spherical joint.
+
+mod rigid_support;
+
+use diffsoro::rigid::{
+    Base, Data, Mat6xN, Model, ReferenceFrame, aba, compute_aba_derivatives,
+    compute_joint_jacobians, compute_minverse, compute_rnea_derivatives, crba, forward_kinematics,
+    frame_jacobian, nonlinear_effects, rnea,
+};
+use rigid_support::{Rng, model, random_q};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    f();
+    ALLOCATIONS.load(Ordering::SeqCst) - before
+}
+
+fn check(m: &Model) {
+    let mut rng = Rng::new(99);
+    let q = random_q(m, &mut rng, 1.0);
+    let (v, a, tau) = (rng.vec(m.nv, 1.0), rng.vec(m.nv, 1.0), rng.vec(m.nv, 1.0));
+    let mut data = Data::new(m);
+    let mut jac = Mat6xN::zeros(m.nv);
+    let frame = m.frames.len() - 1;
+    // Warm-up: the GEMM of the ABA derivatives allocates its thread-local buffers once.
+    compute_aba_derivatives(m, &mut data, &q, &v, &tau);
+    let counts = [
+        (
+            "forward_kinematics",
+            allocations_during(|| forward_kinematics(m, &mut data, &q, &v, &a)),
+        ),
+        (
+            "rnea",
+            allocations_during(|| {
+                rnea(m, &mut data, &q, &v, &a);
+            }),
+        ),
+        (
+            "nonlinear_effects",
+            allocations_during(|| {
+                nonlinear_effects(m, &mut data, &q, &v);
+            }),
+        ),
+        (
+            "crba",
+            allocations_during(|| {
+                crba(m, &mut data, &q);
+            }),
+        ),
+        (
+            "aba",
+            allocations_during(|| {
+                aba(m, &mut data, &q, &v, &tau);
+            }),
+        ),
+        (
+            "compute_minverse",
+            allocations_during(|| {
+                compute_minverse(m, &mut data, &q);
+            }),
+        ),
+        (
+            "compute_rnea_derivatives",
+            allocations_during(|| compute_rnea_derivatives(m, &mut data, &q, &v, &a)),
+        ),
+        (
+            "compute_aba_derivatives",
+            allocations_during(|| compute_aba_derivatives(m, &mut data, &q, &v, &tau)),
+        ),
+        (
+            "compute_joint_jacobians",
+            allocations_during(|| compute_joint_jacobians(m, &mut data, &q)),
+        ),
+        (
+            "frame_jacobian",
+            allocations_during(|| {
+                frame_jacobian(m, &data, frame, ReferenceFrame::LocalWorldAligned, &mut jac)
+            }),
+        ),
+    ];
+    let n: usize = counts.iter().map(|c| c.1).sum();
+    assert_eq!(n, 0, "{}: the algorithms allocated: {counts:?}", m.name);
+}
+
+#[test]
+fn algorithms_do_not_allocate() {
+    check(&model("humanoid.urdf", Base::FreeFlyer));
+    check(&model("ur5.urdf", Base::Fixed));
+    check(&model("double_pendulum.urdf", Base::Fixed));
+}
