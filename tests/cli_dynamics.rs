@@ -1,0 +1,54 @@
+//! The `dynamics` command against its contract (DESIGN.md §4), on the double pendulum whose
+//! mass matrix is known in closed form.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn run(case: &str) -> std::process::Output {
+    let dir = std::env::temp_dir().join(format!("diffsoro-dyn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("case{}.json", case.len()));
+    std::fs::write(&path, case).unwrap();
+    let urdf = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("urdf/double_pendulum.urdf");
+    Command::new(env!("CARGO_BIN_EXE_diffsoro")).arg("dynamics").arg(urdf).arg("--case").arg(path).output().unwrap()
+}
+
+#[test]
+fn dynamics_prints_every_contract_field_with_consistent_shapes() {
+    let (c, s) = (0.3f64.cos(), 0.3f64.sin());
+    let out = run(&format!(r#"{{"q":[{c},{s},-0.2],"v":[0.1,0.5],"tau":[0.0,0.1],"a":[1.0,-1.0]}}"#));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["nq"], 3);
+    assert_eq!(v["nv"], 2);
+    for key in ["rnea", "aba"] {
+        assert_eq!(v[key].as_array().unwrap().len(), 2, "{key}");
+    }
+    let matrix = |key: &str| -> Vec<Vec<f64>> { serde_json::from_value(v[key].clone()).unwrap() };
+    for key in ["crba", "rnea_dq", "rnea_dv", "aba_dq", "aba_dv", "aba_dtau"] {
+        let m = matrix(key);
+        assert_eq!(m.len(), 2, "{key}");
+        assert!(m.iter().all(|r| r.len() == 2), "{key}");
+    }
+    // crba and aba_dtau are inverse of each other and both symmetric (independent identity).
+    let (m, minv) = (matrix("crba"), matrix("aba_dtau"));
+    for i in 0..2 {
+        assert_eq!(m[i][1 - i], m[1 - i][i]);
+        for j in 0..2 {
+            let p: f64 = (0..2).map(|k| m[i][k] * minv[k][j]).sum();
+            assert!((p - if i == j { 1.0 } else { 0.0 }).abs() < 1e-10);
+        }
+    }
+}
+
+#[test]
+fn bad_cases_give_one_line_errors() {
+    for (case, needle) in [(r#"{"q":[0.3],"v":[0.1,0.5],"tau":[0,0],"a":[0,0]}"#, "q"), (r#"{"q":[1,0,"#, "line"), (r#"{"q":[1,0,0],"v":[0,0],"tau":[0,0],"a":[0,0],"bse":"fixed"}"#, "bse")] {
+        let out = run(case);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+}
