@@ -58,3 +58,34 @@ pub(crate) fn symmetrize_from_upper(m: &mut DMat) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::{Mat3, Vec3};
+    use crate::rigid::{Inertia, JointKind, Model, Se3};
+
+    #[test]
+    fn a_free_body_at_the_origin_has_its_spatial_inertia_as_mass_matrix() {
+        let mut model = Model::new("body");
+        let j = model
+            .add_joint(0, JointKind::FreeFlyer, Se3::identity(), "root")
+            .unwrap();
+        let inertia = Mat3::from_diagonal(&Vec3::new(0.1, 0.2, 0.3));
+        model.append_body(j, &Inertia::new(2.0, Vec3::new(0.0, 0.0, 0.1), inertia));
+        let mut data = Data::new(&model);
+        let m = crba(&model, &mut data, &model.neutral()).clone();
+        // [[m I, −m[c]×], [m[c]×, I_c − m[c]×²]] with m = 2, c = (0, 0, 0.1):
+        // m[c]× = [[0, −0.2, 0], [0.2, 0, 0], [0, 0, 0]], −m[c]×² = diag(0.02, 0.02, 0).
+        #[rustfmt::skip]
+        let expect = DMat::from_row_slice(6, 6, &[
+            2.0, 0.0, 0.0, 0.0, 0.2, 0.0,
+            0.0, 2.0, 0.0, -0.2, 0.0, 0.0,
+            0.0, 0.0, 2.0, 0.0, 0.0, 0.0,
+            0.0, -0.2, 0.0, 0.12, 0.0, 0.0,
+            0.2, 0.0, 0.0, 0.0, 0.22, 0.0,
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.3,
+        ]);
+        assert!((m - expect).amax() < 1e-15);
+    }
+}
