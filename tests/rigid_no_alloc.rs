@@ -1,4 +1,4 @@
-//! No algorithm allocates (after a first warm-up call): `Data` holds every buffer. A counting global allocator watches the
+//! No algorithm allocates: `Data` holds every buffer. A counting global allocator watches the
 //! calls on the humanoid with a free-flyer (spherical-free, multi-dof root) and on a chain with
 //! a spherical joint.
 
@@ -46,8 +46,6 @@ fn check(m: &Model) {
     let mut data = Data::new(m);
     let mut jac = Mat6xN::zeros(m.nv);
     let frame = m.frames.len() - 1;
-    // Warm-up: the GEMM of the ABA derivatives allocates its thread-local buffers once.
-    compute_aba_derivatives(m, &mut data, &q, &v, &tau);
     let counts = [
         (
             "forward_kinematics",

@@ -156,3 +156,39 @@ pub fn aba<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &[f
     }
     &data.ddq
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::{Mat3, Vec3};
+    use crate::rigid::{Inertia, JointKind, Model, Se3, rnea};
+
+    #[test]
+    fn a_free_body_falls_with_gravity_seen_in_its_own_frame() {
+        let mut model = Model::new("body");
+        let j = model
+            .add_joint(0, JointKind::FreeFlyer, Se3::identity(), "root")
+            .unwrap();
+        let inertia = Mat3::new(0.1, 0.01, 0.0, 0.01, 0.2, 0.02, 0.0, 0.02, 0.3);
+        model.append_body(j, &Inertia::new(1.5, Vec3::new(0.1, -0.2, 0.3), inertia));
+        let mut data = Data::new(&model);
+        // A rotation of 90° about x: (qx, qy, qz, qw) = (sin 45°, 0, 0, cos 45°).
+        let s = std::f64::consts::FRAC_1_SQRT_2;
+        let q = [0.4, 0.5, 0.6, s, 0.0, 0.0, s];
+        let ddq = aba(&model, &mut data, &q, &[0.0; 6], &[0.0; 6]).clone();
+        // Rᵀ (0, 0, −9.81) with R = Rx(90°): the body's y axis points up, so g = (0, −9.81, 0).
+        let expect = [0.0, -9.81, 0.0, 0.0, 0.0, 0.0];
+        for k in 0..6 {
+            assert!((ddq[k] - expect[k]).abs() < 1e-12, "{ddq}");
+        }
+        // Holding the body still takes the weight at its centre of mass: f = −m g (body frame),
+        // n = c × f.
+        let tau = rnea(&model, &mut data, &q, &[0.0; 6], &[0.0; 6]).clone();
+        let f = Vec3::new(0.0, 1.5 * 9.81, 0.0);
+        let n = Vec3::new(0.1, -0.2, 0.3).cross(&f);
+        let expect = [f.x, f.y, f.z, n.x, n.y, n.z];
+        for k in 0..6 {
+            assert!((tau[k] - expect[k]).abs() < 1e-12, "{tau}");
+        }
+    }
+}

@@ -39,11 +39,21 @@ pub(crate) fn joint_columns(model: &Model, data: &mut Data, i: usize) {
         JointKind::Prismatic { axis } => {
             data.j[joint.idx_v] = spatial(m.rot * axis, crate::math::Vec3::zeros());
         }
-        _ => {
-            for k in 0..joint.nv() {
-                data.j[joint.idx_v + k] = m.act_motion(&joint.subspace(k));
+        JointKind::Spherical => {
+            for k in 0..3 {
+                let w = m.rot.column(k).into_owned();
+                data.j[joint.idx_v + k] = spatial(m.trans.cross(&w), w);
             }
         }
+        JointKind::FreeFlyer => {
+            let zero = crate::math::Vec3::zeros();
+            for k in 0..3 {
+                let r = m.rot.column(k).into_owned();
+                data.j[joint.idx_v + k] = spatial(r, zero);
+                data.j[joint.idx_v + 3 + k] = spatial(m.trans.cross(&r), r);
+            }
+        }
+        JointKind::Universe => {}
     }
 }
 

@@ -371,16 +371,20 @@ impl Inertia {
     #[inline(always)]
     pub fn transformed_origin(&self, m: &Se3) -> OriginInertia {
         let c = m.act_point(&self.com);
-        let i_c = m.rot * self.inertia_com * m.rot.transpose();
-        let mut i_o = i_c - c * c.transpose() * self.mass;
-        let cc = c.norm_squared() * self.mass;
-        i_o[(0, 0)] += cc;
-        i_o[(1, 1)] += cc;
-        i_o[(2, 2)] += cc;
+        let h = c * self.mass;
+        // I_o = R I_c Rᵀ + m (|c|² I − c cᵀ), symmetric: six entries.
+        let t = m.rot * self.inertia_com;
+        let r = &m.rot;
+        let e = |a: usize, b: usize| {
+            t[(a, 0)] * r[(b, 0)] + t[(a, 1)] * r[(b, 1)] + t[(a, 2)] * r[(b, 2)] - h[a] * c[b]
+        };
+        let cc = c.dot(&h);
+        let (xx, yy, zz) = (e(0, 0) + cc, e(1, 1) + cc, e(2, 2) + cc);
+        let (xy, xz, yz) = (e(0, 1), e(0, 2), e(1, 2));
         OriginInertia {
             mass: self.mass,
-            h: c * self.mass,
-            i_o,
+            h,
+            i_o: Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz),
         }
     }
 }
