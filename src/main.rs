@@ -264,7 +264,11 @@ fn bench(path: &Path, steps: usize) -> diffsoro::Result<()> {
 fn dynamics(urdf: &Path, case: &Path) -> diffsoro::Result<()> {
     let text = std::fs::read_to_string(case).map_err(|e| diffsoro::Error::io(case, e))?;
     let case: DynamicsCase = serde_json::from_str(&text).map_err(|e| {
-        diffsoro::Error::parse(case.display().to_string(), diffsoro::error::Location::Line(e.line()), e.to_string())
+        diffsoro::Error::parse(
+            case.display().to_string(),
+            diffsoro::error::Location::Line(e.line()),
+            e.to_string(),
+        )
     })?;
     print_json_compact(&dynamics_report(urdf, &case)?)
 }

@@ -11,14 +11,26 @@ fn run(case: &str) -> std::process::Output {
     let path = dir.join(format!("case{}.json", case.len()));
     std::fs::write(&path, case).unwrap();
     let urdf = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("urdf/double_pendulum.urdf");
-    Command::new(env!("CARGO_BIN_EXE_diffsoro")).arg("dynamics").arg(urdf).arg("--case").arg(path).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .arg("dynamics")
+        .arg(urdf)
+        .arg("--case")
+        .arg(path)
+        .output()
+        .unwrap()
 }
 
 #[test]
 fn dynamics_prints_every_contract_field_with_consistent_shapes() {
     let (c, s) = (0.3f64.cos(), 0.3f64.sin());
-    let out = run(&format!(r#"{{"q":[{c},{s},-0.2],"v":[0.1,0.5],"tau":[0.0,0.1],"a":[1.0,-1.0]}}"#));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&format!(
+        r#"{{"q":[{c},{s},-0.2],"v":[0.1,0.5],"tau":[0.0,0.1],"a":[1.0,-1.0]}}"#
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["nq"], 3);
     assert_eq!(v["nv"], 2);
@@ -35,16 +47,23 @@ fn dynamics_prints_every_contract_field_with_consistent_shapes() {
     let (m, minv) = (matrix("crba"), matrix("aba_dtau"));
     for i in 0..2 {
         assert_eq!(m[i][1 - i], m[1 - i][i]);
-        for j in 0..2 {
+        for (j, identity) in [1.0, 0.0].iter().cycle().skip(i).take(2).enumerate() {
             let p: f64 = (0..2).map(|k| m[i][k] * minv[k][j]).sum();
-            assert!((p - if i == j { 1.0 } else { 0.0 }).abs() < 1e-10);
+            assert!((p - identity).abs() < 1e-10, "(M·M⁻¹)[{i}][{j}] = {p}");
         }
     }
 }
 
 #[test]
 fn bad_cases_give_one_line_errors() {
-    for (case, needle) in [(r#"{"q":[0.3],"v":[0.1,0.5],"tau":[0,0],"a":[0,0]}"#, "q"), (r#"{"q":[1,0,"#, "line"), (r#"{"q":[1,0,0],"v":[0,0],"tau":[0,0],"a":[0,0],"bse":"fixed"}"#, "bse")] {
+    for (case, needle) in [
+        (r#"{"q":[0.3],"v":[0.1,0.5],"tau":[0,0],"a":[0,0]}"#, "q"),
+        (r#"{"q":[1,0,"#, "line"),
+        (
+            r#"{"q":[1,0,0],"v":[0,0],"tau":[0,0],"a":[0,0],"bse":"fixed"}"#,
+            "bse",
+        ),
+    ] {
         let out = run(case);
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
