@@ -4,24 +4,11 @@
 
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness, fixed_nodes};
 use diffsoro::material::{Law, Material};
-use diffsoro::math::{Mat3, Vec3};
+use diffsoro::math::{Mat3, SplitMix64, Vec3};
 use diffsoro::mesh::{Mesh, box_mesh};
 use diffsoro::scene::{Scene, SimulationSection, StaticOptions, Stepper, solve_static};
 
 const LAWS: [Law; 3] = [Law::Corotational, Law::StVK, Law::NeoHookean];
-
-/// SplitMix64 in [−1, 1): deterministic test data without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
 
 fn options(mesh: &Mesh, law: Law, e: f64, nu: f64, fixed: Vec<bool>) -> SoftBodyOptions {
     let _ = mesh;
@@ -38,14 +25,14 @@ fn options(mesh: &Mesh, law: Law, e: f64, nu: f64, fixed: Vec<bool>) -> SoftBody
 /// A 3×3×3-cell unit box whose interior nodes are moved randomly (an irregular mesh).
 fn irregular_box() -> Mesh {
     let mesh = box_mesh([3, 3, 3], [0.0; 3], [1.0; 3]).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64::new(7);
     let positions: Vec<Vec3> = mesh
         .positions()
         .iter()
         .map(|p| {
             let interior = p.iter().all(|c| *c > 1e-9 && *c < 1.0 - 1e-9);
             if interior {
-                p + Vec3::new(rng.next(), rng.next(), rng.next()) * 0.08
+                p + Vec3::new(rng.uniform(), rng.uniform(), rng.uniform()) * 0.08
             } else {
                 *p
             }

@@ -236,29 +236,16 @@ pub fn axpby(alpha: f64, x: &[f64], beta: f64, y: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::DMat;
+    use crate::math::{DMat, SplitMix64};
 
-    /// SplitMix64: a tiny deterministic generator for test data.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        }
-    }
-
-    fn random_symmetric_blocks(plan: &AssemblyPlan, rng: &mut Rng) -> Vec<f64> {
+    fn random_symmetric_blocks(plan: &AssemblyPlan, rng: &mut SplitMix64) -> Vec<f64> {
         let mut blocks = vec![0.0; plan.block_buffer_len()];
         for e in 0..plan.n_cliques() {
             let kb = plan.block_dim(e);
             let o = plan.block_offset(e);
             for r in 0..kb {
                 for c in 0..=r {
-                    let x = rng.next();
+                    let x = rng.uniform();
                     blocks[o + r * kb + c] = x;
                     blocks[o + c * kb + r] = x;
                 }
@@ -326,7 +313,7 @@ mod tests {
         let n_nodes = 12;
         let b = 3;
         let cl = cliques();
-        let mut rng = Rng(7);
+        let mut rng = SplitMix64::new(7);
         let mut removed_some = vec![false; n_nodes * b];
         for d in [0, 1, 2, 13, 30] {
             removed_some[d] = true;
@@ -360,7 +347,7 @@ mod tests {
         let removed: Vec<bool> = (0..n_nodes * 3).map(|d| d % 17 == 0).collect();
         let p = SymmetricPattern::new(n_nodes, 3, &cl, &removed).unwrap();
         assert!(p.nnz() > 2 * CHUNK);
-        let blocks = random_symmetric_blocks(p.plan(), &mut Rng(3));
+        let blocks = random_symmetric_blocks(p.plan(), &mut SplitMix64::new(3));
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -392,11 +379,13 @@ mod tests {
         removed[5] = true;
         removed[20] = true;
         let p = SymmetricPattern::new(n_nodes, b, &cl, &removed).unwrap();
-        let mut rng = Rng(11);
+        let mut rng = SplitMix64::new(11);
         let k_blocks = random_symmetric_blocks(p.plan(), &mut rng);
         let mut k = vec![0.0; p.nnz()];
         p.assemble(&k_blocks, &mut k);
-        let mass: Vec<f64> = (0..n_nodes * b).map(|_| 1.0 + rng.next().abs()).collect();
+        let mass: Vec<f64> = (0..n_nodes * b)
+            .map(|_| 1.0 + rng.uniform().abs())
+            .collect();
         let (h, alpha_m, beta_k) = (0.01, 0.1, 0.02);
         // A = (1 + hα)M + (hβ + h²)K.
         let mut a = vec![0.0; p.nnz()];

@@ -415,20 +415,8 @@ impl NumericFactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::math::SplitMix64;
     use crate::math::{DMat, DVec};
-
-    /// SplitMix64: a tiny deterministic generator for test data.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        }
-    }
 
     /// Tetrahedra of an `nx × ny × nz`-cell grid, each cube split in 6 tetrahedra around its
     /// main diagonal.
@@ -466,12 +454,12 @@ mod tests {
     }
 
     /// Random SPD clique blocks (`GᵀG` per clique) plus a positive diagonal: an SPD matrix.
-    fn random_spd_values(p: &SymmetricPattern, rng: &mut Rng) -> Vec<f64> {
+    fn random_spd_values(p: &SymmetricPattern, rng: &mut SplitMix64) -> Vec<f64> {
         let plan = p.plan();
         let mut blocks = vec![0.0; plan.block_buffer_len()];
         for e in 0..plan.n_cliques() {
             let kb = plan.block_dim(e);
-            let g = DMat::from_fn(kb, kb, |_, _| rng.next());
+            let g = DMat::from_fn(kb, kb, |_, _| rng.uniform());
             let b = g.transpose() * g;
             let o = plan.block_offset(e);
             for r in 0..kb {
@@ -482,7 +470,7 @@ mod tests {
         }
         let mut values = vec![0.0; p.nnz()];
         p.assemble(&blocks, &mut values);
-        let diag: Vec<f64> = (0..p.n()).map(|_| 0.1 + rng.next().abs()).collect();
+        let diag: Vec<f64> = (0..p.n()).map(|_| 0.1 + rng.uniform().abs()).collect();
         p.add_diagonal(&mut values, 1.0, &diag);
         values
     }
@@ -539,7 +527,7 @@ mod tests {
     fn solves_match_dense_cholesky_and_refactorisation_reuses_the_analysis() {
         let (p, xyz) = grid_pattern();
         let n = p.n();
-        let mut rng = Rng(42);
+        let mut rng = SplitMix64::new(42);
         for method in all_options(&xyz) {
             let symbolic = Arc::new(SymbolicFactor::with_options(&p, method).unwrap());
             assert_eq!(
@@ -559,7 +547,7 @@ mod tests {
                     }
                     let dense = to_dense(&p, &values);
                     let chol = dense.clone().cholesky().expect("SPD by construction");
-                    let b = DVec::from_fn(n, |_, _| rng.next());
+                    let b = DVec::from_fn(n, |_, _| rng.uniform());
                     let reference = chol.solve(&b);
                     let mut x = b.as_slice().to_vec();
                     factor.solve_vec_in_place(&mut x, stack);
@@ -568,7 +556,7 @@ mod tests {
 
                     // Four right-hand sides at once equal four single solves.
                     let k = 4;
-                    let rhs: Vec<f64> = (0..n * k).map(|_| rng.next()).collect();
+                    let rhs: Vec<f64> = (0..n * k).map(|_| rng.uniform()).collect();
                     let mut multi = rhs.clone();
                     factor.solve_columns_in_place(&mut multi, k, stack);
                     for j in 0..k {
@@ -615,7 +603,7 @@ mod tests {
     #[test]
     fn a_non_positive_definite_matrix_gives_the_documented_error() {
         let (p, xyz) = grid_pattern();
-        let mut rng = Rng(5);
+        let mut rng = SplitMix64::new(5);
         let spd = random_spd_values(&p, &mut rng);
         let dof = p.n() / 2 + 1;
         let indefinite = with_decoupled_dof(&p, &spd, dof, -2.0);
@@ -638,7 +626,7 @@ mod tests {
             let mut ldlt = NumericFactor::new(symbolic.clone(), FactorKind::Ldlt);
             ldlt.factorize(&p, &indefinite).unwrap();
             assert_eq!(ldlt.negative_pivots(), Some(1));
-            let b = DVec::from_fn(p.n(), |_, _| rng.next());
+            let b = DVec::from_fn(p.n(), |_, _| rng.uniform());
             let reference = to_dense(&p, &indefinite).lu().solve(&b).unwrap();
             let mut x = b.as_slice().to_vec();
             let mut buffer = MemBuffer::new(ldlt.solve_scratch(1));

@@ -2,7 +2,7 @@
 //! finite-difference checks every law must pass (DESIGN.md §2: 1e-6 relative, norm-wise).
 
 use super::{HyperelasticPoint, Lame, Mat9};
-use crate::math::{DVec, Mat3, Vec3, central_difference_jacobian, relative_error};
+use crate::math::{DVec, Mat3, SplitMix64, Vec3, central_difference_jacobian, relative_error};
 
 /// Derivative agreement bar (norm-wise relative).
 pub const TOLERANCE: f64 = 1e-6;
@@ -14,22 +14,18 @@ const STEP: f64 = 1e-5;
 /// stresses of the samples are ~1e-3, so they are still judged relatively.
 const FLOOR: f64 = 1e-4;
 
-/// A deterministic PCG-like generator of numbers uniform in [−1, 1).
-pub struct Rng(u64);
+/// The shared deterministic generator ([`SplitMix64`]) with the sampling these tests need.
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03)
+        Rng(SplitMix64::new(seed))
     }
 
     /// The next number in [−1, 1).
     pub fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        self.0.uniform()
     }
 
     /// A 3×3 matrix with entries in [−1, 1).

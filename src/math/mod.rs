@@ -1,9 +1,12 @@
 //! Small dense math (layer 0): f64 vector/matrix aliases and the central finite-difference
-//! checkers every derivative test uses. Uses no other module.
+//! checkers every derivative test uses, and a tiny deterministic generator for test inputs.
+//! Uses no other module.
 
 mod finite_difference;
+mod split_mix;
 
 pub use finite_difference::{central_difference_jacobian, relative_error};
+pub use split_mix::SplitMix64;
 
 /// A 3-vector (m, m/s, N, … depending on use).
 pub type Vec3 = nalgebra::Vector3<f64>;

@@ -2,28 +2,21 @@
 //! random states.
 #![allow(dead_code)]
 
+use diffsoro::math::SplitMix64;
 use diffsoro::rigid::{Base, Model, load_urdf};
 use std::path::PathBuf;
 
-/// SplitMix64: a tiny deterministic generator (no `rand` crate).
-pub struct Rng(u64);
+/// The shared deterministic generator, with the helpers these tests use.
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        Rng(SplitMix64::new(seed))
     }
 
     /// Uniform in [−1, 1).
     pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        self.0.uniform()
     }
 
     pub fn vec(&mut self, n: usize, scale: f64) -> Vec<f64> {
