@@ -82,31 +82,25 @@ impl SoftBody {
                 for (f, tet) in fs.iter_mut().zip(tets) {
                     *f = tet.deformation_gradient(x);
                 }
-                let points = material.at_lanes(fs.each_ref());
                 let mut failure = None;
-                for (k, (((tet, point), energy), forces)) in tets
-                    .iter()
-                    .zip(&points)
-                    .zip(energies.iter_mut())
-                    .zip(forces.iter_mut())
-                    .enumerate()
-                {
+                material.at_lanes(fs.each_ref(), |k, point| {
+                    let Some(tet) = tets.get(k) else { return };
                     let point = match point {
                         Ok(p) => p,
                         Err(err) => {
-                            failure.get_or_insert((group * LANES + k, *err));
-                            continue;
+                            failure.get_or_insert((group * LANES + k, err));
+                            return;
                         }
                     };
-                    *energy = tet.volume * point.energy_density();
+                    energies[k] = tet.volume * point.energy_density();
                     if with_k {
                         let (p, t) = point.stress_and_tangent();
-                        *forces = tet.forces(&p);
+                        forces[k] = tet.forces(&p);
                         tet.stiffness(&t, &mut blocks[144 * k..144 * (k + 1)]);
                     } else {
-                        *forces = tet.forces(&point.stress());
+                        forces[k] = tet.forces(&point.stress());
                     }
-                }
+                });
                 failure
             })
             .min_by_key(|(e, _)| *e);

@@ -59,25 +59,31 @@ impl CorotationalPoint {
     }
 
     /// [`HyperelasticPoint::at`] of `N` deformation gradients at once, each bit for bit as
-    /// alone; their SVDs run side by side ([`Svd3::new_lanes`]), which hides the latency of
-    /// the Jacobi rotations.
-    pub(super) fn at_lanes<const N: usize>(fs: [&Mat3; N]) -> [Result<Self, DeformationError>; N] {
+    /// alone, handed to `each(k, point)` in order; their SVDs run side by side
+    /// ([`Svd3::new_lanes`]), which hides the latency of the Jacobi rotations. (A callback
+    /// rather than a returned array: the points are large and would be copied.)
+    pub(super) fn at_lanes<const N: usize>(
+        fs: [&Mat3; N],
+        mut each: impl FnMut(usize, Result<Self, DeformationError>),
+    ) {
         let finite = fs.map(check_finite);
         // A non-finite lane is factored as the identity and reported as NonFinite.
         let identity = Mat3::identity();
         let inputs: [&Mat3; N] =
             std::array::from_fn(|k| if finite[k].is_ok() { fs[k] } else { &identity });
         let svds = Svd3::new_lanes(inputs);
-        std::array::from_fn(|k| {
-            finite[k]?;
-            let svd = svds[k].ok_or(DeformationError::SvdNotConverged)?;
-            Ok(CorotationalPoint::from_svd(fs[k], svd))
-        })
+        for k in 0..N {
+            let point = finite[k].and_then(|()| {
+                let svd = svds[k].as_ref().ok_or(DeformationError::SvdNotConverged)?;
+                Ok(CorotationalPoint::from_svd(fs[k], svd))
+            });
+            each(k, point);
+        }
     }
 
     /// The state at `f` from its rotation-variant SVD.
     #[inline]
-    fn from_svd(f: &Mat3, Svd3 { u, sigma, v }: Svd3) -> CorotationalPoint {
+    fn from_svd(f: &Mat3, &Svd3 { u, sigma, v }: &Svd3) -> CorotationalPoint {
         let vt = v.transpose();
         let r = u * vt;
         let floor = SIGMA_SUM_FLOOR * sigma.amax().max(1.0);
@@ -125,8 +131,9 @@ impl HyperelasticPoint for CorotationalPoint {
     /// Any finite F is accepted (inverted, flat and zero F too); errors only for NaN/∞
     /// entries, or an SVD that does not converge or overflows (entries beyond ~1e150).
     fn at(f: &Mat3) -> Result<Self, DeformationError> {
-        let [point] = CorotationalPoint::at_lanes([f]);
-        point
+        check_finite(f)?;
+        let svd = Svd3::new(f).ok_or(DeformationError::SvdNotConverged)?;
+        Ok(CorotationalPoint::from_svd(f, &svd))
     }
 
     /// Ψ = μ Σ(σᵢ − 1)² + (λ/2)(Σσᵢ − 3)² (J/m³).

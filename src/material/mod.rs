@@ -216,22 +216,31 @@ impl Material {
         })
     }
 
-    /// [`Material::at`] of `N` deformation gradients at once, each result bit for bit the
-    /// one of [`Material::at`] alone. Faster for the co-rotational law, whose SVDs then run
-    /// side by side (see `Svd3::new_lanes`); the other laws evaluate one after the other.
+    /// [`Material::at`] of `N` deformation gradients at once, handed to `each(k, point)` for
+    /// k = 0, 1, …, each point bit for bit the one of [`Material::at`] alone. Faster for the
+    /// co-rotational law, whose SVDs then run side by side (see `Svd3::new_lanes`); the
+    /// other laws evaluate one after the other.
     pub(crate) fn at_lanes<const N: usize>(
         &self,
         fs: [&Mat3; N],
-    ) -> [Result<MaterialPoint, DeformationError>; N] {
+        mut each: impl FnMut(usize, Result<MaterialPoint, DeformationError>),
+    ) {
         let lame = self.lame;
         match self.law {
-            Law::Corotational => CorotationalPoint::at_lanes(fs).map(|point| {
-                point.map(|p| MaterialPoint {
-                    state: LawPoint::Corotational(p),
-                    lame,
-                })
+            Law::Corotational => CorotationalPoint::at_lanes(fs, |k, point| {
+                each(
+                    k,
+                    point.map(|p| MaterialPoint {
+                        state: LawPoint::Corotational(p),
+                        lame,
+                    }),
+                )
             }),
-            _ => fs.map(|f| self.at(f)),
+            _ => {
+                for (k, f) in fs.iter().enumerate() {
+                    each(k, self.at(f));
+                }
+            }
         }
     }
 
