@@ -75,7 +75,11 @@ impl PermutedPattern {
     /// Writes the values of `P A Pᵀ` into `out` from the values of `A` (one per stored entry
     /// of its pattern).
     pub(super) fn gather(&self, values: &[f64], out: &mut [f64]) {
-        assert_eq!(out.len(), self.source.len(), "permuted gather: output length");
+        assert_eq!(
+            out.len(),
+            self.source.len(),
+            "permuted gather: output length"
+        );
         for (o, &v) in out.iter_mut().zip(&self.source) {
             *o = values[v];
         }

@@ -47,12 +47,7 @@ impl SymmetricPattern {
         assert_eq!(b.len(), self.nnz(), "symmetric product: values length");
         assert_eq!(x.len(), n, "symmetric product: x length");
         assert_eq!(y.len(), n, "symmetric product: y length");
-        self.rows_in_parallel(
-            |v| alpha * a[v] + beta * b[v],
-            x,
-            y,
-            |yi, s| *yi += s,
-        );
+        self.rows_in_parallel(|v| alpha * a[v] + beta * b[v], x, y, |yi, s| *yi += s);
     }
 
     fn product_impl(&self, values: &[f64], alpha: f64, x: &[f64], y: &mut [f64], accumulate: bool) {

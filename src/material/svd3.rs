@@ -132,7 +132,8 @@ impl Svd3 {
             }
         }
         std::array::from_fn(|lane| {
-            (valid[lane] && converged[lane]).then(|| Svd3::from_eigenvectors(fs[lane], &c[lane], v[lane]))
+            (valid[lane] && converged[lane])
+                .then(|| Svd3::from_eigenvectors(fs[lane], &c[lane], v[lane]))
         })
     }
 
