@@ -4,7 +4,10 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
+
+/// Elements evaluated together (see [`SoftBody::evaluate_elastic`]).
+const LANES: usize = 4;
 
 use super::soft_body::SoftBody;
 
@@ -63,28 +66,42 @@ impl SoftBody {
         );
         let material = *self.material();
         let with_k = stiffness == Stiffness::Assemble;
+        // Elements go by groups of LANES, whose material points are evaluated together
+        // (`Material::at_lanes`: the co-rotational SVDs overlap); every element's result is
+        // bit for bit the same as alone, so grouping changes nothing but speed.
         let failures: Option<(usize, crate::material::DeformationError)> = self
             .elements()
-            .par_iter()
-            .zip(state.element_energy.par_iter_mut())
-            .zip(state.element_forces.par_iter_mut())
-            .zip(state.blocks.par_chunks_mut(144))
+            .par_chunks(LANES)
+            .zip(state.element_energy.par_chunks_mut(LANES))
+            .zip(state.element_forces.par_chunks_mut(LANES))
+            .zip(state.blocks.par_chunks_mut(144 * LANES))
             .enumerate()
-            .filter_map(|(e, (((tet, energy), forces), block))| {
-                let f = tet.deformation_gradient(x);
-                let point = match material.at(&f) {
-                    Ok(p) => p,
-                    Err(err) => return Some((e, err)),
-                };
-                *energy = tet.volume * point.energy_density();
-                if with_k {
-                    let (p, t) = point.stress_and_tangent();
-                    *forces = tet.forces(&p);
-                    tet.stiffness(&t, block);
-                } else {
-                    *forces = tet.forces(&point.stress());
+            .filter_map(|(group, (((tets, energies), forces), blocks))| {
+                // A short last group is padded with F = I (evaluated, then ignored).
+                let mut fs = [Mat3::identity(); LANES];
+                for (f, tet) in fs.iter_mut().zip(tets) {
+                    *f = tet.deformation_gradient(x);
                 }
-                None
+                let mut failure = None;
+                material.at_lanes(fs.each_ref(), |k, point| {
+                    let Some(tet) = tets.get(k) else { return };
+                    let point = match point {
+                        Ok(p) => p,
+                        Err(err) => {
+                            failure.get_or_insert((group * LANES + k, err));
+                            return;
+                        }
+                    };
+                    energies[k] = tet.volume * point.energy_density();
+                    if with_k {
+                        let (p, t) = point.stress_and_tangent();
+                        forces[k] = tet.forces(&p);
+                        tet.stiffness(&t, &mut blocks[144 * k..144 * (k + 1)]);
+                    } else {
+                        forces[k] = tet.forces(&point.stress());
+                    }
+                });
+                failure
             })
             .min_by_key(|(e, _)| *e);
         if let Some((e, err)) = failures {

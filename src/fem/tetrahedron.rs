@@ -79,27 +79,71 @@ impl Tetrahedron {
     /// The 12×12 stiffness block K_e = V Bᵀ (∂P/∂F) B (N/m), written row-major into `out`
     /// (144 values; local index `3n + a` is component a of node n), from the 9×9 tangent
     /// `t` of [`MaterialPoint::tangent`] (column-major vec convention:
-    /// `t[(i + 3j, k + 3l)] = ∂P_ij/∂F_kl`). Symmetric because `t` is.
+    /// `t[(i + 3j, k + 3l)] = ∂P_ij/∂F_kl`). Symmetric by construction.
+    ///
+    /// Node block (n, m) is `K_nm[a, c] = V Σ_jl t[(a + 3j, c + 3l)] gₙ[j] gₘ[l]`. It is
+    /// computed in two contractions, `Hₘ = V Σ_l gₘ[l] t[:, 3l..3l+3]` (9×3) then
+    /// `K_nm = Σ_j gₙ[j] Hₘ[3j..3j+3, :]`, only for the 6 blocks n ≥ m ≥ 1: the others follow
+    /// from symmetry (K_mn = K_nmᵀ) and from g₀ = −(g₁ + g₂ + g₃), which gives
+    /// K_0m = −Σₙ K_nm and K_00 = −Σₘ K_0m. About half the flops of the direct formula.
     #[inline]
     pub fn stiffness(&self, t: &Mat9, out: &mut [f64]) {
-        debug_assert_eq!(out.len(), 144);
+        let out: &mut [f64; 144] = out
+            .try_into()
+            .expect("stiffness block buffer of 144 values");
         let g = &self.gradients;
-        for m in 0..4 {
-            for c in 0..3 {
-                // dP for dF = e_c g_mᵀ: dP[i + 3j] = Σ_d t[(i + 3j, c + 3d)] g_m[d].
-                let mut dp = [0.0; 9];
-                for (r, dp_r) in dp.iter_mut().enumerate() {
-                    *dp_r = t[(r, c)] * g[m][0] + t[(r, c + 3)] * g[m][1] + t[(r, c + 6)] * g[m][2];
-                }
-                let col = 3 * m + c;
-                for n in 0..4 {
-                    for a in 0..3 {
-                        let v = dp[a] * g[n][0] + dp[a + 3] * g[n][1] + dp[a + 6] * g[n][2];
-                        out[(3 * n + a) * 12 + col] = self.volume * v;
-                    }
+        let ts = t.as_slice();
+        // h[m − 1][c][r] = V Σ_l gₘ[l] t[(r, c + 3l)]: columns of t are contiguous.
+        let mut h = [[[0.0; 9]; 3]; 3];
+        for (hm, gm) in h.iter_mut().zip(&g[1..]) {
+            let vg = gm * self.volume;
+            for (c, hmc) in hm.iter_mut().enumerate() {
+                let (t0, t1, t2) = (
+                    &ts[c * 9..c * 9 + 9],
+                    &ts[(c + 3) * 9..(c + 3) * 9 + 9],
+                    &ts[(c + 6) * 9..(c + 6) * 9 + 9],
+                );
+                for r in 0..9 {
+                    hmc[r] = t0[r] * vg[0] + t1[r] * vg[1] + t2[r] * vg[2];
                 }
             }
         }
+        let block = |n: usize, m: usize| -> Mat3 {
+            let (gn, hm) = (&g[n], &h[m - 1]);
+            Mat3::from_fn(|a, c| hm[c][a] * gn[0] + hm[c][a + 3] * gn[1] + hm[c][a + 6] * gn[2])
+        };
+        let mut write = |n: usize, m: usize, b: &Mat3| {
+            for a in 0..3 {
+                for c in 0..3 {
+                    out[(3 * n + a) * 12 + 3 * m + c] = b[(a, c)];
+                    out[(3 * m + c) * 12 + 3 * n + a] = b[(a, c)];
+                }
+            }
+        };
+        let mut k00 = Mat3::zeros();
+        let mut k0 = [Mat3::zeros(); 3];
+        for n in 1..4 {
+            for m in 1..=n {
+                let b = block(n, m);
+                write(n, m, &b);
+                k0[m - 1] -= b;
+                if n != m {
+                    k0[n - 1] -= b.transpose();
+                }
+            }
+        }
+        for (m, b) in k0.iter().enumerate() {
+            write(0, m + 1, b);
+            k00 -= b;
+        }
+        // K_00 is symmetric in exact arithmetic; keep its lower half so the block is
+        // symmetric bit for bit.
+        for a in 0..3 {
+            for c in 0..a {
+                k00[(c, a)] = k00[(a, c)];
+            }
+        }
+        write(0, 0, &k00);
     }
 
     /// The action of the element stiffness on node displacements `dx`: K_e dx restricted to

@@ -8,6 +8,7 @@ mod cholesky;
 mod dof_map;
 mod nested_dissection;
 mod pattern;
+mod permuted_pattern;
 mod symmetric_product;
 
 pub use assembly::{AssemblyPlan, axpby};

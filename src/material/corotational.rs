@@ -58,6 +58,53 @@ impl CorotationalPoint {
         self.sigma
     }
 
+    /// [`HyperelasticPoint::at`] of `N` deformation gradients at once, each bit for bit as
+    /// alone, handed to `each(k, point)` in order; their SVDs run side by side
+    /// ([`Svd3::new_lanes`]), which hides the latency of the Jacobi rotations. (A callback
+    /// rather than a returned array: the points are large and would be copied.)
+    pub(super) fn at_lanes<const N: usize>(
+        fs: [&Mat3; N],
+        mut each: impl FnMut(usize, Result<Self, DeformationError>),
+    ) {
+        let finite = fs.map(check_finite);
+        // A non-finite lane is factored as the identity and reported as NonFinite.
+        let identity = Mat3::identity();
+        let inputs: [&Mat3; N] =
+            std::array::from_fn(|k| if finite[k].is_ok() { fs[k] } else { &identity });
+        let svds = Svd3::new_lanes(inputs);
+        for k in 0..N {
+            let point = finite[k].and_then(|()| {
+                let svd = svds[k].as_ref().ok_or(DeformationError::SvdNotConverged)?;
+                Ok(CorotationalPoint::from_svd(fs[k], svd))
+            });
+            each(k, point);
+        }
+    }
+
+    /// The state at `f` from its rotation-variant SVD.
+    #[inline]
+    fn from_svd(f: &Mat3, &Svd3 { u, sigma, v }: &Svd3) -> CorotationalPoint {
+        let vt = v.transpose();
+        let r = u * vt;
+        let floor = SIGMA_SUM_FLOOR * sigma.amax().max(1.0);
+        let mut inv_sum = [0.0; 3];
+        let mut q = [Mat3::zeros(); 3];
+        for (p, &(i, j)) in PAIRS.iter().enumerate() {
+            inv_sum[p] = 1.0 / (sigma[i] + sigma[j]).max(floor);
+            q[p] = (u.column(i) * v.column(j).transpose() - u.column(j) * v.column(i).transpose())
+                * std::f64::consts::FRAC_1_SQRT_2;
+        }
+        CorotationalPoint {
+            f: *f,
+            u,
+            v,
+            sigma,
+            r,
+            inv_sum,
+            q,
+        }
+    }
+
     /// W̃ with W̃ᵢⱼ = (Mᵢⱼ − Mⱼᵢ)/(σᵢ + σⱼ): the V-frame generator of dR for M = Uᵀ dF V
     /// (dR = U W̃ Vᵀ), equivalently the solution of W̃Σ + ΣW̃ = M − Mᵀ.
     fn omega(&self, m: &Mat3) -> Mat3 {
@@ -85,26 +132,8 @@ impl HyperelasticPoint for CorotationalPoint {
     /// entries, or an SVD that does not converge or overflows (entries beyond ~1e150).
     fn at(f: &Mat3) -> Result<Self, DeformationError> {
         check_finite(f)?;
-        let Svd3 { u, sigma, v } = Svd3::new(f).ok_or(DeformationError::SvdNotConverged)?;
-        let vt = v.transpose();
-        let r = u * vt;
-        let floor = SIGMA_SUM_FLOOR * sigma.amax().max(1.0);
-        let mut inv_sum = [0.0; 3];
-        let mut q = [Mat3::zeros(); 3];
-        for (p, &(i, j)) in PAIRS.iter().enumerate() {
-            inv_sum[p] = 1.0 / (sigma[i] + sigma[j]).max(floor);
-            q[p] = (u.column(i) * v.column(j).transpose() - u.column(j) * v.column(i).transpose())
-                * std::f64::consts::FRAC_1_SQRT_2;
-        }
-        Ok(CorotationalPoint {
-            f: *f,
-            u,
-            v,
-            sigma,
-            r,
-            inv_sum,
-            q,
-        })
+        let svd = Svd3::new(f).ok_or(DeformationError::SvdNotConverged)?;
+        Ok(CorotationalPoint::from_svd(f, &svd))
     }
 
     /// Ψ = μ Σ(σᵢ − 1)² + (λ/2)(Σσᵢ − 3)² (J/m³).

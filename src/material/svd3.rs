@@ -28,15 +28,26 @@ pub(super) struct Svd3 {
     pub v: Mat3,
 }
 
-/// A rotation in the (p, q) plane: identity except `[[c, s], [−s, c]]` at rows/columns p, q.
+/// The Jacobi rotation `(cs, sn, t)` that zeroes the off-diagonal entry `cpq` of the
+/// symmetric 2×2 block [[cpp, cpq], [cpq, cqq]] (Golub & Van Loan, Alg. 8.4.1, sym.schur2):
+/// with τ = (cqq − cpp)/(2cpq), t = sign(τ)/(|τ| + √(1 + τ²)), cs = 1/√(1 + t²), sn = t cs.
+///
+/// Written without τ so that the dependency chain is two square roots and one division
+/// (instead of three divisions and two roots; this chain bounds the SVD's speed): with
+/// x = |cqq − cpp|, y = 2|cpq|, r = √(x² + y²), one has t = ±y/(x + r),
+/// 1 + t² = 2r/(x + r), hence cs = (x + r)/w and sn = ±y/w with w = √(2r(x + r)).
+/// Needs x² + y² not to overflow (the caller scales C to entries in [−1, 1]).
 #[inline]
-fn plane_rotation(p: usize, q: usize, c: f64, s: f64) -> Mat3 {
-    let mut j = Mat3::identity();
-    j[(p, p)] = c;
-    j[(p, q)] = s;
-    j[(q, p)] = -s;
-    j[(q, q)] = c;
-    j
+fn jacobi_rotation(cpp: f64, cqq: f64, cpq: f64) -> (f64, f64, f64) {
+    let diff = cqq - cpp;
+    // sign(τ), with sign(0) = +1 as `f64::signum`.
+    let sign = diff.signum() * cpq.signum();
+    let (x, y) = (diff.abs(), 2.0 * cpq.abs());
+    let r = (x * x + y * y).sqrt();
+    let xr = x + r;
+    let inv_w = 1.0 / (2.0 * r * xr).sqrt();
+    let t = sign * y / xr;
+    (xr * inv_w, sign * y * inv_w, t)
 }
 
 /// Swaps columns `i` and `j` of `v` and negates one of them (keeps det V = +1).
@@ -51,52 +62,85 @@ impl Svd3 {
     /// The rotation-variant SVD of `f`, or `None` if an entry is not finite or the Jacobi
     /// iteration does not converge (never seen for finite input; FᵀF must not overflow).
     pub fn new(f: &Mat3) -> Option<Svd3> {
-        // 1. V: symmetric eigen-decomposition of C = FᵀF by cyclic Jacobi rotations.
-        let mut c = f.tr_mul(f);
-        let mut v = Mat3::identity();
-        let scale = c.trace();
-        if !scale.is_finite() {
-            return None;
-        }
-        let tolerance = OFF_DIAGONAL_TOLERANCE * scale;
-        let mut converged = false;
-        for _ in 0..MAX_SWEEPS {
-            let mut rotated = false;
-            for (p, q) in [(0, 1), (0, 2), (1, 2)] {
-                let cpq = c[(p, q)];
-                if cpq.abs() <= tolerance {
-                    continue;
-                }
-                rotated = true;
-                // Golub & Van Loan, Alg. 8.4.1 (sym.schur2): C ← JᵀCJ zeroes C_pq, with
-                // J = I except [[cs, sn], [−sn, cs]] at (p, q); V ← V J.
-                let tau = (c[(q, q)] - c[(p, p)]) / (2.0 * cpq);
-                let t = tau.signum() / (tau.abs() + (1.0 + tau * tau).sqrt());
-                let cs = 1.0 / (1.0 + t * t).sqrt();
-                let sn = t * cs;
-                let r = 3 - p - q;
-                let (crp, crq) = (c[(r, p)], c[(r, q)]);
-                let (rp, rq) = (cs * crp - sn * crq, sn * crp + cs * crq);
-                c[(p, p)] -= t * cpq;
-                c[(q, q)] += t * cpq;
-                c[(p, q)] = 0.0;
-                c[(q, p)] = 0.0;
-                c[(r, p)] = rp;
-                c[(p, r)] = rp;
-                c[(r, q)] = rq;
-                c[(q, r)] = rq;
-                let (vp, vq) = (v.column(p).into_owned(), v.column(q).into_owned());
-                v.set_column(p, &(vp * cs - vq * sn));
-                v.set_column(q, &(vp * sn + vq * cs));
+        let [svd] = Svd3::new_lanes([f]);
+        svd
+    }
+
+    /// The SVDs of `N` independent matrices, each bit for bit [`Svd3::new`] of its input.
+    ///
+    /// Why lanes: a Jacobi rotation is a chain of two square roots and a division, so one SVD
+    /// is bound by latency, not by throughput. Running the sweeps of several matrices side by
+    /// side (each lane rotating only while it has not converged, exactly as alone) lets the
+    /// out-of-order core overlap their chains.
+    pub fn new_lanes<const N: usize>(fs: [&Mat3; N]) -> [Option<Svd3>; N] {
+        // 1. V: symmetric eigen-decomposition of C = FᵀF by cyclic Jacobi rotations, on C
+        //    scaled by 1/tr C (entries in [−1, 1]: the squares below cannot overflow).
+        let mut c: [Mat3; N] = fs.map(|f| f.tr_mul(f));
+        let mut v = [Mat3::identity(); N];
+        let mut valid = [true; N];
+        let mut converged = [false; N];
+        for lane in 0..N {
+            let scale = c[lane].trace();
+            if !scale.is_finite() {
+                valid[lane] = false;
+                converged[lane] = true;
+            } else if scale < f64::MIN_POSITIVE {
+                // Below the normal range (|F| ≲ 1e-154) the rotations would underflow: V = I,
+                // and the QR of step 3 still factors F.
+                converged[lane] = true;
+            } else {
+                c[lane] *= 1.0 / scale;
             }
-            if !rotated {
-                converged = true;
+        }
+        for _ in 0..MAX_SWEEPS {
+            if converged.iter().all(|&done| done) {
                 break;
             }
+            let mut rotated = [false; N];
+            for (p, q) in [(0, 1), (0, 2), (1, 2)] {
+                for lane in 0..N {
+                    if converged[lane] {
+                        continue;
+                    }
+                    let (c, v) = (&mut c[lane], &mut v[lane]);
+                    let cpq = c[(p, q)];
+                    if cpq.abs() <= OFF_DIAGONAL_TOLERANCE {
+                        continue;
+                    }
+                    rotated[lane] = true;
+                    let (cs, sn, t) = jacobi_rotation(c[(p, p)], c[(q, q)], cpq);
+                    let r = 3 - p - q;
+                    let (crp, crq) = (c[(r, p)], c[(r, q)]);
+                    let (rp, rq) = (cs * crp - sn * crq, sn * crp + cs * crq);
+                    c[(p, p)] -= t * cpq;
+                    c[(q, q)] += t * cpq;
+                    c[(p, q)] = 0.0;
+                    c[(q, p)] = 0.0;
+                    c[(r, p)] = rp;
+                    c[(p, r)] = rp;
+                    c[(r, q)] = rq;
+                    c[(q, r)] = rq;
+                    for k in 0..3 {
+                        let (vp, vq) = (v[(k, p)], v[(k, q)]);
+                        v[(k, p)] = vp * cs - vq * sn;
+                        v[(k, q)] = vp * sn + vq * cs;
+                    }
+                }
+            }
+            for lane in 0..N {
+                converged[lane] |= !rotated[lane];
+            }
         }
-        if !converged {
-            return None;
-        }
+        std::array::from_fn(|lane| {
+            (valid[lane] && converged[lane])
+                .then(|| Svd3::from_eigenvectors(fs[lane], &c[lane], v[lane]))
+        })
+    }
+
+    /// Steps 2–3 of the SVD of `f`, given the diagonalised C = Vᵀ FᵀF V (up to a positive
+    /// factor) and V.
+    #[inline]
+    fn from_eigenvectors(f: &Mat3, c: &Mat3, mut v: Mat3) -> Svd3 {
         // 2. Sort by decreasing eigenvalue (= σ²).
         let mut d = c.diagonal();
         if d[0] < d[1] {
@@ -109,6 +153,7 @@ impl Svd3 {
             swap_columns(&mut v, &mut d, 1, 2);
         }
         // 3. U R = F V by Givens rotations zeroing (1,0), (2,0), (2,1); R_00, R_11 ≥ 0.
+        //    Each rotation acts on two rows of B and two columns of U only.
         let mut b = f * v;
         let mut u = Mat3::identity();
         for (p, q, col) in [(0, 1, 0), (0, 2, 0), (1, 2, 1)] {
@@ -118,15 +163,22 @@ impl Svd3 {
             if r == 0.0 {
                 continue;
             }
-            let g = plane_rotation(p, q, a / r, e / r);
-            b = g * b;
-            u *= g.transpose();
+            let inv = 1.0 / r;
+            let (cs, sn) = (a * inv, e * inv);
+            for k in 0..3 {
+                let (bp, bq) = (b[(p, k)], b[(q, k)]);
+                b[(p, k)] = cs * bp + sn * bq;
+                b[(q, k)] = cs * bq - sn * bp;
+                let (up, uq) = (u[(k, p)], u[(k, q)]);
+                u[(k, p)] = cs * up + sn * uq;
+                u[(k, q)] = cs * uq - sn * up;
+            }
         }
-        Some(Svd3 {
+        Svd3 {
             u,
             sigma: b.diagonal(),
             v,
-        })
+        }
     }
 }
 
@@ -187,5 +239,28 @@ mod tests {
             check(&f);
         }
         assert!(Svd3::new(&(Mat3::identity() * 1e200)).is_none());
+    }
+
+    #[test]
+    fn lanes_equal_single_factorisations_bit_for_bit() {
+        // Lanes that converge after different numbers of sweeps, a failing lane, a zero lane.
+        let mut rng = Rng::new(7);
+        let inputs = [
+            rng.mat3(),
+            Mat3::identity() + rng.mat3() * 1e-6,
+            Mat3::identity() * 1e200,
+            Mat3::zeros(),
+            rng.mat3() * 1e3,
+        ];
+        let lanes = Svd3::new_lanes([&inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[4]]);
+        for (f, lane) in inputs.iter().zip(&lanes) {
+            match (Svd3::new(f), lane) {
+                (None, None) => {}
+                (Some(a), Some(b)) => {
+                    assert_eq!((a.u, a.sigma, a.v), (b.u, b.sigma, b.v), "{f}");
+                }
+                _ => panic!("lane and single factorisation disagree on {f}"),
+            }
+        }
     }
 }

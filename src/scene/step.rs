@@ -157,8 +157,14 @@ fn step_body(
     dofs.reduce(&ws.full, &mut ws.rhs);
     flatten(&bs.velocities, &mut ws.full);
     dofs.reduce(&ws.full, &mut ws.v_red);
-    pattern.symmetric_product_add(body.mass_values(), -h * alpha, &ws.v_red, &mut ws.rhs);
-    pattern.symmetric_product_add(&ws.elastic.stiffness, -c_k, &ws.v_red, &mut ws.rhs);
+    pattern.symmetric_product_add_pair(
+        body.mass_values(),
+        -h * alpha,
+        &ws.elastic.stiffness,
+        -c_k,
+        &ws.v_red,
+        &mut ws.rhs,
+    );
     // Stage 4: factorise A once and solve for Δv.
     factorize(body, ws)?;
     let stack = MemStack::new(&mut ws.solve_buffer);
