@@ -1,0 +1,21 @@
+//! Frictional contact (layer 3; uses `math`, `error`, `linalg`): the Coulomb cone and its De
+//! Saxcé correction, the NCP instance and its residuals, the ADMM and PGS solvers, contact
+//! modes, and the Delassus matrix assembled with the step's factorisation (DESIGN.md §1,
+//! paper 004 §II-B).
+
+mod admm;
+mod cone;
+mod delassus;
+mod modes;
+mod pgs;
+mod problem;
+
+pub use admm::{AdmmSettings, AdmmSolver};
+pub use cone::FrictionCone;
+pub use delassus::{
+    ContactJacobian, DelassusWorkspace, PenetrationCorrection, assemble_delassus,
+    free_contact_velocity,
+};
+pub use modes::{ContactMode, ModeTolerance, classify, classify_contact};
+pub use pgs::{PgsSettings, PgsSolver};
+pub use problem::{ContactProblem, NcpSolution, Residuals};
