@@ -128,7 +128,7 @@ fn single_contact_closed_form() {
 /// slides, its velocity points down the slope with speed h g (sin θ − μ cos θ).
 #[test]
 fn block_on_incline_sticks_iff_tan_theta_below_mu() {
-    let (m, h, grav, mu) = (0.3, 0.01, 9.81, 0.5);
+    let (m, h, grav, mu): (f64, f64, f64, f64) = (0.3, 0.01, 9.81, 0.5);
     let pattern = SymmetricPattern::new(1, 3, &[[0usize]], &[false; 3]).unwrap();
     let mut values = vec![0.0; pattern.nnz()];
     pattern.add_diagonal(&mut values, 1.0, &[m; 3]);
