@@ -63,7 +63,9 @@ fn setup(n: usize) -> Setup {
         .collect();
     assert_eq!(bottom.len(), n);
     for &b in &bottom {
-        jacobian.push_point_contact(&Mat3::identity(), &[(b, 1.0)]).unwrap();
+        jacobian
+            .push_point_contact(&Mat3::identity(), &[(b, 1.0)])
+            .unwrap();
     }
     Setup {
         body,

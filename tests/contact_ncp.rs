@@ -54,9 +54,16 @@ fn assert_solves(g_mat: &DMat, g: &DVec, mu: &[f64], s: &NcpSolution, tol: f64) 
         assert!(l.z >= -tol, "contact {i}: λ_N = {}", l.z);
         assert!(lt <= m * l.z + tol, "contact {i}: outside the cone");
         assert!(v.z >= -tol, "contact {i}: σ_N = {}", v.z);
-        assert!((l.z * v.z).abs() <= tol, "contact {i}: λ_N σ_N = {}", l.z * v.z);
+        assert!(
+            (l.z * v.z).abs() <= tol,
+            "contact {i}: λ_N σ_N = {}",
+            l.z * v.z
+        );
         let dissipation = l.x * v.x + l.y * v.y + m * l.z * vt;
-        assert!(dissipation.abs() <= tol, "contact {i}: λ_T·σ_T + μλ_N‖σ_T‖ = {dissipation}");
+        assert!(
+            dissipation.abs() <= tol,
+            "contact {i}: λ_T·σ_T + μλ_N‖σ_T‖ = {dissipation}"
+        );
     }
 }
 
@@ -117,8 +124,14 @@ fn single_contact_closed_form() {
             assert!(s.converged);
             let l = Vec3::new(s.lambda[0], s.lambda[1], s.lambda[2]);
             let v = Vec3::new(s.sigma[0], s.sigma[1], s.sigma[2]);
-            assert!((l - expected_lambda).norm() < 1e-9, "{l:?} vs {expected_lambda:?}");
-            assert!((v - expected_sigma).norm() < 1e-9, "{v:?} vs {expected_sigma:?}");
+            assert!(
+                (l - expected_lambda).norm() < 1e-9,
+                "{l:?} vs {expected_lambda:?}"
+            );
+            assert!(
+                (v - expected_sigma).norm() < 1e-9,
+                "{v:?} vs {expected_sigma:?}"
+            );
         }
     }
 }
@@ -199,9 +212,7 @@ fn warm_start_saves_iterations_and_limits_are_a_status() {
     let g2 = &g * 1.01;
     let p2 = ContactProblem::new(g_mat, g2.clone(), &mu).unwrap();
     let cold2 = AdmmSolver::default().solve(&p2, None).unwrap();
-    let warm2 = admm
-        .solve(&p2, Some(cold_admm.lambda.as_slice()))
-        .unwrap();
+    let warm2 = admm.solve(&p2, Some(cold_admm.lambda.as_slice())).unwrap();
     assert!(warm2.converged);
     assert!(
         warm2.iterations < cold2.iterations,
@@ -233,5 +244,9 @@ fn warm_start_saves_iterations_and_limits_are_a_status() {
     assert!(!s.converged && s.iterations == 2);
     // Bad warm starts are errors.
     assert!(AdmmSolver::default().solve(&p, Some(&[0.0; 2])).is_err());
-    assert!(PgsSolver::default().solve(&p, Some(&[f64::NAN; 30])).is_err());
+    assert!(
+        PgsSolver::default()
+            .solve(&p, Some(&[f64::NAN; 30]))
+            .is_err()
+    );
 }

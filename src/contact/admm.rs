@@ -103,7 +103,11 @@ impl AdmmSettings {
             "prox_ratio",
             "must lie in (0, 1)",
         )?;
-        check(self.tau > 0.0 && self.tau <= 1.0, "tau", "must lie in (0, 1]")?;
+        check(
+            self.tau > 0.0 && self.tau <= 1.0,
+            "tau",
+            "must lie in (0, 1]",
+        )?;
         check(
             self.rho_power.is_finite() && self.rho_power_factor.is_finite(),
             "rho_power",
@@ -146,7 +150,12 @@ impl std::fmt::Debug for AdmmSolver {
 
 /// Largest eigenvalue of the symmetric PSD `problem.delassus()` by `iterations` power
 /// iterations from the all-ones vector (deterministic).
-fn largest_eigenvalue(problem: &ContactProblem, iterations: usize, v: &mut [f64], w: &mut [f64]) -> f64 {
+fn largest_eigenvalue(
+    problem: &ContactProblem,
+    iterations: usize,
+    v: &mut [f64],
+    w: &mut [f64],
+) -> f64 {
     let g = problem.delassus();
     let m = v.len();
     v.fill(1.0 / (m as f64).sqrt());
@@ -230,7 +239,9 @@ impl AdmmSolver {
         .map_err(|e| {
             Error::invalid(
                 "Delassus matrix",
-                format!("G + {shift:e}·I cannot be factorised ({e:?}): G is not positive semi-definite"),
+                format!(
+                    "G + {shift:e}·I cannot be factorised ({e:?}): G is not positive semi-definite"
+                ),
             )
         })
     }
@@ -283,11 +294,7 @@ impl AdmmSolver {
             self.z[3 * i..3 * i + 3].copy_from_slice(z.as_slice());
         }
         if problem.residuals(&self.y, &self.sigma).max() <= settings.tolerance {
-            return Ok(problem.solution(
-                DVec::from_column_slice(&self.y),
-                0,
-                settings.tolerance,
-            ));
+            return Ok(problem.solution(DVec::from_column_slice(&self.y), 0, settings.tolerance));
         }
 
         // Penalty from the spectrum of G.

@@ -165,7 +165,7 @@ pub fn assemble_delassus(
             "the factor of A is not computed or does not match the DOF map",
         ));
     }
-    if jacobian.row_count() % 3 != 0 {
+    if !jacobian.row_count().is_multiple_of(3) {
         return Err(Error::invalid(
             "contact Jacobian",
             format!("{} rows is not 3 per contact", jacobian.row_count()),
@@ -275,7 +275,10 @@ impl PenetrationCorrection {
         if !(0.0..=1.0).contains(&self.kp) || !(0.0..=1.0).contains(&self.kd) {
             return Err(Error::invalid(
                 "penetration correction",
-                format!("gains K_p = {}, K_d = {} must lie in [0, 1]", self.kp, self.kd),
+                format!(
+                    "gains K_p = {}, K_d = {} must lie in [0, 1]",
+                    self.kp, self.kd
+                ),
             ));
         }
         if !(h > 0.0) || !h.is_finite() {
@@ -394,10 +397,10 @@ mod tests {
         let n = pattern.n();
         let mut a = DMat::zeros(n, n);
         for c in 0..n {
-            for idx in pattern.col_ptr()[c]..pattern.col_ptr()[c + 1] {
-                let r = pattern.row_idx()[idx];
-                a[(r, c)] = values[idx];
-                a[(c, r)] = values[idx];
+            let range = pattern.col_ptr()[c]..pattern.col_ptr()[c + 1];
+            for (&r, &value) in pattern.row_idx()[range.clone()].iter().zip(&values[range]) {
+                a[(r, c)] = value;
+                a[(c, r)] = value;
             }
         }
         let mut hd = DMat::zeros(k, n);
@@ -421,9 +424,7 @@ mod tests {
         // Bad inputs are errors.
         assert!(assemble_delassus(0.0, &jac, pattern.dofs(), &factor, &mut ws, &mut g).is_err());
         let other = ContactJacobian::new(nodes + 1);
-        assert!(
-            assemble_delassus(h, &other, pattern.dofs(), &factor, &mut ws, &mut g).is_err()
-        );
+        assert!(assemble_delassus(h, &other, pattern.dofs(), &factor, &mut ws, &mut g).is_err());
         let _ = MemBuffer::new(factor.solve_scratch(1));
     }
 
@@ -431,7 +432,8 @@ mod tests {
     fn jacobian_rows_are_frame_axes_times_weights() {
         let mut jac = ContactJacobian::new(3);
         let frame = Mat3::identity();
-        jac.push_point_contact(&frame, &[(0, 0.25), (2, 0.75)]).unwrap();
+        jac.push_point_contact(&frame, &[(0, 0.25), (2, 0.75)])
+            .unwrap();
         let v = [
             Vec3::new(1.0, 2.0, 3.0),
             Vec3::new(9.0, 9.0, 9.0),

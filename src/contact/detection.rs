@@ -205,7 +205,10 @@ impl Obstacle {
 ///
 /// Panics if `n` is not a unit vector (to 1e-6): normals come from [`Obstacle::closest`].
 pub fn contact_frame(n: &Vec3) -> Mat3 {
-    assert!((n.norm() - 1.0).abs() < 1e-6, "contact_frame: normal is not unit");
+    assert!(
+        (n.norm() - 1.0).abs() < 1e-6,
+        "contact_frame: normal is not unit"
+    );
     let mut k = 0;
     for j in 1..3 {
         if n[j].abs() < n[k].abs() {
@@ -277,8 +280,8 @@ mod tests {
         let e = Obstacle::cuboid(Vec3::zeros(), Vec3::new(1.0, 0.0, 1.0), Mat3::identity())
             .unwrap_err();
         assert!(e.to_string().contains("half_extents"), "{e}");
-        let e = Obstacle::cuboid(Vec3::zeros(), Vec3::repeat(1.0), 2.0 * Mat3::identity())
-            .unwrap_err();
+        let e =
+            Obstacle::cuboid(Vec3::zeros(), Vec3::repeat(1.0), 2.0 * Mat3::identity()).unwrap_err();
         assert!(e.to_string().contains("rotation"), "{e}");
         let reflection = Mat3::from_diagonal(&Vec3::new(1.0, 1.0, -1.0));
         assert!(Obstacle::cuboid(Vec3::zeros(), Vec3::repeat(1.0), reflection).is_err());

@@ -65,7 +65,7 @@ pub fn classify_contact(
 /// Panics if the lengths differ or are not a multiple of 3.
 pub fn classify(lambda: &[f64], sigma: &[f64], tol: ModeTolerance) -> Vec<ContactMode> {
     assert!(
-        lambda.len() == sigma.len() && lambda.len() % 3 == 0,
+        lambda.len() == sigma.len() && lambda.len().is_multiple_of(3),
         "classify: lengths"
     );
     (0..lambda.len() / 3)
@@ -112,7 +112,11 @@ mod tests {
         let s = AdmmSolver::default().solve(&p, None).unwrap();
         assert!(s.converged);
         assert_eq!(
-            classify(s.lambda.as_slice(), s.sigma.as_slice(), ModeTolerance::default()),
+            classify(
+                s.lambda.as_slice(),
+                s.sigma.as_slice(),
+                ModeTolerance::default()
+            ),
             vec![
                 ContactMode::Breaking,
                 ContactMode::Sticking,

@@ -199,12 +199,7 @@ impl ContactProblem {
     }
 
     /// An [`NcpSolution`] for λ: computes σ = G λ + g and the residuals.
-    pub(crate) fn solution(
-        &self,
-        lambda: DVec,
-        iterations: usize,
-        tolerance: f64,
-    ) -> NcpSolution {
+    pub(crate) fn solution(&self, lambda: DVec, iterations: usize, tolerance: f64) -> NcpSolution {
         let mut sigma = DVec::zeros(lambda.len());
         self.velocity(lambda.as_slice(), sigma.as_mut_slice());
         let residuals = self.residuals(lambda.as_slice(), sigma.as_slice());
