@@ -250,3 +250,36 @@ fn warm_start_saves_iterations_and_limits_are_a_status() {
             .is_err()
     );
 }
+
+/// Frictionless contacts (μ = 0: the cone is a ray, its dual a half-space) and a singular
+/// Delassus matrix (two identical contacts on one point, G = [[W, W], [W, W]]): the NCP
+/// conditions still hold at the returned solution (λ is not unique in the second case, so
+/// only the conditions are checked).
+#[test]
+fn frictionless_and_singular_problems() {
+    let (g_mat, g, _) = random_problem(6, 21);
+    let mu = vec![0.0; 6];
+    let p = ContactProblem::new(g_mat.clone(), g.clone(), &mu).unwrap();
+    let admm = AdmmSolver::default().solve(&p, None).unwrap();
+    let pgs = PgsSolver::default().solve(&p, None).unwrap();
+    assert!(admm.converged && pgs.converged);
+    assert_solves(&g_mat, &g, &mu, &admm, 1e-9);
+    assert_solves(&g_mat, &g, &mu, &pgs, 1e-9);
+    assert!((&admm.lambda - &pgs.lambda).amax() < 1e-7 * (1.0 + admm.lambda.amax()));
+
+    let w = DMat::from_row_slice(3, 3, &[2.0, 0.3, 0.1, 0.3, 1.5, -0.2, 0.1, -0.2, 1.0]);
+    let mut g_mat = DMat::zeros(6, 6);
+    for (r, c) in [(0, 0), (0, 3), (3, 0), (3, 3)] {
+        g_mat.view_mut((r, c), (3, 3)).copy_from(&w);
+    }
+    let g = DVec::from_vec(vec![0.2, -0.1, -1.0, 0.2, -0.1, -1.0]);
+    let mu = [0.5, 0.5];
+    let p = ContactProblem::new(g_mat.clone(), g.clone(), &mu).unwrap();
+    for s in [
+        AdmmSolver::default().solve(&p, None).unwrap(),
+        PgsSolver::default().solve(&p, None).unwrap(),
+    ] {
+        assert!(s.converged, "{:?}", s.residuals);
+        assert_solves(&g_mat, &g, &mu, &s, 1e-9);
+    }
+}
