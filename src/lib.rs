@@ -17,6 +17,9 @@ pub mod mesh;
 pub mod fem;
 pub mod rigid;
 
+// L3
+pub mod contact;
+
 // L4
 pub mod scene;
 

@@ -1,0 +1,394 @@
+//! The ADMM contact solver of Carpentier, Le Lidec and Montaut ("From compliant to rigid
+//! contact simulation: a unified and efficient approach", RSS 2024; paper 002 ref. [8]), the
+//! primary NCP solver (DESIGN.md §1).
+//!
+//! For a fixed De Saxcé shift `s = Γ_μ(σ)`, the NCP of [`ContactProblem`] is the optimality
+//! system of the convex cone program `min ½ λᵀGλ + (g + s)ᵀλ  s.t. λ ∈ K_μ`. ADMM splits it
+//! into an unconstrained copy `x`, a cone copy `y` and a multiplier `z` (a velocity), adds a
+//! proximal term `μ_prox/2 ‖x − x_k‖²` (so a singular `G` is fine), and refreshes the shift
+//! from `z` every iteration:
+//!
+//! ```text
+//! s   ← Γ_μ(z)
+//! x   ← (G + (μ_prox + τρ) I)⁻¹ (−g − s + τρ y + μ_prox x + z)
+//! y   ← Π_K(x − z / (τρ))
+//! z   ← z − τρ (x − y)
+//! ```
+//!
+//! At a fixed point `x = y = λ`, `z = Gλ + g + Γ(σ) = σ + Γ(σ) ∈ K*` and `⟨λ, z⟩ = 0`: the NCP.
+//!
+//! **Adaptive penalty** (the spectral rule of the paper): with `L` the largest eigenvalue of
+//! `G` (power iteration) and `m = μ_prox` the smallest eigenvalue of the proximal system,
+//! `cond = L/m`, the penalty starts at `ρ = √(L m) · cond^rho_power` and is multiplied by
+//! `cond^rho_power_factor` when the primal residual `‖x − y‖∞` exceeds `ratio_primal_dual`
+//! times the dual residual `‖τρ(y − y_prev) + μ_prox (x − x_prev)‖∞`, divided by it in the
+//! opposite case; each change refactorises the dense `G + (μ_prox + τρ) I` (faer LLᵀ).
+//! Here `μ_prox = prox_ratio · L`, so the solver is invariant to the units of `G`.
+//!
+//! **Stopping rule**: the iterate `λ = y` (in the cone by construction) and `σ = Gλ + g` are
+//! scored with [`ContactProblem::residuals`] whenever ADMM's own primal and dual residuals are
+//! both ≤ `tolerance`, and at least every `check_period` iterations (scoring costs a product
+//! with the dense G, as much as the iteration itself); the solver stops as soon as all three
+//! measures are ≤ `tolerance` (`converged = true`), or after `max_iterations`
+//! (`converged = false`, the last iterate returned).
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{
+    LltRegularization, cholesky_in_place, cholesky_in_place_scratch,
+};
+use faer::linalg::cholesky::llt::solve::solve_in_place_with_conj;
+use faer::{Conj, MatMut, MatRef, Par, Spec};
+
+use super::problem::{ContactProblem, NcpSolution, block};
+use crate::error::{Error, Result};
+use crate::math::DVec;
+
+/// Settings of [`AdmmSolver`] (defaults from the paper's reference implementation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdmmSettings {
+    /// Absolute tolerance on each residual measure (N, m/s, W).
+    pub tolerance: f64,
+    /// Iteration limit.
+    pub max_iterations: usize,
+    /// Proximal weight relative to the largest eigenvalue of G: `μ_prox = prox_ratio · L`.
+    pub prox_ratio: f64,
+    /// Scaling τ ∈ (0, 1] of the penalty.
+    pub tau: f64,
+    /// Initial penalty exponent: `ρ₀ = √(L m) · cond^rho_power`.
+    pub rho_power: f64,
+    /// Penalty update factor exponent: `ρ ← ρ · cond^(±rho_power_factor)`.
+    pub rho_power_factor: f64,
+    /// Primal/dual residual ratio that triggers a penalty update.
+    pub ratio_primal_dual: f64,
+    /// Power iterations to estimate the largest eigenvalue L of G.
+    pub power_iterations: usize,
+    /// The NCP residuals (one product with G, as costly as the iteration's solve) are scored
+    /// at least every `check_period` iterations, and whenever ADMM's own primal and dual
+    /// residuals are both below the tolerance.
+    pub check_period: usize,
+}
+
+impl Default for AdmmSettings {
+    fn default() -> Self {
+        AdmmSettings {
+            tolerance: 1e-10,
+            max_iterations: 1000,
+            prox_ratio: 1e-6,
+            tau: 0.5,
+            rho_power: 0.2,
+            rho_power_factor: 0.05,
+            ratio_primal_dual: 10.0,
+            power_iterations: 20,
+            check_period: 10,
+        }
+    }
+}
+
+impl AdmmSettings {
+    fn validate(&self) -> Result<()> {
+        let check = |ok: bool, what: &str, msg: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(Error::invalid(format!("ADMM setting {what}"), msg))
+            }
+        };
+        check(
+            self.tolerance >= 0.0 && self.tolerance.is_finite(),
+            "tolerance",
+            "must be finite and non-negative",
+        )?;
+        check(
+            self.prox_ratio > 0.0 && self.prox_ratio < 1.0,
+            "prox_ratio",
+            "must lie in (0, 1)",
+        )?;
+        check(
+            self.tau > 0.0 && self.tau <= 1.0,
+            "tau",
+            "must lie in (0, 1]",
+        )?;
+        check(
+            self.rho_power.is_finite() && self.rho_power_factor.is_finite(),
+            "rho_power",
+            "must be finite",
+        )?;
+        check(
+            self.ratio_primal_dual >= 1.0 && self.ratio_primal_dual.is_finite(),
+            "ratio_primal_dual",
+            "must be finite and ≥ 1",
+        )
+    }
+}
+
+/// The ADMM solver and its reusable buffers (sized on first use, reused while the number of
+/// contacts does not grow).
+#[derive(Default)]
+pub struct AdmmSolver {
+    /// Settings used by [`solve`](Self::solve).
+    pub settings: AdmmSettings,
+    /// Dense LLᵀ factor of `G + (μ_prox + τρ) I`, column-major (lower triangle used).
+    factor: Vec<f64>,
+    factor_stack: Option<MemBuffer>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    z: Vec<f64>,
+    x_prev: Vec<f64>,
+    y_prev: Vec<f64>,
+    rhs: Vec<f64>,
+    sigma: Vec<f64>,
+    factorizations: usize,
+}
+
+impl std::fmt::Debug for AdmmSolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdmmSolver")
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+/// Largest eigenvalue of the symmetric PSD `problem.delassus()` by `iterations` power
+/// iterations from the all-ones vector (deterministic).
+fn largest_eigenvalue(
+    problem: &ContactProblem,
+    iterations: usize,
+    v: &mut [f64],
+    w: &mut [f64],
+) -> f64 {
+    let g = problem.delassus();
+    let m = v.len();
+    v.fill(1.0 / (m as f64).sqrt());
+    let mut value = 0.0;
+    for _ in 0..iterations.max(1) {
+        // w = G v (column-major G).
+        w.fill(0.0);
+        for (j, &vj) in v.iter().enumerate() {
+            for (wi, gij) in w.iter_mut().zip(&g.as_slice()[j * m..(j + 1) * m]) {
+                *wi += gij * vj;
+            }
+        }
+        let norm = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(norm > 0.0) {
+            return 0.0;
+        }
+        value = v.iter().zip(w.iter()).map(|(a, b)| a * b).sum::<f64>();
+        for (vi, wi) in v.iter_mut().zip(w.iter()) {
+            *vi = wi / norm;
+        }
+    }
+    // The Rayleigh quotient underestimates L; the norm of G v overestimates it slightly less
+    // safely; either only seeds the penalty.
+    value
+}
+
+impl AdmmSolver {
+    /// A solver with the given settings.
+    pub fn new(settings: AdmmSettings) -> AdmmSolver {
+        AdmmSolver {
+            settings,
+            ..Default::default()
+        }
+    }
+
+    fn resize(&mut self, m: usize) {
+        for v in [
+            &mut self.x,
+            &mut self.y,
+            &mut self.z,
+            &mut self.x_prev,
+            &mut self.y_prev,
+            &mut self.rhs,
+            &mut self.sigma,
+        ] {
+            v.resize(m, 0.0);
+        }
+        if self.factor.len() != m * m {
+            self.factor.resize(m * m, 0.0);
+            self.factor_stack = Some(MemBuffer::new(cholesky_in_place_scratch::<f64>(
+                m,
+                Par::Seq,
+                Spec::default(),
+            )));
+        }
+    }
+
+    /// Number of dense factorisations of `G + (μ_prox + τρ) I` made by the last solve (one,
+    /// plus one per penalty change; zero if the starting point already solved the problem).
+    pub fn last_factorizations(&self) -> usize {
+        self.factorizations
+    }
+
+    /// Factorises `G + shift·I` into `self.factor`.
+    fn factorize(&mut self, problem: &ContactProblem, shift: f64) -> Result<()> {
+        self.factorizations += 1;
+        let m = self.x.len();
+        self.factor.copy_from_slice(problem.delassus().as_slice());
+        for i in 0..m {
+            self.factor[i * m + i] += shift;
+        }
+        let stack = MemStack::new(self.factor_stack.as_mut().expect("sized by resize"));
+        cholesky_in_place(
+            MatMut::from_column_major_slice_mut(&mut self.factor, m, m),
+            LltRegularization::default(),
+            Par::Seq,
+            stack,
+            Spec::default(),
+        )
+        .map(|_| ())
+        .map_err(|e| {
+            Error::invalid(
+                "Delassus matrix",
+                format!(
+                    "G + {shift:e}·I cannot be factorised ({e:?}): G is not positive semi-definite"
+                ),
+            )
+        })
+    }
+
+    /// Solves the NCP of `problem`, starting from `warm_start` (a previous λ, 3 per contact)
+    /// when given, from λ = 0 otherwise.
+    ///
+    /// Errors: a `warm_start` of the wrong length or not finite, invalid settings, or a
+    /// Delassus matrix that is not positive semi-definite. Not converging is a status
+    /// (`converged = false`), not an error.
+    pub fn solve(
+        &mut self,
+        problem: &ContactProblem,
+        warm_start: Option<&[f64]>,
+    ) -> Result<NcpSolution> {
+        self.settings.validate()?;
+        let settings = self.settings;
+        let n = problem.contact_count();
+        let m = 3 * n;
+        if let Some(w) = warm_start {
+            if w.len() != m {
+                return Err(Error::invalid(
+                    "ADMM warm start",
+                    format!("has {} entries, expected {m}", w.len()),
+                ));
+            }
+            if w.iter().any(|x| !x.is_finite()) {
+                return Err(Error::invalid("ADMM warm start", "not finite"));
+            }
+        }
+        self.resize(m);
+        self.factorizations = 0;
+        if n == 0 {
+            return Ok(problem.solution(DVec::zeros(0), 0, settings.tolerance));
+        }
+        let cones = problem.cones();
+
+        // Initial iterate: y = Π_K(warm start), z = Π_K*(σ + Γ(σ)) at σ = G y + g.
+        match warm_start {
+            Some(w) => self.x.copy_from_slice(w),
+            None => self.x.fill(0.0),
+        }
+        for (i, cone) in cones.iter().enumerate() {
+            let y = cone.project(&block(&self.x, i));
+            self.y[3 * i..3 * i + 3].copy_from_slice(y.as_slice());
+        }
+        problem.velocity(&self.y, &mut self.sigma);
+        for (i, cone) in cones.iter().enumerate() {
+            let z = cone.project_dual(&cone.corrected(&block(&self.sigma, i)));
+            self.z[3 * i..3 * i + 3].copy_from_slice(z.as_slice());
+        }
+        if problem.residuals(&self.y, &self.sigma).max() <= settings.tolerance {
+            return Ok(problem.solution(DVec::from_column_slice(&self.y), 0, settings.tolerance));
+        }
+
+        // Penalty from the spectrum of G.
+        let mut l = largest_eigenvalue(
+            problem,
+            settings.power_iterations,
+            &mut self.rhs,
+            &mut self.x_prev,
+        );
+        if !(l > 0.0) || !l.is_finite() {
+            l = 1.0; // G = 0: any scale will do.
+        }
+        let mu_prox = settings.prox_ratio * l;
+        let cond = l / mu_prox;
+        let mut rho = (l * mu_prox).sqrt() * cond.powf(settings.rho_power);
+        let increment = cond.powf(settings.rho_power_factor);
+        let tau = settings.tau;
+        self.factorize(problem, mu_prox + tau * rho)?;
+        self.x.copy_from_slice(&self.y);
+
+        let mut iterations = 0;
+        while iterations < settings.max_iterations {
+            iterations += 1;
+            let tr = tau * rho;
+            self.x_prev.copy_from_slice(&self.x);
+            self.y_prev.copy_from_slice(&self.y);
+            // x-update: rhs = −g − Γ(z) + τρ y + μ_prox x + z.
+            for (i, cone) in cones.iter().enumerate() {
+                let z = block(&self.z, i);
+                let s = cone.de_saxce(&z);
+                for k in 0..3 {
+                    let j = 3 * i + k;
+                    self.rhs[j] = -problem.free_velocity()[j] - s[k]
+                        + tr * self.y[j]
+                        + mu_prox * self.x[j]
+                        + z[k];
+                }
+            }
+            solve_in_place_with_conj(
+                MatRef::from_column_major_slice(&self.factor, m, m),
+                Conj::No,
+                MatMut::from_column_major_slice_mut(&mut self.rhs, m, 1),
+                Par::Seq,
+                MemStack::new(&mut []),
+            );
+            self.x.copy_from_slice(&self.rhs);
+            // y-update (cone projection) and z-update (multiplier).
+            for (i, cone) in cones.iter().enumerate() {
+                let x = block(&self.x, i);
+                let z = block(&self.z, i);
+                let y = cone.project(&(x - z / tr));
+                let z = z - tr * (x - y);
+                self.y[3 * i..3 * i + 3].copy_from_slice(y.as_slice());
+                self.z[3 * i..3 * i + 3].copy_from_slice(z.as_slice());
+            }
+            // ADMM's own primal and dual residuals.
+            let mut primal = 0.0f64;
+            let mut dual = 0.0f64;
+            for j in 0..m {
+                primal = primal.max((self.x[j] - self.y[j]).abs());
+                dual = dual.max(
+                    (tr * (self.y[j] - self.y_prev[j]) + mu_prox * (self.x[j] - self.x_prev[j]))
+                        .abs(),
+                );
+            }
+            // Stopping rule on the NCP residuals of (y, G y + g), scored (one product with G)
+            // when ADMM's own residuals are both below the tolerance, every
+            // `check_period` iterations, and at the limit.
+            if (primal <= settings.tolerance && dual <= settings.tolerance)
+                || iterations % settings.check_period.max(1) == 0
+                || iterations == settings.max_iterations
+            {
+                problem.velocity(&self.y, &mut self.sigma);
+                if problem.residuals(&self.y, &self.sigma).max() <= settings.tolerance {
+                    break;
+                }
+            }
+            // Spectral penalty update.
+            let new_rho = if primal > settings.ratio_primal_dual * dual {
+                rho * increment
+            } else if dual > settings.ratio_primal_dual * primal {
+                rho / increment
+            } else {
+                rho
+            };
+            if new_rho != rho {
+                rho = new_rho;
+                self.factorize(problem, mu_prox + tau * rho)?;
+            }
+        }
+        Ok(problem.solution(
+            DVec::from_column_slice(&self.y),
+            iterations,
+            settings.tolerance,
+        ))
+    }
+}

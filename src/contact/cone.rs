@@ -1,0 +1,185 @@
+//! The Coulomb friction cone of one contact, its dual, the Euclidean projections onto both,
+//! and the De Saxcé correction (paper 004 §II-B, Eq. 2).
+//!
+//! Frame: the contact frame, components `[t₁, t₂, n]` (z = normal, pointing from the obstacle
+//! into the body, so a positive normal impulse pushes the body out). A force λ (N) and a
+//! contact velocity σ (m/s) are both expressed in this frame.
+//!
+//! ```text
+//! K_μ  = { λ : ‖λ_T‖ ≤ μ λ_N }                  (admissible contact forces)
+//! K_μ* = { σ : μ ‖σ_T‖ ≤ σ_N }  = K_{1/μ}        (its dual cone; a half-space when μ = 0)
+//! Γ_μ(σ) = [0, 0, μ ‖σ_T‖]                        (De Saxcé correction)
+//! ```
+//!
+//! With the correction, `σ + Γ_μ(σ) ∈ K_μ*` is exactly Signorini's `σ_N ≥ 0`, and
+//! `⟨λ, σ + Γ_μ(σ)⟩ = 0` with `λ ∈ K_μ` is Signorini complementarity plus maximal dissipation.
+
+use crate::error::{Error, Result};
+use crate::math::Vec3;
+
+/// The Coulomb cone `K_μ = {λ : ‖λ_T‖ ≤ μ λ_N}` of friction coefficient `μ ≥ 0`
+/// (dimensionless), z = normal.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrictionCone {
+    mu: f64,
+}
+
+/// Projection of `v = [t, n]` onto the closed convex cone `{a ‖t‖ ≤ b n}` (`a, b ≥ 0`, not both
+/// zero): inside → itself; inside the polar cone `{b ‖t‖ ≤ −a n}` → 0; otherwise onto the
+/// boundary ray of direction `(b t/‖t‖, a)`.
+#[inline]
+fn project_onto(v: &Vec3, a: f64, b: f64) -> Vec3 {
+    let t_norm = v.x.hypot(v.y);
+    let n = v.z;
+    if a * t_norm <= b * n {
+        return *v;
+    }
+    if b * t_norm <= -a * n {
+        return Vec3::zeros();
+    }
+    // Here t_norm > 0 (otherwise one of the two cases above holds).
+    let s = (b * t_norm + a * n) / (a * a + b * b);
+    let k = s * b / t_norm;
+    Vec3::new(k * v.x, k * v.y, s * a)
+}
+
+impl FrictionCone {
+    /// The cone of friction coefficient `mu`. Errors if `mu` is negative or not finite.
+    pub fn new(mu: f64) -> Result<FrictionCone> {
+        if !(mu >= 0.0) || !mu.is_finite() {
+            return Err(Error::invalid(
+                "friction coefficient",
+                format!("{mu} is not a finite non-negative number"),
+            ));
+        }
+        Ok(FrictionCone { mu })
+    }
+
+    /// The friction coefficient μ.
+    #[inline]
+    pub fn mu(&self) -> f64 {
+        self.mu
+    }
+
+    /// Whether `lambda` lies in `K_μ` up to `tol` (N): `‖λ_T‖ ≤ μ λ_N + tol`.
+    #[inline]
+    pub fn contains(&self, lambda: &Vec3, tol: f64) -> bool {
+        lambda.x.hypot(lambda.y) <= self.mu * lambda.z + tol
+    }
+
+    /// Euclidean projection onto `K_μ`.
+    #[inline]
+    pub fn project(&self, lambda: &Vec3) -> Vec3 {
+        project_onto(lambda, 1.0, self.mu)
+    }
+
+    /// Euclidean projection onto the dual cone `K_μ* = {σ : μ ‖σ_T‖ ≤ σ_N}` (the half-space
+    /// `σ_N ≥ 0` when μ = 0).
+    #[inline]
+    pub fn project_dual(&self, sigma: &Vec3) -> Vec3 {
+        project_onto(sigma, self.mu, 1.0)
+    }
+
+    /// The De Saxcé correction `Γ_μ(σ) = [0, 0, μ ‖σ_T‖]` (paper 004 Eq. 2).
+    #[inline]
+    pub fn de_saxce(&self, sigma: &Vec3) -> Vec3 {
+        Vec3::new(0.0, 0.0, self.mu * sigma.x.hypot(sigma.y))
+    }
+
+    /// `σ + Γ_μ(σ)`, the velocity the NCP asks to lie in `K_μ*`.
+    #[inline]
+    pub fn corrected(&self, sigma: &Vec3) -> Vec3 {
+        sigma + self.de_saxce(sigma)
+    }
+
+    /// Distance (N) from `lambda` to `K_μ`: the primal feasibility of one contact.
+    #[inline]
+    pub fn distance(&self, lambda: &Vec3) -> f64 {
+        (lambda - self.project(lambda)).norm()
+    }
+
+    /// Distance (m/s) from `sigma` to `K_μ*`.
+    #[inline]
+    pub fn distance_dual(&self, sigma: &Vec3) -> f64 {
+        (sigma - self.project_dual(sigma)).norm()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SplitMix64 in [-1, 1).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        }
+        fn vec(&mut self) -> Vec3 {
+            Vec3::new(self.next(), self.next(), self.next())
+        }
+    }
+
+    #[test]
+    fn bad_friction_is_an_error() {
+        assert!(FrictionCone::new(-0.1).is_err());
+        assert!(FrictionCone::new(f64::NAN).is_err());
+        assert!(FrictionCone::new(f64::INFINITY).is_err());
+        assert!(FrictionCone::new(0.0).is_ok());
+    }
+
+    /// Moreau's decomposition: v = Π_K(v) − Π_{K*}(−v), with the two parts orthogonal; this
+    /// characterises both projections independently of their formulas.
+    #[test]
+    fn projections_satisfy_moreau_decomposition() {
+        let mut rng = Rng(7);
+        for mu in [0.0, 0.3, 1.0, 2.5] {
+            let cone = FrictionCone::new(mu).unwrap();
+            for _ in 0..1000 {
+                let v = 3.0 * rng.vec();
+                let p = cone.project(&v);
+                let q = cone.project_dual(&(-v));
+                assert!((p - q - v).norm() < 1e-12, "mu {mu}: {v:?}");
+                assert!(p.dot(&q).abs() < 1e-12);
+                assert!(cone.contains(&p, 1e-12));
+                assert!(mu * q.x.hypot(q.y) <= q.z + 1e-12);
+                // A projection is idempotent.
+                assert!((cone.project(&p) - p).norm() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn projection_is_the_closest_point_among_random_cone_points() {
+        let mut rng = Rng(11);
+        let cone = FrictionCone::new(0.7).unwrap();
+        for _ in 0..200 {
+            let v = rng.vec();
+            let d = (v - cone.project(&v)).norm();
+            for _ in 0..50 {
+                let c = cone.project(&(2.0 * rng.vec()));
+                assert!((v - c).norm() >= d - 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn de_saxce_turns_dual_feasibility_into_signorini() {
+        let mut rng = Rng(3);
+        let cone = FrictionCone::new(0.5).unwrap();
+        for _ in 0..1000 {
+            let s = rng.vec();
+            let inside = cone.distance_dual(&cone.corrected(&s)) < 1e-14;
+            assert_eq!(inside, s.z >= 0.0, "{s:?}");
+        }
+        assert_eq!(
+            cone.de_saxce(&Vec3::new(3.0, 4.0, -1.0)),
+            Vec3::new(0.0, 0.0, 2.5)
+        );
+    }
+}

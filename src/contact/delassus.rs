@@ -1,0 +1,472 @@
+//! The contact Jacobian `H_c` of one soft body, the Delassus matrix `G = h H_c A⁻¹ H_cᵀ`
+//! assembled with the step's factorisation of `A = M + hD + h²K` (DESIGN.md §1), the free
+//! contact velocity `g = H_c v_free`, and the Baumgarte-like penetration correction of
+//! paper 002 Eq. 41.
+//!
+//! Where `G` comes from: the step solves `A Δv = b + h H_cᵀ λ` (λ in N, `b` the free
+//! right-hand side), so `v⁺ = v_free + h A⁻¹ H_cᵀ λ` and the contact velocity is
+//! `σ = H_c v⁺ = G λ + g` with `G = h H_c A⁻¹ H_cᵀ` ((m/s)/N) and `g = H_c v_free` (m/s).
+//! `G` is computed by **one** multi-right-hand-side solve with the factor already at hand
+//! (k = 3n columns `A⁻¹ H_cᵀ`), never a second factorisation and never an inverse of `A`.
+//! Fixed nodes have no reduced DOF: their Jacobian entries drop out (they cannot move).
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+
+use crate::error::{Error, Result};
+use crate::linalg::{DofMap, NumericFactor};
+use crate::math::{DMat, Mat3, Vec3};
+
+/// Sparse rows of `H_c` for one body: 3 rows per contact (`t₁, t₂, n` of its frame), each a
+/// list of `(node, c)` meaning the row reads `c · v_node` (`c` a 3-vector, m/s per m/s).
+/// For a contact point `p = Σ w_k x_k` (barycentric weights on a triangle, or one node with
+/// weight 1) and frame columns `[t₁, t₂, n]`, row `r` holds `(k, w_k · frame.column(r))`.
+#[derive(Debug, Clone, Default)]
+pub struct ContactJacobian {
+    node_count: usize,
+    row_ptr: Vec<usize>,
+    entries: Vec<(usize, Vec3)>,
+}
+
+impl ContactJacobian {
+    /// An empty Jacobian for a body of `node_count` nodes.
+    pub fn new(node_count: usize) -> ContactJacobian {
+        ContactJacobian {
+            node_count,
+            row_ptr: vec![0],
+            entries: Vec::new(),
+        }
+    }
+
+    /// Removes every row (keeps the capacity).
+    pub fn clear(&mut self) {
+        self.row_ptr.truncate(1);
+        self.entries.clear();
+    }
+
+    /// Number of nodes of the body.
+    pub fn node_count(&self) -> usize {
+        self.node_count
+    }
+
+    /// Number of rows (3 per contact).
+    pub fn row_count(&self) -> usize {
+        self.row_ptr.len() - 1
+    }
+
+    /// Number of contacts (`row_count / 3`).
+    pub fn contact_count(&self) -> usize {
+        self.row_count() / 3
+    }
+
+    /// The entries of row `i`.
+    pub fn row(&self, i: usize) -> &[(usize, Vec3)] {
+        &self.entries[self.row_ptr[i]..self.row_ptr[i + 1]]
+    }
+
+    /// Appends the 3 rows of a point contact: `frame` has columns `[t₁, t₂, n]` (orthonormal,
+    /// n pointing into the body), `points` the nodes and barycentric weights of the contact
+    /// point.
+    ///
+    /// Errors on a node out of range, a non-finite weight or frame, or a frame that is not
+    /// orthonormal (to 1e-9).
+    pub fn push_point_contact(&mut self, frame: &Mat3, points: &[(usize, f64)]) -> Result<()> {
+        let c = self.contact_count();
+        if frame.iter().any(|x| !x.is_finite())
+            || (frame.transpose() * frame - Mat3::identity()).amax() > 1e-9
+        {
+            return Err(Error::invalid(
+                format!("contact {c} frame"),
+                "must be a finite orthonormal matrix [t1, t2, n]",
+            ));
+        }
+        for &(node, w) in points {
+            if node >= self.node_count {
+                return Err(Error::invalid(
+                    format!("contact {c}"),
+                    format!("node {node} out of range ({} nodes)", self.node_count),
+                ));
+            }
+            if !w.is_finite() {
+                return Err(Error::invalid(
+                    format!("contact {c} weight of node {node}"),
+                    "not finite",
+                ));
+            }
+        }
+        for r in 0..3 {
+            let axis: Vec3 = frame.column(r).into_owned();
+            self.entries
+                .extend(points.iter().map(|&(node, w)| (node, w * axis)));
+            self.row_ptr.push(self.entries.len());
+        }
+        Ok(())
+    }
+
+    /// `out = H_c v` for node velocities `v` (m/s). Panics on wrong lengths.
+    pub fn apply(&self, v: &[Vec3], out: &mut [f64]) {
+        assert!(
+            v.len() == self.node_count && out.len() == self.row_count(),
+            "ContactJacobian::apply: lengths"
+        );
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.row(i).iter().map(|(n, c)| c.dot(&v[*n])).sum();
+        }
+    }
+}
+
+/// Reusable buffers of [`assemble_delassus`]: the `n_reduced × 3n` right-hand sides and the
+/// solve workspace (grown when the number of contacts grows, never shrunk).
+#[derive(Default)]
+pub struct DelassusWorkspace {
+    columns: Vec<f64>,
+    stack: Option<MemBuffer>,
+    stack_columns: usize,
+}
+
+impl std::fmt::Debug for DelassusWorkspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DelassusWorkspace")
+            .field("columns", &self.columns.len())
+            .finish()
+    }
+}
+
+/// `G = h H_c A⁻¹ H_cᵀ` ((m/s)/N, 3n×3n, symmetrised) into `out`, with `factor` the
+/// factorisation of the body's reduced `A` (over the free DOFs of `dofs`) used by the step,
+/// by one solve with 3n right-hand sides.
+///
+/// Errors when `h` is not positive and finite, when the Jacobian's node count does not match
+/// `dofs`, when `factor` is not factorised or has another size, or when the Jacobian's rows
+/// are not a multiple of 3.
+pub fn assemble_delassus(
+    h: f64,
+    jacobian: &ContactJacobian,
+    dofs: &DofMap,
+    factor: &NumericFactor,
+    workspace: &mut DelassusWorkspace,
+    out: &mut DMat,
+) -> Result<()> {
+    if !(h > 0.0) || !h.is_finite() {
+        return Err(Error::invalid("time step", format!("{h} must be positive")));
+    }
+    if 3 * jacobian.node_count() != dofs.n_full() {
+        return Err(Error::invalid(
+            "contact Jacobian",
+            format!(
+                "has {} nodes, the DOF map {} DOFs",
+                jacobian.node_count(),
+                dofs.n_full()
+            ),
+        ));
+    }
+    if !factor.is_factorized() || factor.symbolic().n() != dofs.n_reduced() {
+        return Err(Error::invalid(
+            "Delassus assembly",
+            "the factor of A is not computed or does not match the DOF map",
+        ));
+    }
+    if !jacobian.row_count().is_multiple_of(3) {
+        return Err(Error::invalid(
+            "contact Jacobian",
+            format!("{} rows is not 3 per contact", jacobian.row_count()),
+        ));
+    }
+    let k = jacobian.row_count();
+    let nr = dofs.n_reduced();
+    if out.nrows() != k || out.ncols() != k {
+        *out = DMat::zeros(k, k);
+    }
+    if k == 0 {
+        return Ok(());
+    }
+    // Right-hand sides: column j = reduced H_cᵀ e_j.
+    let columns = &mut workspace.columns;
+    columns.clear();
+    columns.resize(nr * k, 0.0);
+    for j in 0..k {
+        let col = &mut columns[j * nr..(j + 1) * nr];
+        for (node, c) in jacobian.row(j) {
+            for p in 0..3 {
+                if let Some(r) = dofs.reduced_index(3 * node + p) {
+                    col[r] += c[p];
+                }
+            }
+        }
+    }
+    if workspace.stack.is_none() || workspace.stack_columns < k {
+        workspace.stack = Some(MemBuffer::new(factor.solve_scratch(k)));
+        workspace.stack_columns = k;
+    }
+    let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
+    // One multi-right-hand-side solve: columns ← A⁻¹ H_cᵀ.
+    factor.solve_columns_in_place(columns, k, stack);
+    // G[i, j] = h · row_i(H_c) · column_j.
+    for j in 0..k {
+        let col = &columns[j * nr..(j + 1) * nr];
+        for i in 0..k {
+            let mut sum = 0.0;
+            for (node, c) in jacobian.row(i) {
+                for p in 0..3 {
+                    if let Some(r) = dofs.reduced_index(3 * node + p) {
+                        sum += c[p] * col[r];
+                    }
+                }
+            }
+            out[(i, j)] = h * sum;
+        }
+    }
+    // Symmetrise (the two triangles differ by round-off only).
+    for j in 0..k {
+        for i in j + 1..k {
+            let s = 0.5 * (out[(i, j)] + out[(j, i)]);
+            out[(i, j)] = s;
+            out[(j, i)] = s;
+        }
+    }
+    Ok(())
+}
+
+/// `g = H_c v_free` (m/s) into `out` (3 per contact): the contact velocity the step would
+/// give without contact forces. Panics on wrong lengths.
+pub fn free_contact_velocity(jacobian: &ContactJacobian, v_free: &[Vec3], out: &mut [f64]) {
+    jacobian.apply(v_free, out);
+}
+
+/// The Baumgarte-like penetration correction of paper 002 Eq. 41, on the normal rows:
+///
+/// ```text
+/// g_N ← g_N + Φ/h − K_p [Φ/h]₋ − K_d (H_c v)_N          [x]₋ = min(x, 0)
+/// ```
+///
+/// with Φ (m) the signed gap at the start of the step (negative when penetrating), `h` (s)
+/// the time step and `H_c v` the contact velocity at the start of the step. For a resting or
+/// sliding contact (σ_N = 0) this gives `(H_c v⁺)_N = K_d (H_c v)_N − (1 − K_p) Φ/h`
+/// (Eq. 42): a fraction `1 − K_p` of a penetration is removed per step, so resting contacts
+/// do not sink, and an open gap Φ > 0 lets the body approach by Φ in one step before the
+/// contact acts. The tangential rows are not modified (Φ is a normal distance).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PenetrationCorrection {
+    /// Proportional gain `K_p` ∈ [0, 1]: 0 removes a penetration in one step, 1 never.
+    pub kp: f64,
+    /// Derivative gain `K_d` ∈ [0, 1] on the normal contact velocity at the step start.
+    pub kd: f64,
+}
+
+impl Default for PenetrationCorrection {
+    /// `K_p = 0.8` (a fifth of a penetration removed per step, without popping), `K_d = 0`.
+    fn default() -> Self {
+        PenetrationCorrection { kp: 0.8, kd: 0.0 }
+    }
+}
+
+impl PenetrationCorrection {
+    /// Applies the correction to `g` (3 per contact) given the gaps Φ (one per contact, m)
+    /// and `contact_velocity = H_c v` at the step start (3 per contact, m/s).
+    ///
+    /// Errors on gains outside [0, 1], a non-positive `h`, non-finite gaps, or lengths that
+    /// do not match.
+    pub fn apply(
+        &self,
+        h: f64,
+        gaps: &[f64],
+        contact_velocity: &[f64],
+        g: &mut [f64],
+    ) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.kp) || !(0.0..=1.0).contains(&self.kd) {
+            return Err(Error::invalid(
+                "penetration correction",
+                format!(
+                    "gains K_p = {}, K_d = {} must lie in [0, 1]",
+                    self.kp, self.kd
+                ),
+            ));
+        }
+        if !(h > 0.0) || !h.is_finite() {
+            return Err(Error::invalid("time step", format!("{h} must be positive")));
+        }
+        if g.len() != 3 * gaps.len() || contact_velocity.len() != g.len() {
+            return Err(Error::invalid(
+                "penetration correction",
+                format!(
+                    "{} gaps, {} contact velocities and {} free velocities do not match",
+                    gaps.len(),
+                    contact_velocity.len(),
+                    g.len()
+                ),
+            ));
+        }
+        for (i, &phi) in gaps.iter().enumerate() {
+            if !phi.is_finite() {
+                return Err(Error::invalid(format!("gap of contact {i}"), "not finite"));
+            }
+            let r = phi / h;
+            g[3 * i + 2] += r - self.kp * r.min(0.0) - self.kd * contact_velocity[3 * i + 2];
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::{FactorKind, MemBuffer, SymbolicFactor, SymmetricPattern};
+    use crate::math::DVec;
+    use crate::mesh::box_mesh;
+    use std::sync::Arc;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        }
+    }
+
+    /// An orthonormal frame from a random rotation (QR of a random matrix).
+    fn random_frame(rng: &mut Rng) -> Mat3 {
+        let m = Mat3::from_fn(|_, _| rng.next());
+        let q = m.qr().q();
+        if q.determinant() < 0.0 { -q } else { q }
+    }
+
+    #[test]
+    fn delassus_equals_dense_inverse_on_a_box_mesh() {
+        let mesh = box_mesh([2, 2, 3], [0.0, 0.0, 0.0], [0.1, 0.1, 0.15]).unwrap();
+        let nodes = mesh.node_count();
+        let x = mesh.positions();
+        // Fix the bottom face.
+        let mut removed = vec![false; 3 * nodes];
+        for (i, p) in x.iter().enumerate() {
+            if p.z < 1e-12 {
+                removed[3 * i..3 * i + 3].fill(true);
+            }
+        }
+        let pattern = SymmetricPattern::new(nodes, 3, mesh.tetrahedra(), &removed).unwrap();
+        // Random SPD A on the pattern: Σ per-element BᵀB plus a positive diagonal.
+        let mut rng = Rng(5);
+        let plan = pattern.plan();
+        let mut blocks = vec![0.0; plan.block_buffer_len()];
+        for e in 0..plan.n_cliques() {
+            let kb = plan.block_dim(e);
+            let b = DMat::from_fn(kb, kb, |_, _| rng.next());
+            let bb = b.transpose() * b;
+            let o = plan.block_offset(e);
+            for r in 0..kb {
+                for c in 0..kb {
+                    blocks[o + r * kb + c] = bb[(r, c)];
+                }
+            }
+        }
+        let mut values = vec![0.0; pattern.nnz()];
+        pattern.assemble(&blocks, &mut values);
+        let diag: Vec<f64> = (0..pattern.n()).map(|_| 0.5 + rng.next().abs()).collect();
+        pattern.add_diagonal(&mut values, 1.0, &diag);
+        let symbolic = Arc::new(SymbolicFactor::new(&pattern).unwrap());
+        let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
+        factor.factorize(&pattern, &values).unwrap();
+
+        // Contacts: single top nodes, a barycentric point of three nodes, and one point
+        // touching a fixed node (whose entries must drop out).
+        let mut jac = ContactJacobian::new(nodes);
+        let top: Vec<usize> = (0..nodes).filter(|&i| x[i].z > 0.15 - 1e-12).collect();
+        let bottom = (0..nodes).find(|&i| x[i].z < 1e-12).unwrap();
+        for &t in top.iter().take(4) {
+            jac.push_point_contact(&random_frame(&mut rng), &[(t, 1.0)])
+                .unwrap();
+        }
+        jac.push_point_contact(
+            &random_frame(&mut rng),
+            &[(top[4], 0.2), (top[5], 0.3), (top[6], 0.5)],
+        )
+        .unwrap();
+        jac.push_point_contact(&random_frame(&mut rng), &[(bottom, 0.4), (top[0], 0.6)])
+            .unwrap();
+        let k = jac.row_count();
+        assert_eq!(k, 18);
+
+        let h = 0.01;
+        let mut g = DMat::zeros(0, 0);
+        let mut ws = DelassusWorkspace::default();
+        assemble_delassus(h, &jac, pattern.dofs(), &factor, &mut ws, &mut g).unwrap();
+
+        // Dense reference: A from the stored lower triangle, H over the free DOFs.
+        let n = pattern.n();
+        let mut a = DMat::zeros(n, n);
+        for c in 0..n {
+            let range = pattern.col_ptr()[c]..pattern.col_ptr()[c + 1];
+            for (&r, &value) in pattern.row_idx()[range.clone()].iter().zip(&values[range]) {
+                a[(r, c)] = value;
+                a[(c, r)] = value;
+            }
+        }
+        let mut hd = DMat::zeros(k, n);
+        for i in 0..k {
+            for (node, c) in jac.row(i) {
+                for p in 0..3 {
+                    if let Some(r) = pattern.dofs().reduced_index(3 * node + p) {
+                        hd[(i, r)] += c[p];
+                    }
+                }
+            }
+        }
+        let a_inv = a.try_inverse().unwrap();
+        let reference = h * &hd * a_inv * hd.transpose();
+        let err = (&g - &reference).amax() / reference.amax();
+        assert!(err < 1e-10, "relative error {err}");
+        // Reusing the workspace gives the same matrix.
+        let mut again = DMat::zeros(0, 0);
+        assemble_delassus(h, &jac, pattern.dofs(), &factor, &mut ws, &mut again).unwrap();
+        assert_eq!(again, g);
+        // Bad inputs are errors.
+        assert!(assemble_delassus(0.0, &jac, pattern.dofs(), &factor, &mut ws, &mut g).is_err());
+        let other = ContactJacobian::new(nodes + 1);
+        assert!(assemble_delassus(h, &other, pattern.dofs(), &factor, &mut ws, &mut g).is_err());
+        let _ = MemBuffer::new(factor.solve_scratch(1));
+    }
+
+    #[test]
+    fn jacobian_rows_are_frame_axes_times_weights() {
+        let mut jac = ContactJacobian::new(3);
+        let frame = Mat3::identity();
+        jac.push_point_contact(&frame, &[(0, 0.25), (2, 0.75)])
+            .unwrap();
+        let v = [
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::new(9.0, 9.0, 9.0),
+            Vec3::new(-1.0, 0.0, 1.0),
+        ];
+        let mut g = [0.0; 3];
+        free_contact_velocity(&jac, &v, &mut g);
+        // The contact point velocity is 0.25 v₀ + 0.75 v₂.
+        assert_eq!(g, [0.25 - 0.75, 0.5, 0.75 + 0.75]);
+        assert!(jac.push_point_contact(&frame, &[(3, 1.0)]).is_err());
+        assert!(jac.push_point_contact(&(2.0 * frame), &[(0, 1.0)]).is_err());
+    }
+
+    #[test]
+    fn penetration_correction_follows_eq_42() {
+        // A sticking/sliding contact ends with σ_N = 0 = g_N + (G λ)_N; the correction
+        // shifts the reachable σ so that (H v⁺)_N = K_d (H v)_N − (1 − K_p) Φ/h.
+        let c = PenetrationCorrection { kp: 0.8, kd: 0.5 };
+        let h = 0.01;
+        let mut g = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let hv = [0.0, 0.0, -0.2, 0.0, 0.0, 0.0];
+        c.apply(h, &[-1e-3, 2e-3], &hv, &mut g).unwrap();
+        // Penetrating: g_N = Φ/h (1 − K_p) − K_d (Hv)_N = −0.1·0.2 + 0.1 = 0.08.
+        assert!((g[2] - (-0.1 * 0.2 + 0.1)).abs() < 1e-15);
+        // Open gap: g_N = Φ/h = 0.2.
+        assert!((g[5] - 0.2).abs() < 1e-15);
+        assert_eq!(g[0], 0.0);
+        assert!(
+            PenetrationCorrection { kp: 1.5, kd: 0.0 }
+                .apply(h, &[0.0], &[0.0; 3], &mut [0.0; 3])
+                .is_err()
+        );
+        assert!(c.apply(h, &[f64::NAN], &[0.0; 3], &mut [0.0; 3]).is_err());
+        let _ = DVec::zeros(0);
+    }
+}
