@@ -2,11 +2,11 @@
 //! "Rigid Body Dynamics Algorithms", Table 6.2), with world-frame composite inertias.
 
 use super::data::Data;
-use super::joint::JointKind;
+use super::joint::{JointKind, axis_rotation};
 use super::kinematics::{joint_columns, place_joint};
 use super::model::Model;
 use super::spatial::{Se3, Vec6, spatial};
-use crate::math::DMat;
+use crate::math::{DMat, Mat3, Vec3};
 
 /// The joint-space inertia matrix `M(q)` (nv × nv, kg·m² / kg), full symmetric, in `data.m`
 /// (also returned). With world-frame Jacobian columns `J` and `F_c = Y^C J_c`, `Y^C` the
@@ -22,10 +22,10 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
         match joint.kind {
             // One column, and the joint rotation leaves the translation of the placement alone.
             JointKind::Revolute { axis } | JointKind::RevoluteUnbounded { axis } => {
-                let rot = joint.transform(q).rot;
                 let placement = &model.placements[i];
+                let (c, s) = revolute_cos_sin(&joint.kind, &q[joint.idx_q..]);
                 let li = Se3 {
-                    rot: placement.rot * rot,
+                    rot: rotated_about(&placement.rot, &axis, c, s),
                     trans: placement.trans,
                 };
                 let om = data.o_m_i[model.parents[i]].mul(&li);
@@ -66,6 +66,43 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
     &data.m
 }
 
+/// Cosine and sine of a revolute joint's angle from its coordinates `q` (the angle, or the
+/// `(cos, sin)` pair of an unbounded joint, normalised as in [`JointModel::transform`](super::JointModel::transform)).
+#[inline(always)]
+fn revolute_cos_sin(kind: &JointKind, q: &[f64]) -> (f64, f64) {
+    if let JointKind::RevoluteUnbounded { .. } = kind {
+        let (c, s) = (q[0], q[1]);
+        let n = (c * c + s * s).sqrt();
+        (c / n, s / n)
+    } else {
+        let (s, c) = q[0].sin_cos();
+        (c, s)
+    }
+}
+
+/// `P · R(axis, θ)` for the rotation by the angle with cosine `c` and sine `s` about the unit
+/// `axis`. About a coordinate axis `e_k` only two columns mix (`P e_k` is kept):
+/// `P R e_b = c P e_b + s P e_d`, `P R e_d = c P e_d − s P e_b` with `(k, b, d)` cyclic —
+/// the same floating-point values as the full product, whose other terms are exact zeros.
+#[inline(always)]
+fn rotated_about(p: &Mat3, axis: &Vec3, c: f64, s: f64) -> Mat3 {
+    let k = if axis.x == 1.0 && axis.y == 0.0 && axis.z == 0.0 {
+        0
+    } else if axis.x == 0.0 && axis.y == 1.0 && axis.z == 0.0 {
+        1
+    } else if axis.x == 0.0 && axis.y == 0.0 && axis.z == 1.0 {
+        2
+    } else {
+        return p * axis_rotation(axis, c, s);
+    };
+    let (b, d) = ((k + 1) % 3, (k + 2) % 3);
+    let (pb, pd) = (p.column(b), p.column(d));
+    let mut out = *p;
+    out.set_column(b, &(pb * c + pd * s));
+    out.set_column(d, &(pd * c - pb * s));
+    out
+}
+
 /// `M[c, r] = M[r, c] = J_rᵀ F_c` for the columns `c = r, r + 1, …` of `f` (column-major `m`,
 /// `nv` rows).
 #[inline(always)]
@@ -98,6 +135,15 @@ mod tests {
     use super::*;
     use crate::math::{Mat3, Vec3};
     use crate::rigid::{Inertia, JointKind, Model, Se3};
+
+    #[test]
+    fn coordinate_axis_rotation_equals_the_full_product_bit_for_bit() {
+        let p = crate::rigid::spatial::exp3(&Vec3::new(0.3, -0.7, 1.1));
+        let (s, c) = 0.83f64.sin_cos();
+        for axis in [Vec3::x(), Vec3::y(), Vec3::z(), Vec3::new(0.6, 0.0, 0.8)] {
+            assert_eq!(rotated_about(&p, &axis, c, s), p * axis_rotation(&axis, c, s));
+        }
+    }
 
     #[test]
     fn a_free_body_at_the_origin_has_its_spatial_inertia_as_mass_matrix() {
