@@ -42,7 +42,11 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
         data.o_icrb[i] = model.inertias[i].transformed_origin(&data.o_m_i[i]);
     }
     let Data {
-        m, o_icrb, j, u_cols, ..
+        m,
+        o_icrb,
+        j,
+        u_cols,
+        ..
     } = data;
     let m = m.as_mut_slice();
     assert_eq!(m.len(), nv * nv);
@@ -141,7 +145,10 @@ mod tests {
         let p = crate::rigid::spatial::exp3(&Vec3::new(0.3, -0.7, 1.1));
         let (s, c) = 0.83f64.sin_cos();
         for axis in [Vec3::x(), Vec3::y(), Vec3::z(), Vec3::new(0.6, 0.0, 0.8)] {
-            assert_eq!(rotated_about(&p, &axis, c, s), p * axis_rotation(&axis, c, s));
+            assert_eq!(
+                rotated_about(&p, &axis, c, s),
+                p * axis_rotation(&axis, c, s)
+            );
         }
     }
 
