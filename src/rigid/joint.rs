@@ -94,7 +94,7 @@ fn write_quat(q: &UnitQuaternion<f64>, out: &mut [f64]) {
 /// Rotation by the angle with cosine `c` and sine `s` about the unit axis `a`:
 /// `R = c I + s [a]× + (1 − c) a aᵀ` (Rodrigues).
 #[inline(always)]
-fn axis_rotation(a: &Vec3, c: f64, s: f64) -> Mat3 {
+pub(crate) fn axis_rotation(a: &Vec3, c: f64, s: f64) -> Mat3 {
     let t = 1.0 - c;
     let (x, y, z) = (a.x, a.y, a.z);
     Mat3::new(
