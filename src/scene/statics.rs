@@ -3,6 +3,10 @@
 //! Π(x) = E(x) − Σₙ mₙ g·xₙ (exact tangent K = ∂²E/∂x²), with an Armijo line search on Π (or,
 //! near convergence where Π is flat to round-off, a halving of the residual) and
 //! load stepping (the load factor s ∈ (0, 1] is halved when Newton fails at s).
+//! Force-driven actuators are loads too: f_a = ∂(σλδ)/∂x joins the residual and −σλδ(x) the
+//! potential, both scaled by s; their stiffness −∂f_a/∂x is left out of the Newton tangent (it
+//! couples nodes outside the pattern), which makes Newton converge linearly when they pull.
+//! Displacement-driven actuators are not supported here (an error says so).
 
 use std::sync::Arc;
 
@@ -13,6 +17,7 @@ use crate::fem::{SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
+use super::actuation::BodyActuation;
 use super::model::{BodyState, Scene, State};
 
 /// Settings of the static solve.
@@ -63,7 +68,17 @@ pub fn solve_static(
         .bodies
         .iter()
         .zip(&mut state.bodies)
-        .map(|(body, bs)| solve_body(body, bs, g, options))
+        .enumerate()
+        .map(|(i, (body, bs))| {
+            let act = scene.body_actuation(i);
+            if act.has_targets() {
+                return Err(Error::invalid(
+                    format!("soft_body.{}", body.name()),
+                    "--static supports force-driven actuators only (give `force`, `pressure` or `torque`)",
+                ));
+            }
+            solve_body(body, act, bs, g, options)
+        })
         .collect()
 }
 
@@ -75,6 +90,9 @@ fn norm(v: &[f64]) -> f64 {
 /// Π(x) = E(x) − s Σₙ mₙ g·xₙ and the reduced residual r = f(x) + s m g = −∂Π/∂x.
 struct Potential<'a> {
     body: &'a SoftBody,
+    act: &'a BodyActuation,
+    rows: Vec<(usize, Vec3)>,
+    actuator_forces: Vec<Vec3>,
     g: Vec3,
     elastic: crate::fem::ElasticState,
     full: Vec<f64>,
@@ -92,12 +110,16 @@ impl Potential<'_> {
     ) -> Result<(f64, f64)> {
         let body = self.body;
         body.evaluate_elastic(x, stiffness, &mut self.elastic)?;
-        let mut work = 0.0;
+        self.actuator_forces.fill(Vec3::zeros());
+        self.act
+            .add_driven_forces(x, s, &mut self.rows, &mut self.actuator_forces);
+        let mut work = s * self.act.driven_work(x);
         let mut force_sq = 0.0;
         for (n, out) in self.full.chunks_exact_mut(3).enumerate() {
-            let load = s * body.node_masses()[n] * self.g;
+            let weight = s * body.node_masses()[n] * self.g;
+            let load = weight + self.actuator_forces[n];
             if !body.is_fixed(n) {
-                work += load.dot(&x[n]);
+                work += weight.dot(&x[n]);
                 force_sq += self.elastic.forces[n].norm_squared() + load.norm_squared();
             }
             out.copy_from_slice((self.elastic.forces[n] + load).as_slice());
@@ -109,6 +131,7 @@ impl Potential<'_> {
 
 fn solve_body(
     body: &SoftBody,
+    act: &BodyActuation,
     bs: &mut BodyState,
     g: Vec3,
     opts: StaticOptions,
@@ -121,6 +144,9 @@ fn solve_body(
     let mut buffer = MemBuffer::new(factor.solve_scratch(1));
     let mut potential = Potential {
         body,
+        act,
+        rows: Vec::new(),
+        actuator_forces: vec![Vec3::zeros(); body.node_count()],
         g,
         elastic: body.elastic_state(),
         full: vec![0.0; 3 * body.node_count()],
@@ -133,6 +159,7 @@ fn solve_body(
         vec![0.0; n],
     );
     let mut k = vec![0.0; pattern.nnz()];
+    let mut refine = Refinement::new(body.node_count(), n);
     let mut x = bs.positions.clone();
     let [lo, hi] = body.mesh().bounding_box();
     let size = (hi - lo).norm();
@@ -158,6 +185,7 @@ fn solve_body(
             iterations += 1;
             let (pi, scale) = potential.evaluate(&x, s, Stiffness::Assemble, &mut r)?;
             last_residual = norm(&r) / scale.max(f64::MIN_POSITIVE);
+            if std::env::var("DEBUG_STATICS").is_ok() { eprintln!("s {s} it {iterations} res {last_residual:e} pi {pi:e}"); }
             if last_residual <= opts.tolerance {
                 converged = true;
                 break;
@@ -189,6 +217,19 @@ fn solve_body(
             }
             dx.copy_from_slice(&r);
             factor.solve_vec_in_place(&mut dx, MemStack::new(&mut buffer));
+            if !act.actuators.is_empty() {
+                refine_with_actuators(
+                    act,
+                    body,
+                    &x,
+                    s,
+                    &factor,
+                    &mut buffer,
+                    &r,
+                    &mut dx,
+                    &mut refine,
+                );
+            }
             let slope: f64 = r.iter().zip(&dx).map(|(a, b)| a * b).sum();
             // Armijo backtracking on Π (dx is a descent direction: rᵀdx > 0 with K ≻ 0).
             full.fill(0.0); // fixed nodes do not move
@@ -245,4 +286,76 @@ fn solve_body(
         load_steps,
         residual: last_residual,
     })
+}
+
+/// Buffers of [`refine_with_actuators`].
+struct Refinement {
+    dx_nodes: Vec<Vec3>,
+    action: Vec<Vec3>,
+    full: Vec<f64>,
+    rhs: Vec<f64>,
+}
+
+impl Refinement {
+    fn new(nodes: usize, n: usize) -> Refinement {
+        Refinement {
+            dx_nodes: vec![Vec3::zeros(); nodes],
+            action: vec![Vec3::zeros(); nodes],
+            full: vec![0.0; 3 * nodes],
+            rhs: vec![0.0; n],
+        }
+    }
+}
+
+/// Brings the actuators' stiffness into the Newton step without putting it in the sparse
+/// pattern: (K − J_a) dx = r, J_a = s ∂f_a/∂x, by the fixed-point iteration
+/// dx ← K⁻¹(r + J_a dx) from dx = K⁻¹r (converges when the actuator stiffness is smaller
+/// than the elastic one; otherwise the last contracting iterate is kept, still a valid
+/// quasi-Newton direction).
+#[allow(clippy::too_many_arguments)]
+fn refine_with_actuators(
+    act: &BodyActuation,
+    body: &SoftBody,
+    x: &[Vec3],
+    s: f64,
+    factor: &NumericFactor,
+    buffer: &mut MemBuffer,
+    r: &[f64],
+    dx: &mut [f64],
+    w: &mut Refinement,
+) {
+    let dofs = body.pattern().dofs();
+    let mut last_change = f64::INFINITY;
+    for _ in 0..30 {
+        w.full.fill(0.0);
+        dofs.expand(dx, &mut w.full);
+        for (i, d) in w.dx_nodes.iter_mut().enumerate() {
+            *d = Vec3::new(w.full[3 * i], w.full[3 * i + 1], w.full[3 * i + 2]);
+        }
+        w.action.fill(Vec3::zeros());
+        act.add_driven_force_derivative(x, s, &w.dx_nodes, &mut w.action);
+        for (o, a) in w.full.chunks_exact_mut(3).zip(&w.action) {
+            o.copy_from_slice(a.as_slice());
+        }
+        dofs.reduce(&w.full, &mut w.rhs);
+        for (t, ri) in w.rhs.iter_mut().zip(r) {
+            *t += ri;
+        }
+        factor.solve_vec_in_place(&mut w.rhs, MemStack::new(buffer));
+        let change = w
+            .rhs
+            .iter()
+            .zip(dx.iter())
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            .sqrt();
+        if change >= last_change {
+            return; // not contracting: keep the last iterate
+        }
+        dx.copy_from_slice(&w.rhs);
+        last_change = change;
+        if change <= 1e-12 * norm(dx) {
+            return;
+        }
+    }
 }
