@@ -37,7 +37,8 @@ fn check(a: &Actuator, x: &[Vec3], lambda: f64) {
     let x0 = flat(x);
     let h = 1e-7;
     // H_a vs ∂δ/∂x.
-    let fd = central_difference_jacobian(|y| DVec::from_element(1, a.kind.value(&to_vec3(y))), &x0, h);
+    let fd =
+        central_difference_jacobian(|y| DVec::from_element(1, a.kind.value(&to_vec3(y))), &x0, h);
     let mut rows = Vec::new();
     a.kind.jacobian(x, &mut rows);
     let mut dense = vec![0.0; 3 * n];
@@ -80,7 +81,11 @@ fn actuator(name: &str, kind: ActuatorKind) -> Actuator {
 #[test]
 fn cable_derivatives_match_finite_differences() {
     let m = mesh();
-    let pts = [[0.055, 0.015, 0.005], [0.03, 0.012, 0.006], [0.004, 0.005, 0.007]];
+    let pts = [
+        [0.055, 0.015, 0.005],
+        [0.03, 0.012, 0.006],
+        [0.004, 0.005, 0.007],
+    ];
     let points: Vec<EmbeddedPoint> = pts
         .iter()
         .map(|p| EmbeddedPoint::locate(&m, Vec3::from(*p), 1e-9, "p").unwrap())
@@ -104,7 +109,11 @@ fn cavity_derivatives_match_finite_differences() {
     // The box's boundary, outward: V = the box's volume at rest.
     let v = cavity.value(m.positions());
     assert!((v - 0.06 * 0.02 * 0.02).abs() < 1e-18, "{v}");
-    check(&actuator("cavity", ActuatorKind::Pneumatic(cavity)), &deformed(&m), 2.0e4);
+    check(
+        &actuator("cavity", ActuatorKind::Pneumatic(cavity)),
+        &deformed(&m),
+        2.0e4,
+    );
 }
 
 #[test]
@@ -121,11 +130,19 @@ fn servo_derivatives_match_finite_differences() {
     )
     .unwrap();
     assert!(s.value(m.positions()).abs() < 1e-15);
-    check(&actuator("servo", ActuatorKind::Servo(s.clone())), &deformed(&m), 0.3);
+    check(
+        &actuator("servo", ActuatorKind::Servo(s.clone())),
+        &deformed(&m),
+        0.3,
+    );
     // A rigid rotation by θ about the axis gives δ = θ.
     let theta = 0.4;
     let rot = nalgebra::Rotation3::from_axis_angle(&nalgebra::Unit::new_normalize(s.axis), theta);
-    let x: Vec<Vec3> = m.positions().iter().map(|p| s.origin + rot * (p - s.origin)).collect();
+    let x: Vec<Vec3> = m
+        .positions()
+        .iter()
+        .map(|p| s.origin + rot * (p - s.origin))
+        .collect();
     assert!((s.value(&x) - theta).abs() < 1e-12);
 }
 
@@ -142,6 +159,10 @@ fn servo_forces_give_the_torque() {
     let x = deformed(&m);
     let mut f = vec![Vec3::zeros(); x.len()];
     a.add_forces(&x, 0.25, &mut Vec::new(), &mut f);
-    let torque: f64 = x.iter().zip(&f).map(|(p, f)| (p - origin).cross(f).dot(&axis)).sum();
+    let torque: f64 = x
+        .iter()
+        .zip(&f)
+        .map(|(p, f)| (p - origin).cross(f).dot(&axis))
+        .sum();
     assert!((torque - 0.25).abs() < 1e-12, "{torque}");
 }

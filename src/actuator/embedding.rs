@@ -137,9 +137,10 @@ mod tests {
         let corner = Vec3::new(0.3 + 1e-8, 0.1, 0.1);
         let e = EmbeddedPoint::locate(&mesh, corner, 1e-6, "p").unwrap();
         assert!((e.position(mesh.positions()) - Vec3::new(0.3, 0.1, 0.1)).norm() < 1e-12);
-        let err = EmbeddedPoint::locate(&mesh, Vec3::new(0.5, 0.0, 0.0), 1e-6, "cable.c1.points[3]")
-            .unwrap_err()
-            .to_string();
+        let err =
+            EmbeddedPoint::locate(&mesh, Vec3::new(0.5, 0.0, 0.0), 1e-6, "cable.c1.points[3]")
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("cable.c1.points[3]"), "{err}");
     }
 }

@@ -95,7 +95,13 @@ impl ActuatorKind {
 
 impl Actuator {
     /// Adds the nodal forces f_a = σ λ H_aᵀ (N) into `out`, using `rows` as scratch.
-    pub fn add_forces(&self, x: &[Vec3], lambda: f64, rows: &mut Vec<(usize, Vec3)>, out: &mut [Vec3]) {
+    pub fn add_forces(
+        &self,
+        x: &[Vec3],
+        lambda: f64,
+        rows: &mut Vec<(usize, Vec3)>,
+        out: &mut [Vec3],
+    ) {
         self.kind.jacobian(x, rows);
         let s = self.kind.sign() * lambda;
         for (n, g) in rows.iter() {
@@ -105,7 +111,13 @@ impl Actuator {
 
     /// Adds ∂f_a/∂x · dx = σ λ (∂²δ/∂x²) dx (N) into `out`: the derivative of H_aᵀλ the
     /// gradients need, as an action on a displacement `dx` (m).
-    pub fn add_force_derivative_action(&self, x: &[Vec3], lambda: f64, dx: &[Vec3], out: &mut [Vec3]) {
+    pub fn add_force_derivative_action(
+        &self,
+        x: &[Vec3],
+        lambda: f64,
+        dx: &[Vec3],
+        out: &mut [Vec3],
+    ) {
         if lambda != 0.0 {
             self.kind
                 .hessian_action(x, dx, self.kind.sign() * lambda, out);

@@ -13,7 +13,7 @@ mod servo;
 pub use bounded_solve::bounded_solve;
 pub use cable::Cable;
 pub use cavity::Cavity;
-pub use embedding::{EmbeddedPoint, Effector};
+pub use embedding::{Effector, EmbeddedPoint};
 pub use kind::{Actuator, ActuatorKind, Drive};
 pub use servo::Servo;
 

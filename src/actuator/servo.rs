@@ -101,7 +101,8 @@ impl Servo {
             let r4 = (u * u + v * v).powi(2);
             let (puu, puv) = (2.0 * u * v / r4, (v * v - u * u) / r4);
             let (du, dv) = (dx[s.node].dot(&s.e1), dx[s.node].dot(&s.e2));
-            out[s.node] += scale * s.weight * ((puu * du + puv * dv) * s.e1 + (puv * du - puu * dv) * s.e2);
+            out[s.node] +=
+                scale * s.weight * ((puu * du + puv * dv) * s.e1 + (puv * du - puu * dv) * s.e2);
         }
     }
 }

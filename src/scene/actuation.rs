@@ -17,7 +17,7 @@
 use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::actuator::{
-    Actuator, ActuatorKind, Cable, Cavity, Drive, EmbeddedPoint, Effector, Servo, bounded_solve,
+    Actuator, ActuatorKind, Cable, Cavity, Drive, Effector, EmbeddedPoint, Servo, bounded_solve,
 };
 use crate::error::{Error, Result};
 use crate::linalg::{DofMap, NumericFactor};
@@ -45,7 +45,8 @@ impl BodyActuation {
     pub fn build(section: &SoftBodySection, mesh: &Mesh, what: &str) -> Result<BodyActuation> {
         let [lo, hi] = mesh.bounding_box();
         let tol = EMBEDDING_TOLERANCE * (hi - lo).norm();
-        let locate = |p: [f64; 3], key: String| EmbeddedPoint::locate(mesh, Vec3::from(p), tol, &key);
+        let locate =
+            |p: [f64; 3], key: String| EmbeddedPoint::locate(mesh, Vec3::from(p), tol, &key);
         let mut actuators = Vec::new();
         for c in &section.cable {
             let at = format!("{what}.cable.{}", c.name);
@@ -78,7 +79,10 @@ impl BodyActuation {
                 let known: Vec<&String> = mesh.groups().triangles.keys().collect();
                 Error::invalid(
                     &at,
-                    format!("the mesh has no triangle group `{}` (it has {known:?})", p.group),
+                    format!(
+                        "the mesh has no triangle group `{}` (it has {known:?})",
+                        p.group
+                    ),
                 )
             })?;
             let cavity = Cavity {
@@ -88,7 +92,9 @@ impl BodyActuation {
             if !(rest > 0.0) {
                 return Err(Error::invalid(
                     &at,
-                    format!("encloses a volume {rest:e} m³ ≤ 0: its triangles must be closed and oriented out of the cavity"),
+                    format!(
+                        "encloses a volume {rest:e} m³ ≤ 0: its triangles must be closed and oriented out of the cavity"
+                    ),
                 ));
             }
             let drive = match (p.pressure, p.volume_change) {
@@ -111,7 +117,10 @@ impl BodyActuation {
             let mut nodes = Vec::new();
             if let Some(g) = &s.group {
                 nodes = mesh.group_nodes(g).ok_or_else(|| {
-                    Error::invalid(format!("{at}.group"), format!("the mesh has no group `{g}`"))
+                    Error::invalid(
+                        format!("{at}.group"),
+                        format!("the mesh has no group `{g}`"),
+                    )
                 })?;
             }
             if let Some([lo, hi]) = s.node_box {
@@ -131,7 +140,10 @@ impl BodyActuation {
             .ok_or_else(|| {
                 Error::invalid(
                     &at,
-                    format!("drives no node off its axis ({} nodes selected)", nodes.len()),
+                    format!(
+                        "drives no node off its axis ({} nodes selected)",
+                        nodes.len()
+                    ),
                 )
             })?;
             let drive = match (s.torque, s.angle) {
@@ -197,7 +209,13 @@ impl BodyActuation {
     }
 
     /// Adds `scale` · Σ ∂f_a/∂x · dx of the force-driven actuators (N) into `out`.
-    pub fn add_driven_force_derivative(&self, x: &[Vec3], scale: f64, dx: &[Vec3], out: &mut [Vec3]) {
+    pub fn add_driven_force_derivative(
+        &self,
+        x: &[Vec3],
+        scale: f64,
+        dx: &[Vec3],
+        out: &mut [Vec3],
+    ) {
         for a in &self.actuators {
             if let Drive::Force(f) = a.drive {
                 a.add_force_derivative_action(x, scale * f, dx, out);
@@ -337,8 +355,7 @@ pub fn solve_target_driven(
             }
         }
         // Right-hand side before the solve overwrites nothing it needs: δ, H(v + Δv₀).
-        let predicted = a.kind.value(x)
-            + h * (dot_rows(dofs, rows, v) + dot_rows(dofs, rows, dv));
+        let predicted = a.kind.value(x) + h * (dot_rows(dofs, rows, v) + dot_rows(dofs, rows, dv));
         ws.c[j] = sigma * (target - predicted);
         ws.lambda[j] = forces[i];
         ws.bounds.push(a.bounds);

@@ -32,19 +32,15 @@ fn one_of(at: &str, a: (&str, Option<f64>), b: (&str, Option<f64>)) -> Result<f6
             at,
             format!("give either `{}` or `{}`, not both", a.0, b.0),
         )),
-        (None, None) => Err(Error::invalid(
-            at,
-            format!("needs `{}` or `{}`", a.0, b.0),
-        )),
+        (None, None) => Err(Error::invalid(at, format!("needs `{}` or `{}`", a.0, b.0))),
     }
 }
 
 fn positive_bound(what: &str, v: Option<f64>) -> Result<()> {
     match v {
-        Some(v) if !(v > 0.0) || v.is_nan() => Err(Error::invalid(
-            what,
-            format!("must be positive, got {v}"),
-        )),
+        Some(v) if !(v > 0.0) || v.is_nan() => {
+            Err(Error::invalid(what, format!("must be positive, got {v}")))
+        }
         _ => Ok(()),
     }
 }
@@ -93,7 +89,11 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
     for p in &b.pneumatic {
         unique("pneumatic", &p.name)?;
         let at = format!("{body}.pneumatic.{}", p.name);
-        one_of(&at, ("pressure", p.pressure), ("volume_change", p.volume_change))?;
+        one_of(
+            &at,
+            ("pressure", p.pressure),
+            ("volume_change", p.volume_change),
+        )?;
         let lo = p.min_pressure.unwrap_or(f64::NEG_INFINITY);
         let hi = p.max_pressure.unwrap_or(f64::INFINITY);
         if lo.is_nan() || hi.is_nan() || lo > hi {
@@ -107,7 +107,10 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
         unique("servo", &s.name)?;
         let at = format!("{body}.servo.{}", s.name);
         if s.group.is_none() && s.node_box.is_none() {
-            return Err(Error::invalid(&at, "needs `group` or `box` (the driven nodes)"));
+            return Err(Error::invalid(
+                &at,
+                "needs `group` or `box` (the driven nodes)",
+            ));
         }
         if let Some([lo, hi]) = s.node_box
             && (0..3).any(|a| !(lo[a] <= hi[a]) || !lo[a].is_finite() || !hi[a].is_finite())
@@ -120,7 +123,10 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
         point(&format!("{at}.axis_point"), &s.axis_point)?;
         point(&format!("{at}.axis_direction"), &s.axis_direction)?;
         if s.axis_direction.iter().all(|c| *c == 0.0) {
-            return Err(Error::invalid(format!("{at}.axis_direction"), "must not be zero"));
+            return Err(Error::invalid(
+                format!("{at}.axis_direction"),
+                "must not be zero",
+            ));
         }
         one_of(&at, ("angle", s.angle), ("torque", s.torque))?;
         positive_bound(&format!("{at}.max_torque"), s.max_torque)?;
@@ -129,7 +135,10 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
     for e in &b.effector {
         let at = format!("{body}.effector.{}", e.name);
         if !effectors.insert(e.name.as_str()) {
-            return Err(Error::invalid(&at, "two effectors of the body have this name"));
+            return Err(Error::invalid(
+                &at,
+                "two effectors of the body have this name",
+            ));
         }
         point(&format!("{at}.point"), &e.point)?;
     }

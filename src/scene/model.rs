@@ -95,7 +95,9 @@ impl Scene {
             if act.has_targets() && file.simulation.newton_iterations > 1 {
                 return Err(Error::invalid(
                     "simulation.newton_iterations",
-                    format!("{what} has displacement/volume/angle-driven actuators, which need the linearised step (newton_iterations = 1)"),
+                    format!(
+                        "{what} has displacement/volume/angle-driven actuators, which need the linearised step (newton_iterations = 1)"
+                    ),
                 ));
             }
             actuation.push(act);

@@ -185,7 +185,6 @@ fn solve_body(
             iterations += 1;
             let (pi, scale) = potential.evaluate(&x, s, Stiffness::Assemble, &mut r)?;
             last_residual = norm(&r) / scale.max(f64::MIN_POSITIVE);
-            if std::env::var("DEBUG_STATICS").is_ok() { eprintln!("s {s} it {iterations} res {last_residual:e} pi {pi:e}"); }
             if last_residual <= opts.tolerance {
                 converged = true;
                 break;
@@ -221,6 +220,7 @@ fn solve_body(
                 refine_with_actuators(
                     act,
                     body,
+                    &potential.elastic.stiffness,
                     &x,
                     s,
                     &factor,
@@ -290,32 +290,73 @@ fn solve_body(
 
 /// Buffers of [`refine_with_actuators`].
 struct Refinement {
-    dx_nodes: Vec<Vec3>,
+    nodes: Vec<Vec3>,
     action: Vec<Vec3>,
     full: Vec<f64>,
-    rhs: Vec<f64>,
+    res: Vec<f64>,
+    z: Vec<f64>,
+    p: Vec<f64>,
+    q: Vec<f64>,
 }
 
 impl Refinement {
     fn new(nodes: usize, n: usize) -> Refinement {
         Refinement {
-            dx_nodes: vec![Vec3::zeros(); nodes],
+            nodes: vec![Vec3::zeros(); nodes],
             action: vec![Vec3::zeros(); nodes],
             full: vec![0.0; 3 * nodes],
-            rhs: vec![0.0; n],
+            res: vec![0.0; n],
+            z: vec![0.0; n],
+            p: vec![0.0; n],
+            q: vec![0.0; n],
         }
     }
 }
 
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// q = (K − J_a) p on the free DOFs, J_a = s ∂f_a/∂x (matrix-free: the actuators' coupling
+/// is not in the sparse pattern).
+fn tangent_product(
+    act: &BodyActuation,
+    body: &SoftBody,
+    k: &[f64],
+    x: &[Vec3],
+    s: f64,
+    w: &mut Refinement,
+) {
+    let dofs = body.pattern().dofs();
+    body.pattern().symmetric_product(k, &w.p, &mut w.q);
+    w.full.fill(0.0);
+    dofs.expand(&w.p, &mut w.full);
+    for (i, d) in w.nodes.iter_mut().enumerate() {
+        *d = Vec3::new(w.full[3 * i], w.full[3 * i + 1], w.full[3 * i + 2]);
+    }
+    w.action.fill(Vec3::zeros());
+    act.add_driven_force_derivative(x, s, &w.nodes, &mut w.action);
+    for (o, a) in w.full.chunks_exact_mut(3).zip(&w.action) {
+        o.copy_from_slice(a.as_slice());
+    }
+    dofs.reduce(&w.full, &mut w.z);
+    for (q, j) in w.q.iter_mut().zip(&w.z) {
+        *q -= j;
+    }
+}
+
 /// Brings the actuators' stiffness into the Newton step without putting it in the sparse
-/// pattern: (K − J_a) dx = r, J_a = s ∂f_a/∂x, by the fixed-point iteration
-/// dx ← K⁻¹(r + J_a dx) from dx = K⁻¹r (converges when the actuator stiffness is smaller
-/// than the elastic one; otherwise the last contracting iterate is kept, still a valid
-/// quasi-Newton direction).
+/// pattern: solves (K − J_a) dx = r, J_a = s ∂f_a/∂x, by conjugate gradients preconditioned
+/// with the factorisation of K (shifted by τM if it had to be; `k` holds K unshifted), from
+/// dx = K⁻¹r. A cable's own geometric
+/// stiffness matters: it balances the compression the cable puts in the body. Stops on a
+/// direction of non-positive curvature (keeping the last iterate, still a descent direction
+/// of the quasi-Newton kind), at 1e-10 relative residual, or after 200 iterations.
 #[allow(clippy::too_many_arguments)]
 fn refine_with_actuators(
     act: &BodyActuation,
     body: &SoftBody,
+    k: &[f64],
     x: &[Vec3],
     s: f64,
     factor: &NumericFactor,
@@ -324,38 +365,38 @@ fn refine_with_actuators(
     dx: &mut [f64],
     w: &mut Refinement,
 ) {
-    let dofs = body.pattern().dofs();
-    let mut last_change = f64::INFINITY;
-    for _ in 0..30 {
-        w.full.fill(0.0);
-        dofs.expand(dx, &mut w.full);
-        for (i, d) in w.dx_nodes.iter_mut().enumerate() {
-            *d = Vec3::new(w.full[3 * i], w.full[3 * i + 1], w.full[3 * i + 2]);
-        }
-        w.action.fill(Vec3::zeros());
-        act.add_driven_force_derivative(x, s, &w.dx_nodes, &mut w.action);
-        for (o, a) in w.full.chunks_exact_mut(3).zip(&w.action) {
-            o.copy_from_slice(a.as_slice());
-        }
-        dofs.reduce(&w.full, &mut w.rhs);
-        for (t, ri) in w.rhs.iter_mut().zip(r) {
-            *t += ri;
-        }
-        factor.solve_vec_in_place(&mut w.rhs, MemStack::new(buffer));
-        let change = w
-            .rhs
-            .iter()
-            .zip(dx.iter())
-            .map(|(a, b)| (a - b) * (a - b))
-            .sum::<f64>()
-            .sqrt();
-        if change >= last_change {
-            return; // not contracting: keep the last iterate
-        }
-        dx.copy_from_slice(&w.rhs);
-        last_change = change;
-        if change <= 1e-12 * norm(dx) {
+    let r_norm = norm(r);
+    // res = r − T dx
+    w.p.copy_from_slice(dx);
+    tangent_product(act, body, k, x, s, w);
+    for ((res, ri), q) in w.res.iter_mut().zip(r).zip(&w.q) {
+        *res = ri - q;
+    }
+    w.z.copy_from_slice(&w.res);
+    factor.solve_vec_in_place(&mut w.z, MemStack::new(buffer));
+    w.p.copy_from_slice(&w.z);
+    let mut rz = dot(&w.res, &w.z);
+    for _ in 0..200 {
+        if norm(&w.res) <= 1e-10 * r_norm {
             return;
+        }
+        tangent_product(act, body, k, x, s, w);
+        let curvature = dot(&w.p, &w.q);
+        if !(curvature > 0.0) {
+            return;
+        }
+        let alpha = rz / curvature;
+        for ((d, p), (res, q)) in dx.iter_mut().zip(&w.p).zip(w.res.iter_mut().zip(&w.q)) {
+            *d += alpha * p;
+            *res -= alpha * q;
+        }
+        w.z.copy_from_slice(&w.res);
+        factor.solve_vec_in_place(&mut w.z, MemStack::new(buffer));
+        let rz_new = dot(&w.res, &w.z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        for (p, z) in w.p.iter_mut().zip(&w.z) {
+            *p = z + beta * *p;
         }
     }
 }

@@ -25,9 +25,7 @@ use crate::fem::{ElasticState, SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
-use super::actuation::{
-    ActuationWorkspace, BodyActuation, add_force_driven, solve_target_driven,
-};
+use super::actuation::{ActuationWorkspace, BodyActuation, add_force_driven, solve_target_driven};
 use super::model::{BodyState, Scene, State};
 
 /// Reusable per-body buffers of the step: allocated once, so a step allocates nothing.
