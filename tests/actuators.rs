@@ -433,3 +433,41 @@ fn simulate_reports_actuators_and_effectors() {
     assert_eq!(v["effectors"][0]["name"], "tip");
     assert_eq!(v["effectors"][0]["position"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn every_robot_cable_point_and_effector_lies_inside_its_mesh() {
+    // Inside = barycentric in a tetrahedron (not the nearest-node fallback): the embedding
+    // reproduces the scene's point exactly at rest.
+    for (file, body) in [
+        ("trunk.toml", "trunk"),
+        ("finger.toml", "finger"),
+        ("gripper.toml", "finger"),
+        ("pneumatic.toml", "pneunet"),
+    ] {
+        let path = Path::new(ROOT).join("scenes").join(file);
+        let parsed = SceneFile::read(&path, &[]).unwrap();
+        let section = parsed.soft_body.iter().find(|b| b.name == body).unwrap();
+        let scene = robot(file, &[]);
+        let rest = scene.bodies[0].rest_positions();
+        let act = &scene.actuation[0];
+        let mut points = Vec::new();
+        for (c, a) in section.cable.iter().zip(&act.actuators) {
+            let diffsoro::actuator::ActuatorKind::Cable(cable) = &a.kind else {
+                panic!("{file}: cables come first");
+            };
+            for (p, e) in c.points.iter().zip(&cable.points) {
+                points.push((Vec3::from(*p), e.position(rest)));
+            }
+        }
+        for (s, e) in section.effector.iter().zip(&act.effectors) {
+            points.push((Vec3::from(s.point), e.point.position(rest)));
+        }
+        assert!(!points.is_empty());
+        for (want, got) in points {
+            assert!(
+                (want - got).norm() < 1e-12,
+                "{file}: {want:?} embedded at {got:?}"
+            );
+        }
+    }
+}

@@ -64,7 +64,12 @@ impl BodyActuation {
             let drive = match (c.force, c.displacement) {
                 (Some(f), None) => Drive::Force(f),
                 (None, Some(d)) => Drive::Target(rest - d),
-                _ => unreachable!("validated: exactly one of force and displacement"),
+                _ => {
+                    return Err(Error::invalid(
+                        &at,
+                        "give exactly one of `force` and `displacement`",
+                    ));
+                }
             };
             actuators.push(Actuator {
                 name: c.name.clone(),
@@ -100,7 +105,12 @@ impl BodyActuation {
             let drive = match (p.pressure, p.volume_change) {
                 (Some(f), None) => Drive::Force(f),
                 (None, Some(d)) => Drive::Target(rest + d),
-                _ => unreachable!("validated: exactly one of pressure and volume_change"),
+                _ => {
+                    return Err(Error::invalid(
+                        format!("{what}.pneumatic.{}", p.name),
+                        "give exactly one of `pressure` and `volume_change`",
+                    ));
+                }
             };
             actuators.push(Actuator {
                 name: p.name.clone(),
@@ -149,7 +159,12 @@ impl BodyActuation {
             let drive = match (s.torque, s.angle) {
                 (Some(f), None) => Drive::Force(f),
                 (None, Some(a)) => Drive::Target(a),
-                _ => unreachable!("validated: exactly one of torque and angle"),
+                _ => {
+                    return Err(Error::invalid(
+                        &at,
+                        "give exactly one of `angle` and `torque`",
+                    ));
+                }
             };
             let m = s.max_torque.unwrap_or(f64::INFINITY);
             actuators.push(Actuator {
@@ -276,20 +291,21 @@ impl ActuationWorkspace {
     }
 }
 
-/// Adds h Σ f_a of the force-driven actuators at `x` to the reduced right-hand side `rhs`.
+/// Adds `scale` · Σ f_a of the force-driven actuators at `x` (the step passes h, the Newton
+/// residual −h) to the reduced right-hand side `rhs`.
 pub fn add_force_driven(
     act: &BodyActuation,
     ws: &mut ActuationWorkspace,
     dofs: &DofMap,
     x: &[Vec3],
-    h: f64,
+    scale: f64,
     rhs: &mut [f64],
 ) {
     if act.actuators.is_empty() {
         return;
     }
     ws.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-    act.add_driven_forces(x, h, &mut ws.rows, &mut ws.nodal);
+    act.add_driven_forces(x, scale, &mut ws.rows, &mut ws.nodal);
     add_reduced(dofs, &ws.nodal, 1.0, rhs);
 }
 
