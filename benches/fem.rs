@@ -83,6 +83,7 @@ fn step(c: &mut Criterion) {
                 newton_iterations: 1,
             },
             bodies: vec![b],
+            actuation: Vec::new(),
             source: None,
         };
         let mut state = scene.initial_state();

@@ -14,6 +14,7 @@ pub mod material;
 pub mod mesh;
 
 // L2
+pub mod actuator;
 pub mod fem;
 pub mod rigid;
 

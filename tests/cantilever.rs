@@ -69,6 +69,7 @@ fn tip_deflection(n: usize, law: Law) -> f64 {
             newton_iterations: 1,
         },
         bodies: vec![body],
+        actuation: Vec::new(),
         source: None,
     };
     let mut state = scene.initial_state();

@@ -164,6 +164,7 @@ fn bar_scene(
             newton_iterations: newton,
         },
         bodies: vec![body],
+        actuation: Vec::new(),
         source: None,
     }
 }

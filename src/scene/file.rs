@@ -82,6 +82,105 @@ pub struct SoftBodySection {
     /// Nodes of this mesh group (any kind) are fixed.
     #[serde(default)]
     pub fixed_group: Option<String>,
+    /// `[[soft_body.cable]]`: cables.
+    #[serde(default)]
+    pub cable: Vec<CableSection>,
+    /// `[[soft_body.pneumatic]]`: pressurised cavities.
+    #[serde(default)]
+    pub pneumatic: Vec<PneumaticSection>,
+    /// `[[soft_body.servo]]`: servos.
+    #[serde(default)]
+    pub servo: Vec<ServoSection>,
+    /// `[[soft_body.effector]]`: named points whose position is reported.
+    #[serde(default)]
+    pub effector: Vec<EffectorSection>,
+}
+
+/// `[[soft_body.cable]]`: a cable through points embedded in the mesh, pulled at its last
+/// point from the pull point (SoftRobots `CableConstraint`). Exactly one of `force` and
+/// `displacement`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CableSection {
+    /// Unique name among the body's actuators.
+    pub name: String,
+    /// The cable's points (m, after `scale`), from the pull side to the actuated last point;
+    /// each lies in the mesh (1e-3 of the bounding-box diagonal of slack).
+    pub points: Vec<[f64; 3]>,
+    /// Tension λ (N), ≥ 0 (a cable only pulls).
+    #[serde(default)]
+    pub force: Option<f64>,
+    /// Shortening from the rest length (m): the tension is solved in each step to reach it.
+    #[serde(default)]
+    pub displacement: Option<f64>,
+    /// A fixed point in space (m) the cable is pulled from; default: the first point, which
+    /// moves with the body.
+    #[serde(default)]
+    pub pull_point: Option<[f64; 3]>,
+    /// Upper bound of the solved tension (N), > 0; default unbounded.
+    #[serde(default)]
+    pub max_force: Option<f64>,
+}
+
+/// `[[soft_body.pneumatic]]`: a cavity bounded by a triangle group of the mesh (closed,
+/// normals out of the cavity). Exactly one of `pressure` and `volume_change`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PneumaticSection {
+    /// Unique name among the body's actuators.
+    pub name: String,
+    /// The triangle group of the cavity's surface.
+    pub group: String,
+    /// Pressure λ (Pa, relative to ambient).
+    #[serde(default)]
+    pub pressure: Option<f64>,
+    /// Volume growth from the rest volume (m³): the pressure is solved in each step.
+    #[serde(default)]
+    pub volume_change: Option<f64>,
+    /// Bounds of the solved pressure (Pa); default unbounded. `min_pressure ≤ max_pressure`.
+    #[serde(default)]
+    pub min_pressure: Option<f64>,
+    /// See `min_pressure`.
+    #[serde(default)]
+    pub max_pressure: Option<f64>,
+}
+
+/// `[[soft_body.servo]]`: nodes (a group and/or a box) turned about an axis. Exactly one of
+/// `angle` and `torque`; at least one of `group` and `box`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServoSection {
+    /// Unique name among the body's actuators.
+    pub name: String,
+    /// Mesh group (any kind) of the driven nodes.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Nodes inside this box `[min, max]` (m) are driven.
+    #[serde(default, rename = "box")]
+    pub node_box: Option<[[f64; 3]; 2]>,
+    /// A point on the rotation axis (m).
+    pub axis_point: [f64; 3],
+    /// The axis direction (any length > 0); positive angles turn by the right-hand rule.
+    pub axis_direction: [f64; 3],
+    /// Target angle (rad) from rest: the torque is solved in each step.
+    #[serde(default)]
+    pub angle: Option<f64>,
+    /// Torque λ (N·m) about the axis.
+    #[serde(default)]
+    pub torque: Option<f64>,
+    /// Bound |λ| ≤ max_torque (N·m) of the solved torque, > 0; default unbounded.
+    #[serde(default)]
+    pub max_torque: Option<f64>,
+}
+
+/// `[[soft_body.effector]]`: a named point embedded in the mesh.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EffectorSection {
+    /// Unique name among the body's effectors.
+    pub name: String,
+    /// Its rest position (m), inside the mesh.
+    pub point: [f64; 3],
 }
 
 fn default_scale() -> f64 {
@@ -160,6 +259,7 @@ impl SceneFile {
                     "must be [[min], [max]] with min ≤ max, finite",
                 ));
             }
+            super::actuation_file::validate_actuation(b)?;
         }
         Ok(())
     }

@@ -16,8 +16,29 @@ pub struct BodyOutput {
     pub velocities: Vec<[f64; 3]>,
 }
 
-/// The final state of a run (DESIGN.md §4). `actuators`, `effectors` and `robots` are empty
-/// until scenes carry them.
+/// One actuator in the final state (DESIGN.md §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActuatorOutput {
+    /// Its name.
+    pub name: String,
+    /// `cable`, `pneumatic` or `servo`.
+    pub kind: String,
+    /// δ: cable length (m), cavity volume (m³) or servo angle (rad).
+    pub value: f64,
+    /// λ: tension (N), pressure (Pa) or torque (N·m).
+    pub force: f64,
+}
+
+/// One effector in the final state (DESIGN.md §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EffectorOutput {
+    /// Its name.
+    pub name: String,
+    /// Its position (m).
+    pub position: [f64; 3],
+}
+
+/// The final state of a run (DESIGN.md §4). `robots` is empty until scenes carry them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinalState {
     /// Simulated time (s).
@@ -30,10 +51,10 @@ pub struct FinalState {
     pub soft_bodies: Vec<BodyOutput>,
     /// Actuators: name, kind, value δ, force λ.
     #[serde(default)]
-    pub actuators: Vec<serde_json::Value>,
+    pub actuators: Vec<ActuatorOutput>,
     /// Effectors: name, position.
     #[serde(default)]
-    pub effectors: Vec<serde_json::Value>,
+    pub effectors: Vec<EffectorOutput>,
     /// Rigid robots: name, q, v.
     #[serde(default)]
     pub robots: Vec<serde_json::Value>,
@@ -45,6 +66,27 @@ pub struct FinalState {
 impl FinalState {
     /// The final state of `state` in `scene`.
     pub fn new(scene: &Scene, state: &State) -> FinalState {
+        let mut actuators = Vec::new();
+        let mut effectors = Vec::new();
+        for (i, bs) in state.bodies.iter().enumerate() {
+            let act = scene.body_actuation(i);
+            let forces = state.actuator_forces.get(i);
+            for (j, a) in act.actuators.iter().enumerate() {
+                actuators.push(ActuatorOutput {
+                    name: a.name.clone(),
+                    kind: a.kind.label().to_string(),
+                    value: a.kind.value(&bs.positions),
+                    force: forces.and_then(|f| f.get(j)).copied().unwrap_or(0.0),
+                });
+            }
+            for e in &act.effectors {
+                let p = e.point.position(&bs.positions);
+                effectors.push(EffectorOutput {
+                    name: e.name.clone(),
+                    position: [p.x, p.y, p.z],
+                });
+            }
+        }
         FinalState {
             time: state.time,
             steps: state.steps,
@@ -59,8 +101,8 @@ impl FinalState {
                     velocities: s.velocities.iter().map(|v| [v.x, v.y, v.z]).collect(),
                 })
                 .collect(),
-            actuators: Vec::new(),
-            effectors: Vec::new(),
+            actuators,
+            effectors,
             robots: Vec::new(),
             sensitivities: Default::default(),
         }

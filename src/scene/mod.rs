@@ -1,7 +1,9 @@
-//! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`): the scene file and its `--set`
+//! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`): the scene file and its `--set`
 //! overrides, the model and state built from it, the time step as a readable list of stages,
 //! the static-equilibrium solve, and the final-state output.
 
+mod actuation;
+mod actuation_file;
 mod file;
 mod final_state;
 mod model;
@@ -10,8 +12,12 @@ mod overrides;
 mod statics;
 mod step;
 
-pub use file::{SceneFile, SimulationSection, SoftBodySection};
-pub use final_state::{BodyOutput, FinalState};
+pub use actuation::{ActuationWorkspace, BodyActuation, EMBEDDING_TOLERANCE};
+pub use file::{
+    CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,
+    SoftBodySection,
+};
+pub use final_state::{ActuatorOutput, BodyOutput, EffectorOutput, FinalState};
 pub use model::{BodyState, Scene, State};
 pub use output::FrameSeries;
 pub use overrides::apply_override;

@@ -9,6 +9,7 @@ use crate::material::Material;
 use crate::math::Vec3;
 use crate::mesh::read_mesh;
 
+use super::actuation::BodyActuation;
 use super::file::{SceneFile, SimulationSection};
 
 /// An immutable scene: time-stepping settings and the soft-body models.
@@ -18,6 +19,9 @@ pub struct Scene {
     pub simulation: SimulationSection,
     /// The soft bodies, in file order.
     pub bodies: Vec<SoftBody>,
+    /// Each body's actuators and effectors (same order as `bodies`; may be shorter, missing
+    /// entries meaning none).
+    pub actuation: Vec<BodyActuation>,
     /// The scene file it was read from (for messages), if any.
     pub source: Option<PathBuf>,
 }
@@ -41,6 +45,9 @@ pub struct State {
     pub steps: usize,
     /// One per soft body, in scene order.
     pub bodies: Vec<BodyState>,
+    /// Per soft body, each actuator's current λ (N, Pa or N·m; `Scene::actuation` order): the
+    /// input of force-driven ones, the last solved value of target-driven ones.
+    pub actuator_forces: Vec<Vec<f64>>,
 }
 
 impl Scene {
@@ -57,6 +64,7 @@ impl Scene {
     /// Builds the models of a parsed scene file whose relative paths start at `dir`.
     pub fn build(file: &SceneFile, dir: &Path) -> Result<Scene> {
         let mut bodies = Vec::with_capacity(file.soft_body.len());
+        let mut actuation = Vec::with_capacity(file.soft_body.len());
         for b in &file.soft_body {
             let what = format!("soft_body.{}", b.name);
             let mesh_path = dir.join(&b.mesh);
@@ -83,11 +91,22 @@ impl Scene {
                 rayleigh_stiffness: b.rayleigh_stiffness,
                 fixed,
             };
+            let act = BodyActuation::build(b, &mesh, &what)?;
+            if act.has_targets() && file.simulation.newton_iterations > 1 {
+                return Err(Error::invalid(
+                    "simulation.newton_iterations",
+                    format!(
+                        "{what} has displacement/volume/angle-driven actuators, which need the linearised step (newton_iterations = 1)"
+                    ),
+                ));
+            }
+            actuation.push(act);
             bodies.push(SoftBody::new(&b.name, mesh, options)?);
         }
         Ok(Scene {
             simulation: file.simulation.clone(),
             bodies,
+            actuation,
             source: None,
         })
     }
@@ -105,7 +124,19 @@ impl Scene {
                     velocities: vec![Vec3::zeros(); b.node_count()],
                 })
                 .collect(),
+            actuator_forces: (0..self.bodies.len())
+                .map(|i| self.body_actuation(i).initial_forces())
+                .collect(),
         }
+    }
+
+    /// The actuators and effectors of body `i` (none when `actuation` has no entry for it).
+    pub fn body_actuation(&self, i: usize) -> &BodyActuation {
+        static NONE: BodyActuation = BodyActuation {
+            actuators: Vec::new(),
+            effectors: Vec::new(),
+        };
+        self.actuation.get(i).unwrap_or(&NONE)
     }
 
     /// Gravity (m/s²).

@@ -3,6 +3,10 @@
 //! Π(x) = E(x) − Σₙ mₙ g·xₙ (exact tangent K = ∂²E/∂x²), with an Armijo line search on Π (or,
 //! near convergence where Π is flat to round-off, a halving of the residual) and
 //! load stepping (the load factor s ∈ (0, 1] is halved when Newton fails at s).
+//! Force-driven actuators are loads too: f_a = ∂(σλδ)/∂x joins the residual and −σλδ(x) the
+//! potential, both scaled by s; their stiffness −∂f_a/∂x is left out of the Newton tangent (it
+//! couples nodes outside the pattern), which makes Newton converge linearly when they pull.
+//! Displacement-driven actuators are not supported here (an error says so).
 
 use std::sync::Arc;
 
@@ -13,6 +17,7 @@ use crate::fem::{SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
+use super::actuation::BodyActuation;
 use super::model::{BodyState, Scene, State};
 
 /// Settings of the static solve.
@@ -63,7 +68,17 @@ pub fn solve_static(
         .bodies
         .iter()
         .zip(&mut state.bodies)
-        .map(|(body, bs)| solve_body(body, bs, g, options))
+        .enumerate()
+        .map(|(i, (body, bs))| {
+            let act = scene.body_actuation(i);
+            if act.has_targets() {
+                return Err(Error::invalid(
+                    format!("soft_body.{}", body.name()),
+                    "--static supports force-driven actuators only (give `force`, `pressure` or `torque`)",
+                ));
+            }
+            solve_body(body, act, bs, g, options)
+        })
         .collect()
 }
 
@@ -75,6 +90,9 @@ fn norm(v: &[f64]) -> f64 {
 /// Π(x) = E(x) − s Σₙ mₙ g·xₙ and the reduced residual r = f(x) + s m g = −∂Π/∂x.
 struct Potential<'a> {
     body: &'a SoftBody,
+    act: &'a BodyActuation,
+    rows: Vec<(usize, Vec3)>,
+    actuator_forces: Vec<Vec3>,
     g: Vec3,
     elastic: crate::fem::ElasticState,
     full: Vec<f64>,
@@ -92,12 +110,16 @@ impl Potential<'_> {
     ) -> Result<(f64, f64)> {
         let body = self.body;
         body.evaluate_elastic(x, stiffness, &mut self.elastic)?;
-        let mut work = 0.0;
+        self.actuator_forces.fill(Vec3::zeros());
+        self.act
+            .add_driven_forces(x, s, &mut self.rows, &mut self.actuator_forces);
+        let mut work = s * self.act.driven_work(x);
         let mut force_sq = 0.0;
         for (n, out) in self.full.chunks_exact_mut(3).enumerate() {
-            let load = s * body.node_masses()[n] * self.g;
+            let weight = s * body.node_masses()[n] * self.g;
+            let load = weight + self.actuator_forces[n];
             if !body.is_fixed(n) {
-                work += load.dot(&x[n]);
+                work += weight.dot(&x[n]);
                 force_sq += self.elastic.forces[n].norm_squared() + load.norm_squared();
             }
             out.copy_from_slice((self.elastic.forces[n] + load).as_slice());
@@ -109,6 +131,7 @@ impl Potential<'_> {
 
 fn solve_body(
     body: &SoftBody,
+    act: &BodyActuation,
     bs: &mut BodyState,
     g: Vec3,
     opts: StaticOptions,
@@ -121,6 +144,9 @@ fn solve_body(
     let mut buffer = MemBuffer::new(factor.solve_scratch(1));
     let mut potential = Potential {
         body,
+        act,
+        rows: Vec::new(),
+        actuator_forces: vec![Vec3::zeros(); body.node_count()],
         g,
         elastic: body.elastic_state(),
         full: vec![0.0; 3 * body.node_count()],
@@ -133,6 +159,7 @@ fn solve_body(
         vec![0.0; n],
     );
     let mut k = vec![0.0; pattern.nnz()];
+    let mut refine = Refinement::new(body.node_count(), n);
     let mut x = bs.positions.clone();
     let [lo, hi] = body.mesh().bounding_box();
     let size = (hi - lo).norm();
@@ -189,6 +216,20 @@ fn solve_body(
             }
             dx.copy_from_slice(&r);
             factor.solve_vec_in_place(&mut dx, MemStack::new(&mut buffer));
+            if !act.actuators.is_empty() {
+                refine_with_actuators(
+                    act,
+                    body,
+                    &potential.elastic.stiffness,
+                    &x,
+                    s,
+                    &factor,
+                    &mut buffer,
+                    &r,
+                    &mut dx,
+                    &mut refine,
+                );
+            }
             let slope: f64 = r.iter().zip(&dx).map(|(a, b)| a * b).sum();
             // Armijo backtracking on Π (dx is a descent direction: rᵀdx > 0 with K ≻ 0).
             full.fill(0.0); // fixed nodes do not move
@@ -245,4 +286,117 @@ fn solve_body(
         load_steps,
         residual: last_residual,
     })
+}
+
+/// Buffers of [`refine_with_actuators`].
+struct Refinement {
+    nodes: Vec<Vec3>,
+    action: Vec<Vec3>,
+    full: Vec<f64>,
+    res: Vec<f64>,
+    z: Vec<f64>,
+    p: Vec<f64>,
+    q: Vec<f64>,
+}
+
+impl Refinement {
+    fn new(nodes: usize, n: usize) -> Refinement {
+        Refinement {
+            nodes: vec![Vec3::zeros(); nodes],
+            action: vec![Vec3::zeros(); nodes],
+            full: vec![0.0; 3 * nodes],
+            res: vec![0.0; n],
+            z: vec![0.0; n],
+            p: vec![0.0; n],
+            q: vec![0.0; n],
+        }
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// q = (K − J_a) p on the free DOFs, J_a = s ∂f_a/∂x (matrix-free: the actuators' coupling
+/// is not in the sparse pattern).
+fn tangent_product(
+    act: &BodyActuation,
+    body: &SoftBody,
+    k: &[f64],
+    x: &[Vec3],
+    s: f64,
+    w: &mut Refinement,
+) {
+    let dofs = body.pattern().dofs();
+    body.pattern().symmetric_product(k, &w.p, &mut w.q);
+    w.full.fill(0.0);
+    dofs.expand(&w.p, &mut w.full);
+    for (i, d) in w.nodes.iter_mut().enumerate() {
+        *d = Vec3::new(w.full[3 * i], w.full[3 * i + 1], w.full[3 * i + 2]);
+    }
+    w.action.fill(Vec3::zeros());
+    act.add_driven_force_derivative(x, s, &w.nodes, &mut w.action);
+    for (o, a) in w.full.chunks_exact_mut(3).zip(&w.action) {
+        o.copy_from_slice(a.as_slice());
+    }
+    dofs.reduce(&w.full, &mut w.z);
+    for (q, j) in w.q.iter_mut().zip(&w.z) {
+        *q -= j;
+    }
+}
+
+/// Brings the actuators' stiffness into the Newton step without putting it in the sparse
+/// pattern: solves (K − J_a) dx = r, J_a = s ∂f_a/∂x, by conjugate gradients preconditioned
+/// with the factorisation of K (shifted by τM if it had to be; `k` holds K unshifted), from
+/// dx = K⁻¹r. A cable's own geometric
+/// stiffness matters: it balances the compression the cable puts in the body. Stops on a
+/// direction of non-positive curvature (keeping the last iterate, still a descent direction
+/// of the quasi-Newton kind), at 1e-10 relative residual, or after 200 iterations.
+#[allow(clippy::too_many_arguments)]
+fn refine_with_actuators(
+    act: &BodyActuation,
+    body: &SoftBody,
+    k: &[f64],
+    x: &[Vec3],
+    s: f64,
+    factor: &NumericFactor,
+    buffer: &mut MemBuffer,
+    r: &[f64],
+    dx: &mut [f64],
+    w: &mut Refinement,
+) {
+    let r_norm = norm(r);
+    // res = r − T dx
+    w.p.copy_from_slice(dx);
+    tangent_product(act, body, k, x, s, w);
+    for ((res, ri), q) in w.res.iter_mut().zip(r).zip(&w.q) {
+        *res = ri - q;
+    }
+    w.z.copy_from_slice(&w.res);
+    factor.solve_vec_in_place(&mut w.z, MemStack::new(buffer));
+    w.p.copy_from_slice(&w.z);
+    let mut rz = dot(&w.res, &w.z);
+    for _ in 0..200 {
+        if norm(&w.res) <= 1e-10 * r_norm {
+            return;
+        }
+        tangent_product(act, body, k, x, s, w);
+        let curvature = dot(&w.p, &w.q);
+        if !(curvature > 0.0) {
+            return;
+        }
+        let alpha = rz / curvature;
+        for ((d, p), (res, q)) in dx.iter_mut().zip(&w.p).zip(w.res.iter_mut().zip(&w.q)) {
+            *d += alpha * p;
+            *res -= alpha * q;
+        }
+        w.z.copy_from_slice(&w.res);
+        factor.solve_vec_in_place(&mut w.z, MemStack::new(buffer));
+        let rz_new = dot(&w.res, &w.z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        for (p, z) in w.p.iter_mut().zip(&w.z) {
+            *p = z + beta * *p;
+        }
+    }
 }

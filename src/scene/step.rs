@@ -12,6 +12,9 @@
 //! ```
 //!
 //! over the free degrees of freedom (fixed nodes are removed from the system and keep v = 0).
+//! Actuators add h H_aᵀλ_a to the right-hand side (DESIGN.md §1): force-driven ones with
+//! their given λ, displacement-driven ones with λ solved in the same step
+//! (`scene::actuation`, which states the sign conventions).
 //! Full Newton solves R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) = 0; its first
 //! iteration, from the guess v⁺ = 0 (so x + h v⁺ = x), is exactly the linearised step above.
 
@@ -22,6 +25,7 @@ use crate::fem::{ElasticState, SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
+use super::actuation::{ActuationWorkspace, BodyActuation, add_force_driven, solve_target_driven};
 use super::model::{BodyState, Scene, State};
 
 /// Reusable per-body buffers of the step: allocated once, so a step allocates nothing.
@@ -42,6 +46,7 @@ pub struct BodyWorkspace {
     base: Vec<f64>,
     full: Vec<f64>,
     x_trial: Vec<Vec3>,
+    actuation: ActuationWorkspace,
 }
 
 /// What one step did, per body: Newton iterations and final residual norm (N·s).
@@ -60,13 +65,19 @@ pub struct Stepper {
 }
 
 impl BodyWorkspace {
-    /// Buffers for `body`, with the symbolic analysis of its pattern.
+    /// Buffers for `body` without actuators, with the symbolic analysis of its pattern.
     pub fn new(body: &SoftBody) -> Result<BodyWorkspace> {
+        BodyWorkspace::with_actuation(body, &BodyActuation::default())
+    }
+
+    /// Buffers for `body` driven by the actuators of `act`.
+    pub fn with_actuation(body: &SoftBody, act: &BodyActuation) -> Result<BodyWorkspace> {
         let pattern = body.pattern();
         let symbolic = std::sync::Arc::new(SymbolicFactor::new(pattern)?);
         let factor = NumericFactor::new(symbolic, FactorKind::Llt);
         let solve_buffer = MemBuffer::new(factor.solve_scratch(1));
         let n = pattern.n();
+        let actuation = ActuationWorkspace::new(act, body.node_count(), &factor);
         Ok(BodyWorkspace {
             elastic: body.elastic_state(),
             k_start: vec![0.0; pattern.nnz()],
@@ -81,6 +92,7 @@ impl BodyWorkspace {
             base: vec![0.0; n],
             full: vec![0.0; 3 * body.node_count()],
             x_trial: vec![Vec3::zeros(); body.node_count()],
+            actuation,
         })
     }
 }
@@ -98,7 +110,8 @@ impl Stepper {
             bodies: scene
                 .bodies
                 .iter()
-                .map(BodyWorkspace::new)
+                .enumerate()
+                .map(|(i, b)| BodyWorkspace::with_actuation(b, scene.body_actuation(i)))
                 .collect::<Result<_>>()?,
         })
     }
@@ -113,13 +126,21 @@ impl Stepper {
             iterations: Vec::new(),
             residuals: Vec::new(),
         };
-        for ((body, ws), bs) in scene
+        if state.actuator_forces.len() != scene.bodies.len() {
+            state.actuator_forces = (0..scene.bodies.len())
+                .map(|i| scene.body_actuation(i).initial_forces())
+                .collect();
+        }
+        for (i, ((body, ws), bs)) in scene
             .bodies
             .iter()
             .zip(&mut self.bodies)
             .zip(&mut state.bodies)
+            .enumerate()
         {
-            let (iterations, residual) = step_body(body, ws, bs, h, g, newton)?;
+            let act = scene.body_actuation(i);
+            let forces = &mut state.actuator_forces[i];
+            let (iterations, residual) = step_body(body, act, ws, bs, forces, h, g, newton)?;
             report.iterations.push(iterations);
             report.residuals.push(residual);
         }
@@ -130,10 +151,13 @@ impl Stepper {
 }
 
 /// One step of one body; returns (iterations, final residual if evaluated).
+#[allow(clippy::too_many_arguments)]
 fn step_body(
     body: &SoftBody,
+    act: &BodyActuation,
     ws: &mut BodyWorkspace,
     bs: &mut BodyState,
+    forces: &mut [f64],
     h: f64,
     g: Vec3,
     newton: usize,
@@ -165,10 +189,24 @@ fn step_body(
         &ws.v_red,
         &mut ws.rhs,
     );
+    // Stage 3b: force-driven actuators, + h H_aᵀλ_a at xₙ.
+    add_force_driven(act, &mut ws.actuation, dofs, &bs.positions, h, &mut ws.rhs);
     // Stage 4: factorise A once and solve for Δv.
     factorize(body, ws)?;
     let stack = MemStack::new(&mut ws.solve_buffer);
     ws.factor.solve_vec_in_place(&mut ws.rhs, stack);
+    // Stage 4b: displacement-driven actuators, λ_a solved so δ(x⁺) reaches its target.
+    solve_target_driven(
+        act,
+        &mut ws.actuation,
+        dofs,
+        &ws.factor,
+        &bs.positions,
+        &ws.v_red,
+        h,
+        &mut ws.rhs,
+        forces,
+    );
     for ((vp, v), dv) in ws.vp_red.iter_mut().zip(&ws.v_red).zip(&ws.rhs) {
         *vp = v + dv;
     }
@@ -180,7 +218,7 @@ fn step_body(
             ws.k_start.copy_from_slice(&ws.elastic.stiffness);
         }
         let scale = residual_scale(body, bs, h, g, &ws.elastic.forces);
-        let mut r_norm = newton_residual(body, ws, bs, h, g)?;
+        let mut r_norm = newton_residual(body, act, ws, bs, h, g)?;
         while iterations < newton && r_norm > 1e-13 * scale {
             // Jacobian J = (1 + hα) M + hβ K(xₙ) + h² K(xₖ), with K(xₖ) from the residual.
             ws.a.copy_from_slice(&ws.elastic.stiffness);
@@ -199,7 +237,7 @@ fn step_body(
                 for ((vp, b), d) in ws.vp_red.iter_mut().zip(&ws.base).zip(&ws.direction) {
                     *vp = b - step * d;
                 }
-                let trial = newton_residual(body, ws, bs, h, g);
+                let trial = newton_residual(body, act, ws, bs, h, g);
                 match trial {
                     Ok(r) if r < r_norm => {
                         r_norm = r;
@@ -207,7 +245,7 @@ fn step_body(
                     }
                     _ if step < 1e-4 => {
                         ws.vp_red.copy_from_slice(&ws.base);
-                        r_norm = newton_residual(body, ws, bs, h, g)?;
+                        r_norm = newton_residual(body, act, ws, bs, h, g)?;
                         iterations = newton; // no progress: stop iterating
                         break;
                     }
@@ -246,9 +284,10 @@ fn factorize(body: &SoftBody, ws: &mut BodyWorkspace) -> Result<()> {
 }
 
 /// Evaluates R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) into `ws.rhs` (reduced, N·s)
-/// with D = αM + βK(xₙ), K(x + h v⁺) into `ws.elastic.stiffness`, and returns ‖R‖₂.
+/// with D = αM + βK(xₙ) and f_ext including the force-driven actuators, K(x + h v⁺) into `ws.elastic.stiffness`, and returns ‖R‖₂.
 fn newton_residual(
     body: &SoftBody,
+    act: &BodyActuation,
     ws: &mut BodyWorkspace,
     bs: &BodyState,
     h: f64,
@@ -269,6 +308,7 @@ fn newton_residual(
         out.copy_from_slice(f.as_slice());
     }
     dofs.reduce(&ws.full, &mut ws.rhs);
+    add_force_driven(act, &mut ws.actuation, dofs, &ws.x_trial, -h, &mut ws.rhs);
     // + M(v⁺ − v) + hα M v⁺ + hβ K(xₙ) v⁺
     for ((t, vp), v) in ws.tmp.iter_mut().zip(&ws.vp_red).zip(&ws.v_red) {
         *t = (1.0 + h * opts.rayleigh_mass) * vp - v;
