@@ -285,6 +285,7 @@ fn free_fall_matches_implicit_euler_in_closed_form_for_both_masses() {
                 newton_iterations: 1,
             },
             bodies: vec![body],
+            actuation: Vec::new(),
             source: None,
         };
         let mut state = scene.initial_state();
