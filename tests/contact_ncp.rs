@@ -8,25 +8,20 @@ use diffsoro::contact::{
     PgsSettings, PgsSolver, assemble_delassus, free_contact_velocity,
 };
 use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, SymmetricPattern};
-use diffsoro::math::{DMat, DVec, Mat3, Vec3};
+use diffsoro::math::{DMat, DVec, Mat3, SplitMix64, Vec3};
 use std::sync::Arc;
 
-/// SplitMix64 in [-1, 1).
-struct Rng(u64);
+/// The shared test generator, numbers in [-1, 1).
+struct Rng(SplitMix64);
 impl Rng {
     fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        self.0.uniform()
     }
 }
 
 /// G = JᵀJ + εI from a random (6n × 3n) J, g with mostly approaching normals, μ ∈ [0.1, 0.6].
 fn random_problem(n: usize, seed: u64) -> (DMat, DVec, Vec<f64>) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng(SplitMix64::new(seed));
     let j = DMat::from_fn(6 * n, 3 * n, |_, _| rng.next());
     let g_mat = j.transpose() * &j / (6 * n) as f64 + 1e-3 * DMat::identity(3 * n, 3 * n);
     let g = DVec::from_fn(3 * n, |i, _| {

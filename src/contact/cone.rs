@@ -109,16 +109,11 @@ impl FrictionCone {
 mod tests {
     use super::*;
 
-    /// SplitMix64 in [-1, 1).
-    struct Rng(u64);
+    /// The shared test generator, numbers in [-1, 1).
+    struct Rng(crate::math::SplitMix64);
     impl Rng {
         fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+            self.0.uniform()
         }
         fn vec(&mut self) -> Vec3 {
             Vec3::new(self.next(), self.next(), self.next())
@@ -137,7 +132,7 @@ mod tests {
     /// characterises both projections independently of their formulas.
     #[test]
     fn projections_satisfy_moreau_decomposition() {
-        let mut rng = Rng(7);
+        let mut rng = Rng(crate::math::SplitMix64::new(7));
         for mu in [0.0, 0.3, 1.0, 2.5] {
             let cone = FrictionCone::new(mu).unwrap();
             for _ in 0..1000 {
@@ -156,7 +151,7 @@ mod tests {
 
     #[test]
     fn projection_is_the_closest_point_among_random_cone_points() {
-        let mut rng = Rng(11);
+        let mut rng = Rng(crate::math::SplitMix64::new(11));
         let cone = FrictionCone::new(0.7).unwrap();
         for _ in 0..200 {
             let v = rng.vec();
@@ -170,7 +165,7 @@ mod tests {
 
     #[test]
     fn de_saxce_turns_dual_feasibility_into_signorini() {
-        let mut rng = Rng(3);
+        let mut rng = Rng(crate::math::SplitMix64::new(3));
         let cone = FrictionCone::new(0.5).unwrap();
         for _ in 0..1000 {
             let s = rng.vec();

@@ -314,15 +314,10 @@ mod tests {
     use crate::mesh::box_mesh;
     use std::sync::Arc;
 
-    struct Rng(u64);
+    struct Rng(crate::math::SplitMix64);
     impl Rng {
         fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+            self.0.uniform()
         }
     }
 
@@ -347,7 +342,7 @@ mod tests {
         }
         let pattern = SymmetricPattern::new(nodes, 3, mesh.tetrahedra(), &removed).unwrap();
         // Random SPD A on the pattern: Σ per-element BᵀB plus a positive diagonal.
-        let mut rng = Rng(5);
+        let mut rng = Rng(crate::math::SplitMix64::new(5));
         let plan = pattern.plan();
         let mut blocks = vec![0.0; plan.block_buffer_len()];
         for e in 0..plan.n_cliques() {
