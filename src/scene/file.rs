@@ -9,6 +9,8 @@ use crate::error::{Error, Result};
 use crate::fem::MassKind;
 use crate::material::Law;
 
+use super::contact_file::{ContactSection, ObstacleSection};
+
 /// A whole scene file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,6 +20,12 @@ pub struct SceneFile {
     /// The soft bodies (tetrahedral FEM meshes).
     #[serde(default)]
     pub soft_body: Vec<SoftBodySection>,
+    /// `[contact]`: friction and NCP solver settings (defaults in [`ContactSection`]).
+    #[serde(default)]
+    pub contact: ContactSection,
+    /// `[[obstacle]]`: static rigid obstacles; none means no contact is resolved.
+    #[serde(default)]
+    pub obstacle: Vec<ObstacleSection>,
 }
 
 /// `[simulation]`: time stepping.
@@ -260,6 +268,10 @@ impl SceneFile {
                 ));
             }
             super::actuation_file::validate_actuation(b)?;
+        }
+        self.contact.validate()?;
+        for (i, o) in self.obstacle.iter().enumerate() {
+            o.to_obstacle(i)?;
         }
         Ok(())
     }

@@ -1,9 +1,10 @@
-//! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`): the scene file and its `--set`
+//! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`, `contact`): the scene file and its `--set`
 //! overrides, the model and state built from it, the time step as a readable list of stages,
 //! the static-equilibrium solve, and the final-state output.
 
 mod actuation;
 mod actuation_file;
+mod contact_file;
 mod file;
 mod final_state;
 mod model;
@@ -13,6 +14,9 @@ mod statics;
 mod step;
 
 pub use actuation::{ActuationWorkspace, BodyActuation, EMBEDDING_TOLERANCE};
+pub use contact_file::{
+    ContactSection, ContactSolverKind, ObstacleKind, ObstacleSection, axis_angle_matrix,
+};
 pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,
     SoftBodySection,

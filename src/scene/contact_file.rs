@@ -1,0 +1,346 @@
+//! The scene file's contact sections (DESIGN.md §4): `[contact]` (friction and NCP solver
+//! settings) and `[[obstacle]]` (static plane, box and sphere obstacles), with their checks
+//! and their conversion to [`Obstacle`]s. Errors name the key (`obstacle[0].normal`).
+
+use serde::Deserialize;
+
+use crate::contact::Obstacle;
+use crate::error::{Error, Result};
+use crate::math::{Mat3, Vec3};
+
+/// `[contact]`: the Coulomb friction coefficient and the NCP solver.
+///
+/// Defaults: `friction = 0.5`, `solver = "admm"`, `tolerance = 1e-10` (absolute, on each NCP
+/// residual measure in N, m/s, W), `max_iterations = 1000` (ADMM) — the same as the solvers'
+/// own defaults except PGS, whose default is also 1000 sweeps here.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactSection {
+    /// Coulomb coefficient μ ≥ 0 of every obstacle without its own `friction`.
+    #[serde(default = "default_friction")]
+    pub friction: f64,
+    /// The NCP solver.
+    #[serde(default)]
+    pub solver: ContactSolverKind,
+    /// Absolute tolerance on each NCP residual measure, > 0.
+    #[serde(default = "default_tolerance")]
+    pub tolerance: f64,
+    /// Iteration limit (ADMM iterations or PGS sweeps), ≥ 1. Reaching it is a status
+    /// (`StepReport::contact_converged = false`), not an error.
+    #[serde(default = "default_max_iterations")]
+    pub max_iterations: usize,
+}
+
+impl Default for ContactSection {
+    fn default() -> Self {
+        ContactSection {
+            friction: default_friction(),
+            solver: ContactSolverKind::default(),
+            tolerance: default_tolerance(),
+            max_iterations: default_max_iterations(),
+        }
+    }
+}
+
+fn default_friction() -> f64 {
+    0.5
+}
+fn default_tolerance() -> f64 {
+    1e-10
+}
+fn default_max_iterations() -> usize {
+    1000
+}
+
+/// Which NCP solver resolves the contacts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContactSolverKind {
+    /// ADMM (paper 002, `AdmmSolver`).
+    #[default]
+    Admm,
+    /// Projected Gauss–Seidel (`PgsSolver`).
+    Pgs,
+}
+
+/// Kind of an `[[obstacle]]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObstacleKind {
+    /// Half-space below a plane: `point`, `normal`.
+    Plane,
+    /// Box: `center`, `half_extents`, optional `rotation` (axis-angle, rad).
+    Box,
+    /// Ball: `center`, `radius`.
+    Sphere,
+    /// Triangle mesh: not supported yet (an error when the scene is read).
+    Mesh,
+}
+
+/// One `[[obstacle]]`: a static rigid obstacle. Which keys apply depends on `type`; a key that
+/// does not belong to the type is an error.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObstacleSection {
+    /// `"plane" | "box" | "sphere" | "mesh"`.
+    #[serde(rename = "type")]
+    pub kind: ObstacleKind,
+    /// Plane: a point of the plane (m).
+    #[serde(default)]
+    pub point: Option<[f64; 3]>,
+    /// Plane: outward normal (any length > 0).
+    #[serde(default)]
+    pub normal: Option<[f64; 3]>,
+    /// Box and sphere: centre (m).
+    #[serde(default)]
+    pub center: Option<[f64; 3]>,
+    /// Box: half extents along the box axes (m), > 0.
+    #[serde(default)]
+    pub half_extents: Option<[f64; 3]>,
+    /// Box: rotation box → world as an axis-angle vector (rad); default none.
+    #[serde(default)]
+    pub rotation: Option<[f64; 3]>,
+    /// Sphere: radius (m), > 0.
+    #[serde(default)]
+    pub radius: Option<f64>,
+    /// Coulomb coefficient of this obstacle, ≥ 0; default `[contact].friction`.
+    #[serde(default)]
+    pub friction: Option<f64>,
+    /// Mesh: the surface file (accepted by the schema, rejected as not supported yet).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Mesh: scale (not supported yet).
+    #[serde(default)]
+    pub scale: Option<f64>,
+    /// Mesh: translation (not supported yet).
+    #[serde(default)]
+    pub translation: Option<[f64; 3]>,
+}
+
+fn v3(a: [f64; 3]) -> Vec3 {
+    Vec3::new(a[0], a[1], a[2])
+}
+
+/// Rotation matrix of the axis-angle vector `r` (rad): angle |r| about r/|r| (Rodrigues).
+pub fn axis_angle_matrix(r: [f64; 3]) -> Mat3 {
+    *nalgebra::Rotation3::new(v3(r)).matrix()
+}
+
+impl ContactSection {
+    /// Checks the ranges; errors name `contact.KEY`.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.friction >= 0.0) || !self.friction.is_finite() {
+            return Err(Error::invalid(
+                "contact.friction",
+                format!("must be finite and non-negative, got {}", self.friction),
+            ));
+        }
+        if !(self.tolerance > 0.0) || !self.tolerance.is_finite() {
+            return Err(Error::invalid(
+                "contact.tolerance",
+                format!("must be positive and finite, got {}", self.tolerance),
+            ));
+        }
+        if self.max_iterations == 0 {
+            return Err(Error::invalid(
+                "contact.max_iterations",
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ObstacleSection {
+    /// The obstacle this section describes; `index` is its place among the `[[obstacle]]`s and
+    /// names it in errors (`obstacle[2].radius: …`). Errors: a missing or foreign key, a zero
+    /// normal, a non-positive radius or half extent, a non-finite value, a negative friction,
+    /// and `type = "mesh"` (not supported yet).
+    pub fn to_obstacle(&self, index: usize) -> Result<Obstacle> {
+        let at = |key: &str| format!("obstacle[{index}].{key}");
+        let need3 = |key: &str, v: Option<[f64; 3]>| -> Result<Vec3> {
+            let v = v.ok_or_else(|| Error::invalid(at(key), "missing"))?;
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(Error::invalid(at(key), format!("{v:?} is not finite")));
+            }
+            Ok(v3(v))
+        };
+        let foreign = |key: &str, present: bool, kind: &str| -> Result<()> {
+            if present {
+                Err(Error::invalid(
+                    at(key),
+                    format!("does not apply to a {kind} obstacle"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        if let Some(mu) = self.friction
+            && (!(mu >= 0.0) || !mu.is_finite())
+        {
+            return Err(Error::invalid(
+                at("friction"),
+                format!("must be finite and non-negative, got {mu}"),
+            ));
+        }
+        if self.kind != ObstacleKind::Mesh {
+            foreign("path", self.path.is_some(), "non-mesh")?;
+            foreign("scale", self.scale.is_some(), "non-mesh")?;
+            foreign("translation", self.translation.is_some(), "non-mesh")?;
+        }
+        match self.kind {
+            ObstacleKind::Plane => {
+                foreign("center", self.center.is_some(), "plane")?;
+                foreign("half_extents", self.half_extents.is_some(), "plane")?;
+                foreign("rotation", self.rotation.is_some(), "plane")?;
+                foreign("radius", self.radius.is_some(), "plane")?;
+                let point = need3("point", self.point)?;
+                let normal = need3("normal", self.normal)?;
+                if !(normal.norm() > 1e-12) {
+                    return Err(Error::invalid(at("normal"), "must not be zero"));
+                }
+                Obstacle::plane(point, normal)
+            }
+            ObstacleKind::Sphere => {
+                foreign("point", self.point.is_some(), "sphere")?;
+                foreign("normal", self.normal.is_some(), "sphere")?;
+                foreign("half_extents", self.half_extents.is_some(), "sphere")?;
+                foreign("rotation", self.rotation.is_some(), "sphere")?;
+                let center = need3("center", self.center)?;
+                let radius = self
+                    .radius
+                    .ok_or_else(|| Error::invalid(at("radius"), "missing"))?;
+                if !(radius > 0.0) || !radius.is_finite() {
+                    return Err(Error::invalid(
+                        at("radius"),
+                        format!("must be positive and finite, got {radius}"),
+                    ));
+                }
+                Obstacle::sphere(center, radius)
+            }
+            ObstacleKind::Box => {
+                foreign("point", self.point.is_some(), "box")?;
+                foreign("normal", self.normal.is_some(), "box")?;
+                foreign("radius", self.radius.is_some(), "box")?;
+                let center = need3("center", self.center)?;
+                let half = need3("half_extents", self.half_extents)?;
+                if !half.iter().all(|e| *e > 0.0) {
+                    return Err(Error::invalid(
+                        at("half_extents"),
+                        format!("{:?} must all be positive", half.as_slice()),
+                    ));
+                }
+                let rotation = match self.rotation {
+                    Some(r) => {
+                        if r.iter().any(|x| !x.is_finite()) {
+                            return Err(Error::invalid(at("rotation"), "not finite"));
+                        }
+                        axis_angle_matrix(r)
+                    }
+                    None => Mat3::identity(),
+                };
+                Obstacle::cuboid(center, half, rotation)
+            }
+            ObstacleKind::Mesh => Err(Error::invalid(
+                at("type"),
+                "\"mesh\" obstacles are not supported yet (use plane, box or sphere)",
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_angle_quarter_turn_about_z_maps_x_to_y() {
+        let r = axis_angle_matrix([0.0, 0.0, std::f64::consts::FRAC_PI_2]);
+        let y = r * Vec3::x();
+        assert!((y - Vec3::y()).norm() < 1e-15);
+    }
+
+    const BASE: &str = r#"
+        [simulation]
+        dt = 0.01
+    "#;
+
+    fn parse(extra: &str) -> Result<crate::scene::SceneFile> {
+        crate::scene::SceneFile::parse("s.toml", &format!("{BASE}\n{extra}"), &[])
+    }
+
+    #[test]
+    fn contact_defaults_and_obstacles_parse() {
+        let s = parse(
+            r#"
+            [[obstacle]]
+            type = "plane"
+            point = [0.0, 0.0, -0.02]
+            normal = [0.0, 0.0, 2.0]
+            friction = 0.3
+            [[obstacle]]
+            type = "box"
+            center = [0.0, 0.0, 0.0]
+            half_extents = [1.0, 2.0, 3.0]
+            rotation = [0.0, 0.0, 0.5]
+            [[obstacle]]
+            type = "sphere"
+            center = [1.0, 0.0, 0.0]
+            radius = 0.5
+            "#,
+        )
+        .unwrap();
+        assert_eq!(s.contact.friction, 0.5);
+        assert_eq!(s.contact.solver, ContactSolverKind::Admm);
+        assert_eq!(s.obstacle.len(), 3);
+        match s.obstacle[0].to_obstacle(0).unwrap() {
+            Obstacle::Plane { normal, .. } => assert!((normal - Vec3::z()).norm() < 1e-15),
+            o => panic!("{o:?}"),
+        }
+        let s = parse("[contact]\nsolver = \"pgs\"\nfriction = 0.2\n").unwrap();
+        assert_eq!(s.contact.solver, ContactSolverKind::Pgs);
+    }
+
+    #[test]
+    fn bad_obstacles_are_errors_naming_the_key() {
+        for (text, key) in [
+            (
+                "[[obstacle]]\ntype = \"plane\"\npoint = [0.0,0.0,0.0]\nnormal = [0.0,0.0,0.0]",
+                "obstacle[0].normal",
+            ),
+            (
+                "[[obstacle]]\ntype = \"sphere\"\ncenter = [0.0,0.0,0.0]\nradius = -1.0",
+                "obstacle[0].radius",
+            ),
+            (
+                "[[obstacle]]\ntype = \"box\"\ncenter = [0.0,0.0,0.0]\nhalf_extents = [1.0,0.0,1.0]",
+                "obstacle[0].half_extents",
+            ),
+            (
+                "[[obstacle]]\ntype = \"sphere\"\ncenter = [0.0,0.0,0.0]",
+                "obstacle[0].radius",
+            ),
+            (
+                "[[obstacle]]\ntype = \"mesh\"\npath = \"a.stl\"",
+                "obstacle[0].type",
+            ),
+            ("[contact]\nfriction = -0.1", "contact.friction"),
+            ("[contact]\ntolerance = 0.0", "contact.tolerance"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with(key), "{text}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+        let e = parse("[[obstacle]]\ntype = \"mesh\"\npath = \"a.stl\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not supported yet"), "{e}");
+        for text in [
+            "[[obstacle]]\ntype = \"cone\"",
+            "[[obstacle]]\ntype = \"plane\"\nnormalz = [0.0,0.0,1.0]",
+            "[contact]\nsolver = \"lcp\"",
+        ] {
+            assert!(parse(text).is_err(), "{text}");
+        }
+    }
+}
