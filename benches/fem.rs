@@ -85,6 +85,7 @@ fn step(c: &mut Criterion) {
             bodies: vec![b],
             actuation: Vec::new(),
             source: None,
+            contact: Default::default(),
         };
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();

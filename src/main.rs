@@ -48,6 +48,10 @@ enum Command {
         /// Solve for static equilibrium under the scene's loads instead of stepping in time.
         #[arg(long = "static")]
         statics: bool,
+        /// Fail (non-zero exit) when a step's contact NCP stops at its iteration limit,
+        /// instead of warning on stderr and going on with the solver's last iterate.
+        #[arg(long)]
+        strict: bool,
     },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
@@ -82,7 +86,8 @@ fn main() -> ExitCode {
             out,
             set,
             statics,
-        }) => simulate(&scene, steps, out.as_deref(), &set, statics)
+            strict,
+        }) => simulate(&scene, steps, out.as_deref(), &set, statics, strict)
             .and_then(|f| print_json_compact(&f)),
         Some(Command::Bench { scene, steps }) => bench(&scene, steps),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
@@ -158,6 +163,7 @@ fn simulate(
     out: Option<&Path>,
     set: &[String],
     statics: bool,
+    strict: bool,
 ) -> diffsoro::Result<FinalState> {
     let scene = Scene::load(path, set)?;
     let mut state = scene.initial_state();
@@ -185,8 +191,33 @@ fn simulate(
         let steps = steps.unwrap_or(scene.simulation.steps);
         let mut stepper = Stepper::new(&scene)?;
         let bar = progress(steps as u64, "simulate");
+        let mut warned = false;
         for _ in 0..steps {
-            stepper.step(&scene, &mut state)?;
+            let report = stepper.step(&scene, &mut state)?;
+            if !report.contact_converged {
+                let (body, c) = scene
+                    .bodies
+                    .iter()
+                    .zip(&report.contact)
+                    .find(|(_, c)| !c.converged)
+                    .expect("an unconverged body");
+                let message = format!(
+                    "step {}: the contact NCP of soft body {} did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
+                    state.steps,
+                    body.name(),
+                    c.iterations,
+                    c.residual,
+                    scene.contact.settings.tolerance
+                );
+                if strict {
+                    bar.finish_and_clear();
+                    return Err(diffsoro::Error::invalid("contact", message));
+                }
+                if !warned {
+                    bar.suspend(|| eprintln!("warning: {message} (later ones not repeated; --strict makes this an error)"));
+                    warned = true;
+                }
+            }
             if let Some(f) = frames.as_mut() {
                 f.write(&scene, &state)?;
             }
@@ -216,6 +247,7 @@ fn simulate(
 struct BenchReport {
     nodes: usize,
     tetrahedra: usize,
+    /// Median number of active contacts over the timed steps.
     contacts: usize,
     step_ms: f64,
     gradient_ms: Option<f64>,
@@ -242,11 +274,13 @@ fn bench(path: &Path, steps: usize) -> diffsoro::Result<()> {
     let mut state = scene.initial_state();
     let mut stepper = Stepper::new(&scene)?;
     stepper.step(&scene, &mut state)?; // warm-up: first-touch of every buffer
+    let mut contacts = Vec::with_capacity(steps);
     let bar = progress(steps as u64, "bench");
     let mut times = Vec::with_capacity(steps);
     for _ in 0..steps {
         let start = Instant::now();
-        stepper.step(&scene, &mut state)?;
+        let report = stepper.step(&scene, &mut state)?;
+        contacts.push(report.contact.iter().map(|c| c.active).sum::<usize>() as f64);
         times.push(start.elapsed().as_secs_f64() * 1e3);
         bar.inc(1);
     }
@@ -254,7 +288,7 @@ fn bench(path: &Path, steps: usize) -> diffsoro::Result<()> {
     print_json(&BenchReport {
         nodes: scene.bodies.iter().map(|b| b.node_count()).sum(),
         tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
-        contacts: 0,
+        contacts: median(contacts).round() as usize,
         step_ms: median(times),
         gradient_ms: None,
         finite_difference_ms: None,
@@ -282,7 +316,7 @@ fn demo() -> diffsoro::Result<()> {
         scene.display(),
         out.display()
     );
-    let final_state = simulate(&scene, Some(100), Some(&out), &[], false)?;
+    let final_state = simulate(&scene, Some(100), Some(&out), &[], false, false)?;
     let body = &final_state.soft_bodies[0];
     let sag = body
         .positions

@@ -71,6 +71,7 @@ fn tip_deflection(n: usize, law: Law) -> f64 {
         bodies: vec![body],
         actuation: Vec::new(),
         source: None,
+        contact: Default::default(),
     };
     let mut state = scene.initial_state();
     solve_static(&scene, &mut state, StaticOptions::default()).unwrap();

@@ -166,6 +166,7 @@ fn bar_scene(
         bodies: vec![body],
         actuation: Vec::new(),
         source: None,
+        contact: Default::default(),
     }
 }
 
@@ -287,6 +288,7 @@ fn free_fall_matches_implicit_euler_in_closed_form_for_both_masses() {
             bodies: vec![body],
             actuation: Vec::new(),
             source: None,
+            contact: Default::default(),
         };
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();

@@ -90,7 +90,7 @@ impl FinalState {
         FinalState {
             time: state.time,
             steps: state.steps,
-            contacts: 0,
+            contacts: state.contacts,
             soft_bodies: scene
                 .bodies
                 .iter()

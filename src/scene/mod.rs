@@ -1,10 +1,11 @@
 //! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`, `contact`): the scene file and its `--set`
-//! overrides, the model and state built from it, the time step as a readable list of stages,
+//! overrides, the model and state built from it, the time step as a readable list of stages (with its contact stage),
 //! the static-equilibrium solve, and the final-state output.
 
 mod actuation;
 mod actuation_file;
 mod contact_file;
+mod contact_stage;
 mod file;
 mod final_state;
 mod model;
@@ -17,6 +18,7 @@ pub use actuation::{ActuationWorkspace, BodyActuation, EMBEDDING_TOLERANCE};
 pub use contact_file::{
     ContactSection, ContactSolverKind, ObstacleKind, ObstacleSection, axis_angle_matrix,
 };
+pub use contact_stage::{ContactOutcome, ContactWorkspace, SceneContact, resolve_contacts};
 pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,
     SoftBodySection,

@@ -10,6 +10,7 @@ use crate::math::Vec3;
 use crate::mesh::read_mesh;
 
 use super::actuation::BodyActuation;
+use super::contact_stage::SceneContact;
 use super::file::{SceneFile, SimulationSection};
 
 /// An immutable scene: time-stepping settings and the soft-body models.
@@ -24,6 +25,8 @@ pub struct Scene {
     pub actuation: Vec<BodyActuation>,
     /// The scene file it was read from (for messages), if any.
     pub source: Option<PathBuf>,
+    /// Static obstacles and the contact solver (`Default`: no obstacle, no contact).
+    pub contact: SceneContact,
 }
 
 /// Positions and velocities of one soft body's nodes (m, m/s), one per mesh node in the
@@ -48,6 +51,8 @@ pub struct State {
     /// Per soft body, each actuator's current λ (N, Pa or N·m; `Scene::actuation` order): the
     /// input of force-driven ones, the last solved value of target-driven ones.
     pub actuator_forces: Vec<Vec<f64>>,
+    /// Active (sticking or sliding) contacts after the last step, all bodies.
+    pub contacts: usize,
 }
 
 impl Scene {
@@ -108,6 +113,7 @@ impl Scene {
             bodies,
             actuation,
             source: None,
+            contact: SceneContact::build(&file.contact, &file.obstacle)?,
         })
     }
 
@@ -127,6 +133,7 @@ impl Scene {
             actuator_forces: (0..self.bodies.len())
                 .map(|i| self.body_actuation(i).initial_forces())
                 .collect(),
+            contacts: 0,
         }
     }
 

@@ -15,6 +15,9 @@
 //! Actuators add h H_aᵀλ_a to the right-hand side (DESIGN.md §1): force-driven ones with
 //! their given λ, displacement-driven ones with λ solved in the same step
 //! (`scene::actuation`, which states the sign conventions).
+//! Contact with static obstacles (`scene::contact_stage`) follows the free solve: the NCP is
+//! built with the same factorisation of A and corrects v⁺ = v_free + A⁻¹ h H_cᵀ λ (with
+//! Newton, after the last iteration, with its last factorisation).
 //! Full Newton solves R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) = 0; its first
 //! iteration, from the guess v⁺ = 0 (so x + h v⁺ = x), is exactly the linearised step above.
 
@@ -26,6 +29,7 @@ use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
 use super::actuation::{ActuationWorkspace, BodyActuation, add_force_driven, solve_target_driven};
+use super::contact_stage::{ContactOutcome, ContactWorkspace, SceneContact, resolve_contacts};
 use super::model::{BodyState, Scene, State};
 
 /// Reusable per-body buffers of the step: allocated once, so a step allocates nothing.
@@ -47,6 +51,7 @@ pub struct BodyWorkspace {
     full: Vec<f64>,
     x_trial: Vec<Vec3>,
     actuation: ActuationWorkspace,
+    contact: ContactWorkspace,
 }
 
 /// What one step did, per body: Newton iterations and final residual norm (N·s).
@@ -57,6 +62,11 @@ pub struct StepReport {
     /// ‖R(v⁺)‖₂ of each body at the end of the step (N·s), `None` for the linearised step
     /// (which does not evaluate it).
     pub residuals: Vec<Option<f64>>,
+    /// The contact stage of each body (detected and active contacts, NCP status).
+    pub contact: Vec<ContactOutcome>,
+    /// Whether every body's contact NCP reached its tolerance (a status, not an error: the
+    /// step keeps the solver's last iterate).
+    pub contact_converged: bool,
 }
 
 /// The stepper: the scene's per-body workspaces (symbolic factorisation done once).
@@ -78,6 +88,7 @@ impl BodyWorkspace {
         let solve_buffer = MemBuffer::new(factor.solve_scratch(1));
         let n = pattern.n();
         let actuation = ActuationWorkspace::new(act, body.node_count(), &factor);
+        let contact = ContactWorkspace::new(body, &factor);
         Ok(BodyWorkspace {
             elastic: body.elastic_state(),
             k_start: vec![0.0; pattern.nnz()],
@@ -93,6 +104,7 @@ impl BodyWorkspace {
             full: vec![0.0; 3 * body.node_count()],
             x_trial: vec![Vec3::zeros(); body.node_count()],
             actuation,
+            contact,
         })
     }
 }
@@ -125,6 +137,8 @@ impl Stepper {
         let mut report = StepReport {
             iterations: Vec::new(),
             residuals: Vec::new(),
+            contact: Vec::new(),
+            contact_converged: true,
         };
         if state.actuator_forces.len() != scene.bodies.len() {
             state.actuator_forces = (0..scene.bodies.len())
@@ -140,10 +154,14 @@ impl Stepper {
         {
             let act = scene.body_actuation(i);
             let forces = &mut state.actuator_forces[i];
-            let (iterations, residual) = step_body(body, act, ws, bs, forces, h, g, newton)?;
+            let (iterations, residual, contact) =
+                step_body(body, act, &scene.contact, ws, bs, forces, h, g, newton)?;
             report.iterations.push(iterations);
             report.residuals.push(residual);
+            report.contact_converged &= contact.converged;
+            report.contact.push(contact);
         }
+        state.contacts = report.contact.iter().map(|c| c.active).sum();
         state.time += h;
         state.steps += 1;
         Ok(report)
@@ -155,13 +173,14 @@ impl Stepper {
 fn step_body(
     body: &SoftBody,
     act: &BodyActuation,
+    contact: &SceneContact,
     ws: &mut BodyWorkspace,
     bs: &mut BodyState,
     forces: &mut [f64],
     h: f64,
     g: Vec3,
     newton: usize,
-) -> Result<(usize, Option<f64>)> {
+) -> Result<(usize, Option<f64>, ContactOutcome)> {
     let pattern = body.pattern();
     let dofs = pattern.dofs();
     let opts = body.options();
@@ -258,6 +277,18 @@ fn step_body(
         residual = Some(r_norm);
     }
 
+    // Stage 4c: contact (scene::contact_stage): detect at xₙ, solve the NCP with G from the
+    // factor of A just used, and correct v⁺ = v_free + A⁻¹ h H_cᵀ λ.
+    let outcome = resolve_contacts(
+        contact,
+        dofs,
+        &ws.factor,
+        bs,
+        h,
+        &mut ws.vp_red,
+        &mut ws.contact,
+    )?;
+
     // Stage 5: v⁺ (fixed nodes keep v = 0) and x⁺ = x + h v⁺.
     ws.full.fill(0.0); // fixed nodes keep v = 0
     dofs.expand(&ws.vp_red, &mut ws.full);
@@ -270,7 +301,7 @@ fn step_body(
         *v = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
         *x += h * *v;
     }
-    Ok((iterations, residual))
+    Ok((iterations, residual, outcome))
 }
 
 /// Factorises `ws.a`; a non-positive pivot becomes an error naming the body and node.

@@ -1,0 +1,254 @@
+//! The contact stage of the step (paper 004 §II-B, paper 002 Eqs. 41–42): after the free
+//! solve v_free = v + Δv, nodes of the body's boundary surface are tested against the static
+//! obstacles, the NCP `σ = G λ + g, K ∋ λ ⊥ σ + Φ(σ) ∈ K*` is built with the step's own
+//! factorisation of A and solved, and the velocity is corrected.
+//!
+//! ```text
+//! G = h H_c A⁻¹ H_cᵀ                       (assemble_delassus, the step's factor of A)
+//! g = H_c v_free + Φ/h − K_p [Φ/h]₋          (PenetrationCorrection, K_p = 0.8, K_d = 0)
+//! v⁺ = v_free + A⁻¹ h H_cᵀ λ                 (one more solve with the same factor)
+//! ```
+//!
+//! Detection runs at the **current** positions xₙ (the gaps Φ are those at the start of the
+//! step, as the penetration correction of Eq. 41 expects), with a margin of h·max‖v_free‖
+//! over the candidate nodes: a node further than that from every obstacle cannot reach one
+//! in this step. A node with an open gap Φ > 0 may approach by Φ before its contact acts.
+//! Fixed nodes are not candidates. λ is the contact force (N) in each contact's frame
+//! `[t₁, t₂, n]`, n pointing from the obstacle into the body.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+
+use crate::contact::{
+    AdmmSettings, AdmmSolver, ContactJacobian, ContactMode, ContactProblem, DelassusWorkspace,
+    ModeTolerance, NodeContact, Obstacle, PenetrationCorrection, PgsSettings, PgsSolver,
+    assemble_delassus, classify, detect_nodes, free_contact_velocity, push_node_contacts,
+};
+use crate::error::Result;
+use crate::fem::SoftBody;
+use crate::linalg::{DofMap, NumericFactor};
+use crate::math::{DMat, DVec, Vec3};
+
+use super::contact_file::{ContactSection, ContactSolverKind, ObstacleSection};
+use super::model::BodyState;
+
+/// The scene's contact model: static obstacles, each with its Coulomb coefficient, and the
+/// NCP solver settings. No obstacle means the contact stage does nothing.
+#[derive(Debug, Clone, Default)]
+pub struct SceneContact {
+    /// The obstacles, in file order.
+    pub obstacles: Vec<Obstacle>,
+    /// Coulomb coefficient μ of each obstacle (its own `friction` or `[contact].friction`).
+    pub friction: Vec<f64>,
+    /// Solver, tolerance and iteration limit.
+    pub settings: ContactSection,
+}
+
+impl SceneContact {
+    /// The contact model of a scene file's `[contact]` and `[[obstacle]]` sections.
+    pub fn build(contact: &ContactSection, obstacles: &[ObstacleSection]) -> Result<SceneContact> {
+        contact.validate()?;
+        Ok(SceneContact {
+            obstacles: obstacles
+                .iter()
+                .enumerate()
+                .map(|(i, o)| o.to_obstacle(i))
+                .collect::<Result<_>>()?,
+            friction: obstacles
+                .iter()
+                .map(|o| o.friction.unwrap_or(contact.friction))
+                .collect(),
+            settings: contact.clone(),
+        })
+    }
+}
+
+/// What the contact stage did for one body in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ContactOutcome {
+    /// Detected contacts (NCP size / 3).
+    pub detected: usize,
+    /// Contacts that carry force at the solution (sticking or sliding, not breaking).
+    pub active: usize,
+    /// Whether the NCP solver reached its tolerance (true when there was no contact).
+    pub converged: bool,
+    /// Solver iterations (ADMM iterations or PGS sweeps).
+    pub iterations: usize,
+    /// Largest NCP residual measure at the returned solution.
+    pub residual: f64,
+    /// Total normal force Σ λ_N (N).
+    pub normal_force: f64,
+}
+
+/// Reusable buffers of the contact stage of one body.
+pub struct ContactWorkspace {
+    candidates: Vec<usize>,
+    contacts: Vec<NodeContact>,
+    jacobian: ContactJacobian,
+    delassus_ws: DelassusWorkspace,
+    delassus: DMat,
+    g: Vec<f64>,
+    start_velocity: Vec<f64>,
+    gaps: Vec<f64>,
+    friction: Vec<f64>,
+    v_nodes: Vec<Vec3>,
+    full: Vec<f64>,
+    red: Vec<f64>,
+    solve_buffer: MemBuffer,
+    admm: AdmmSolver,
+    pgs: PgsSolver,
+}
+
+impl ContactWorkspace {
+    /// Buffers for `body` whose step matrix is factorised in `factor`; the candidates are the
+    /// nodes of its boundary triangles that are not fixed.
+    pub fn new(body: &SoftBody, factor: &NumericFactor) -> ContactWorkspace {
+        let dofs = body.pattern().dofs();
+        let mut on_surface = vec![false; body.node_count()];
+        for t in body.mesh().boundary_triangles() {
+            for n in t {
+                on_surface[n] = true;
+            }
+        }
+        let candidates = (0..body.node_count())
+            .filter(|&n| on_surface[n] && (0..3).any(|p| dofs.reduced_index(3 * n + p).is_some()))
+            .collect();
+        ContactWorkspace {
+            candidates,
+            contacts: Vec::new(),
+            jacobian: ContactJacobian::new(body.node_count()),
+            delassus_ws: DelassusWorkspace::default(),
+            delassus: DMat::zeros(0, 0),
+            g: Vec::new(),
+            start_velocity: Vec::new(),
+            gaps: Vec::new(),
+            friction: Vec::new(),
+            v_nodes: vec![Vec3::zeros(); body.node_count()],
+            full: vec![0.0; 3 * body.node_count()],
+            red: vec![0.0; dofs.n_reduced()],
+            solve_buffer: MemBuffer::new(factor.solve_scratch(1)),
+            admm: AdmmSolver::default(),
+            pgs: PgsSolver::default(),
+        }
+    }
+}
+
+/// The contact stage of one body (module doc): detects, solves the NCP and corrects
+/// `vp_red` (the reduced v_free on entry, v⁺ on return) in place. `factor` is the step's
+/// factorisation of A over the free DOFs of `dofs`.
+///
+/// Errors: invalid contact settings or a Delassus matrix the solver cannot use. An NCP that
+/// stops at its iteration limit is `converged = false`, not an error.
+#[allow(clippy::too_many_arguments)]
+pub fn resolve_contacts(
+    contact: &SceneContact,
+    dofs: &DofMap,
+    factor: &NumericFactor,
+    bs: &BodyState,
+    h: f64,
+    vp_red: &mut [f64],
+    ws: &mut ContactWorkspace,
+) -> Result<ContactOutcome> {
+    let mut outcome = ContactOutcome {
+        converged: true,
+        ..Default::default()
+    };
+    if contact.obstacles.is_empty() {
+        return Ok(outcome);
+    }
+    // v_free per node (fixed nodes 0).
+    ws.full.fill(0.0);
+    dofs.expand(vp_red, &mut ws.full);
+    for (n, v) in ws.v_nodes.iter_mut().enumerate() {
+        *v = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
+    }
+    let reach = h * ws
+        .candidates
+        .iter()
+        .map(|&n| ws.v_nodes[n].norm())
+        .fold(0.0, f64::max);
+    ws.contacts.clear();
+    detect_nodes(
+        &contact.obstacles,
+        &bs.positions,
+        &ws.candidates,
+        reach,
+        &mut ws.contacts,
+    )?;
+    let k = ws.contacts.len();
+    outcome.detected = k;
+    if k == 0 {
+        return Ok(outcome);
+    }
+    ws.jacobian.clear();
+    push_node_contacts(&ws.contacts, &mut ws.jacobian)?;
+    assemble_delassus(
+        h,
+        &ws.jacobian,
+        dofs,
+        factor,
+        &mut ws.delassus_ws,
+        &mut ws.delassus,
+    )?;
+    ws.g.resize(3 * k, 0.0);
+    ws.start_velocity.resize(3 * k, 0.0);
+    free_contact_velocity(&ws.jacobian, &ws.v_nodes, &mut ws.g);
+    ws.jacobian.apply(&bs.velocities, &mut ws.start_velocity);
+    ws.gaps.clear();
+    ws.gaps.extend(ws.contacts.iter().map(|c| c.gap));
+    PenetrationCorrection::default().apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
+    ws.friction.clear();
+    ws.friction
+        .extend(ws.contacts.iter().map(|c| contact.friction[c.obstacle]));
+    let problem = ContactProblem::new(
+        ws.delassus.clone(),
+        DVec::from_column_slice(&ws.g),
+        &ws.friction,
+    )?;
+    let s = &contact.settings;
+    let solution = match s.solver {
+        ContactSolverKind::Admm => {
+            ws.admm.settings = AdmmSettings {
+                tolerance: s.tolerance,
+                max_iterations: s.max_iterations,
+                ..AdmmSettings::default()
+            };
+            ws.admm.solve(&problem, None)?
+        }
+        ContactSolverKind::Pgs => {
+            ws.pgs.settings = PgsSettings {
+                tolerance: s.tolerance,
+                max_iterations: s.max_iterations,
+            };
+            ws.pgs.solve(&problem, None)?
+        }
+    };
+    outcome.converged = solution.converged;
+    outcome.iterations = solution.iterations;
+    outcome.residual = solution.residuals.max();
+    let tol = ModeTolerance {
+        force: ModeTolerance::default().force.max(10.0 * s.tolerance),
+        velocity: ModeTolerance::default().velocity.max(10.0 * s.tolerance),
+    };
+    outcome.active = classify(solution.lambda.as_slice(), solution.sigma.as_slice(), tol)
+        .iter()
+        .filter(|m| **m != ContactMode::Breaking)
+        .count();
+    outcome.normal_force = (0..k).map(|c| solution.lambda[3 * c + 2]).sum();
+    // v⁺ = v_free + A⁻¹ h H_cᵀ λ.
+    ws.full.fill(0.0);
+    for r in 0..3 * k {
+        let l = h * solution.lambda[r];
+        for (node, c) in ws.jacobian.row(r) {
+            for p in 0..3 {
+                ws.full[3 * node + p] += l * c[p];
+            }
+        }
+    }
+    dofs.reduce(&ws.full, &mut ws.red);
+    let stack = MemStack::new(&mut ws.solve_buffer);
+    factor.solve_vec_in_place(&mut ws.red, stack);
+    for (v, d) in vp_red.iter_mut().zip(&ws.red) {
+        *v += d;
+    }
+    Ok(outcome)
+}
