@@ -173,3 +173,81 @@ fn bad_obstacles_are_clear_errors() {
         assert!(e.starts_with(key) && e.contains(words), "{e}");
     }
 }
+
+fn run_cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+/// `scenes/contact_incline.toml`: the cube sticks at μ = 0.5 > tan 20° and slides down the
+/// slope at μ = 0.2 with the Coulomb speed g (sin θ − μ cos θ) t.
+#[test]
+fn incline_scene_sticks_and_slides() {
+    let theta = 20f64.to_radians();
+    let mean = |out: &std::process::Output| -> (Vec3, u64) {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let vel = v["soft_bodies"][0]["velocities"].as_array().unwrap();
+        let mut sum = Vec3::zeros();
+        for row in vel {
+            sum += Vec3::new(
+                row[0].as_f64().unwrap(),
+                row[1].as_f64().unwrap(),
+                row[2].as_f64().unwrap(),
+            );
+        }
+        (sum / vel.len() as f64, v["contacts"].as_u64().unwrap())
+    };
+    let (v, contacts) = mean(&run_cli(&["simulate", "scenes/contact_incline.toml"]));
+    assert!(v.norm() < 1e-6, "{v:?}");
+    assert!(contacts > 0);
+    let (v, _) = mean(&run_cli(&[
+        "simulate",
+        "scenes/contact_incline.toml",
+        "--set",
+        "contact.friction=0.2",
+    ]));
+    let downhill = Vec3::new(-theta.cos(), 0.0, -theta.sin());
+    let expected = G * (theta.sin() - 0.2 * theta.cos()) * 0.5;
+    // The nodes' plain mean (not mass-weighted): a sliding block moves nearly rigidly.
+    assert!(
+        (v.dot(&downhill) - expected).abs() < 1e-2 * expected,
+        "{v:?} vs {expected}"
+    );
+}
+
+/// An NCP stopped at its iteration limit is a warning, and an error with `--strict`.
+#[test]
+fn unconverged_contact_warns_or_fails_with_strict() {
+    let args = [
+        "simulate",
+        "scenes/contact_incline.toml",
+        "--steps",
+        "3",
+        "--set",
+        "contact.max_iterations=1",
+    ];
+    let out = run_cli(&args);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning") && err.contains("did not converge"),
+        "{err}"
+    );
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    let out = run_cli(&strict);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("did not converge") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
