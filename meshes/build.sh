@@ -10,3 +10,4 @@ gmsh trunk.geo -3 -o trunk.msh
 gmsh finger.geo -3 -o finger.msh
 gmsh servo_finger.geo -3 -o servo_finger.msh
 gmsh pneumatic.geo -3 -o pneumatic.msh
+python3 incline_cube.py   # structured cube on the 20° incline (no gmsh needed)
