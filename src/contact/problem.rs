@@ -156,6 +156,11 @@ impl ContactProblem {
         &self.delassus
     }
 
+    /// Gives back G's storage (to be reused by the next step's assembly).
+    pub fn into_delassus(self) -> DMat {
+        self.delassus
+    }
+
     /// The free contact velocity g (3n, m/s).
     pub fn free_velocity(&self) -> &DVec {
         &self.free_velocity

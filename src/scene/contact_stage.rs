@@ -13,7 +13,8 @@
 //! step, as the penetration correction of Eq. 41 expects), with a margin of h·max‖v_free‖
 //! over the candidate nodes: a node further than that from every obstacle cannot reach one
 //! in this step. A node with an open gap Φ > 0 may approach by Φ before its contact acts.
-//! Fixed nodes are not candidates.
+//! Fixed nodes are not candidates. The NCP is warm-started from the previous step's λ when
+//! the contact set (node, obstacle) is unchanged.
 //!
 //! Penetration tolerance: a converged NCP (tolerance `tol` on σ) lets a contact against a plane
 //! sink by at most about h·tol per step, and the correction removes a fraction 1 − K_p = 0.2
@@ -102,6 +103,10 @@ pub struct ContactWorkspace {
     solve_buffer: MemBuffer,
     admm: AdmmSolver,
     pgs: PgsSolver,
+    /// (node, obstacle) of the last step's contacts and their λ: the warm start when the
+    /// contact set did not change.
+    previous: Vec<(usize, usize)>,
+    previous_lambda: Vec<f64>,
 }
 
 impl ContactWorkspace {
@@ -134,6 +139,8 @@ impl ContactWorkspace {
             solve_buffer: MemBuffer::new(factor.solve_scratch(1)),
             admm: AdmmSolver::default(),
             pgs: PgsSolver::default(),
+            previous: Vec::new(),
+            previous_lambda: Vec::new(),
         }
     }
 }
@@ -182,6 +189,18 @@ pub fn resolve_contacts(
     )?;
     let k = ws.contacts.len();
     outcome.detected = k;
+    let same_set = ws.previous.len() == k
+        && ws
+            .previous
+            .iter()
+            .zip(&ws.contacts)
+            .all(|(&(n, o), c)| n == c.node && o == c.obstacle);
+    if !same_set {
+        ws.previous.clear();
+        ws.previous
+            .extend(ws.contacts.iter().map(|c| (c.node, c.obstacle)));
+        ws.previous_lambda.clear();
+    }
     if k == 0 {
         return Ok(outcome);
     }
@@ -206,11 +225,12 @@ pub fn resolve_contacts(
     ws.friction
         .extend(ws.contacts.iter().map(|c| contact.friction[c.obstacle]));
     let problem = ContactProblem::new(
-        ws.delassus.clone(),
+        std::mem::replace(&mut ws.delassus, DMat::zeros(0, 0)),
         DVec::from_column_slice(&ws.g),
         &ws.friction,
     )?;
     let s = &contact.settings;
+    let warm = (ws.previous_lambda.len() == 3 * k).then_some(ws.previous_lambda.as_slice());
     let solution = match s.solver {
         ContactSolverKind::Admm => {
             ws.admm.settings = AdmmSettings {
@@ -218,16 +238,20 @@ pub fn resolve_contacts(
                 max_iterations: s.max_iterations,
                 ..AdmmSettings::default()
             };
-            ws.admm.solve(&problem, None)?
+            ws.admm.solve(&problem, warm)?
         }
         ContactSolverKind::Pgs => {
             ws.pgs.settings = PgsSettings {
                 tolerance: s.tolerance,
                 max_iterations: s.max_iterations,
             };
-            ws.pgs.solve(&problem, None)?
+            ws.pgs.solve(&problem, warm)?
         }
     };
+    ws.delassus = problem.into_delassus();
+    ws.previous_lambda.clear();
+    ws.previous_lambda
+        .extend_from_slice(solution.lambda.as_slice());
     outcome.converged = solution.converged;
     outcome.iterations = solution.iterations;
     outcome.residual = solution.residuals.max();
