@@ -256,3 +256,13 @@ fn unconverged_contact_warns_or_fails_with_strict() {
         "{err}"
     );
 }
+
+/// `--static` does not resolve contact yet: a scene with obstacles says so instead of
+/// ignoring them.
+#[test]
+fn static_solve_with_obstacles_is_a_clear_error() {
+    let out = run_cli(&["simulate", "scenes/contact_incline.toml", "--static"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not supported yet"), "{err}");
+}

@@ -57,12 +57,19 @@ pub struct StaticReport {
 }
 
 /// Solves every body of `scene` for static equilibrium under gravity, starting from `state`
-/// (velocities are set to zero). Errors when a body does not converge, naming it.
+/// (velocities are set to zero). Errors when a body does not converge, naming it, and when
+/// the scene has obstacles (contact in statics is not supported yet).
 pub fn solve_static(
     scene: &Scene,
     state: &mut State,
     options: StaticOptions,
 ) -> Result<Vec<StaticReport>> {
+    if !scene.contact.obstacles.is_empty() {
+        return Err(Error::invalid(
+            "obstacle",
+            "static equilibrium with contact is not supported yet (step in time instead of --static)",
+        ));
+    }
     let g = scene.gravity();
     scene
         .bodies
