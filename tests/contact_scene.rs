@@ -266,3 +266,47 @@ fn static_solve_with_obstacles_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not supported yet"), "{err}");
 }
+
+/// The per-obstacle `friction` overrides `[contact].friction`, on a box obstacle: with
+/// μ_box = 0.2 < tan θ = 0.4 < 0.5 the block slides at the Coulomb acceleration of μ = 0.2.
+/// Also with full Newton (`newton_iterations = 3`), whose last factorisation serves the NCP.
+#[test]
+fn box_obstacle_friction_override_and_newton_steps() {
+    let file = SceneFile::parse(
+        "s.toml",
+        r#"
+        [simulation]
+        dt = 0.01
+        [contact]
+        friction = 0.5
+        [[obstacle]]
+        type = "box"
+        center = [0.01, 0.01, -0.5]
+        half_extents = [1.0, 1.0, 0.5]
+        rotation = [0.0, 0.0, 0.3]
+        friction = 0.2
+        "#,
+        &[],
+    )
+    .unwrap();
+    let mu = 0.2;
+    let tan = 0.4f64;
+    let theta = tan.atan();
+    for newton in [1, 3] {
+        let mut scene = block_scene(theta, 0.0, ContactSolverKind::Admm);
+        scene.simulation.newton_iterations = newton;
+        scene.contact = SceneContact::build(&file.contact, &file.obstacle).unwrap();
+        let mut state = scene.initial_state();
+        let mut stepper = Stepper::new(&scene).unwrap();
+        for _ in 0..30 {
+            let r = stepper.step(&scene, &mut state).unwrap();
+            assert!(r.contact_converged);
+        }
+        let v = mean_velocity(&scene, &state.bodies[0].velocities);
+        let expected = G * (theta.sin() - mu * theta.cos()) * 30.0 * DT;
+        assert!(
+            (v.x - expected).abs() < 1e-3 * expected,
+            "newton {newton}: {v:?}, expected {expected}"
+        );
+    }
+}
