@@ -14,39 +14,13 @@ use nalgebra::SMatrix;
 use std::hint::black_box;
 use std::sync::Arc;
 
-/// Tetrahedra of a grid of `n × n × n` nodes: every hexahedral cell split in 6 tetrahedra
-/// around its main diagonal. Returns the node coordinates (unit spacing) and the tetrahedra.
+/// Tetrahedra of a grid of `n × n × n` nodes (the project's box mesher: every hexahedral
+/// cell split in 6 tetrahedra around its main diagonal). Returns the node coordinates (unit
+/// spacing) and the tetrahedra.
 fn grid_tetrahedra(n: usize) -> (Vec<Vec3>, Vec<[usize; 4]>) {
-    let id = |i: usize, j: usize, k: usize| (k * n + j) * n + i;
-    let mut tets = Vec::with_capacity(6 * (n - 1).pow(3));
-    for k in 0..n - 1 {
-        for j in 0..n - 1 {
-            for i in 0..n - 1 {
-                let c = [
-                    id(i, j, k),
-                    id(i + 1, j, k),
-                    id(i + 1, j + 1, k),
-                    id(i, j + 1, k),
-                    id(i, j, k + 1),
-                    id(i + 1, j, k + 1),
-                    id(i + 1, j + 1, k + 1),
-                    id(i, j + 1, k + 1),
-                ];
-                for path in [[1, 2], [2, 3], [3, 7], [7, 4], [4, 5], [5, 1]] {
-                    tets.push([c[0], c[path[0]], c[path[1]], c[6]]);
-                }
-            }
-        }
-    }
-    let mut xyz = Vec::with_capacity(n * n * n);
-    for k in 0..n {
-        for j in 0..n {
-            for i in 0..n {
-                xyz.push(Vec3::new(i as f64, j as f64, k as f64));
-            }
-        }
-    }
-    (xyz, tets)
+    let side = (n - 1) as f64;
+    let mesh = diffsoro::mesh::box_mesh([n - 1; 3], [0.0; 3], [side; 3]).unwrap();
+    (mesh.positions().to_vec(), mesh.tetrahedra().to_vec())
 }
 
 /// Pseudo-random SPD 12×12 clique blocks `GᵀG + I` in the row-major flat buffer.

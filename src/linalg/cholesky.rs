@@ -494,43 +494,9 @@ impl NumericFactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linalg::test_grid::grid_tetrahedra;
     use crate::math::SplitMix64;
     use crate::math::{DMat, DVec};
-
-    /// Tetrahedra of an `nx × ny × nz`-cell grid, each cube split in 6 tetrahedra around its
-    /// main diagonal.
-    fn grid_tetrahedra(nx: usize, ny: usize, nz: usize) -> (Vec<Vec3>, Vec<[usize; 4]>) {
-        let id = |i: usize, j: usize, k: usize| (k * (ny + 1) + j) * (nx + 1) + i;
-        let mut tets = Vec::new();
-        for k in 0..nz {
-            for j in 0..ny {
-                for i in 0..nx {
-                    let c = [
-                        id(i, j, k),
-                        id(i + 1, j, k),
-                        id(i + 1, j + 1, k),
-                        id(i, j + 1, k),
-                        id(i, j, k + 1),
-                        id(i + 1, j, k + 1),
-                        id(i + 1, j + 1, k + 1),
-                        id(i, j + 1, k + 1),
-                    ];
-                    for path in [[1, 2], [2, 3], [3, 7], [7, 4], [4, 5], [5, 1]] {
-                        tets.push([c[0], c[path[0]], c[path[1]], c[6]]);
-                    }
-                }
-            }
-        }
-        let mut xyz = Vec::new();
-        for k in 0..=nz {
-            for j in 0..=ny {
-                for i in 0..=nx {
-                    xyz.push(Vec3::new(i as f64, j as f64, k as f64));
-                }
-            }
-        }
-        (xyz, tets)
-    }
 
     /// Random SPD clique blocks (`GᵀG` per clique) plus a positive diagonal: an SPD matrix.
     fn random_spd_values(p: &SymmetricPattern, rng: &mut SplitMix64) -> Vec<f64> {
@@ -570,7 +536,7 @@ mod tests {
     /// z = 0 fixed and one more DOF removed.
     fn grid_pattern() -> (SymmetricPattern, Vec<Vec3>) {
         let (nx, ny, nz) = (6, 6, 5);
-        let (xyz, tets) = grid_tetrahedra(nx, ny, nz);
+        let (xyz, tets) = grid_tetrahedra([nx, ny, nz], 0, 0.0);
         let n_nodes = xyz.len();
         let mut removed = vec![false; n_nodes * 3];
         for d in removed.iter_mut().take((nx + 1) * (ny + 1) * 3) {

@@ -10,6 +10,8 @@ mod nested_dissection;
 mod pattern;
 mod permuted_pattern;
 mod symmetric_product;
+#[cfg(test)]
+mod test_grid;
 
 pub use assembly::{AssemblyPlan, axpby};
 pub use cholesky::{

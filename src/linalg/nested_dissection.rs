@@ -151,40 +151,13 @@ pub(super) fn nested_dissection_order(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linalg::test_grid::grid_tetrahedra;
     use crate::linalg::{FactorMethod, FactorOrdering, SymbolicFactor, SymbolicOptions};
 
-    /// Tetrahedra of an `m × m × m`-node grid (unit spacing, 6 per cell) starting at node
-    /// `first`, and the node coordinates shifted by `offset`.
+    /// Tetrahedra and coordinates of an `m × m × m`-node grid starting at node `first`,
+    /// shifted by `offset` along x.
     fn grid(m: usize, first: usize, offset: f64) -> (Vec<[usize; 4]>, Vec<Vec3>) {
-        let id = |i: usize, j: usize, k: usize| first + (k * m + j) * m + i;
-        let mut tets = Vec::new();
-        for k in 0..m - 1 {
-            for j in 0..m - 1 {
-                for i in 0..m - 1 {
-                    let c = [
-                        id(i, j, k),
-                        id(i + 1, j, k),
-                        id(i + 1, j + 1, k),
-                        id(i, j + 1, k),
-                        id(i, j, k + 1),
-                        id(i + 1, j, k + 1),
-                        id(i + 1, j + 1, k + 1),
-                        id(i, j + 1, k + 1),
-                    ];
-                    for path in [[1, 2], [2, 3], [3, 7], [7, 4], [4, 5], [5, 1]] {
-                        tets.push([c[0], c[path[0]], c[path[1]], c[6]]);
-                    }
-                }
-            }
-        }
-        let mut xyz = Vec::new();
-        for k in 0..m {
-            for j in 0..m {
-                for i in 0..m {
-                    xyz.push(Vec3::new(i as f64 + offset, j as f64, k as f64));
-                }
-            }
-        }
+        let (xyz, tets) = grid_tetrahedra([m - 1; 3], first, offset);
         (tets, xyz)
     }
 

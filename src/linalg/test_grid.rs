@@ -1,0 +1,45 @@
+//! Test support: the cliques of a structured grid of tetrahedra (the `mesh` module's box
+//! mesher is a layer-1 sibling, so `linalg` tests build their own).
+
+use crate::math::Vec3;
+
+/// Tetrahedra of an `nx × ny × nz`-cell grid with unit spacing, each cube split in 6
+/// tetrahedra around its main diagonal, node `(i, j, k)` numbered
+/// `first + i + (nx + 1)(j + (ny + 1) k)`; coordinates shifted by `offset` along x.
+pub(crate) fn grid_tetrahedra(
+    cells: [usize; 3],
+    first: usize,
+    offset: f64,
+) -> (Vec<Vec3>, Vec<[usize; 4]>) {
+    let [nx, ny, nz] = cells;
+    let id = |i: usize, j: usize, k: usize| first + (k * (ny + 1) + j) * (nx + 1) + i;
+    let mut tets = Vec::with_capacity(6 * nx * ny * nz);
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let c = [
+                    id(i, j, k),
+                    id(i + 1, j, k),
+                    id(i + 1, j + 1, k),
+                    id(i, j + 1, k),
+                    id(i, j, k + 1),
+                    id(i + 1, j, k + 1),
+                    id(i + 1, j + 1, k + 1),
+                    id(i, j + 1, k + 1),
+                ];
+                for path in [[1, 2], [2, 3], [3, 7], [7, 4], [4, 5], [5, 1]] {
+                    tets.push([c[0], c[path[0]], c[path[1]], c[6]]);
+                }
+            }
+        }
+    }
+    let mut xyz = Vec::with_capacity((nx + 1) * (ny + 1) * (nz + 1));
+    for k in 0..=nz {
+        for j in 0..=ny {
+            for i in 0..=nx {
+                xyz.push(Vec3::new(i as f64 + offset, j as f64, k as f64));
+            }
+        }
+    }
+    (xyz, tets)
+}
