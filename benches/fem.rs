@@ -75,18 +75,15 @@ fn step(c: &mut Criterion) {
     group.sample_size(10);
     for (name, cells) in SIZES {
         let b = body(cells, Law::Corotational);
-        let scene = Scene {
-            simulation: SimulationSection {
+        let scene = Scene::new(
+            SimulationSection {
                 dt: 0.01,
                 steps: 0,
                 gravity: [0.0, 0.0, -9.81],
                 newton_iterations: 1,
             },
-            bodies: vec![b],
-            actuation: Vec::new(),
-            source: None,
-            contact: Default::default(),
-        };
+            vec![b],
+        );
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();
         stepper.step(&scene, &mut state).unwrap();

@@ -61,18 +61,15 @@ fn tip_deflection(n: usize, law: Law) -> f64 {
         fixed,
     };
     let body = SoftBody::new("beam", mesh, options).unwrap();
-    let scene = Scene {
-        simulation: SimulationSection {
+    let scene = Scene::new(
+        SimulationSection {
             dt: 0.01,
             steps: 0,
             gravity: [0.0, 0.0, -G],
             newton_iterations: 1,
         },
-        bodies: vec![body],
-        actuation: Vec::new(),
-        source: None,
-        contact: Default::default(),
-    };
+        vec![body],
+    );
     let mut state = scene.initial_state();
     solve_static(&scene, &mut state, StaticOptions::default()).unwrap();
     let rest = scene.bodies[0].rest_positions();

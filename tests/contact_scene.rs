@@ -39,15 +39,6 @@ fn block_scene(theta: f64, rayleigh_mass: f64, solver: ContactSolverKind) -> Sce
     };
     let body = SoftBody::new("block", mesh, options).unwrap();
     Scene {
-        simulation: SimulationSection {
-            dt: DT,
-            steps: 0,
-            gravity: [G * theta.sin(), 0.0, -G * theta.cos()],
-            newton_iterations: 1,
-        },
-        bodies: vec![body],
-        actuation: Vec::new(),
-        source: None,
         contact: SceneContact {
             obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
             friction: vec![MU],
@@ -58,6 +49,15 @@ fn block_scene(theta: f64, rayleigh_mass: f64, solver: ContactSolverKind) -> Sce
                 ..ContactSection::default()
             },
         },
+        ..Scene::new(
+            SimulationSection {
+                dt: DT,
+                steps: 0,
+                gravity: [G * theta.sin(), 0.0, -G * theta.cos()],
+                newton_iterations: 1,
+            },
+            vec![body],
+        )
     }
 }
 

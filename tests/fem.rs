@@ -10,8 +10,7 @@ use diffsoro::scene::{Scene, SimulationSection, StaticOptions, Stepper, solve_st
 
 const LAWS: [Law; 3] = [Law::Corotational, Law::StVK, Law::NeoHookean];
 
-fn options(mesh: &Mesh, law: Law, e: f64, nu: f64, fixed: Vec<bool>) -> SoftBodyOptions {
-    let _ = mesh;
+fn options(law: Law, e: f64, nu: f64, fixed: Vec<bool>) -> SoftBodyOptions {
     SoftBodyOptions {
         material: Material::new(law, e, nu).unwrap(),
         density: 1000.0,
@@ -60,12 +59,8 @@ fn patch_test_affine_field_gives_the_affine_stress_and_no_interior_force() {
         .map(|p| p.iter().all(|c| *c > 1e-9 && *c < 1.0 - 1e-9))
         .collect();
     for law in LAWS {
-        let body = SoftBody::new(
-            "box",
-            mesh.clone(),
-            options(&mesh, law, 1e6, 0.3, vec![false; n]),
-        )
-        .unwrap();
+        let body =
+            SoftBody::new("box", mesh.clone(), options(law, 1e6, 0.3, vec![false; n])).unwrap();
         let material = Material::new(law, 1e6, 0.3).unwrap();
         let p_exact = material.at(&a).unwrap().stress();
         for t in body.elements() {
@@ -120,12 +115,8 @@ fn rigid_motions_give_zero_energy_and_zero_forces() {
         .map(|p| r * p + Vec3::new(1.0, 2.0, -3.0))
         .collect();
     for law in LAWS {
-        let body = SoftBody::new(
-            "box",
-            mesh.clone(),
-            options(&mesh, law, 1e6, 0.3, vec![false; n]),
-        )
-        .unwrap();
+        let body =
+            SoftBody::new("box", mesh.clone(), options(law, 1e6, 0.3, vec![false; n])).unwrap();
         let mut state = body.elastic_state();
         body.evaluate_elastic(&x, Stiffness::Assemble, &mut state)
             .unwrap();
@@ -153,21 +144,18 @@ fn bar_scene(
     } else {
         vec![false; mesh.node_count()]
     };
-    let mut opts = options(&mesh, law, e, 0.3, fixed);
+    let mut opts = options(law, e, 0.3, fixed);
     opts.rayleigh_mass = rayleigh_mass;
     let body = SoftBody::new("bar", mesh, opts).unwrap();
-    Scene {
-        simulation: SimulationSection {
+    Scene::new(
+        SimulationSection {
             dt: 1e-3,
             steps: 0,
             gravity,
             newton_iterations: newton,
         },
-        bodies: vec![body],
-        actuation: Vec::new(),
-        source: None,
-        contact: Default::default(),
-    }
+        vec![body],
+    )
 }
 
 fn total_energy(scene: &Scene, state: &diffsoro::scene::State) -> f64 {
@@ -274,22 +262,19 @@ fn free_fall_matches_implicit_euler_in_closed_form_for_both_masses() {
     for mass in [MassKind::Lumped, MassKind::Consistent] {
         let mesh = box_mesh([3, 2, 2], [0.0; 3], [0.03, 0.02, 0.02]).unwrap();
         let n = mesh.node_count();
-        let mut opts = options(&mesh, Law::NeoHookean, 1e5, 0.3, vec![false; n]);
+        let mut opts = options(Law::NeoHookean, 1e5, 0.3, vec![false; n]);
         opts.mass = mass;
         let body = SoftBody::new("cube", mesh, opts).unwrap();
         let g = [0.3, -1.0, -9.81];
-        let scene = Scene {
-            simulation: SimulationSection {
+        let scene = Scene::new(
+            SimulationSection {
                 dt: 0.01,
                 steps: 0,
                 gravity: g,
                 newton_iterations: 1,
             },
-            bodies: vec![body],
-            actuation: Vec::new(),
-            source: None,
-            contact: Default::default(),
-        };
+            vec![body],
+        );
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();
         let steps = 25;

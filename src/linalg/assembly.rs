@@ -236,6 +236,7 @@ pub fn axpby(alpha: f64, x: &[f64], beta: f64, y: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linalg::test_support::to_dense;
     use crate::math::{DMat, SplitMix64};
 
     fn random_symmetric_blocks(plan: &AssemblyPlan, rng: &mut SplitMix64) -> Vec<f64> {
@@ -278,18 +279,6 @@ mod tests {
         }
         let free: Vec<usize> = (0..n_full).filter(|d| !removed[*d]).collect();
         DMat::from_fn(free.len(), free.len(), |i, j| full[(free[i], free[j])])
-    }
-
-    fn to_dense(p: &SymmetricPattern, values: &[f64]) -> DMat {
-        let mut a = DMat::zeros(p.n(), p.n());
-        for c in 0..p.n() {
-            let column = p.col_ptr()[c]..p.col_ptr()[c + 1];
-            for (&r, &value) in p.row_idx()[column.clone()].iter().zip(&values[column]) {
-                a[(r, c)] = value;
-                a[(c, r)] = value;
-            }
-        }
-        a
     }
 
     fn cliques() -> Vec<Vec<usize>> {

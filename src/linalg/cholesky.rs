@@ -494,7 +494,7 @@ impl NumericFactor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_grid::grid_tetrahedra;
+    use crate::linalg::test_support::{grid_tetrahedra, to_dense};
     use crate::math::SplitMix64;
     use crate::math::{DMat, DVec};
 
@@ -518,18 +518,6 @@ mod tests {
         let diag: Vec<f64> = (0..p.n()).map(|_| 0.1 + rng.uniform().abs()).collect();
         p.add_diagonal(&mut values, 1.0, &diag);
         values
-    }
-
-    fn to_dense(p: &SymmetricPattern, values: &[f64]) -> DMat {
-        let mut a = DMat::zeros(p.n(), p.n());
-        for c in 0..p.n() {
-            let column = p.col_ptr()[c]..p.col_ptr()[c + 1];
-            for (&r, &value) in p.row_idx()[column.clone()].iter().zip(&values[column]) {
-                a[(r, c)] = value;
-                a[(c, r)] = value;
-            }
-        }
-        a
     }
 
     /// A 6 × 6 × 5-cell grid (big enough for nested dissection to split it) with the face

@@ -11,7 +11,7 @@ mod pattern;
 mod permuted_pattern;
 mod symmetric_product;
 #[cfg(test)]
-mod test_grid;
+mod test_support;
 
 pub use assembly::{AssemblyPlan, axpby};
 pub use cholesky::{

@@ -151,7 +151,7 @@ pub(super) fn nested_dissection_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_grid::grid_tetrahedra;
+    use crate::linalg::test_support::grid_tetrahedra;
     use crate::linalg::{FactorMethod, FactorOrdering, SymbolicFactor, SymbolicOptions};
 
     /// Tetrahedra and coordinates of an `m × m × m`-node grid starting at node `first`,

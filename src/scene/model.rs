@@ -56,6 +56,18 @@ pub struct State {
 }
 
 impl Scene {
+    /// A scene of `bodies` with no actuator, no obstacle and no source file (tests,
+    /// benchmarks and programs that build their bodies in code); add the rest by field.
+    pub fn new(simulation: SimulationSection, bodies: Vec<SoftBody>) -> Scene {
+        Scene {
+            simulation,
+            bodies,
+            actuation: Vec::new(),
+            source: None,
+            contact: SceneContact::default(),
+        }
+    }
+
     /// Reads the scene file at `path`, applies the `--set` overrides, loads every mesh
     /// (relative to the scene file's folder) and builds the models.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scene> {

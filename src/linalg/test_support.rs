@@ -1,7 +1,9 @@
-//! Test support: the cliques of a structured grid of tetrahedra (the `mesh` module's box
-//! mesher is a layer-1 sibling, so `linalg` tests build their own).
+//! Test support of the `linalg` tests: the cliques of a structured grid of tetrahedra (the
+//! `mesh` module's box mesher is a layer-1 sibling, so these tests build their own) and the
+//! dense form of a stored lower triangle.
 
-use crate::math::Vec3;
+use super::SymmetricPattern;
+use crate::math::{DMat, Vec3};
 
 /// Tetrahedra of an `nx × ny × nz`-cell grid with unit spacing, each cube split in 6
 /// tetrahedra around its main diagonal, node `(i, j, k)` numbered
@@ -42,4 +44,17 @@ pub(crate) fn grid_tetrahedra(
         }
     }
     (xyz, tets)
+}
+
+/// The full symmetric dense matrix of lower-triangle `values` on pattern `p`.
+pub(crate) fn to_dense(p: &SymmetricPattern, values: &[f64]) -> DMat {
+    let mut a = DMat::zeros(p.n(), p.n());
+    for c in 0..p.n() {
+        let column = p.col_ptr()[c]..p.col_ptr()[c + 1];
+        for (&r, &value) in p.row_idx()[column.clone()].iter().zip(&values[column]) {
+            a[(r, c)] = value;
+            a[(c, r)] = value;
+        }
+    }
+    a
 }
