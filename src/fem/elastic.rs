@@ -108,18 +108,7 @@ impl SoftBody {
             return Err(err.at_element(e));
         }
         state.energy = state.element_energy.iter().sum();
-        let element_forces = &state.element_forces;
-        state
-            .forces
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(n, out)| {
-                *out = self
-                    .incidence(n)
-                    .iter()
-                    .map(|&(e, local)| element_forces[e as usize][local as usize])
-                    .sum();
-            });
+        self.gather(&state.element_forces, &mut state.forces);
         if with_k {
             self.pattern().assemble(&state.blocks, &mut state.stiffness);
         }

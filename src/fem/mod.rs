@@ -5,11 +5,15 @@
 mod elastic;
 mod fixed;
 mod mass;
+mod parameter_derivative;
 mod soft_body;
+mod stiffness_derivative;
 mod tetrahedron;
 
 pub use elastic::{ElasticState, Stiffness};
 pub use fixed::fixed_nodes;
 pub use mass::{MassKind, consistent_mass_block, lumped_masses};
+pub use parameter_derivative::{MaterialParameter, ParameterDerivatives};
 pub use soft_body::{SoftBody, SoftBodyOptions};
+pub use stiffness_derivative::StiffnessDerivativeState;
 pub use tetrahedron::Tetrahedron;

@@ -193,4 +193,17 @@ impl SoftBody {
     pub(super) fn incidence(&self, n: usize) -> &[(u32, u8)] {
         &self.incidence[self.incidence_ptr[n]..self.incidence_ptr[n + 1]]
     }
+
+    /// Sums per-element nodal vectors (`element_vectors[e][local]`) into one vector per node
+    /// (`out`, overwritten), in parallel over nodes; bit-identical for any thread count.
+    pub(super) fn gather(&self, element_vectors: &[[Vec3; 4]], out: &mut [Vec3]) {
+        use rayon::prelude::*;
+        out.par_iter_mut().enumerate().for_each(|(n, o)| {
+            *o = self
+                .incidence(n)
+                .iter()
+                .map(|&(e, local)| element_vectors[e as usize][local as usize])
+                .sum();
+        });
+    }
 }
