@@ -24,4 +24,7 @@ pub mod contact;
 // L4
 pub mod scene;
 
+// L5
+pub mod diff;
+
 pub use error::{Error, Result};

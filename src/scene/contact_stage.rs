@@ -145,6 +145,47 @@ impl ContactWorkspace {
     }
 }
 
+impl ContactWorkspace {
+    /// The contacts of the last step, in NCP order (empty when none was detected).
+    pub fn contacts(&self) -> &[NodeContact] {
+        &self.contacts
+    }
+
+    /// λ (N, 3 per contact in each contact's frame `[t₁, t₂, n]`) of the last step's NCP.
+    pub fn lambda(&self) -> &[f64] {
+        &self.previous_lambda
+    }
+
+    /// The last step's Delassus matrix G = h H_c A⁻¹ H_cᵀ (s/kg).
+    pub fn delassus(&self) -> &DMat {
+        &self.delassus
+    }
+
+    /// The last step's free contact velocity g, penetration correction included (m/s).
+    pub fn free_velocity(&self) -> &[f64] {
+        &self.g
+    }
+
+    /// The Coulomb coefficient of each contact of the last step.
+    pub fn friction(&self) -> &[f64] {
+        &self.friction
+    }
+
+    /// The last step's contact Jacobian H_c (3 rows per contact).
+    pub fn jacobian(&self) -> &ContactJacobian {
+        &self.jacobian
+    }
+}
+
+/// The mode tolerance the contact stage classifies with for an NCP tolerance `tolerance`:
+/// the default, widened to ten times the solver tolerance.
+pub fn mode_tolerance(tolerance: f64) -> ModeTolerance {
+    ModeTolerance {
+        force: ModeTolerance::default().force.max(10.0 * tolerance),
+        velocity: ModeTolerance::default().velocity.max(10.0 * tolerance),
+    }
+}
+
 /// The contact stage of one body (module doc): detects, solves the NCP and corrects
 /// `vp_red` (the reduced v_free on entry, v⁺ on return) in place. `factor` is the step's
 /// factorisation of A over the free DOFs of `dofs`.
@@ -255,10 +296,7 @@ pub fn resolve_contacts(
     outcome.converged = solution.converged;
     outcome.iterations = solution.iterations;
     outcome.residual = solution.residuals.max();
-    let tol = ModeTolerance {
-        force: ModeTolerance::default().force.max(10.0 * s.tolerance),
-        velocity: ModeTolerance::default().velocity.max(10.0 * s.tolerance),
-    };
+    let tol = mode_tolerance(s.tolerance);
     outcome.active = classify(solution.lambda.as_slice(), solution.sigma.as_slice(), tol)
         .iter()
         .filter(|m| **m != ContactMode::Breaking)

@@ -18,7 +18,9 @@ pub use actuation::{ActuationWorkspace, BodyActuation, EMBEDDING_TOLERANCE};
 pub use contact_file::{
     ContactSection, ContactSolverKind, ObstacleKind, ObstacleSection, axis_angle_matrix,
 };
-pub use contact_stage::{ContactOutcome, ContactWorkspace, SceneContact, resolve_contacts};
+pub use contact_stage::{
+    ContactOutcome, ContactWorkspace, SceneContact, mode_tolerance, resolve_contacts,
+};
 pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,
     SoftBodySection,

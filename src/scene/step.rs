@@ -109,6 +109,43 @@ impl BodyWorkspace {
     }
 }
 
+impl BodyWorkspace {
+    /// The factorisation of the last step's matrix A = M + hD + h²K(xₙ) over the free DOFs
+    /// (with full Newton, of the last iteration's Jacobian).
+    pub fn factor(&self) -> &NumericFactor {
+        &self.factor
+    }
+
+    /// K(xₙ) of the last linearised step on the body's pattern (N/m): the stiffness the
+    /// step's derivatives need (with full Newton, K at the last iterate).
+    pub fn stiffness(&self) -> &[f64] {
+        &self.elastic.stiffness
+    }
+
+    /// The contact stage's buffers after the last step (its contacts, λ, Delassus matrix).
+    pub fn contact(&self) -> &ContactWorkspace {
+        &self.contact
+    }
+
+    /// Exchanges the factorisation with `other` (built on the same symbolic analysis), so a
+    /// caller can keep a step's factor without copying it; the next step refactorises.
+    ///
+    /// Panics if `other` was analysed for another pattern.
+    pub fn swap_factor(&mut self, other: &mut NumericFactor) {
+        assert!(
+            std::sync::Arc::ptr_eq(self.factor.symbolic(), other.symbolic()),
+            "swap_factor: another symbolic analysis"
+        );
+        std::mem::swap(&mut self.factor, other);
+    }
+
+    /// Exchanges the stiffness values with `other` (same length), like [`Self::swap_factor`].
+    pub fn swap_stiffness(&mut self, other: &mut Vec<f64>) {
+        assert_eq!(other.len(), self.elastic.stiffness.len(), "swap_stiffness");
+        std::mem::swap(&mut self.elastic.stiffness, other);
+    }
+}
+
 fn flatten(v: &[Vec3], out: &mut [f64]) {
     for (o, p) in out.chunks_exact_mut(3).zip(v) {
         o.copy_from_slice(p.as_slice());
@@ -126,6 +163,17 @@ impl Stepper {
                 .map(|(i, b)| BodyWorkspace::with_actuation(b, scene.body_actuation(i)))
                 .collect::<Result<_>>()?,
         })
+    }
+
+    /// The buffers of body `i` after the last step.
+    pub fn body(&self, i: usize) -> &BodyWorkspace {
+        &self.bodies[i]
+    }
+
+    /// The buffers of body `i`, mutable (to swap out its factorisation, see
+    /// [`BodyWorkspace::swap_factor`]).
+    pub fn body_mut(&mut self, i: usize) -> &mut BodyWorkspace {
+        &mut self.bodies[i]
     }
 
     /// Advances `state` by one time step of `scene` (see the module doc for the equations).

@@ -1,0 +1,48 @@
+//! Implicit differentiation of the step and of trajectories (layer 5; uses `scene`,
+//! `contact`, `fem`, `actuator`, `linalg`): forward mode (JVP, tangents of x⁺, v⁺ for k input
+//! directions with k solves by the step's own factorisation) and reverse mode (VJP, one solve
+//! per output cotangent), and over trajectories forward sensitivities and a reverse-mode
+//! adjoint (DESIGN.md §2; paper 004 §III, Eq. 10-11; paper 002 Appendix D).
+//!
+//! This layer only chains: the stiffness derivative `∂(K V)/∂x` and the parameter derivatives
+//! come from `fem`, `∂(H_aᵀλ)/∂x` from `actuator`, the NCP derivative and the contact
+//! geometry derivatives from `contact`.
+//!
+//! # The differentiated step
+//!
+//! The linearised implicit Euler step (paper 004 Eq. 1, `scene::Stepper`) written per body over
+//! its free degrees of freedom is
+//!
+//! ```text
+//! A v⁺ = M v + h (f_ext + f(x) + H_a(x)ᵀλ_a) + h H_c(x)ᵀλ_c,   A = (1 + hα) M + (hβ + h²) K(x)
+//! x⁺ = x + h v⁺
+//! ```
+//!
+//! (the step's `A Δv = b` with Δv = v⁺ − v rearranged). Differentiating, with
+//! `c_K = hβ + h²` and `T_V = ∂(K V)/∂x`:
+//!
+//! ```text
+//! A dv⁺ = M dv + h (−K dx + ∂f/∂p dp + ∂(H_aᵀλ_a)/∂x dx + H_aᵀ dλ_a)
+//!         − c_K (T_{v⁺} dx + ∂(K v⁺)/∂p dp) + [contact terms]
+//! dx⁺ = dx + h dv⁺
+//! ```
+//!
+//! Reverse mode transposes this with A = Aᵀ, K = Kᵀ and T_V = T_Vᵀ (both Hessians of the
+//! energy), so one solve A r̄ = v̄⁺ + h x̄⁺ gives every input cotangent.
+//!
+//! Fixed nodes are boundary conditions, not inputs: their components of a tangent are ignored
+//! on input and zero on output, and likewise for cotangents.
+
+mod parameter;
+mod record;
+mod step_derivative;
+mod tangent;
+mod trajectory;
+
+pub use parameter::Parameter;
+pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
+pub use step_derivative::{InputTangent, StepDerivative, StepVjp};
+pub use tangent::{BodyTangent, StateTangent};
+pub use trajectory::{
+    AdjointResult, Tape, TapeOptions, adjoint, forward_sensitivities, record_trajectory,
+};

@@ -1,0 +1,174 @@
+//! Differentiable parameters of a scene and their names (DESIGN.md §4):
+//! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`.
+
+use crate::actuator::Drive;
+use crate::error::{Error, Result};
+use crate::fem::MaterialParameter;
+use crate::material::Material;
+use crate::scene::Scene;
+
+/// One scalar parameter of a scene the step can be differentiated with respect to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Parameter {
+    /// Young's modulus (Pa) or Poisson's ratio of soft body `body`.
+    Material {
+        /// Index of the soft body in the scene.
+        body: usize,
+        /// Which material parameter.
+        parameter: MaterialParameter,
+    },
+    /// The input λ_a of a force-driven actuator (N for a cable, Pa for a cavity, N·m for a
+    /// servo), held constant over a run.
+    Actuator {
+        /// Index of the soft body in the scene.
+        body: usize,
+        /// Index of the actuator in the body's actuators.
+        index: usize,
+    },
+}
+
+impl Parameter {
+    /// Parses `young_modulus:BODY`, `poisson_ratio:BODY` or `actuator:NAME` against `scene`.
+    /// Errors name the unknown kind, body or actuator and list the known ones.
+    pub fn parse(scene: &Scene, name: &str) -> Result<Parameter> {
+        let what = format!("parameter `{name}`");
+        let Some((kind, target)) = name.split_once(':') else {
+            return Err(Error::invalid(
+                what,
+                "expected `young_modulus:BODY`, `poisson_ratio:BODY` or `actuator:NAME`",
+            ));
+        };
+        let body_index = |body: &str| {
+            scene
+                .bodies
+                .iter()
+                .position(|b| b.name() == body)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = scene.bodies.iter().map(|b| b.name()).collect();
+                    Error::invalid(
+                        &what,
+                        format!("the scene has no soft body `{body}` (it has {known:?})"),
+                    )
+                })
+        };
+        match kind {
+            "young_modulus" | "poisson_ratio" => Ok(Parameter::Material {
+                body: body_index(target)?,
+                parameter: if kind == "young_modulus" {
+                    MaterialParameter::YoungModulus
+                } else {
+                    MaterialParameter::PoissonRatio
+                },
+            }),
+            "actuator" => {
+                let mut found = Vec::new();
+                for b in 0..scene.bodies.len() {
+                    for (index, a) in scene.body_actuation(b).actuators.iter().enumerate() {
+                        if a.name == target {
+                            found.push(Parameter::Actuator { body: b, index });
+                        }
+                    }
+                }
+                match found.as_slice() {
+                    [p] => Ok(*p),
+                    [] => {
+                        let known: Vec<&str> = (0..scene.bodies.len())
+                            .flat_map(|b| scene.body_actuation(b).actuators.iter())
+                            .map(|a| a.name.as_str())
+                            .collect();
+                        Err(Error::invalid(
+                            what,
+                            format!("the scene has no actuator `{target}` (it has {known:?})"),
+                        ))
+                    }
+                    _ => Err(Error::invalid(
+                        what,
+                        format!("several bodies have an actuator `{target}`"),
+                    )),
+                }
+            }
+            other => Err(Error::invalid(
+                what,
+                format!(
+                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio` or `actuator`"
+                ),
+            )),
+        }
+    }
+
+    /// The parameter's name, as [`Parameter::parse`] reads it.
+    pub fn name(&self, scene: &Scene) -> String {
+        match *self {
+            Parameter::Material { body, parameter } => {
+                format!("{}:{}", parameter.name(), scene.bodies[body].name())
+            }
+            Parameter::Actuator { body, index } => {
+                format!(
+                    "actuator:{}",
+                    scene.body_actuation(body).actuators[index].name
+                )
+            }
+        }
+    }
+
+    /// The body the parameter belongs to.
+    pub fn body(&self) -> usize {
+        match *self {
+            Parameter::Material { body, .. } | Parameter::Actuator { body, .. } => body,
+        }
+    }
+
+    /// The parameter's current value in `scene` (an actuator's given force; 0 for a
+    /// target-driven one).
+    pub fn value(&self, scene: &Scene) -> f64 {
+        match *self {
+            Parameter::Material { body, parameter } => {
+                let m = scene.bodies[body].material();
+                match parameter {
+                    MaterialParameter::YoungModulus => m.young_modulus(),
+                    MaterialParameter::PoissonRatio => m.poisson_ratio(),
+                }
+            }
+            Parameter::Actuator { body, index } => {
+                match scene.body_actuation(body).actuators[index].drive {
+                    Drive::Force(f) => f,
+                    Drive::Target(_) => 0.0,
+                }
+            }
+        }
+    }
+
+    /// Sets the parameter in `scene`. Errors on an invalid material value (E ≤ 0, ν outside
+    /// (−1, 0.5)) naming it, or a non-finite actuator force.
+    pub fn set(&self, scene: &mut Scene, value: f64) -> Result<()> {
+        match *self {
+            Parameter::Material { body, parameter } => {
+                let m = *scene.bodies[body].material();
+                let (e, nu) = match parameter {
+                    MaterialParameter::YoungModulus => (value, m.poisson_ratio()),
+                    MaterialParameter::PoissonRatio => (m.young_modulus(), value),
+                };
+                let what = format!("soft_body.{}", scene.bodies[body].name());
+                let material = Material::new(m.law(), e, nu).map_err(|err| match err {
+                    Error::Invalid {
+                        what: item,
+                        message,
+                    } => Error::invalid(format!("{what}.{item}"), message),
+                    other => other,
+                })?;
+                scene.bodies[body].set_material(material);
+                Ok(())
+            }
+            Parameter::Actuator { body, index } => {
+                if !value.is_finite() {
+                    return Err(Error::invalid(
+                        format!("actuator {}", self.name(scene)),
+                        format!("force {value} is not finite"),
+                    ));
+                }
+                scene.actuation[body].actuators[index].drive = Drive::Force(value);
+                Ok(())
+            }
+        }
+    }
+}

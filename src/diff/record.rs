@@ -1,0 +1,145 @@
+//! What the derivatives of one step need, kept from the forward step itself: the start state,
+//! v⁺, and the step's own factorisation of A and stiffness K(x) — taken from the stepper by
+//! swapping buffers, never copied or recomputed (DESIGN.md §2: k directions cost k solves
+//! with the factorisation already computed).
+
+use crate::actuator::Drive;
+use crate::error::{Error, Result};
+use crate::linalg::{FactorKind, NumericFactor};
+use crate::math::Vec3;
+use crate::scene::{Scene, State, StepReport, Stepper};
+
+/// One body's part of a [`StepRecord`].
+pub struct BodyRecord {
+    /// Positions xₙ at the start of the step (m).
+    pub x: Vec<Vec3>,
+    /// Velocities vₙ at the start of the step (m/s).
+    pub v: Vec<Vec3>,
+    /// Velocities v⁺ at the end of the step (m/s).
+    pub v_plus: Vec<Vec3>,
+    /// The step's factorisation of A = M + hD + h²K(xₙ) (free DOFs).
+    pub(crate) factor: NumericFactor,
+    /// K(xₙ) on the body's pattern (N/m).
+    pub(crate) stiffness: Vec<f64>,
+}
+
+impl BodyRecord {
+    /// Bytes held by this record (the factor, the stiffness and the three nodal fields).
+    pub fn bytes(&self) -> usize {
+        8 * (self.factor.symbolic().factor_len() + self.stiffness.len() + 9 * self.x.len())
+    }
+}
+
+/// Everything the derivatives of one step need (see the module doc).
+pub struct StepRecord {
+    /// Time step h (s).
+    pub h: f64,
+    /// Per soft body, in scene order.
+    pub bodies: Vec<BodyRecord>,
+}
+
+impl StepRecord {
+    /// Bytes held by this record.
+    pub fn bytes(&self) -> usize {
+        self.bodies.iter().map(BodyRecord::bytes).sum()
+    }
+}
+
+/// Whether the derivatives of this crate cover `scene`'s step; errors say what is not
+/// covered: full Newton (`newton_iterations > 1`), target-driven actuators (whose λ is solved
+/// inside the step), and contact (until the contact chain lands).
+pub fn check_differentiable(scene: &Scene) -> Result<()> {
+    if scene.simulation.newton_iterations != 1 {
+        return Err(Error::invalid(
+            "simulation.newton_iterations",
+            format!(
+                "is {}: derivatives cover the linearised step (newton_iterations = 1) only",
+                scene.simulation.newton_iterations
+            ),
+        ));
+    }
+    for b in 0..scene.bodies.len() {
+        for a in &scene.body_actuation(b).actuators {
+            if matches!(a.drive, Drive::Target(_)) {
+                return Err(Error::invalid(
+                    format!("soft_body.{}.{}", scene.bodies[b].name(), a.name),
+                    "is displacement/volume/angle-driven: derivatives cover force-driven actuators only (give `force`, `pressure` or `torque`)",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A stepper that keeps what each step's derivatives need ([`StepRecord`]); records given
+/// back with [`Recorder::recycle`] lend their buffers to later steps.
+pub struct Recorder {
+    stepper: Stepper,
+    spare: Vec<Vec<(NumericFactor, Vec<f64>)>>,
+}
+
+impl Recorder {
+    /// A recorder for `scene`. Errors as [`check_differentiable`] and [`Stepper::new`].
+    pub fn new(scene: &Scene) -> Result<Recorder> {
+        check_differentiable(scene)?;
+        Ok(Recorder {
+            stepper: Stepper::new(scene)?,
+            spare: (0..scene.bodies.len()).map(|_| Vec::new()).collect(),
+        })
+    }
+
+    /// The underlying stepper.
+    pub fn stepper(&self) -> &Stepper {
+        &self.stepper
+    }
+
+    /// Advances `state` by one step of `scene` and returns the step's report and record.
+    /// Errors as [`Stepper::step`], and on contact (not differentiated yet).
+    pub fn step(&mut self, scene: &Scene, state: &mut State) -> Result<(StepReport, StepRecord)> {
+        let starts: Vec<(Vec<Vec3>, Vec<Vec3>)> = state
+            .bodies
+            .iter()
+            .map(|b| (b.positions.clone(), b.velocities.clone()))
+            .collect();
+        let report = self.stepper.step(scene, state)?;
+        let mut bodies = Vec::with_capacity(starts.len());
+        for (i, (x, v)) in starts.into_iter().enumerate() {
+            let ws = self.stepper.body_mut(i);
+            if !ws.contact().contacts().is_empty() {
+                return Err(Error::invalid(
+                    format!("soft_body.{}", scene.bodies[i].name()),
+                    "touches an obstacle: derivatives through contact are not available yet",
+                ));
+            }
+            let (mut factor, mut stiffness) = self.spare[i].pop().unwrap_or_else(|| {
+                (
+                    NumericFactor::new(ws.factor().symbolic().clone(), FactorKind::Llt),
+                    vec![0.0; ws.stiffness().len()],
+                )
+            });
+            ws.swap_factor(&mut factor);
+            ws.swap_stiffness(&mut stiffness);
+            bodies.push(BodyRecord {
+                x,
+                v,
+                v_plus: state.bodies[i].velocities.clone(),
+                factor,
+                stiffness,
+            });
+        }
+        Ok((
+            report,
+            StepRecord {
+                h: scene.simulation.dt,
+                bodies,
+            },
+        ))
+    }
+
+    /// Takes back a record's buffers for later steps.
+    pub fn recycle(&mut self, record: StepRecord) {
+        for (spare, b) in self.spare.iter_mut().zip(record.bodies) {
+            spare.push((b.factor, b.stiffness));
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Derivatives over trajectories: forward sensitivities (a few parameters, many steps) and the
+//! reverse-mode adjoint (one backward sweep for a scalar loss of the final state, whatever the
+//! number of parameters), with checkpointing under a memory bound.
+//!
+//! Parameters are held constant over the run (an actuator's input too), so their derivative
+//! sums the contributions of every step. A trajectory's start state is an input like the
+//! parameters.
+
+use crate::error::Result;
+use crate::scene::{Scene, State};
+
+use super::parameter::Parameter;
+use super::record::{Recorder, StepRecord};
+use super::step_derivative::{InputTangent, StepDerivative};
+use super::tangent::StateTangent;
+
+/// Forward sensitivities: advances `state` by `steps` steps and returns, per parameter, the
+/// tangent of the final state (x, v) with respect to it (zero initial tangent). Each step costs
+/// the forward step plus one multi-right-hand-side solve with its factorisation (one column
+/// per parameter). `progress` is called after every step with the number of steps done.
+pub fn forward_sensitivities(
+    scene: &Scene,
+    state: &mut State,
+    steps: usize,
+    parameters: &[Parameter],
+    progress: &mut dyn FnMut(usize),
+) -> Result<Vec<StateTangent>> {
+    let mut recorder = Recorder::new(scene)?;
+    let mut derivative = StepDerivative::new(scene);
+    let mut inputs: Vec<InputTangent> = (0..parameters.len())
+        .map(|p| InputTangent {
+            state: StateTangent::zeros(scene),
+            parameters: (0..parameters.len())
+                .map(|q| if p == q { 1.0 } else { 0.0 })
+                .collect(),
+        })
+        .collect();
+    for s in 0..steps {
+        let (_, record) = recorder.step(scene, state)?;
+        let outputs = derivative.jvp(scene, &record, parameters, &inputs)?;
+        for (input, out) in inputs.iter_mut().zip(outputs) {
+            input.state = out;
+        }
+        recorder.recycle(record);
+        progress(s + 1);
+    }
+    Ok(inputs.into_iter().map(|i| i.state).collect())
+}
+
+/// Options of [`record_trajectory`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TapeOptions {
+    /// Bound on the bytes of step records kept (factorisations and stiffness values); steps
+    /// beyond it are recomputed during the backward sweep. Default 2 GiB.
+    pub memory_limit: usize,
+}
+
+impl Default for TapeOptions {
+    fn default() -> Self {
+        TapeOptions {
+            memory_limit: 2 << 30,
+        }
+    }
+}
+
+/// A recorded trajectory for the adjoint. It stores every step's start state (6n values per
+/// body and step: the checkpoints) and, while under [`TapeOptions::memory_limit`], every
+/// step's [`StepRecord`] (the step's factorisation of A and K(x), about the size of the
+/// Cholesky factor plus the matrix). A step whose record was not kept is recomputed from its
+/// start state during the backward sweep (one more forward step each).
+pub struct Tape {
+    starts: Vec<State>,
+    records: Vec<Option<StepRecord>>,
+    recorder: Recorder,
+    /// Bytes of the records kept.
+    pub record_bytes: usize,
+}
+
+impl Tape {
+    /// Steps recorded.
+    pub fn steps(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Steps whose record was kept (the others are recomputed by the adjoint).
+    pub fn kept_records(&self) -> usize {
+        self.records.iter().filter(|r| r.is_some()).count()
+    }
+}
+
+/// Advances `state` by `steps` steps of `scene`, recording what the adjoint needs (see
+/// [`Tape`]). `progress` is called after every step.
+pub fn record_trajectory(
+    scene: &Scene,
+    state: &mut State,
+    steps: usize,
+    options: TapeOptions,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Tape> {
+    let mut tape = Tape {
+        starts: Vec::with_capacity(steps),
+        records: Vec::with_capacity(steps),
+        recorder: Recorder::new(scene)?,
+        record_bytes: 0,
+    };
+    for s in 0..steps {
+        tape.starts.push(state.clone());
+        let (_, record) = tape.recorder.step(scene, state)?;
+        let bytes = record.bytes();
+        if tape.record_bytes + bytes <= options.memory_limit {
+            tape.record_bytes += bytes;
+            tape.records.push(Some(record));
+        } else {
+            tape.recorder.recycle(record);
+            tape.records.push(None);
+        }
+        progress(s + 1);
+    }
+    Ok(tape)
+}
+
+/// The gradient of a scalar loss of a trajectory's final state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdjointResult {
+    /// ∂loss/∂(start state).
+    pub state: StateTangent,
+    /// ∂loss/∂p for each parameter of the list.
+    pub parameters: Vec<f64>,
+}
+
+/// The reverse-mode adjoint of a recorded trajectory: given `final_cotangent` = ∂loss/∂(final
+/// state), one backward sweep of step VJPs (one solve per step and body with the recorded
+/// factorisations) gives ∂loss/∂(start state) and ∂loss/∂p for every parameter. `scene` must
+/// be the scene the tape was recorded with. Consumes the tape's records.
+pub fn adjoint(
+    scene: &Scene,
+    tape: &mut Tape,
+    parameters: &[Parameter],
+    final_cotangent: &StateTangent,
+) -> Result<AdjointResult> {
+    let mut derivative = StepDerivative::new(scene);
+    let mut cotangent = final_cotangent.clone();
+    let mut grads = vec![0.0; parameters.len()];
+    for t in (0..tape.starts.len()).rev() {
+        let record = match tape.records[t].take() {
+            Some(r) => r,
+            None => {
+                let mut s = tape.starts[t].clone();
+                tape.recorder.step(scene, &mut s)?.1
+            }
+        };
+        let vjp = derivative.vjp(scene, &record, parameters, &cotangent)?;
+        tape.recorder.recycle(record);
+        for (g, d) in grads.iter_mut().zip(&vjp.parameters) {
+            *g += d;
+        }
+        cotangent = vjp.state;
+    }
+    tape.record_bytes = 0;
+    Ok(AdjointResult {
+        state: cotangent,
+        parameters: grads,
+    })
+}
