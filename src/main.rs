@@ -9,6 +9,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use diffsoro::diff::{
+    InputTangent, Parameter, Recorder, SensitivityStepper, StateTangent, StepDerivative,
+    check_differentiable, every_parameter, step_parameter_jacobian_fd,
+};
 use diffsoro::rigid::{DynamicsCase, dynamics_report};
 use diffsoro::scene::{FinalState, FrameSeries, Scene, StaticOptions, Stepper, solve_static};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -52,6 +56,11 @@ enum Command {
         /// instead of warning on stderr and going on with the solver's last iterate.
         #[arg(long)]
         strict: bool,
+        /// Also compute d(final positions)/d(parameter) through the whole run (forward mode)
+        /// for each comma-separated name: `young_modulus:BODY`, `poisson_ratio:BODY`,
+        /// `actuator:NAME` (its force held constant over the run); repeatable.
+        #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
+        sensitivity: Vec<String>,
     },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
@@ -87,8 +96,17 @@ fn main() -> ExitCode {
             set,
             statics,
             strict,
-        }) => simulate(&scene, steps, out.as_deref(), &set, statics, strict)
-            .and_then(|f| print_json_compact(&f)),
+            sensitivity,
+        }) => simulate(
+            &scene,
+            steps,
+            out.as_deref(),
+            &set,
+            statics,
+            strict,
+            &sensitivity,
+        )
+        .and_then(|f| print_json_compact(&f)),
         Some(Command::Bench { scene, steps }) => bench(&scene, steps),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::Demo) => demo(),
@@ -164,8 +182,19 @@ fn simulate(
     set: &[String],
     statics: bool,
     strict: bool,
+    sensitivity: &[String],
 ) -> diffsoro::Result<FinalState> {
     let scene = Scene::load(path, set)?;
+    let parameters = sensitivity
+        .iter()
+        .map(|name| Parameter::parse(&scene, name.trim()))
+        .collect::<diffsoro::Result<Vec<_>>>()?;
+    if statics && !parameters.is_empty() {
+        return Err(diffsoro::Error::invalid(
+            "--sensitivity",
+            "is computed through time steps; it cannot be combined with --static",
+        ));
+    }
     let mut state = scene.initial_state();
     let mut frames = out
         .map(|dir| FrameSeries::create(dir, &scene))
@@ -173,6 +202,7 @@ fn simulate(
     if let Some(f) = frames.as_mut() {
         f.write(&scene, &state)?;
     }
+    let mut sensitivities = std::collections::BTreeMap::new();
     if statics {
         let reports = solve_static(&scene, &mut state, StaticOptions::default())?;
         for (body, r) in scene.bodies.iter().zip(&reports) {
@@ -189,11 +219,22 @@ fn simulate(
         }
     } else {
         let steps = steps.unwrap_or(scene.simulation.steps);
-        let mut stepper = Stepper::new(&scene)?;
+        // Plain steps, or steps carrying the forward sensitivities.
+        let mut plain = None;
+        let mut sensitive = None;
+        if parameters.is_empty() {
+            plain = Some(Stepper::new(&scene)?);
+        } else {
+            sensitive = Some(SensitivityStepper::new(&scene, &parameters)?);
+        }
         let bar = progress(steps as u64, "simulate");
         let mut warned = false;
         for _ in 0..steps {
-            let report = stepper.step(&scene, &mut state)?;
+            let report = match (&mut plain, &mut sensitive) {
+                (Some(stepper), _) => stepper.step(&scene, &mut state)?,
+                (None, Some(stepper)) => stepper.step(&scene, &mut state)?,
+                (None, None) => unreachable!("one stepper exists"),
+            };
             if !report.contact_converged {
                 let (body, c) = scene
                     .bodies
@@ -224,8 +265,23 @@ fn simulate(
             bar.inc(1);
         }
         bar.finish_and_clear();
+        if let Some(stepper) = &sensitive {
+            sensitivities = parameters
+                .iter()
+                .zip(stepper.tangents())
+                .map(|(p, t)| {
+                    let rows = t
+                        .bodies
+                        .iter()
+                        .flat_map(|b| b.positions.iter().map(|d| [d.x, d.y, d.z]))
+                        .collect();
+                    (p.name(&scene), rows)
+                })
+                .collect();
+        }
     }
-    let final_state = FinalState::new(&scene, &state);
+    let mut final_state = FinalState::new(&scene, &state);
+    final_state.sensitivities = sensitivities;
     if let (Some(f), Some(dir)) = (frames, out) {
         let json = serde_json::to_vec(&final_state)
             .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
@@ -274,14 +330,48 @@ fn bench(path: &Path, steps: usize) -> diffsoro::Result<()> {
     let mut state = scene.initial_state();
     let mut stepper = Stepper::new(&scene)?;
     stepper.step(&scene, &mut state)?; // warm-up: first-touch of every buffer
+    // The gradient figures: the step Jacobian with respect to every actuator and both
+    // material parameters of every body, analytical (from the step's record) and by central
+    // differences of the step; `null` when the scene's step is not differentiable.
+    let differentiable = check_differentiable(&scene);
+    if let Err(e) = &differentiable {
+        eprintln!("gradient_ms and finite_difference_ms are null: {e}");
+    }
+    let parameters = every_parameter(&scene);
+    let mut derivative = (differentiable.is_ok())
+        .then(|| Ok::<_, diffsoro::Error>((Recorder::new(&scene)?, StepDerivative::new(&scene))))
+        .transpose()?;
+    let unit_inputs: Vec<InputTangent> = (0..parameters.len())
+        .map(|p| InputTangent {
+            state: StateTangent::zeros(&scene),
+            parameters: (0..parameters.len())
+                .map(|q| if p == q { 1.0 } else { 0.0 })
+                .collect(),
+        })
+        .collect();
     let mut contacts = Vec::with_capacity(steps);
     let bar = progress(steps as u64, "bench");
-    let mut times = Vec::with_capacity(steps);
+    let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..steps {
+        let start_state = state.clone();
         let start = Instant::now();
         let report = stepper.step(&scene, &mut state)?;
-        contacts.push(report.contact.iter().map(|c| c.active).sum::<usize>() as f64);
         times.push(start.elapsed().as_secs_f64() * 1e3);
+        contacts.push(report.contact.iter().map(|c| c.active).sum::<usize>() as f64);
+        if let Some((recorder, derivative)) = derivative.as_mut() {
+            let mut s = start_state.clone();
+            let (_, record) = recorder.step(&scene, &mut s)?;
+            let start = Instant::now();
+            let jacobian = derivative.jvp(&scene, &record, &parameters, &unit_inputs)?;
+            gradient.push(start.elapsed().as_secs_f64() * 1e3);
+            std::hint::black_box(jacobian);
+            recorder.recycle(record);
+            let start = Instant::now();
+            let jacobian =
+                step_parameter_jacobian_fd(&scene, &start_state, &parameters, &mut stepper, 1e-6)?;
+            fd.push(start.elapsed().as_secs_f64() * 1e3);
+            std::hint::black_box(jacobian);
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -290,8 +380,8 @@ fn bench(path: &Path, steps: usize) -> diffsoro::Result<()> {
         tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
         contacts: median(contacts).round() as usize,
         step_ms: median(times),
-        gradient_ms: None,
-        finite_difference_ms: None,
+        gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
+        finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),
     })
 }
 
@@ -316,7 +406,7 @@ fn demo() -> diffsoro::Result<()> {
         scene.display(),
         out.display()
     );
-    let final_state = simulate(&scene, Some(100), Some(&out), &[], false, false)?;
+    let final_state = simulate(&scene, Some(100), Some(&out), &[], false, false, &[])?;
     let body = &final_state.soft_bodies[0];
     let sag = body
         .positions

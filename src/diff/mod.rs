@@ -33,16 +33,19 @@
 //! Fixed nodes are boundary conditions, not inputs: their components of a tangent are ignored
 //! on input and zero on output, and likewise for cotangents.
 
+mod finite_difference;
 mod parameter;
 mod record;
 mod step_derivative;
 mod tangent;
 mod trajectory;
 
-pub use parameter::Parameter;
+pub use finite_difference::step_parameter_jacobian_fd;
+pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
 pub use step_derivative::{InputTangent, StepDerivative, StepVjp};
 pub use tangent::{BodyTangent, StateTangent};
 pub use trajectory::{
-    AdjointResult, Tape, TapeOptions, adjoint, forward_sensitivities, record_trajectory,
+    AdjointResult, SensitivityStepper, Tape, TapeOptions, adjoint, forward_sensitivities,
+    record_trajectory,
 };

@@ -172,3 +172,19 @@ impl Parameter {
         }
     }
 }
+
+/// Every parameter of `scene`: per body, E and ν, then each force-driven actuator.
+pub fn every_parameter(scene: &Scene) -> Vec<Parameter> {
+    let mut out = Vec::new();
+    for body in 0..scene.bodies.len() {
+        for parameter in crate::fem::MaterialParameter::ALL {
+            out.push(Parameter::Material { body, parameter });
+        }
+        for (index, a) in scene.body_actuation(body).actuators.iter().enumerate() {
+            if matches!(a.drive, Drive::Force(_)) {
+                out.push(Parameter::Actuator { body, index });
+            }
+        }
+    }
+    out
+}

@@ -17,16 +17,28 @@ pub struct BodyRecord {
     pub v: Vec<Vec3>,
     /// Velocities v⁺ at the end of the step (m/s).
     pub v_plus: Vec<Vec3>,
+    /// Elastic forces f(xₙ) (N).
+    pub forces: Vec<Vec3>,
     /// The step's factorisation of A = M + hD + h²K(xₙ) (free DOFs).
-    pub(crate) factor: NumericFactor,
+    factor: NumericFactor,
     /// K(xₙ) on the body's pattern (N/m).
-    pub(crate) stiffness: Vec<f64>,
+    stiffness: Vec<f64>,
 }
 
 impl BodyRecord {
+    /// The step's factorisation of A (free DOFs).
+    pub fn factor(&self) -> &NumericFactor {
+        &self.factor
+    }
+
+    /// K(xₙ) on the body's pattern (N/m).
+    pub fn stiffness(&self) -> &[f64] {
+        &self.stiffness
+    }
+
     /// Bytes held by this record (the factor, the stiffness and the three nodal fields).
     pub fn bytes(&self) -> usize {
-        8 * (self.factor.symbolic().factor_len() + self.stiffness.len() + 9 * self.x.len())
+        8 * (self.factor.symbolic().factor_len() + self.stiffness.len() + 12 * self.x.len())
     }
 }
 
@@ -120,6 +132,7 @@ impl Recorder {
             ws.swap_factor(&mut factor);
             ws.swap_stiffness(&mut stiffness);
             bodies.push(BodyRecord {
+                forces: ws.forces().to_vec(),
                 x,
                 v,
                 v_plus: state.bodies[i].velocities.clone(),

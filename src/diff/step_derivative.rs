@@ -4,7 +4,7 @@
 use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::error::{Error, Result};
-use crate::fem::{ParameterDerivatives, StiffnessDerivativeState};
+use crate::fem::{MaterialParameter, ParameterDerivatives, StiffnessDerivativeState};
 use crate::math::Vec3;
 use crate::scene::Scene;
 
@@ -35,6 +35,9 @@ pub struct StepVjp {
 struct BodyBuffers {
     t: StiffnessDerivativeState,
     params: ParameterDerivatives,
+    /// Per material parameter (E, ν): its column of the right-hand side,
+    /// h ∂f/∂p − c_K ∂(K v⁺)/∂p over the free DOFs, when computed for the current record.
+    material_rhs: [Vec<f64>; 2],
     nodal: Vec<Vec3>,
     nodal2: Vec<Vec3>,
     nodal3: Vec<Vec3>,
@@ -64,6 +67,7 @@ impl StepDerivative {
                     BodyBuffers {
                         t: b.stiffness_derivative_state(),
                         params: b.parameter_derivatives_state(),
+                        material_rhs: [vec![0.0; nr], vec![0.0; nr]],
                         nodal: vec![Vec3::zeros(); n],
                         nodal2: vec![Vec3::zeros(); n],
                         nodal3: vec![Vec3::zeros(); n],
@@ -123,27 +127,34 @@ impl StepDerivative {
                     .iter()
                     .any(|p| *p != Vec3::zeros())
             });
-            let material_params = parameters.iter().enumerate().any(|(p, q)| {
-                matches!(q, Parameter::Material { body, .. } if *body == b)
-                    && inputs.iter().any(|i| i.parameters[p] != 0.0)
-            });
             if moves_x {
                 body.assemble_stiffness_derivative(&rec.x, &rec.v_plus, &mut buf.t)?;
             }
-            if material_params {
-                body.evaluate_parameter_derivatives(&rec.x, &rec.v_plus, &mut buf.params)?;
+            for (p, q) in parameters.iter().enumerate() {
+                if let Parameter::Material {
+                    body: qb,
+                    parameter,
+                } = *q
+                    && qb == b
+                    && inputs.iter().any(|i| i.parameters[p] != 0.0)
+                {
+                    buf.material_rhs(body, rec, h, parameter)?;
+                }
             }
             buf.columns.resize(nr * k, 0.0);
             for (c, input) in inputs.iter().enumerate() {
                 let tan = &input.state.bodies[b];
                 let col = &mut buf.columns[c * nr..(c + 1) * nr];
                 // M dv
-                reduce_nodes(dofs, &tan.velocities, &mut buf.red);
-                pattern.symmetric_product(body.mass_values(), &buf.red, col);
+                col.fill(0.0);
+                if tan.velocities.iter().any(|d| *d != Vec3::zeros()) {
+                    reduce_nodes(dofs, &tan.velocities, &mut buf.red);
+                    pattern.symmetric_product(body.mass_values(), &buf.red, col);
+                }
                 if moves_x {
                     // −h K dx − c_K T_{v⁺} dx + h ∂(H_aᵀλ)/∂x dx
                     reduce_nodes(dofs, &tan.positions, &mut buf.red);
-                    pattern.symmetric_product_add(&rec.stiffness, -h, &buf.red, col);
+                    pattern.symmetric_product_add(rec.stiffness(), -h, &buf.red, col);
                     pattern.symmetric_product_add(&buf.t.values, -c_k, &buf.red, col);
                     if !act.actuators.is_empty() {
                         expand_nodes(dofs, &buf.red, &mut buf.nodal2);
@@ -159,9 +170,10 @@ impl StepDerivative {
                     }
                     match *q {
                         Parameter::Material { parameter, .. } => {
-                            let i = parameter.index();
-                            add_reduced(dofs, &buf.params.forces[i], h * dp, col);
-                            add_reduced(dofs, &buf.params.stiffness_action[i], -c_k * dp, col);
+                            let rhs = &buf.material_rhs[material_slot(parameter)];
+                            for (c, r) in col.iter_mut().zip(rhs) {
+                                *c += dp * r;
+                            }
                         }
                         Parameter::Actuator { index, .. } => {
                             buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
@@ -177,10 +189,10 @@ impl StepDerivative {
                 }
             }
             if buf.solve_columns < k.max(1) {
-                buf.solve = MemBuffer::new(rec.factor.solve_scratch(k.max(1)));
+                buf.solve = MemBuffer::new(rec.factor().solve_scratch(k.max(1)));
                 buf.solve_columns = k.max(1);
             }
-            rec.factor
+            rec.factor()
                 .solve_columns_in_place(&mut buf.columns, k, MemStack::new(&mut buf.solve));
             for (c, (input, out)) in inputs.iter().zip(&mut outputs).enumerate() {
                 let col = &buf.columns[c * nr..(c + 1) * nr];
@@ -228,10 +240,10 @@ impl StepDerivative {
             reduce_nodes(dofs, &out.velocities, &mut buf.red);
             add_reduced(dofs, &out.positions, h, &mut buf.red);
             if buf.solve_columns < 1 {
-                buf.solve = MemBuffer::new(rec.factor.solve_scratch(1));
+                buf.solve = MemBuffer::new(rec.factor().solve_scratch(1));
                 buf.solve_columns = 1;
             }
-            rec.factor
+            rec.factor()
                 .solve_vec_in_place(&mut buf.red, MemStack::new(&mut buf.solve));
             let res: &mut BodyTangent = &mut result.state.bodies[b];
             // v̄ = M r̄
@@ -257,32 +269,132 @@ impl StepDerivative {
             }
             expand_nodes(dofs, &buf.red2, &mut res.positions);
             // parameters
-            let material_params = parameters
-                .iter()
-                .any(|q| matches!(q, Parameter::Material { body, .. } if *body == b));
-            if material_params {
-                body.evaluate_parameter_derivatives(&rec.x, &rec.v_plus, &mut buf.params)?;
-            }
             for (p, q) in parameters.iter().enumerate() {
                 if q.body() != b {
                     continue;
                 }
-                let r = &buf.nodal3;
                 result.parameters[p] += match *q {
                     Parameter::Material { parameter, .. } => {
-                        let i = parameter.index();
-                        h * dot(&buf.params.forces[i], r)
-                            - c_k * dot(&buf.params.stiffness_action[i], r)
+                        buf.material_rhs(body, rec, h, parameter)?;
+                        reduce_nodes(dofs, &buf.nodal3, &mut buf.red);
+                        let rhs = &buf.material_rhs[material_slot(parameter)];
+                        rhs.iter().zip(&buf.red).map(|(a, b)| a * b).sum::<f64>()
                     }
                     Parameter::Actuator { index, .. } => {
                         buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
                         act.actuators[index].add_forces(&rec.x, h, &mut buf.rows, &mut buf.nodal);
-                        dot(&buf.nodal, r)
+                        dot(&buf.nodal, &buf.nodal3)
                     }
                 };
             }
         }
         Ok(result)
+    }
+}
+
+impl StepDerivative {
+    /// The full Jacobian d v⁺/d x of body `body` over its free DOFs (n_free × n_free, column
+    /// j = the derivative with respect to free DOF j; d x⁺/d x = I + h d v⁺/d x), as one
+    /// multi-right-hand-side solve with the step's factorisation: the right-hand sides are
+    /// the columns of −h K − c_K T_{v⁺} + h ∂(H_aᵀλ)/∂x, built from the assembled sparse
+    /// matrices (no refactorisation, no dense inverse). Contact-free steps only.
+    ///
+    /// Errors: an element the law cannot evaluate.
+    pub fn position_jacobian(
+        &mut self,
+        scene: &Scene,
+        record: &StepRecord,
+        body: usize,
+    ) -> Result<crate::math::DMat> {
+        let h = record.h;
+        let (model, rec) = (&scene.bodies[body], &record.bodies[body]);
+        let buf = &mut self.bodies[body];
+        let pattern = model.pattern();
+        let dofs = pattern.dofs();
+        let n = pattern.n();
+        let c_k = h * model.options().rayleigh_stiffness + h * h;
+        model.assemble_stiffness_derivative(&rec.x, &rec.v_plus, &mut buf.t)?;
+        let mut jac = crate::math::DMat::zeros(n, n);
+        let (col_ptr, row_idx) = (pattern.col_ptr(), pattern.row_idx());
+        for j in 0..n {
+            let range = col_ptr[j]..col_ptr[j + 1];
+            for ((&i, &k), &t) in row_idx[range.clone()]
+                .iter()
+                .zip(&rec.stiffness()[range.clone()])
+                .zip(&buf.t.values[range])
+            {
+                let v = -h * k - c_k * t;
+                jac[(i, j)] += v;
+                if i != j {
+                    jac[(j, i)] += v;
+                }
+            }
+        }
+        let act = scene.body_actuation(body);
+        if !act.actuators.is_empty() {
+            buf.red.fill(0.0);
+            for j in 0..n {
+                buf.red[j] = 1.0;
+                expand_nodes(dofs, &buf.red, &mut buf.nodal2);
+                buf.red[j] = 0.0;
+                buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
+                act.add_driven_force_derivative(&rec.x, h, &buf.nodal2, &mut buf.nodal);
+                let mut col = jac.column_mut(j);
+                add_reduced(dofs, &buf.nodal, 1.0, col.as_mut_slice());
+            }
+        }
+        let mut stack = MemBuffer::new(rec.factor().solve_scratch(n));
+        rec.factor()
+            .solve_columns_in_place(jac.as_mut_slice(), n, MemStack::new(&mut stack));
+        Ok(jac)
+    }
+}
+
+impl BodyBuffers {
+    /// Fills `material_rhs` for `parameter`: h ∂f/∂p − c_K ∂(K v⁺)/∂p over the free DOFs.
+    /// For E it follows from the record without an element pass: every law's Lamé pair is
+    /// proportional to E at fixed ν (`material::Lame`), and f and K are linear in it, so
+    /// ∂f/∂E = f/E and ∂(K v⁺)/∂E = K v⁺/E. For ν, one element pass
+    /// ([`crate::fem::SoftBody::evaluate_parameter_derivatives`]).
+    fn material_rhs(
+        &mut self,
+        body: &crate::fem::SoftBody,
+        rec: &super::record::BodyRecord,
+        h: f64,
+        parameter: MaterialParameter,
+    ) -> Result<()> {
+        let pattern = body.pattern();
+        let dofs = pattern.dofs();
+        let c_k = h * body.options().rayleigh_stiffness + h * h;
+        let out = &mut self.material_rhs[material_slot(parameter)];
+        match parameter {
+            MaterialParameter::YoungModulus => {
+                let e = body.material().young_modulus();
+                out.fill(0.0);
+                add_reduced(dofs, &rec.forces, h / e, out);
+                reduce_nodes(dofs, &rec.v_plus, &mut self.red2);
+                pattern.symmetric_product_add(rec.stiffness(), -c_k / e, &self.red2, out);
+            }
+            MaterialParameter::PoissonRatio => {
+                body.evaluate_parameter_derivatives(
+                    &rec.x,
+                    &rec.v_plus,
+                    parameter,
+                    &mut self.params,
+                )?;
+                out.fill(0.0);
+                add_reduced(dofs, &self.params.forces, h, out);
+                add_reduced(dofs, &self.params.stiffness_action, -c_k, out);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn material_slot(parameter: MaterialParameter) -> usize {
+    match parameter {
+        MaterialParameter::YoungModulus => 0,
+        MaterialParameter::PoissonRatio => 1,
     }
 }
 

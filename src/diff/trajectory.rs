@@ -7,17 +7,64 @@
 //! parameters.
 
 use crate::error::Result;
-use crate::scene::{Scene, State};
+use crate::scene::{Scene, State, StepReport};
 
 use super::parameter::Parameter;
 use super::record::{Recorder, StepRecord};
 use super::step_derivative::{InputTangent, StepDerivative};
 use super::tangent::StateTangent;
 
+/// A stepper that carries forward sensitivities: after each step, the tangent of the state
+/// with respect to each parameter of its list (zero at the start). Each step costs the forward
+/// step plus one multi-right-hand-side solve with its own factorisation (one column per
+/// parameter) and, once the tangents move x, one assembly of T_{v⁺} = ∂(K v⁺)/∂x.
+pub struct SensitivityStepper {
+    recorder: Recorder,
+    derivative: StepDerivative,
+    parameters: Vec<Parameter>,
+    inputs: Vec<InputTangent>,
+}
+
+impl SensitivityStepper {
+    /// Zero tangents for `parameters` of `scene`. Errors as [`Recorder::new`].
+    pub fn new(scene: &Scene, parameters: &[Parameter]) -> Result<SensitivityStepper> {
+        Ok(SensitivityStepper {
+            recorder: Recorder::new(scene)?,
+            derivative: StepDerivative::new(scene),
+            parameters: parameters.to_vec(),
+            inputs: (0..parameters.len())
+                .map(|p| InputTangent {
+                    state: StateTangent::zeros(scene),
+                    parameters: (0..parameters.len())
+                        .map(|q| if p == q { 1.0 } else { 0.0 })
+                        .collect(),
+                })
+                .collect(),
+        })
+    }
+
+    /// Advances `state` by one step and the tangents with it.
+    pub fn step(&mut self, scene: &Scene, state: &mut State) -> Result<StepReport> {
+        let (report, record) = self.recorder.step(scene, state)?;
+        let outputs = self
+            .derivative
+            .jvp(scene, &record, &self.parameters, &self.inputs)?;
+        for (input, out) in self.inputs.iter_mut().zip(outputs) {
+            input.state = out;
+        }
+        self.recorder.recycle(record);
+        Ok(report)
+    }
+
+    /// The tangent of the current state with respect to each parameter, in list order.
+    pub fn tangents(&self) -> impl Iterator<Item = &StateTangent> {
+        self.inputs.iter().map(|i| &i.state)
+    }
+}
+
 /// Forward sensitivities: advances `state` by `steps` steps and returns, per parameter, the
-/// tangent of the final state (x, v) with respect to it (zero initial tangent). Each step costs
-/// the forward step plus one multi-right-hand-side solve with its factorisation (one column
-/// per parameter). `progress` is called after every step with the number of steps done.
+/// tangent of the final state (x, v) with respect to it ([`SensitivityStepper`]).
+/// `progress` is called after every step with the number of steps done.
 pub fn forward_sensitivities(
     scene: &Scene,
     state: &mut State,
@@ -25,26 +72,12 @@ pub fn forward_sensitivities(
     parameters: &[Parameter],
     progress: &mut dyn FnMut(usize),
 ) -> Result<Vec<StateTangent>> {
-    let mut recorder = Recorder::new(scene)?;
-    let mut derivative = StepDerivative::new(scene);
-    let mut inputs: Vec<InputTangent> = (0..parameters.len())
-        .map(|p| InputTangent {
-            state: StateTangent::zeros(scene),
-            parameters: (0..parameters.len())
-                .map(|q| if p == q { 1.0 } else { 0.0 })
-                .collect(),
-        })
-        .collect();
+    let mut stepper = SensitivityStepper::new(scene, parameters)?;
     for s in 0..steps {
-        let (_, record) = recorder.step(scene, state)?;
-        let outputs = derivative.jvp(scene, &record, parameters, &inputs)?;
-        for (input, out) in inputs.iter_mut().zip(outputs) {
-            input.state = out;
-        }
-        recorder.recycle(record);
+        stepper.step(scene, state)?;
         progress(s + 1);
     }
-    Ok(inputs.into_iter().map(|i| i.state).collect())
+    Ok(stepper.tangents().cloned().collect())
 }
 
 /// Options of [`record_trajectory`].

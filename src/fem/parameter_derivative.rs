@@ -24,19 +24,11 @@ pub enum MaterialParameter {
 }
 
 impl MaterialParameter {
-    /// Both parameters, in the order of [`ParameterDerivatives`]' arrays.
+    /// Both parameters.
     pub const ALL: [MaterialParameter; 2] = [
         MaterialParameter::YoungModulus,
         MaterialParameter::PoissonRatio,
     ];
-
-    /// The index of this parameter in [`ParameterDerivatives`]' arrays.
-    pub fn index(self) -> usize {
-        match self {
-            MaterialParameter::YoungModulus => 0,
-            MaterialParameter::PoissonRatio => 1,
-        }
-    }
 
     /// The name used in sensitivity and calibration parameter names (`young_modulus`,
     /// `poisson_ratio`).
@@ -48,37 +40,41 @@ impl MaterialParameter {
     }
 }
 
-/// `∂f/∂p` and `∂(K V)/∂p` per node for both parameters (index by
-/// [`MaterialParameter::index`]); units N per unit of p, and N·(unit of V)/m per unit of p.
-/// Written by [`SoftBody::evaluate_parameter_derivatives`].
+/// `∂f/∂p` and `∂(K V)/∂p` per node for one parameter p; units N per unit of p, and
+/// N·(unit of V)/m per unit of p. Written by [`SoftBody::evaluate_parameter_derivatives`].
 #[derive(Debug, Clone)]
 pub struct ParameterDerivatives {
     /// `∂f/∂p` on every node.
-    pub forces: [Vec<Vec3>; 2],
+    pub forces: Vec<Vec3>,
     /// `∂(K(x) V)/∂p` on every node.
-    pub stiffness_action: [Vec<Vec3>; 2],
-    element: [Vec<[Vec3; 4]>; 4],
+    pub stiffness_action: Vec<Vec3>,
+    element_forces: Vec<[Vec3; 4]>,
+    element_actions: Vec<[Vec3; 4]>,
 }
+
+/// Elements evaluated together (their co-rotational SVDs overlap, as in the force pass).
+const LANES: usize = 4;
 
 impl SoftBody {
     /// Buffers for [`SoftBody::evaluate_parameter_derivatives`].
     pub fn parameter_derivatives_state(&self) -> ParameterDerivatives {
         let (n, ne) = (self.node_count(), self.elements().len());
-        let nodal = || vec![Vec3::zeros(); n];
-        let element = || vec![[Vec3::zeros(); 4]; ne];
         ParameterDerivatives {
-            forces: [nodal(), nodal()],
-            stiffness_action: [nodal(), nodal()],
-            element: [element(), element(), element(), element()],
+            forces: vec![Vec3::zeros(); n],
+            stiffness_action: vec![Vec3::zeros(); n],
+            element_forces: vec![[Vec3::zeros(); 4]; ne],
+            element_actions: vec![[Vec3::zeros(); 4]; ne],
         }
     }
 
-    /// Evaluates `∂f/∂p` and `∂(K(x) V)/∂p` for p = E and ν at positions `x` (m) for the
-    /// nodal field `v` (module doc). Errors name the first element the law cannot evaluate.
+    /// Evaluates `∂f/∂p` and `∂(K(x) V)/∂p` for `parameter` at positions `x` (m) for the nodal
+    /// field `v` (module doc), in one parallel pass over elements. Errors name the first
+    /// element the law cannot evaluate.
     pub fn evaluate_parameter_derivatives(
         &self,
         x: &[Vec3],
         v: &[Vec3],
+        parameter: MaterialParameter,
         out: &mut ParameterDerivatives,
     ) -> Result<()> {
         assert!(
@@ -86,37 +82,44 @@ impl SoftBody {
             "evaluate_parameter_derivatives: field lengths"
         );
         let material = *self.material();
-        let [fe, kve, fnu, kvnu] = &mut out.element;
         first_failure(
             self.elements()
-                .par_iter()
-                .zip(fe.par_iter_mut())
-                .zip(kve.par_iter_mut())
-                .zip(fnu.par_iter_mut())
-                .zip(kvnu.par_iter_mut())
+                .par_chunks(LANES)
+                .zip(out.element_forces.par_chunks_mut(LANES))
+                .zip(out.element_actions.par_chunks_mut(LANES))
                 .enumerate()
-                .filter_map(|(e, ((((tet, fe), kve), fnu), kvnu))| {
-                    match material.at(&tet.deformation_gradient(x)) {
-                        Ok(point) => {
-                            let ve = tet.nodes.map(|n| v[n]);
-                            let de = material.d_young_modulus(&point);
-                            let dnu = material.d_poisson_ratio(&point);
-                            *fe = tet.forces(&de.stress());
-                            *kve = tet.stiffness_action(&de, ve);
-                            *fnu = tet.forces(&dnu.stress());
-                            *kvnu = tet.stiffness_action(&dnu, ve);
-                            None
-                        }
-                        Err(err) => Some((e, err)),
+                .filter_map(|(group, ((tets, forces), actions))| {
+                    // A short last group is padded with F = I (evaluated, then ignored).
+                    let mut fs = [crate::math::Mat3::identity(); LANES];
+                    for (f, tet) in fs.iter_mut().zip(tets) {
+                        *f = tet.deformation_gradient(x);
                     }
+                    let mut failure = None;
+                    material.at_lanes(fs.each_ref(), |k, point| {
+                        let Some(tet) = tets.get(k) else { return };
+                        match point {
+                            Ok(point) => {
+                                let d = match parameter {
+                                    MaterialParameter::YoungModulus => {
+                                        material.d_young_modulus(&point)
+                                    }
+                                    MaterialParameter::PoissonRatio => {
+                                        material.d_poisson_ratio(&point)
+                                    }
+                                };
+                                forces[k] = tet.forces(&d.stress());
+                                actions[k] = tet.stiffness_action(&d, tet.nodes.map(|n| v[n]));
+                            }
+                            Err(err) => {
+                                failure.get_or_insert((group * LANES + k, err));
+                            }
+                        }
+                    });
+                    failure
                 }),
         )?;
-        let [f0, f1] = &mut out.forces;
-        let [k0, k1] = &mut out.stiffness_action;
-        self.gather(&out.element[0], f0);
-        self.gather(&out.element[1], k0);
-        self.gather(&out.element[2], f1);
-        self.gather(&out.element[3], k1);
+        self.gather(&out.element_forces, &mut out.forces);
+        self.gather(&out.element_actions, &mut out.stiffness_action);
         Ok(())
     }
 }
@@ -174,8 +177,6 @@ mod tests {
             };
             let body = make(e0, nu0);
             let mut out = body.parameter_derivatives_state();
-            body.evaluate_parameter_derivatives(&x, &v, &mut out)
-                .unwrap();
             for (p, (dp, (ep, np), (em, nm))) in [
                 (1.0, (e0 + 1.0, nu0), (e0 - 1.0, nu0)),
                 (1e-6, (e0, nu0 + 1e-6), (e0, nu0 - 1e-6)),
@@ -195,8 +196,11 @@ mod tests {
                     .zip(&km)
                     .map(|(a, b)| (a - b) / (2.0 * dp))
                     .collect();
-                let df: Vec<f64> = out.forces[p].iter().flat_map(|q| [q.x, q.y, q.z]).collect();
-                let dk: Vec<f64> = out.stiffness_action[p]
+                body.evaluate_parameter_derivatives(&x, &v, MaterialParameter::ALL[p], &mut out)
+                    .unwrap();
+                let df: Vec<f64> = out.forces.iter().flat_map(|q| [q.x, q.y, q.z]).collect();
+                let dk: Vec<f64> = out
+                    .stiffness_action
                     .iter()
                     .flat_map(|q| [q.x, q.y, q.z])
                     .collect();

@@ -122,6 +122,11 @@ impl BodyWorkspace {
         &self.elastic.stiffness
     }
 
+    /// f(xₙ), the elastic forces of the last linearised step (N, every node).
+    pub fn forces(&self) -> &[Vec3] {
+        &self.elastic.forces
+    }
+
     /// The contact stage's buffers after the last step (its contacts, λ, Delassus matrix).
     pub fn contact(&self) -> &ContactWorkspace {
         &self.contact
