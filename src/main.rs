@@ -69,6 +69,9 @@ enum Command {
         /// Number of steps to time.
         #[arg(long, default_value_t = 50)]
         steps: usize,
+        /// Override one scene value by dotted path, as for `simulate`; repeatable.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
     },
     /// Rigid-body dynamics of a URDF robot at one state: RNEA, CRBA, ABA and their
     /// analytical derivatives, as JSON.
@@ -107,7 +110,7 @@ fn main() -> ExitCode {
             &sensitivity,
         )
         .and_then(|f| print_json_compact(&f)),
-        Some(Command::Bench { scene, steps }) => bench(&scene, steps),
+        Some(Command::Bench { scene, steps, set }) => bench(&scene, steps, &set),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::Demo) => demo(),
         None => {
@@ -322,11 +325,11 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-fn bench(path: &Path, steps: usize) -> diffsoro::Result<()> {
+fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
     if steps == 0 {
         return Err(diffsoro::Error::invalid("--steps", "must be at least 1"));
     }
-    let scene = Scene::load(path, &[])?;
+    let scene = Scene::load(path, set)?;
     let mut state = scene.initial_state();
     let mut stepper = Stepper::new(&scene)?;
     stepper.step(&scene, &mut state)?; // warm-up: first-touch of every buffer

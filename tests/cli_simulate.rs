@@ -270,5 +270,88 @@ fn bench_reports_the_contract_fields() {
     assert_eq!(v["tetrahedra"], 3565);
     assert_eq!(v["contacts"], 0);
     assert!(v["step_ms"].as_f64().unwrap() > 0.0);
+    assert!(v["gradient_ms"].as_f64().unwrap() > 0.0);
+    assert!(v["finite_difference_ms"].as_f64().unwrap() > 0.0);
+    // A scene the derivatives do not cover (full Newton) reports null gradient figures.
+    let out = run(&[
+        "bench",
+        "scenes/beam.toml",
+        "--steps",
+        "2",
+        "--set",
+        "simulation.newton_iterations=3",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["gradient_ms"].is_null() && v["finite_difference_ms"].is_null());
+}
+
+/// `--sensitivity young_modulus:beam` equals the central difference of two runs with E
+/// shifted by ±0.1 % through `--set` (the forward simulator, through the CLI), and an unknown
+/// name is a one-line error.
+#[test]
+fn sensitivity_matches_finite_differences_of_the_cli() {
+    let positions = |v: &Value| -> Vec<f64> {
+        v["soft_bodies"][0]["positions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p.as_array().unwrap().iter().map(|c| c.as_f64().unwrap()))
+            .collect()
+    };
+    let json = |args: &[&str]| -> Value {
+        let out = run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let base = ["simulate", "scenes/beam.toml", "--steps", "10"];
+    let mut with_sens = base.to_vec();
+    with_sens.extend(["--sensitivity", "young_modulus:beam,poisson_ratio:beam"]);
+    let v = json(&with_sens);
+    let sens: Vec<f64> = v["sensitivities"]["young_modulus:beam"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p.as_array().unwrap().iter().map(|c| c.as_f64().unwrap()))
+        .collect();
+    assert!(v["sensitivities"]["poisson_ratio:beam"].is_array());
+    let (e, de) = (1.0e6, 1.0e3);
+    let shifted = |value: f64| {
+        let set = format!("soft_body.beam.young_modulus={value}");
+        let mut args = base.to_vec();
+        args.extend(["--set", &set]);
+        positions(&json(&args))
+    };
+    let (plus, minus) = (shifted(e + de), shifted(e - de));
+    let fd: Vec<f64> = plus
+        .iter()
+        .zip(&minus)
+        .map(|(a, b)| (a - b) / (2.0 * de))
+        .collect();
+    let num: f64 = sens
+        .iter()
+        .zip(&fd)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let den: f64 = fd.iter().map(|a| a * a).sum::<f64>().sqrt();
+    assert!(
+        den > 0.0 && num / den < 1e-5,
+        "relative error {:e}",
+        num / den
+    );
+    assert_one_line_error(
+        &run(&[
+            "simulate",
+            "scenes/beam.toml",
+            "--steps",
+            "1",
+            "--sensitivity",
+            "young_modulus:trunk",
+        ]),
+        "no soft body `trunk`",
+    );
 }
