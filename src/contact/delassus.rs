@@ -335,7 +335,11 @@ impl PenetrationCorrection {
         if !gap.is_finite() {
             return Err(Error::invalid("gap", "not finite"));
         }
-        let slope = if gap < 0.0 { (1.0 - self.kp) / h } else { 1.0 / h };
+        let slope = if gap < 0.0 {
+            (1.0 - self.kp) / h
+        } else {
+            1.0 / h
+        };
         Ok((slope, -self.kd))
     }
 }

@@ -251,7 +251,11 @@ mod tests {
         let c = Vec3::new(0.2, -0.1, 0.3);
         assert_eq!(o.gap_gradient(&c), Vec3::z());
         assert_eq!(o.normal_jacobian(&c), Mat3::zeros());
-        assert!(o.frame_jacobian(&c).iter().all(|m| m.iter().all(|x| x.is_finite())));
+        assert!(
+            o.frame_jacobian(&c)
+                .iter()
+                .all(|m| m.iter().all(|x| x.is_finite()))
+        );
     }
 
     #[test]
@@ -280,7 +284,10 @@ mod tests {
         }
         // Edges and corners turn the normal; faces do not.
         assert!(o.normal_jacobian(&world(Vec3::new(0.5, 0.41, 0.05))).norm() > 1.0);
-        assert_eq!(o.normal_jacobian(&world(Vec3::new(0.55, 0.1, -0.05))), Mat3::zeros());
+        assert_eq!(
+            o.normal_jacobian(&world(Vec3::new(0.55, 0.1, -0.05))),
+            Mat3::zeros()
+        );
     }
 
     #[test]

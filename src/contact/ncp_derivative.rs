@@ -227,13 +227,12 @@ impl ReducedSolver {
                 let h = MatRef::from_column_major_slice(coeff, *block_size, m);
                 let x = MatMut::from_column_major_slice_mut(rhs, m, k);
                 if transpose {
-                    let mut buffer =
-                        MemBuffer::new(qr_solve::solve_transpose_in_place_scratch::<usize, f64>(
-                            m,
-                            *block_size,
-                            k,
-                            Par::Seq,
-                        ));
+                    let mut buffer = MemBuffer::new(qr_solve::solve_transpose_in_place_scratch::<
+                        usize,
+                        f64,
+                    >(
+                        m, *block_size, k, Par::Seq
+                    ));
                     qr_solve::solve_transpose_in_place(
                         q,
                         h,
@@ -244,12 +243,9 @@ impl ReducedSolver {
                         MemStack::new(&mut buffer),
                     );
                 } else {
-                    let mut buffer = MemBuffer::new(qr_solve::solve_in_place_scratch::<usize, f64>(
-                        m,
-                        *block_size,
-                        k,
-                        Par::Seq,
-                    ));
+                    let mut buffer = MemBuffer::new(
+                        qr_solve::solve_in_place_scratch::<usize, f64>(m, *block_size, k, Par::Seq),
+                    );
                     qr_solve::solve_in_place(
                         q,
                         h,
@@ -327,7 +323,11 @@ fn build_reduced(
 ) -> Reduced {
     let n = modes.len();
     let global_scale = (0..3 * n).fold(0.0f64, |a, k| a.max(g[(k, k)].abs()));
-    let global_scale = if global_scale > 0.0 { global_scale } else { 1.0 };
+    let global_scale = if global_scale > 0.0 {
+        global_scale
+    } else {
+        1.0
+    };
     let mut blocks = Vec::with_capacity(n);
     let mut size = 0;
     for (i, &mode) in modes.iter().enumerate() {
@@ -464,7 +464,9 @@ impl Reduced {
                 let v = match *b {
                     Block::Breaking => Vec3::zeros(),
                     Block::Sticking { col } => Vec3::new(xc[col], xc[col + 1], xc[col + 2]),
-                    Block::Sliding { col, basis, .. } => basis[0] * xc[col] + basis[1] * xc[col + 1],
+                    Block::Sliding { col, basis, .. } => {
+                        basis[0] * xc[col] + basis[1] * xc[col + 1]
+                    }
                 };
                 o[3 * i..3 * i + 3].copy_from_slice(v.as_slice());
             }
@@ -639,7 +641,27 @@ impl NcpDerivative {
         if dlambda.nrows() != n3 || dlambda.ncols() != k {
             *dlambda = DMat::zeros(n3, k);
         }
-        self.reduced.tangent(dq.as_slice(), k, dlambda.as_mut_slice());
+        self.reduced
+            .tangent(dq.as_slice(), k, dlambda.as_mut_slice());
+    }
+
+    /// Reverse mode on k cotangents at once: column j of `q_bar` (3n×k, resized if needed) is
+    /// [`NcpDerivative::cotangent`] of column j of `lambda_bar` (3n×k). Panics if
+    /// `lambda_bar` does not have 3n rows.
+    pub fn cotangent_many(&self, lambda_bar: &DMat, q_bar: &mut DMat) {
+        let n3 = 3 * self.contact_count();
+        assert!(
+            lambda_bar.nrows() == n3,
+            "NcpDerivative::cotangent_many: rows"
+        );
+        let k = lambda_bar.ncols();
+        if q_bar.nrows() != n3 || q_bar.ncols() != k {
+            *q_bar = DMat::zeros(n3, k);
+        }
+        for j in 0..k {
+            let mut column = q_bar.column_mut(j);
+            self.cotangent(lambda_bar.column(j).as_slice(), column.as_mut_slice());
+        }
     }
 
     /// Reverse mode: `q_bar = Lᵀ lambda_bar`, so that `⟨λ̄, dλ⟩ = ⟨q̄, dq⟩` for every `dq`
@@ -700,9 +722,7 @@ impl NcpDerivative {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contact::{
-        AdmmSettings, AdmmSolver, ContactProblem, ModeTolerance, classify,
-    };
+    use crate::contact::{AdmmSettings, AdmmSolver, ContactProblem, ModeTolerance, classify};
     use crate::math::{DVec, SplitMix64, central_difference_jacobian, relative_error};
 
     use ContactMode::{Breaking, Sliding, Sticking};
@@ -819,9 +839,16 @@ mod tests {
         let g = random_delassus(&mut rng, 3 * n);
         let (l_star, _, free) = constructed(&mut rng, &g, &mu, modes);
         let lambda = solve(&g, &mu, &free, &l_star);
-        assert!((&lambda - &l_star).norm() < 1e-10, "another solution was found");
+        assert!(
+            (&lambda - &l_star).norm() < 1e-10,
+            "another solution was found"
+        );
         let sigma = &g * &lambda + &free;
-        let classified = classify(lambda.as_slice(), sigma.as_slice(), ModeTolerance::default());
+        let classified = classify(
+            lambda.as_slice(),
+            sigma.as_slice(),
+            ModeTolerance::default(),
+        );
         assert_eq!(classified, modes);
         let d = NcpDerivative::new(
             &g,
@@ -920,6 +947,15 @@ mod tests {
         for _ in 0..10 {
             assert!(adjoint_error(&d, &mut rng) < 1e-10);
         }
+        // The batched reverse map is the single one, column by column.
+        let w = DMat::from_fn(3 * n, 2, |_, _| rng.0.uniform());
+        let mut many = DMat::zeros(0, 0);
+        d.cotangent_many(&w, &mut many);
+        for j in 0..2 {
+            let mut one = vec![0.0; 3 * n];
+            d.cotangent(w.column(j).as_slice(), &mut one);
+            assert_eq!(one.as_slice(), many.column(j).as_slice());
+        }
         // Contact 4 duplicates contact 1 (same rows of H_c): G is singular.
         for r in 0..3 * n {
             for a in 0..3 {
@@ -982,8 +1018,7 @@ mod tests {
                     let u = nalgebra::Vector2::new(s.x, s.y) / st;
                     let dst = nalgebra::Vector2::new(dsi.x, dsi.y);
                     // dλ_T = −μ dλ_N u − (μλ_N/‖σ_T‖)(I − uuᵀ) dσ_T
-                    let expect = -mu[i] * dli.z * u
-                        - (mu[i] * l.z / st) * (dst - u * u.dot(&dst));
+                    let expect = -mu[i] * dli.z * u - (mu[i] * l.z / st) * (dst - u * u.dot(&dst));
                     let got = nalgebra::Vector2::new(dli.x, dli.y);
                     assert!((got - expect).norm() < 1e-12, "{got:?} vs {expect:?}");
                 }
@@ -1004,9 +1039,8 @@ mod tests {
         let modes = classify(&[0.0; 3], &[0.0; 3], ModeTolerance::default());
         assert_eq!(modes, vec![Breaking]);
         for m in [Breaking, Sticking, Sliding] {
-            let d =
-                NcpDerivative::new(&g, &[0.5], &[0.0; 3], &[0.0; 3], &[m], Default::default())
-                    .unwrap();
+            let d = NcpDerivative::new(&g, &[0.5], &[0.0; 3], &[0.0; 3], &[m], Default::default())
+                .unwrap();
             d.tangent(dq.as_slice(), &mut dl);
             d.cotangent(dq.as_slice(), &mut qb);
             assert!(finite(&dl) && finite(&qb), "{m:?}");
@@ -1022,9 +1056,8 @@ mod tests {
         let lambda = [-mu * 0.8, 0.0, 0.8];
         for st in [1e-14, 1e-300, 0.0] {
             let sigma = [st, 0.0, 0.0];
-            let d =
-                NcpDerivative::new(&g, &[mu], &lambda, &sigma, &[Sliding], Default::default())
-                    .unwrap();
+            let d = NcpDerivative::new(&g, &[mu], &lambda, &sigma, &[Sliding], Default::default())
+                .unwrap();
             d.tangent(dq.as_slice(), &mut dl);
             d.cotangent(dq.as_slice(), &mut qb);
             assert!(finite(&dl) && finite(&qb));
@@ -1059,11 +1092,25 @@ mod tests {
         d.tangent(dq.as_slice(), &mut dl);
         assert_eq!(dl, vec![0.0; 3]);
         // Bad input is an error naming what.
-        let e = NcpDerivative::new(&g, &[0.5], &[0.0; 3], &[0.0; 2], &[Sticking], Default::default())
-            .unwrap_err();
+        let e = NcpDerivative::new(
+            &g,
+            &[0.5],
+            &[0.0; 3],
+            &[0.0; 2],
+            &[Sticking],
+            Default::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("NCP derivative"), "{e}");
-        let e = NcpDerivative::new(&g, &[-0.5], &[0.0; 3], &[0.0; 3], &[Sticking], Default::default())
-            .unwrap_err();
+        let e = NcpDerivative::new(
+            &g,
+            &[-0.5],
+            &[0.0; 3],
+            &[0.0; 3],
+            &[Sticking],
+            Default::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("friction of contact 0"), "{e}");
     }
 
@@ -1078,8 +1125,15 @@ mod tests {
         let g = &h * h.transpose();
         let modes = [Sticking; 3];
         let lambda = [0.1, 0.0, 1.0, 0.0, 0.1, 1.0, 0.1, 0.0, 1.0];
-        let d = NcpDerivative::new(&g, &[0.5; 3], &lambda, &[0.0; 9], &modes, Default::default())
-            .unwrap();
+        let d = NcpDerivative::new(
+            &g,
+            &[0.5; 3],
+            &lambda,
+            &[0.0; 9],
+            &modes,
+            Default::default(),
+        )
+        .unwrap();
         assert_eq!(d.status(), ReducedStatus::RankDeficient { rank: 6 });
         // A consistent perturbation (in the range of G) and an arbitrary one.
         for dq in [&g * rng.vec(9), rng.vec(9)] {
@@ -1109,9 +1163,12 @@ mod tests {
         assert_eq!(modes, vec![Breaking]);
         let lambda_bar = [0.0, 0.0, -1.0]; // ℓ = −λ_N: more normal force is better.
         let mut one_sided = vec![0.0; 3];
-        let d = NcpDerivative::new(&g, &mu, &zero, &zero, &modes, BoundaryGradient::OneSided)
-            .unwrap();
-        assert_eq!(d.cotangent(&lambda_bar, &mut one_sided), CotangentSide::Classified);
+        let d =
+            NcpDerivative::new(&g, &mu, &zero, &zero, &modes, BoundaryGradient::OneSided).unwrap();
+        assert_eq!(
+            d.cotangent(&lambda_bar, &mut one_sided),
+            CotangentSide::Classified
+        );
         assert_eq!(one_sided, vec![0.0; 3]);
 
         let aware = BoundaryGradient::ComplementarityAware {
@@ -1119,7 +1176,10 @@ mod tests {
         };
         let d = NcpDerivative::new(&g, &mu, &zero, &zero, &modes, aware).unwrap();
         let mut q_bar = vec![0.0; 3];
-        assert_eq!(d.cotangent(&lambda_bar, &mut q_bar), CotangentSide::Relabelled(1));
+        assert_eq!(
+            d.cotangent(&lambda_bar, &mut q_bar),
+            CotangentSide::Relabelled(1)
+        );
         assert!(DVec::from_column_slice(&q_bar).norm() > 0.1);
         // Closing directions (g_N decreases, small tangential part): the solution sticks and
         // λ(εu) is linear in ε, so a forward difference gives the closing-side derivative.
@@ -1135,11 +1195,17 @@ mod tests {
             );
         }
         // A loss that wants less force keeps the one-sided (zero) gradient.
-        assert_eq!(d.cotangent(&[0.0, 0.0, 1.0], &mut q_bar), CotangentSide::Classified);
+        assert_eq!(
+            d.cotangent(&[0.0, 0.0, 1.0], &mut q_bar),
+            CotangentSide::Classified
+        );
         assert_eq!(q_bar, vec![0.0; 3]);
         // A breaking contact that is clearly open is not tied.
         let d = NcpDerivative::new(&g, &mu, &zero, &[0.0, 0.0, 0.5], &modes, aware).unwrap();
-        assert_eq!(d.cotangent(&lambda_bar, &mut q_bar), CotangentSide::Classified);
+        assert_eq!(
+            d.cotangent(&lambda_bar, &mut q_bar),
+            CotangentSide::Classified
+        );
         // Tangent mode is the classified one.
         let mut dl = vec![1.0; 3];
         d.tangent(&[0.0, 0.0, -1.0], &mut dl);
