@@ -304,6 +304,44 @@ impl PenetrationCorrection {
         }
         Ok(())
     }
+
+    /// The derivative of [`PenetrationCorrection::apply`] for one contact: the slopes
+    /// `(∂g_N/∂Φ, ∂g_N/∂(H_c v)_N)` (1/s, dimensionless) of the corrected normal free velocity
+    /// with respect to its gap Φ (m) and its start-of-step normal contact velocity (m/s);
+    /// the tangential rows do not depend on either. The map is piecewise linear:
+    ///
+    /// ```text
+    /// ∂g_N/∂Φ = (1 − K_p)/h  when Φ < 0 (penetrating),   1/h  when Φ ≥ 0;   ∂g_N/∂(H_c v)_N = −K_d
+    /// ```
+    ///
+    /// At Φ = 0 the one-sided value of the open side (`1/h`) is returned, the branch the
+    /// formula evaluates there (`[Φ/h]₋ = 0`). Forward: `dg_N = s_Φ dΦ + s_v d(H_c v)_N`;
+    /// transpose: `Φ̄ += s_Φ ḡ_N`, `(H_c v)̄_N += s_v ḡ_N`.
+    ///
+    /// Errors on gains outside [0, 1], a non-positive `h` or a non-finite gap (as `apply`).
+    pub fn normal_slopes(&self, h: f64, gap: f64) -> Result<(f64, f64)> {
+        if !(0.0..=1.0).contains(&self.kp) || !(0.0..=1.0).contains(&self.kd) {
+            return Err(Error::invalid(
+                "penetration correction",
+                format!(
+                    "gains K_p = {}, K_d = {} must lie in [0, 1]",
+                    self.kp, self.kd
+                ),
+            ));
+        }
+        if !(h > 0.0) || !h.is_finite() {
+            return Err(Error::invalid("time step", format!("{h} must be positive")));
+        }
+        if !gap.is_finite() {
+            return Err(Error::invalid("gap", "not finite"));
+        }
+        let slope = if gap < 0.0 {
+            (1.0 - self.kp) / h
+        } else {
+            1.0 / h
+        };
+        Ok((slope, -self.kd))
+    }
 }
 
 #[cfg(test)]
@@ -440,6 +478,37 @@ mod tests {
         assert_eq!(g, [0.25 - 0.75, 0.5, 0.75 + 0.75]);
         assert!(jac.push_point_contact(&frame, &[(3, 1.0)]).is_err());
         assert!(jac.push_point_contact(&(2.0 * frame), &[(0, 1.0)]).is_err());
+    }
+
+    /// The slopes against central differences of `apply` on both sides of Φ = 0, and the
+    /// documented one-sided value at Φ = 0 against a forward difference.
+    #[test]
+    fn penetration_slopes_match_finite_differences() {
+        let c = PenetrationCorrection { kp: 0.8, kd: 0.3 };
+        let h = 0.01;
+        let g_n = |phi: f64, hv: f64| {
+            let mut g = [0.0; 3];
+            c.apply(h, &[phi], &[0.0, 0.0, hv], &mut g).unwrap();
+            g[2]
+        };
+        let d = 1e-7;
+        for (phi, hv) in [(-2e-3, 0.4), (3e-3, -0.2)] {
+            let (sp, sv) = c.normal_slopes(h, phi).unwrap();
+            let fp = (g_n(phi + d, hv) - g_n(phi - d, hv)) / (2.0 * d);
+            let fv = (g_n(phi, hv + d) - g_n(phi, hv - d)) / (2.0 * d);
+            assert!((sp - fp).abs() < 1e-6 * fp.abs(), "{sp} vs {fp}");
+            assert!((sv - fv).abs() < 1e-6, "{sv} vs {fv}");
+        }
+        let (sp, _) = c.normal_slopes(h, 0.0).unwrap();
+        let forward = (g_n(d, 0.0) - g_n(0.0, 0.0)) / d;
+        assert!((sp - forward).abs() < 1e-6 * forward, "{sp} vs {forward}");
+        assert!(c.normal_slopes(0.0, 0.0).is_err());
+        assert!(c.normal_slopes(h, f64::NAN).is_err());
+        assert!(
+            PenetrationCorrection { kp: -0.1, kd: 0.0 }
+                .normal_slopes(h, 0.0)
+                .is_err()
+        );
     }
 
     #[test]
