@@ -169,8 +169,9 @@ impl ReducedSolver {
             MemStack::new(&mut buffer),
             Spec::default(),
         );
-        let r00 = a[(0, 0)].abs();
-        let rmin = a[(m - 1, m - 1)].abs();
+        // Column pivoting orders |R_kk| decreasingly; take the extremes anyway.
+        let r00 = (0..m).fold(0.0f64, |x, k| x.max(a[(k, k)].abs()));
+        let rmin = (0..m).fold(f64::INFINITY, |x, k| x.min(a[(k, k)].abs()));
         if r00 > 0.0 && r00.is_finite() && rmin > RANK_TOLERANCE * r00 {
             let perm = Perm::new_checked(fwd.into_boxed_slice(), bwd.into_boxed_slice(), m);
             return (
