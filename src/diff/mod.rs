@@ -33,6 +33,7 @@
 //! Fixed nodes are boundary conditions, not inputs: their components of a tangent are ignored
 //! on input and zero on output, and likewise for cotangents.
 
+mod contact_chain;
 mod finite_difference;
 mod parameter;
 mod record;
@@ -40,6 +41,7 @@ mod step_derivative;
 mod tangent;
 mod trajectory;
 
+pub use contact_chain::ContactRecord;
 pub use finite_difference::step_parameter_jacobian_fd;
 pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};

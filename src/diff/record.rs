@@ -4,10 +4,13 @@
 //! with the factorisation already computed).
 
 use crate::actuator::Drive;
+use crate::contact::BoundaryGradient;
 use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor};
 use crate::math::Vec3;
 use crate::scene::{Scene, State, StepReport, Stepper};
+
+use super::contact_chain::ContactRecord;
 
 /// One body's part of a [`StepRecord`].
 pub struct BodyRecord {
@@ -23,6 +26,8 @@ pub struct BodyRecord {
     factor: NumericFactor,
     /// K(xₙ) on the body's pattern (N/m).
     stiffness: Vec<f64>,
+    /// The step's contacts and their derivatives, if any.
+    pub(crate) contact: Option<ContactRecord>,
 }
 
 impl BodyRecord {
@@ -36,9 +41,15 @@ impl BodyRecord {
         &self.stiffness
     }
 
+    /// Number of contacts of the body in this step.
+    pub fn contacts(&self) -> usize {
+        self.contact.as_ref().map_or(0, ContactRecord::len)
+    }
+
     /// Bytes held by this record (the factor, the stiffness and the three nodal fields).
     pub fn bytes(&self) -> usize {
         8 * (self.factor.symbolic().factor_len() + self.stiffness.len() + 12 * self.x.len())
+            + self.contact.as_ref().map_or(0, ContactRecord::bytes)
     }
 }
 
@@ -58,8 +69,8 @@ impl StepRecord {
 }
 
 /// Whether the derivatives of this crate cover `scene`'s step; errors say what is not
-/// covered: full Newton (`newton_iterations > 1`), target-driven actuators (whose λ is solved
-/// inside the step), and contact (until the contact chain lands).
+/// covered: full Newton (`newton_iterations > 1`) and target-driven actuators (whose λ is
+/// solved inside the step).
 pub fn check_differentiable(scene: &Scene) -> Result<()> {
     if scene.simulation.newton_iterations != 1 {
         return Err(Error::invalid(
@@ -87,6 +98,7 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
 /// back with [`Recorder::recycle`] lend their buffers to later steps.
 pub struct Recorder {
     stepper: Stepper,
+    boundary: BoundaryGradient,
     spare: Vec<Vec<(NumericFactor, Vec<f64>)>>,
 }
 
@@ -96,8 +108,16 @@ impl Recorder {
         check_differentiable(scene)?;
         Ok(Recorder {
             stepper: Stepper::new(scene)?,
+            boundary: BoundaryGradient::OneSided,
             spare: (0..scene.bodies.len()).map(|_| Vec::new()).collect(),
         })
+    }
+
+    /// Chooses the contact-mode boundary rule of the records' NCP derivatives (default
+    /// [`BoundaryGradient::OneSided`]; see `contact::BoundaryGradient`).
+    pub fn with_boundary(mut self, boundary: BoundaryGradient) -> Recorder {
+        self.boundary = boundary;
+        self
     }
 
     /// The underlying stepper.
@@ -106,7 +126,7 @@ impl Recorder {
     }
 
     /// Advances `state` by one step of `scene` and returns the step's report and record.
-    /// Errors as [`Stepper::step`], and on contact (not differentiated yet).
+    /// Errors as [`Stepper::step`], and on invalid contact data for the NCP derivative.
     pub fn step(&mut self, scene: &Scene, state: &mut State) -> Result<(StepReport, StepRecord)> {
         let starts: Vec<(Vec<Vec3>, Vec<Vec3>)> = state
             .bodies
@@ -117,12 +137,14 @@ impl Recorder {
         let mut bodies = Vec::with_capacity(starts.len());
         for (i, (x, v)) in starts.into_iter().enumerate() {
             let ws = self.stepper.body_mut(i);
-            if !ws.contact().contacts().is_empty() {
-                return Err(Error::invalid(
-                    format!("soft_body.{}", scene.bodies[i].name()),
-                    "touches an obstacle: derivatives through contact are not available yet",
-                ));
-            }
+            let contact = ContactRecord::build(
+                scene,
+                ws.contact(),
+                ws.factor(),
+                scene.bodies[i].pattern().dofs(),
+                &x,
+                self.boundary,
+            )?;
             let (mut factor, mut stiffness) = self.spare[i].pop().unwrap_or_else(|| {
                 (
                     NumericFactor::new(ws.factor().symbolic().clone(), FactorKind::Llt),
@@ -138,6 +160,7 @@ impl Recorder {
                 v_plus: state.bodies[i].velocities.clone(),
                 factor,
                 stiffness,
+                contact,
             });
         }
         Ok((

@@ -5,7 +5,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::error::{Error, Result};
 use crate::fem::{MaterialParameter, ParameterDerivatives, StiffnessDerivativeState};
-use crate::math::Vec3;
+use crate::math::{DMat, Vec3};
 use crate::scene::Scene;
 
 use super::parameter::Parameter;
@@ -156,10 +156,13 @@ impl StepDerivative {
                     reduce_nodes(dofs, &tan.positions, &mut buf.red);
                     pattern.symmetric_product_add(rec.stiffness(), -h, &buf.red, col);
                     pattern.symmetric_product_add(&buf.t.values, -c_k, &buf.red, col);
-                    if !act.actuators.is_empty() {
+                    if !act.actuators.is_empty() || rec.contact.is_some() {
                         expand_nodes(dofs, &buf.red, &mut buf.nodal2);
                         buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
                         act.add_driven_force_derivative(&rec.x, h, &buf.nodal2, &mut buf.nodal);
+                        if let Some(contact) = &rec.contact {
+                            contact.add_force_variation(&buf.nodal2, h, &mut buf.nodal);
+                        }
                         add_reduced(dofs, &buf.nodal, 1.0, col);
                     }
                 }
@@ -194,6 +197,36 @@ impl StepDerivative {
             }
             rec.factor()
                 .solve_columns_in_place(&mut buf.columns, k, MemStack::new(&mut buf.solve));
+            if let Some(contact) = &rec.contact {
+                // dq = H_c a + dH_c v⁺ + de, dλ = N dq, dv⁺ = a + h W dλ (contact_chain).
+                let mut dq = DMat::zeros(3 * contact.len(), k);
+                for (c, input) in inputs.iter().enumerate() {
+                    let tan = &input.state.bodies[b];
+                    expand_nodes(dofs, &buf.columns[c * nr..(c + 1) * nr], &mut buf.nodal);
+                    reduce_nodes(dofs, &tan.positions, &mut buf.red);
+                    expand_nodes(dofs, &buf.red, &mut buf.nodal2);
+                    reduce_nodes(dofs, &tan.velocities, &mut buf.red);
+                    expand_nodes(dofs, &buf.red, &mut buf.nodal3);
+                    let mut column = dq.column_mut(c);
+                    contact.contact_velocity_variation(
+                        &buf.nodal,
+                        &buf.nodal2,
+                        &buf.nodal3,
+                        &rec.v,
+                        &rec.v_plus,
+                        column.as_mut_slice(),
+                    );
+                }
+                let mut dlambda = DMat::zeros(0, 0);
+                contact.force_variation(&dq, &mut dlambda);
+                for c in 0..k {
+                    contact.add_response(
+                        dlambda.column(c).as_slice(),
+                        h,
+                        &mut buf.columns[c * nr..(c + 1) * nr],
+                    );
+                }
+            }
             for (c, (input, out)) in inputs.iter().zip(&mut outputs).enumerate() {
                 let col = &buf.columns[c * nr..(c + 1) * nr];
                 let tan = &input.state.bodies[b];
@@ -236,9 +269,20 @@ impl StepDerivative {
             let c_k = h * opts.rayleigh_stiffness + h * h;
             let act = scene.body_actuation(b);
             let out = &output.bodies[b];
-            // r̄ = A⁻¹ (v̄⁺ + h x̄⁺)
+            // r̄ = A⁻¹ ā, ā = v̄⁺ + h x̄⁺ (+ H_cᵀ q̄ with contact: contact_chain)
             reduce_nodes(dofs, &out.velocities, &mut buf.red);
             add_reduced(dofs, &out.positions, h, &mut buf.red);
+            // Geometry cotangents of the contact terms, per node (x̄, v̄).
+            let mut extra = None;
+            if let Some(contact) = &rec.contact {
+                expand_nodes(dofs, &buf.red, &mut buf.nodal);
+                let q_bar = contact.velocity_cotangent(&buf.red, h, &mut buf.nodal);
+                reduce_nodes(dofs, &buf.nodal, &mut buf.red);
+                let mut xbar = vec![Vec3::zeros(); body.node_count()];
+                let mut vbar = vec![Vec3::zeros(); body.node_count()];
+                contact.geometry_cotangent(&q_bar, &rec.v, &rec.v_plus, &mut xbar, &mut vbar);
+                extra = Some((xbar, vbar));
+            }
             if buf.solve_columns < 1 {
                 buf.solve = MemBuffer::new(rec.factor().solve_scratch(1));
                 buf.solve_columns = 1;
@@ -248,6 +292,9 @@ impl StepDerivative {
             let res: &mut BodyTangent = &mut result.state.bodies[b];
             // v̄ = M r̄
             pattern.symmetric_product(body.mass_values(), &buf.red, &mut buf.red2);
+            if let Some((_, vbar)) = &extra {
+                add_reduced(dofs, vbar, 1.0, &mut buf.red2);
+            }
             expand_nodes(dofs, &buf.red2, &mut res.velocities);
             // x̄ = x̄⁺ − h K r̄ − c_K T_{v⁺} r̄ + h ∂(H_aᵀλ)/∂x r̄
             expand_nodes(dofs, &buf.red, &mut buf.nodal3); // r̄ per node
@@ -266,6 +313,10 @@ impl StepDerivative {
                 buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
                 act.add_driven_force_derivative(&rec.x, h, &buf.nodal3, &mut buf.nodal);
                 add_reduced(dofs, &buf.nodal, 1.0, &mut buf.red2);
+            }
+            if let (Some(contact), Some((xbar, _))) = (&rec.contact, extra.as_mut()) {
+                contact.force_cotangent(&buf.nodal3, h, xbar);
+                add_reduced(dofs, xbar, 1.0, &mut buf.red2);
             }
             expand_nodes(dofs, &buf.red2, &mut res.positions);
             // parameters
@@ -297,7 +348,8 @@ impl StepDerivative {
     /// j = the derivative with respect to free DOF j; d x⁺/d x = I + h d v⁺/d x), as one
     /// multi-right-hand-side solve with the step's factorisation: the right-hand sides are
     /// the columns of −h K − c_K T_{v⁺} + h ∂(H_aᵀλ)/∂x, built from the assembled sparse
-    /// matrices (no refactorisation, no dense inverse). Contact-free steps only.
+    /// matrices (no refactorisation, no dense inverse). Contact-free steps only (errors
+    /// otherwise).
     ///
     /// Errors: an element the law cannot evaluate.
     pub fn position_jacobian(
@@ -308,6 +360,12 @@ impl StepDerivative {
     ) -> Result<crate::math::DMat> {
         let h = record.h;
         let (model, rec) = (&scene.bodies[body], &record.bodies[body]);
+        if rec.contact.is_some() {
+            return Err(Error::invalid(
+                format!("soft_body.{}", model.name()),
+                "position_jacobian covers contact-free steps; use jvp with contact",
+            ));
+        }
         let buf = &mut self.bodies[body];
         let pattern = model.pattern();
         let dofs = pattern.dofs();
