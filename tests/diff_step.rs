@@ -4,12 +4,15 @@
 
 use std::path::Path;
 
+mod diff_support;
+
+use diff_support::{check_jvp_against_fd, parameters, random_tangent, warm_state};
 use diffsoro::diff::{
-    InputTangent, Parameter, Recorder, StateTangent, StepDerivative, TapeOptions, adjoint,
-    forward_sensitivities, record_trajectory,
+    InputTangent, Parameter, Recorder, StepDerivative, TapeOptions, adjoint, forward_sensitivities,
+    record_trajectory,
 };
 use diffsoro::math::{SplitMix64, Vec3, relative_error};
-use diffsoro::scene::{Scene, SceneFile, State, Stepper};
+use diffsoro::scene::{Scene, SceneFile};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -49,166 +52,6 @@ fn pneunet() -> Scene {
         &["soft_body.pneunet.pneumatic.cavity.pressure=3000".to_string()],
     )
     .unwrap()
-}
-
-/// A moving, deformed state: `steps` steps from rest.
-fn warm_state(scene: &Scene, steps: usize) -> State {
-    let mut state = scene.initial_state();
-    let mut stepper = Stepper::new(scene).unwrap();
-    for _ in 0..steps {
-        stepper.step(scene, &mut state).unwrap();
-    }
-    state
-}
-
-fn run(scene: &Scene, start: &State, steps: usize) -> Vec<f64> {
-    let mut state = start.clone();
-    let mut stepper = Stepper::new(scene).unwrap();
-    for _ in 0..steps {
-        stepper.step(scene, &mut state).unwrap();
-    }
-    state
-        .bodies
-        .iter()
-        .flat_map(|b| b.positions.iter().chain(&b.velocities))
-        .flat_map(|p| [p.x, p.y, p.z])
-        .collect()
-}
-
-/// A random tangent of the state, zero on fixed nodes, positions scaled by `sx` (m) and
-/// velocities by `sv` (m/s).
-fn random_tangent(scene: &Scene, rng: &mut SplitMix64, sx: f64, sv: f64) -> StateTangent {
-    let mut t = StateTangent::zeros(scene);
-    for (tb, body) in t.bodies.iter_mut().zip(&scene.bodies) {
-        for n in 0..body.node_count() {
-            if body.is_fixed(n) {
-                continue;
-            }
-            tb.positions[n] = sx * Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
-            tb.velocities[n] = sv * Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
-        }
-    }
-    t
-}
-
-/// Central finite difference of the `steps`-step rollout in the direction `dir` (state and
-/// parameters), step `eps`.
-fn finite_difference(
-    scene: &Scene,
-    start: &State,
-    steps: usize,
-    parameters: &[Parameter],
-    dir: &InputTangent,
-    eps: f64,
-) -> Vec<f64> {
-    let shifted = |sign: f64| {
-        let mut s = scene.clone();
-        for (p, d) in parameters.iter().zip(&dir.parameters) {
-            p.set(&mut s, p.value(scene) + sign * eps * d).unwrap();
-        }
-        let mut st = start.clone();
-        dir.state.add_to(&mut st, sign * eps);
-        run(&s, &st, steps)
-    };
-    // Central differences at ε and ε/2, Richardson-extrapolated: the O(ε²) truncation error
-    // cancels, so ε can stay large enough for round-off not to matter.
-    let (p1, m1) = (shifted(1.0), shifted(-1.0));
-    let (p2, m2) = (shifted(0.5), shifted(-0.5));
-    (0..p1.len())
-        .map(|i| {
-            let d1 = (p1[i] - m1[i]) / (2.0 * eps);
-            let d2 = (p2[i] - m2[i]) / eps;
-            (4.0 * d2 - d1) / 3.0
-        })
-        .collect()
-}
-
-fn parameters(scene: &Scene, names: &[&str]) -> Vec<Parameter> {
-    names
-        .iter()
-        .map(|n| Parameter::parse(scene, n).unwrap())
-        .collect()
-}
-
-/// The directions of the issue, one at a time: x, v, E, ν, each actuator.
-fn unit_directions(
-    scene: &Scene,
-    parameters: &[Parameter],
-    seed: u64,
-) -> Vec<(String, InputTangent)> {
-    let mut rng = SplitMix64::new(seed);
-    let np = parameters.len();
-    let zero = || vec![0.0; np];
-    let mut dirs = vec![
-        (
-            "x".to_string(),
-            InputTangent {
-                state: {
-                    let mut t = random_tangent(scene, &mut rng, 1e-3, 0.0);
-                    t.bodies
-                        .iter_mut()
-                        .for_each(|b| b.velocities.fill(Vec3::zeros()));
-                    t
-                },
-                parameters: zero(),
-            },
-        ),
-        (
-            "v".to_string(),
-            InputTangent {
-                state: {
-                    let mut t = random_tangent(scene, &mut rng, 0.0, 1e-2);
-                    t.bodies
-                        .iter_mut()
-                        .for_each(|b| b.positions.fill(Vec3::zeros()));
-                    t
-                },
-                parameters: zero(),
-            },
-        ),
-    ];
-    for (i, p) in parameters.iter().enumerate() {
-        let mut d = zero();
-        // Scale so a unit step moves the parameter by a few percent of its value or 0.01.
-        d[i] = 0.05 * p.value(scene).abs().max(0.2);
-        dirs.push((
-            p.name(scene),
-            InputTangent {
-                state: StateTangent::zeros(scene),
-                parameters: d,
-            },
-        ));
-    }
-    dirs
-}
-
-fn check_jvp_against_fd(scene: &Scene, names: &[&str], steps: usize, warm: usize) {
-    let params = parameters(scene, names);
-    let start = warm_state(scene, warm);
-    for (what, dir) in unit_directions(scene, &params, 17) {
-        // JVP, step by step.
-        let mut recorder = Recorder::new(scene).unwrap();
-        let mut derivative = StepDerivative::new(scene);
-        let mut state = start.clone();
-        let mut input = dir.clone();
-        for _ in 0..steps {
-            let (_, record) = recorder.step(scene, &mut state).unwrap();
-            let out = derivative
-                .jvp(scene, &record, &params, &[input.clone()])
-                .unwrap();
-            input.state = out.into_iter().next().unwrap();
-            recorder.recycle(record);
-        }
-        let jvp = input.state.to_vec();
-        let fd = finite_difference(scene, &start, steps, &params, &dir, 1e-3);
-        let err = relative_error(&jvp, &fd, 0.0);
-        assert!(
-            err < 1e-6,
-            "{}: {steps} steps, d/d{what}: JVP vs FD {err:e} (|jvp| = {:e})",
-            scene.bodies[0].material().law().name(),
-            jvp.iter().map(|x| x * x).sum::<f64>().sqrt()
-        );
-    }
 }
 
 #[test]

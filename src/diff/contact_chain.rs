@@ -66,7 +66,11 @@ impl ContactRecord {
         let g = ws.free_velocity();
         let delassus = ws.delassus();
         let sigma: Vec<f64> = (0..3 * k)
-            .map(|r| g[r] + (0..3 * k).map(|c| delassus[(r, c)] * lambda[c]).sum::<f64>())
+            .map(|r| {
+                g[r] + (0..3 * k)
+                    .map(|c| delassus[(r, c)] * lambda[c])
+                    .sum::<f64>()
+            })
             .collect();
         let modes = classify(
             &lambda,
@@ -134,7 +138,11 @@ impl ContactRecord {
     /// Adds h dH_c(dx)ᵀ λ (the force change from the moving frames) to the nodal `out`.
     pub(crate) fn add_force_variation(&self, dx: &[Vec3], h: f64, out: &mut [Vec3]) {
         for (i, c) in self.contacts.iter().enumerate() {
-            let l = Vec3::new(self.lambda[3 * i], self.lambda[3 * i + 1], self.lambda[3 * i + 2]);
+            let l = Vec3::new(
+                self.lambda[3 * i],
+                self.lambda[3 * i + 1],
+                self.lambda[3 * i + 2],
+            );
             out[c.node] += h * self.frame_variation(i, &dx[c.node]) * l;
         }
     }
@@ -232,7 +240,11 @@ impl ContactRecord {
     pub(crate) fn force_cotangent(&self, rbar: &[Vec3], h: f64, xbar: &mut [Vec3]) {
         for (i, c) in self.contacts.iter().enumerate() {
             let n = c.node;
-            let l = Vec3::new(self.lambda[3 * i], self.lambda[3 * i + 1], self.lambda[3 * i + 2]);
+            let l = Vec3::new(
+                self.lambda[3 * i],
+                self.lambda[3 * i + 1],
+                self.lambda[3 * i + 2],
+            );
             for (j, dj) in self.frame_jacobian[i].iter().enumerate() {
                 xbar[n][j] += h * rbar[n].dot(&(dj * l));
             }

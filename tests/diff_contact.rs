@@ -1,0 +1,159 @@
+//! Derivatives of steps with frictional contact against central finite differences of the
+//! forward simulator (1e-6 relative, DESIGN.md §2), in configurations whose contact modes do
+//! not switch inside the difference interval: sticking on a plane and on a sphere, sliding
+//! with breaking contacts, over one and several steps; JVP/VJP adjointness with contact.
+//!
+//! Every block starts with its bottom nodes 0.1 mm into the obstacle, so their gaps stay
+//! negative through the finite-difference perturbations (≤ 1e-6 m): the penetration
+//! correction's kink at Φ = 0 is not crossed.
+
+mod diff_support;
+
+use diff_support::{check_jvp_against_fd_from, parameters, random_tangent};
+use diffsoro::contact::Obstacle;
+use diffsoro::diff::{InputTangent, Recorder, StepDerivative};
+use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
+use diffsoro::material::{Law, Material};
+use diffsoro::math::{SplitMix64, Vec3};
+use diffsoro::mesh::box_mesh;
+use diffsoro::scene::{ContactSection, Scene, SceneContact, SimulationSection, State, Stepper};
+
+const SIDE: f64 = 0.02;
+const SINK: f64 = 1e-4;
+
+/// A 20 mm soft cube (2×2×2 cells) above `obstacles` with friction `mu`, NCP solved to 1e-13.
+fn block(law: Law, obstacles: Vec<Obstacle>, mu: f64) -> Scene {
+    let mesh = box_mesh([2, 2, 2], [0.0; 3], [SIDE; 3]).unwrap();
+    let n = mesh.node_count();
+    let body = SoftBody::new(
+        "block",
+        mesh,
+        SoftBodyOptions {
+            material: Material::new(law, 1e5, 0.3).unwrap(),
+            density: 1000.0,
+            mass: MassKind::Lumped,
+            rayleigh_mass: 1.0,
+            rayleigh_stiffness: 0.0,
+            fixed: vec![false; n],
+        },
+    )
+    .unwrap();
+    let friction = vec![mu; obstacles.len()];
+    Scene {
+        contact: SceneContact {
+            obstacles,
+            friction,
+            settings: ContactSection {
+                tolerance: 1e-13,
+                max_iterations: 50_000,
+                ..ContactSection::default()
+            },
+        },
+        ..Scene::new(
+            SimulationSection {
+                dt: 0.01,
+                steps: 0,
+                gravity: [0.0, 0.0, -9.81],
+                newton_iterations: 1,
+            },
+            vec![body],
+        )
+    }
+}
+
+/// The block's rest state shifted down by `SINK` and moving with `velocity`.
+fn sunk(scene: &Scene, velocity: Vec3) -> State {
+    let mut state = scene.initial_state();
+    let body = &mut state.bodies[0];
+    for x in &mut body.positions {
+        x.z -= SINK;
+    }
+    body.velocities.fill(velocity);
+    state
+}
+
+/// (detected, active) contacts of one step from `state`.
+fn contact_counts(scene: &Scene, state: &State) -> (usize, usize) {
+    let mut s = state.clone();
+    let report = Stepper::new(scene).unwrap().step(scene, &mut s).unwrap();
+    assert!(report.contact_converged, "NCP did not converge");
+    (report.contact[0].detected, report.contact[0].active)
+}
+
+const PARAMS: [&str; 2] = ["young_modulus:block", "poisson_ratio:block"];
+
+fn floor() -> Obstacle {
+    Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()
+}
+
+#[test]
+fn sticking_on_a_plane() {
+    for law in [Law::Corotational, Law::NeoHookean] {
+        let scene = block(law, vec![floor()], 0.9);
+        let start = sunk(&scene, Vec3::zeros());
+        assert_eq!(contact_counts(&scene, &start), (9, 9));
+        check_jvp_against_fd_from(&scene, &PARAMS, &start, 1, 1e-3);
+        check_jvp_against_fd_from(&scene, &PARAMS, &start, 5, 1e-3);
+    }
+}
+
+/// Bottom nodes slide on the floor (lateral 0.1 m/s, μ = 0.2); a ceiling 0.5 mm above the
+/// top face detects the top nodes, which carry no force (breaking).
+#[test]
+fn sliding_with_breaking_contacts() {
+    let ceiling = Obstacle::plane(Vec3::new(0.0, 0.0, SIDE - SINK + 5e-4), -Vec3::z()).unwrap();
+    let scene = block(Law::StVK, vec![floor(), ceiling], 0.2);
+    let start = sunk(&scene, Vec3::new(0.1, 0.0, 0.0));
+    assert_eq!(contact_counts(&scene, &start), (18, 9));
+    check_jvp_against_fd_from(&scene, &PARAMS, &start, 1, 1e-3);
+    check_jvp_against_fd_from(&scene, &PARAMS, &start, 3, 1e-3);
+}
+
+/// Sticking on a sphere (radius 0.1 m) under the block's centre: curved contact normals.
+#[test]
+fn sticking_on_a_sphere() {
+    let r = 0.1;
+    let sphere = Obstacle::sphere(Vec3::new(SIDE / 2.0, SIDE / 2.0, -r), r).unwrap();
+    let scene = block(Law::Corotational, vec![sphere], 0.9);
+    let start = sunk(&scene, Vec3::zeros());
+    let (detected, active) = contact_counts(&scene, &start);
+    assert!(detected > 0 && active > 0, "{detected} {active}");
+    check_jvp_against_fd_from(&scene, &PARAMS, &start, 1, 1e-3);
+}
+
+/// ⟨w, J u⟩ = ⟨Jᵀ w, u⟩ with sticking, sliding and breaking contacts.
+#[test]
+fn jvp_and_vjp_are_adjoint_with_contact() {
+    let ceiling = Obstacle::plane(Vec3::new(0.0, 0.0, SIDE - SINK + 5e-4), -Vec3::z()).unwrap();
+    let scene = block(Law::NeoHookean, vec![floor(), ceiling], 0.2);
+    let params = parameters(&scene, &PARAMS);
+    let mut state = sunk(&scene, Vec3::new(0.1, 0.0, 0.0));
+    let mut recorder = Recorder::new(&scene).unwrap();
+    let (_, record) = recorder.step(&scene, &mut state).unwrap();
+    assert_eq!(record.bodies[0].contacts(), 18);
+    let mut derivative = StepDerivative::new(&scene);
+    let mut rng = SplitMix64::new(5);
+    for _ in 0..3 {
+        let u = InputTangent {
+            state: random_tangent(&scene, &mut rng, 1.0, 1.0),
+            parameters: (0..params.len()).map(|_| rng.uniform()).collect(),
+        };
+        let w = random_tangent(&scene, &mut rng, 1.0, 1.0);
+        let ju = derivative
+            .jvp(&scene, &record, &params, std::slice::from_ref(&u))
+            .unwrap();
+        let jtw = derivative.vjp(&scene, &record, &params, &w).unwrap();
+        let lhs = w.dot(&ju[0]);
+        let rhs = jtw.state.dot(&u.state)
+            + jtw
+                .parameters
+                .iter()
+                .zip(&u.parameters)
+                .map(|(a, b)| a * b)
+                .sum::<f64>();
+        assert!(
+            (lhs - rhs).abs() <= 1e-10 * lhs.abs().max(rhs.abs()),
+            "⟨w, Ju⟩ = {lhs:e}, ⟨Jᵀw, u⟩ = {rhs:e}"
+        );
+    }
+}
