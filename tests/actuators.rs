@@ -140,6 +140,8 @@ fn pressure_forces_balance_and_do_the_work_p_dv() {
         kind: diffsoro::actuator::ActuatorKind::Pneumatic(cavity.clone()),
         drive: Drive::Force(p),
         bounds: [f64::NEG_INFINITY, f64::INFINITY],
+        max_value_step: f64::INFINITY,
+        max_force_step: f64::INFINITY,
     };
     let mut f = vec![Vec3::zeros(); x.len()];
     act.add_forces(&x, p, &mut Vec::new(), &mut f);
@@ -392,8 +394,8 @@ fn bad_actuator_input_is_named() {
         ),
         (
             "gripper.toml",
-            &["simulation.newton_iterations=3"],
-            "simulation.newton_iterations",
+            &["soft_body.finger.servo.servo.angle=4.0"],
+            "soft_body.finger.servo.servo.angle",
         ),
     ];
     for (file, sets, key) in cases {

@@ -44,6 +44,13 @@ pub struct Actuator {
     pub drive: Drive,
     /// Bounds [min, max] on λ when it is solved (a cable only pulls: min = 0).
     pub bounds: [f64; 2],
+    /// Largest change of the target-driven value per step (m, m³ or rad; SOFA's
+    /// `maxDispVariation`): each step aims at the target moved from the current δ by at most
+    /// this. `f64::INFINITY` for no limit.
+    pub max_value_step: f64,
+    /// Largest change of λ per step (N, Pa or N·m): a given force is ramped towards, a solved
+    /// one is bounded to λₙ ± this. `f64::INFINITY` for no limit.
+    pub max_force_step: f64,
 }
 
 impl ActuatorKind {

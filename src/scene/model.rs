@@ -99,7 +99,12 @@ impl Scene {
             };
             let material = Material::new(b.law, b.young_modulus, b.poisson_ratio)
                 .map_err(|e| prefix(e, &what))?;
-            let fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
+            let mut fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
+            let act = BodyActuation::build(b, &mesh, &what)?;
+            // Pinned servo horns are removed from the system like fixed nodes (and moved).
+            for n in act.pinned_nodes() {
+                fixed[n] = true;
+            }
             let options = SoftBodyOptions {
                 material,
                 density: b.density,
@@ -108,15 +113,6 @@ impl Scene {
                 rayleigh_stiffness: b.rayleigh_stiffness,
                 fixed,
             };
-            let act = BodyActuation::build(b, &mesh, &what)?;
-            if act.has_targets() && file.simulation.newton_iterations > 1 {
-                return Err(Error::invalid(
-                    "simulation.newton_iterations",
-                    format!(
-                        "{what} has displacement/volume/angle-driven actuators, which need the linearised step (newton_iterations = 1)"
-                    ),
-                ));
-            }
             actuation.push(act);
             bodies.push(SoftBody::new(&b.name, mesh, options)?);
         }
@@ -154,6 +150,7 @@ impl Scene {
         static NONE: BodyActuation = BodyActuation {
             actuators: Vec::new(),
             effectors: Vec::new(),
+            pinned: Vec::new(),
         };
         self.actuation.get(i).unwrap_or(&NONE)
     }
