@@ -294,19 +294,22 @@ impl BodyActuation {
         }
     }
 
-    /// Adds `scale` · Σ ∂f_a/∂x · dx of the force-driven actuators (N) into `out`, λ from
-    /// `forces`.
+    /// Adds `scale` · Σ ∂f_a/∂x · dx of the force-driven actuators and `solved_scale` · that of
+    /// the solved ones (N) into `out`, λ from `forces`.
     pub fn add_driven_force_derivative(
         &self,
         x: &[Vec3],
         forces: &[f64],
         scale: f64,
+        solved_scale: f64,
         dx: &[Vec3],
         out: &mut [Vec3],
     ) {
         for (a, f) in self.actuators.iter().zip(forces) {
             if let Drive::Force(_) = a.drive {
                 a.add_force_derivative_action(x, scale * f, dx, out);
+            } else if is_solved(a) {
+                a.add_force_derivative_action(x, solved_scale * f, dx, out);
             }
         }
     }
@@ -373,7 +376,12 @@ impl ActuationWorkspace {
 
 /// Starts a step: moves the force-driven λ in `forces` towards their inputs (`max_force_step`)
 /// and sets each solved actuator's target and bounds for the step from δ(xₙ) at `x` and λₙ.
-pub fn begin_step(act: &BodyActuation, ws: &mut ActuationWorkspace, x: &[Vec3], forces: &mut [f64]) {
+pub fn begin_step(
+    act: &BodyActuation,
+    ws: &mut ActuationWorkspace,
+    x: &[Vec3],
+    forces: &mut [f64],
+) {
     act.ramp_forces(forces);
     ws.targets.clear();
     ws.step_targets.clear();
@@ -391,7 +399,8 @@ pub fn begin_step(act: &BodyActuation, ws: &mut ActuationWorkspace, x: &[Vec3], 
         let [lo, hi] = a.bounds;
         let l = forces[i];
         let lo_step = lo.max(l - a.max_force_step).min(hi);
-        ws.bounds.push([lo_step, hi.min(l + a.max_force_step).max(lo_step)]);
+        ws.bounds
+            .push([lo_step, hi.min(l + a.max_force_step).max(lo_step)]);
         ws.targets.push(i);
     }
 }
@@ -419,7 +428,8 @@ pub fn begin_static(act: &BodyActuation, ws: &mut ActuationWorkspace, start: &[V
 
 /// Adds `scale` · Σ f_a at `x` (the step passes h, the Newton residual −h) to the reduced
 /// right-hand side `rhs`: the force-driven actuators' with their λ in `forces`, and with
-/// `with_solved` the solved ones' too (their λ in `forces`, the Newton residual).
+/// `solved_at` = Some(xₙ) the solved ones' too, at xₙ (their λ in `forces`; the Newton
+/// residual, whose solved forces keep H at the start of the step as the linearised step).
 #[allow(clippy::too_many_arguments)]
 pub fn add_force_driven(
     act: &BodyActuation,
@@ -427,7 +437,7 @@ pub fn add_force_driven(
     dofs: &DofMap,
     x: &[Vec3],
     forces: &[f64],
-    with_solved: bool,
+    solved_at: Option<&[Vec3]>,
     scale: f64,
     rhs: &mut [f64],
 ) {
@@ -436,8 +446,8 @@ pub fn add_force_driven(
     }
     ws.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
     act.add_driven_forces(x, forces, 1.0, &mut ws.rows, &mut ws.nodal);
-    if with_solved {
-        act.add_solved_forces(x, forces, 1.0, &mut ws.rows, &mut ws.nodal);
+    if let Some(xn) = solved_at {
+        act.add_solved_forces(xn, forces, 1.0, &mut ws.rows, &mut ws.nodal);
     }
     add_reduced(dofs, &ws.nodal, scale, rhs);
 }
@@ -492,10 +502,14 @@ pub enum TargetSolve<'a> {
         /// The reduced velocity at the start of the step (m/s).
         v: &'a [f64],
     },
-    /// A Newton iteration at xₖ: `dv` holds −J⁻¹R(vₖ) where R already includes the solved
-    /// actuators' forces with the λ in `forces` (δ(x⁺) ≈ δ(xₖ) + h H dv); λ is re-solved as a
-    /// whole.
-    Newton,
+    /// A Newton iteration at xₖ (H and G taken at x = xₙ, as the forces in R): `dv` holds
+    /// −J⁻¹R(vₖ) where R already includes the solved actuators' forces with the λ in
+    /// `forces`; δ(x⁺) ≈ δ(xₖ) + h H(xₙ) dv (a fixed point meets δ(x⁺) = t exactly); λ is
+    /// re-solved as a whole.
+    Newton {
+        /// The current iterate's positions xₖ = xₙ + h vₖ (m).
+        x_k: &'a [Vec3],
+    },
     /// A static Newton iteration at x: `dv` holds the displacement K⁻¹r (r with the solved
     /// forces of the λ in `forces`), δ(x + dx) ≈ δ(x) + H dx; the actuator columns are
     /// K⁻¹Gⱼ (no h).
@@ -562,7 +576,7 @@ pub fn solve_target_driven(
             TargetSolve::Step { v } => {
                 a.kind.value(x) + h * (dot_rows(dofs, rows, v) + dot_rows(dofs, rows, dv))
             }
-            TargetSolve::Newton => a.kind.value(x) + h * dot_rows(dofs, rows, dv),
+            TargetSolve::Newton { x_k } => a.kind.value(x_k) + h * dot_rows(dofs, rows, dv),
             TargetSolve::Static => a.kind.value(x) + dot_rows(dofs, rows, dv),
         };
         ws.c[j] = a.kind.sign() * (ws.step_targets[j] - predicted);

@@ -85,7 +85,10 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
             ));
         }
         positive_bound(&format!("{at}.max_force"), c.max_force)?;
-        positive_bound(&format!("{at}.max_displacement_step"), c.max_displacement_step)?;
+        positive_bound(
+            &format!("{at}.max_displacement_step"),
+            c.max_displacement_step,
+        )?;
         positive_bound(&format!("{at}.max_force_step"), c.max_force_step)?;
     }
     for p in &b.pneumatic {

@@ -109,7 +109,9 @@ impl PrescribedWorkspace {
                             body.name(),
                             act.actuators[p.actuator].name
                         ),
-                        format!("pinned node {i} must be removed from the system (fixed) in the body"),
+                        format!(
+                            "pinned node {i} must be removed from the system (fixed) in the body"
+                        ),
                     ));
                 }
                 prescribed[i] = true;
@@ -156,13 +158,7 @@ impl PrescribedWorkspace {
 
 /// M_e u over one element, added into `out` (consistent mass; lumped adds nothing off the
 /// diagonal and is handled by the caller when needed).
-fn add_consistent_mass_action(
-    body: &SoftBody,
-    e: usize,
-    u: &[Vec3],
-    scale: f64,
-    out: &mut [Vec3],
-) {
+fn add_consistent_mass_action(body: &SoftBody, e: usize, u: &[Vec3], scale: f64, out: &mut [Vec3]) {
     let t = &body.elements()[e];
     let w = body.options().density * t.volume / 20.0 * scale;
     let sum: Vec3 = t.nodes.iter().map(|&i| u[i]).sum();
@@ -210,7 +206,11 @@ pub fn prescribe(
             add_consistent_mass_action(body, e, &ws.v_plus, 1.0, &mut ws.mv_plus);
         }
         for (n, o) in ws.nodal.iter_mut().enumerate() {
-            *o = if ws.prescribed[n] { v[n] } else { Vec3::zeros() };
+            *o = if ws.prescribed[n] {
+                v[n]
+            } else {
+                Vec3::zeros()
+            };
         }
         for &e in &ws.elements {
             add_consistent_mass_action(body, e, &ws.nodal, 1.0, &mut ws.mv_old);
@@ -231,7 +231,9 @@ fn stiffness_action(
     out.fill(Vec3::zeros());
     for (&e, point) in elements.iter().zip(points) {
         let t = &body.elements()[e];
-        let point = point.as_ref().expect("material points evaluated by prescribe");
+        let point = point
+            .as_ref()
+            .expect("material points evaluated by prescribe");
         let f = t.stiffness_action(point, t.nodes.map(|i| u[i]));
         for (k, &i) in t.nodes.iter().enumerate() {
             out[i] += f[k];
@@ -339,7 +341,11 @@ pub fn reaction_torques(
         forces[p.actuator] = p
             .nodes
             .iter()
-            .map(|&i| (inputs.x_new[i] - servo.origin).cross(&r[i]).dot(&servo.axis))
+            .map(|&i| {
+                (inputs.x_new[i] - servo.origin)
+                    .cross(&r[i])
+                    .dot(&servo.axis)
+            })
             .sum();
     }
     ws.nodal = r;

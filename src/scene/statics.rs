@@ -24,11 +24,10 @@ use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
 use super::actuation::{
-    ActuationWorkspace, BodyActuation, TargetSolve, begin_static, solve_target_driven,
-    targets_met,
+    ActuationWorkspace, BodyActuation, TargetSolve, begin_static, solve_target_driven, targets_met,
 };
-use super::prescribed::{place_pinned, servo_of};
 use super::model::{BodyState, Scene, State};
+use super::prescribed::{place_pinned, servo_of};
 
 /// Settings of the static solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -419,7 +418,7 @@ fn tangent_product(
         *d = Vec3::new(w.full[3 * i], w.full[3 * i + 1], w.full[3 * i + 2]);
     }
     w.action.fill(Vec3::zeros());
-    act.add_driven_force_derivative(x, forces, s, &w.nodes, &mut w.action);
+    act.add_driven_force_derivative(x, forces, s, 1.0, &w.nodes, &mut w.action);
     for (o, a) in w.full.chunks_exact_mut(3).zip(&w.action) {
         o.copy_from_slice(a.as_slice());
     }

@@ -206,7 +206,14 @@ fn step_body(
     // Stage 1b: this step's actuator inputs (ramped forces, targets), and the prescribed
     // motion of pinned servo horns, v_p⁺ (scene::prescribed).
     begin_step(act, &mut ws.actuation, &bs.positions, forces);
-    prescribe(body, act, &mut ws.prescribed, &bs.positions, &bs.velocities, h)?;
+    prescribe(
+        body,
+        act,
+        &mut ws.prescribed,
+        &bs.positions,
+        &bs.velocities,
+        h,
+    )?;
     // Stage 2: A = (1 + hα) M + (hβ + h²) K.
     ws.a.copy_from_slice(&ws.elastic.stiffness);
     axpby(c_m, body.mass_values(), c_k, &mut ws.a);
@@ -233,7 +240,7 @@ fn step_body(
         dofs,
         &bs.positions,
         forces,
-        false,
+        None,
         h,
         &mut ws.rhs,
     );
@@ -292,8 +299,8 @@ fn step_body(
                 &mut ws.actuation,
                 dofs,
                 &ws.factor,
-                &ws.x_trial,
-                TargetSolve::Newton,
+                &bs.positions,
+                TargetSolve::Newton { x_k: &ws.x_trial },
                 h,
                 &mut ws.direction,
                 forces,
@@ -412,7 +419,7 @@ fn newton_residual(
         dofs,
         &ws.x_trial,
         forces,
-        true,
+        Some(&bs.positions),
         -h,
         &mut ws.rhs,
     );
