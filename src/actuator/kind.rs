@@ -29,7 +29,8 @@ pub enum Drive {
     /// λ given (N, Pa or N·m).
     Force(f64),
     /// δ driven to this target (m, m³ or rad): λ is solved in the step so that δ(x⁺)
-    /// reaches it to first order, within the bounds.
+    /// reaches it (to first order in the linearised step), within the bounds; an angle-driven
+    /// servo instead pins its horn nodes to the rigid rotation (`scene::prescribed`).
     Target(f64),
 }
 

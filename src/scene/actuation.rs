@@ -13,6 +13,11 @@
 //! a small symmetric positive semi-definite system built from one multi-right-hand-side solve
 //! A⁻¹[G₁ … G_k], solved with the bounds by `actuator::bounded_solve`. Actuator forces use H at
 //! the start of the step (xₙ), as SOFA's constraint forces do; ∂(Hᵀλ)/∂x is not in A.
+//! Angle-driven servos are not solved here: they pin their horn (`scene::prescribed`).
+//! The same solve serves full Newton (J in place of A, δ(xₖ) + h H(xₙ) d = t, λ re-solved at
+//! each iteration) and statics (K in place of A, δ(x) + H dx = t), see [`TargetSolve`].
+//! Per-step limits: each step aims at the target moved from δ(xₙ) by at most
+//! `max_value_step`, and λ stays within λₙ ± `max_force_step` ([`begin_step`]).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 

@@ -11,7 +11,10 @@
 //! v⁺ = v + Δv,   x⁺ = x + h v⁺
 //! ```
 //!
-//! over the free degrees of freedom (fixed nodes are removed from the system and keep v = 0).
+//! over the free degrees of freedom (fixed nodes are removed from the system and keep v = 0;
+//! the horn nodes of angle-driven servos are removed too but move with the horn,
+//! `scene::prescribed`, which adds their coupling to the free rows and computes the servo's
+//! reaction torque).
 //! Actuators add h H_aᵀλ_a to the right-hand side (DESIGN.md §1): force-driven ones with
 //! their given λ, displacement-driven ones with λ solved in the same step
 //! (`scene::actuation`, which states the sign conventions).
