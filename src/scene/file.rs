@@ -84,7 +84,16 @@ pub struct SoftBodySection {
     /// Mesh unit → metres (0.001 for a mesh in mm).
     #[serde(default = "default_scale")]
     pub scale: f64,
-    /// Nodes inside this box `[min, max]` (m, after scaling) are fixed.
+    /// Rigid placement of the mesh, applied after `scale`: a rotation vector [rx, ry, rz]
+    /// (axis-angle, rad, about the origin) then `translation` (m). Only the mesh moves:
+    /// actuator points, servo axes and boxes, effectors and `fixed_box` are in world
+    /// coordinates (where the placed mesh is); mesh groups move with the mesh.
+    #[serde(default)]
+    pub rotation: Option<[f64; 3]>,
+    /// See `rotation` (m).
+    #[serde(default)]
+    pub translation: Option<[f64; 3]>,
+    /// Nodes inside this box `[min, max]` (m, after scaling and placement) are fixed.
     #[serde(default)]
     pub fixed_box: Option<[[f64; 3]; 2]>,
     /// Nodes of this mesh group (any kind) are fixed.
@@ -266,6 +275,7 @@ impl SceneFile {
             ));
         }
         let mut names = std::collections::BTreeSet::new();
+        let mut effectors = std::collections::BTreeSet::new();
         for b in &self.soft_body {
             let at = |key: &str| format!("soft_body.{}.{key}", b.name);
             if !names.insert(b.name.as_str()) {
@@ -293,7 +303,25 @@ impl SceneFile {
                     "must be [[min], [max]] with min ≤ max, finite",
                 ));
             }
+            for (key, v) in [("rotation", b.rotation), ("translation", b.translation)] {
+                if let Some(v) = v
+                    && !v.iter().all(|c| c.is_finite())
+                {
+                    return Err(Error::invalid(
+                        at(key),
+                        format!("must be finite, got {v:?}"),
+                    ));
+                }
+            }
             super::actuation_file::validate_actuation(b)?;
+            for e in &b.effector {
+                if !effectors.insert(e.name.as_str()) {
+                    return Err(Error::invalid(
+                        at(&format!("effector.{}", e.name)),
+                        "another body has an effector of this name (effector names are unique in a scene)",
+                    ));
+                }
+            }
         }
         self.contact.validate()?;
         for (i, o) in self.obstacle.iter().enumerate() {

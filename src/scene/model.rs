@@ -97,6 +97,15 @@ impl Scene {
             } else {
                 mesh.scaled(b.scale)?
             };
+            // Rigid placement after scaling (the mesh only: everything else is in world
+            // coordinates).
+            let mesh = if b.rotation.is_some() || b.translation.is_some() {
+                let rotation =
+                    super::contact_file::axis_angle_matrix(b.rotation.unwrap_or([0.0; 3]));
+                mesh.placed(&rotation, Vec3::from(b.translation.unwrap_or([0.0; 3])))?
+            } else {
+                mesh
+            };
             let material = Material::new(b.law, b.young_modulus, b.poisson_ratio)
                 .map_err(|e| prefix(e, &what))?;
             let mut fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
