@@ -14,7 +14,7 @@
 //! A⁻¹[G₁ … G_k], solved with the bounds by `actuator::bounded_solve`. Actuator forces use H at
 //! the start of the step (xₙ), as SOFA's constraint forces do; ∂(Hᵀλ)/∂x is not in A.
 //! Angle-driven servos are not solved here: they pin their horn (`scene::prescribed`).
-//! The same solve serves full Newton (J in place of A, δ(xₖ) + h H(xₙ) d = t, λ re-solved at
+//! The same solve serves full Newton (J in place of A, δ(xₖ) + h H(xₖ) d = t, λ re-solved at
 //! each iteration) and statics (K in place of A, δ(x) + H dx = t), see [`TargetSolve`].
 //! Per-step limits: each step aims at the target moved from δ(xₙ) by at most
 //! `max_value_step`, and λ stays within λₙ ± `max_force_step` ([`begin_step`]).
@@ -507,9 +507,9 @@ pub enum TargetSolve<'a> {
         /// The reduced velocity at the start of the step (m/s).
         v: &'a [f64],
     },
-    /// A Newton iteration at xₖ (H and G taken at x = xₙ, as the forces in R): `dv` holds
+    /// A Newton iteration at xₖ (G taken at x = xₙ, as the forces in R): `dv` holds
     /// −J⁻¹R(vₖ) where R already includes the solved actuators' forces with the λ in
-    /// `forces`; δ(x⁺) ≈ δ(xₖ) + h H(xₙ) dv (a fixed point meets δ(x⁺) = t exactly); λ is
+    /// `forces`; δ(x⁺) ≈ δ(xₖ) + h H(xₖ) dv (a fixed point meets δ(x⁺) = t exactly); λ is
     /// re-solved as a whole.
     Newton {
         /// The current iterate's positions xₖ = xₙ + h vₖ (m).
@@ -574,6 +574,13 @@ pub fn solve_target_driven(
             }
         }
     }
+    // Newton linearises the constraint at xₖ (H(xₖ)), the forces keep G at xₙ: S is then
+    // not symmetric (the bounded Gauss-Seidel solve does not need it to be).
+    if let TargetSolve::Newton { x_k } = mode {
+        for (j, &i) in ws.targets.iter().enumerate() {
+            act.actuators[i].kind.jacobian(x_k, &mut ws.target_rows[j]);
+        }
+    }
     for (j, &i) in ws.targets.iter().enumerate() {
         let a = &act.actuators[i];
         let rows = &ws.target_rows[j];
@@ -600,7 +607,7 @@ pub fn solve_target_driven(
         }
     }
     // Symmetrise round-off.
-    for i in 0..k {
+    for i in 0..k * usize::from(!matches!(mode, TargetSolve::Newton { .. })) {
         for j in 0..i {
             let m = 0.5 * (ws.s[(i, j)] + ws.s[(j, i)]);
             ws.s[(i, j)] = m;

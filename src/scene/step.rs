@@ -23,6 +23,10 @@
 //! Newton, after the last iteration, with its last factorisation).
 //! Full Newton solves R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) = 0; its first
 //! iteration, from the guess v⁺ = 0 (so x + h v⁺ = x), is exactly the linearised step above.
+//! With displacement-driven actuators, R also holds −h Σ σλ H(xₙ)ᵀ of the solved ones and each
+//! iteration re-solves their λ so that δ(xₖ) + h H(xₖ) d meets the targets (met exactly at
+//! convergence); a full step is always tried, and iterating stops once the targets are met
+//! and R no longer halves (its round-off floor).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
@@ -278,7 +282,18 @@ fn step_body(
         let scale = residual_scale(body, bs, h, g, &ws.elastic.forces);
         let targets = act.has_targets();
         let mut r_norm = newton_residual(body, act, ws, bs, forces, h, g)?;
+        // The actuators' loads (as given or first solved) are terms of R too.
+        let scale = scale
+            + h * ws
+                .actuation
+                .nodal_forces()
+                .iter()
+                .map(|f| f.norm_squared())
+                .sum::<f64>()
+                .sqrt();
+        let mut at_floor = false;
         while iterations < newton
+            && !at_floor
             && (r_norm > 1e-13 * scale
                 || !targets_met(act, &ws.actuation, &ws.x_trial, forces, 1e-12))
         {
@@ -317,6 +332,14 @@ fn step_body(
                 let trial = newton_residual(body, act, ws, bs, forces, h, g);
                 match trial {
                     Ok(r) if r < r_norm || (targets && step == 1.0) => {
+                        // With targets, a residual that no longer halves while they are met
+                        // sits at its round-off floor: stop.
+                        if targets
+                            && r > 0.5 * r_norm
+                            && targets_met(act, &ws.actuation, &ws.x_trial, forces, 1e-12)
+                        {
+                            at_floor = true;
+                        }
                         r_norm = r;
                         break;
                     }
