@@ -230,6 +230,10 @@ fn per_step_limits_ramp_displacement_and_force() {
             "{steps}"
         );
     }
+    // Statics has no steps: the given tension applies in full.
+    let mut state = scene.initial_state();
+    solve_static(&scene, &mut state, StaticOptions::default()).unwrap();
+    assert_eq!(state.actuator_forces[0][0], 0.35);
     // A solved tension changes by at most max_force_step per step.
     let scene = bar(
         &format!("{CABLE}displacement = 0.002\nmax_force_step = 0.01"),

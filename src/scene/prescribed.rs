@@ -24,7 +24,8 @@
 //! ```
 //!
 //! (linearised step: c = 1, f = f(xₙ); Newton: c = 0, f = f(x⁺)), τ = Σ_i ((x_i⁺ − o) × r_i)·a,
-//! f_a the force-driven actuators' forces on the horn. Contact forces on the horn are not in it.
+//! f_a the force-driven actuators' forces on the horn. Contact forces on the horn are not in it,
+//! and horn nodes are not contact candidates (the contact stage skips removed nodes).
 
 use crate::actuator::{ActuatorKind, Drive, Servo};
 use crate::error::{Error, Result};

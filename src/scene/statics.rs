@@ -96,8 +96,12 @@ pub fn solve_static(
         .map(|(i, ((body, bs), forces))| {
             let act = scene.body_actuation(i);
             // Statics applies the given forces in full (no ramp), solved λ from the state.
-            for (f, given) in forces.iter_mut().zip(act.given_forces()) {
-                if given != 0.0 {
+            for ((f, given), a) in forces
+                .iter_mut()
+                .zip(act.given_forces())
+                .zip(&act.actuators)
+            {
+                if let crate::actuator::Drive::Force(_) = a.drive {
                     *f = given;
                 }
             }
