@@ -140,6 +140,8 @@ fn pressure_forces_balance_and_do_the_work_p_dv() {
         kind: diffsoro::actuator::ActuatorKind::Pneumatic(cavity.clone()),
         drive: Drive::Force(p),
         bounds: [f64::NEG_INFINITY, f64::INFINITY],
+        max_value_step: f64::INFINITY,
+        max_force_step: f64::INFINITY,
     };
     let mut f = vec![Vec3::zeros(); x.len()];
     act.add_forces(&x, p, &mut Vec::new(), &mut f);
@@ -284,31 +286,47 @@ fn the_pneumatic_finger_bends_away_from_its_chambers() {
 }
 
 #[test]
-fn the_gripper_finger_moves_when_the_servo_turns() {
+fn the_gripper_fingers_close_toward_each_other_when_the_servos_turn() {
+    // The fingers face each other across the gap x ∈ [0.04, 0.06] (the right one is the left
+    // one turned by π about y): a negative angle turns each horn foot toward its contact side
+    // (the foot lies above the shaft, so a rotation about the finger's own z by θ < 0 moves it
+    // along the finger's +x), which leans the Fin-Ray walls and the tip toward the object.
     let run = |angle: f64| {
         let scene = robot(
             "gripper.toml",
-            &[format!("soft_body.finger.servo.servo.angle={angle}")],
+            &[
+                format!("soft_body.finger.servo.servo.angle={angle}"),
+                format!("soft_body.finger_right.servo.servo_right.angle={angle}"),
+            ],
         );
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();
-        for _ in 0..60 {
+        for _ in 0..40 {
             stepper.step(&scene, &mut state).unwrap();
         }
         let fs = FinalState::new(&scene, &state);
-        (effector(&scene, &state, "tip"), fs.actuators[0].value)
+        let angles: Vec<f64> = fs.actuators.iter().map(|a| a.value).collect();
+        (
+            effector(&scene, &state, "tip"),
+            effector(&scene, &state, "tip_right"),
+            angles,
+            fs.actuators.iter().map(|a| a.force).collect::<Vec<f64>>(),
+        )
     };
-    let (tip0, _) = run(0.0);
-    let (plus, a_plus) = run(0.05);
-    let (minus, a_minus) = run(-0.05);
-    assert!(
-        (a_plus - 0.05).abs() < 1e-3 && (a_minus + 0.05).abs() < 1e-3,
-        "{a_plus} {a_minus}"
-    );
-    let (dp, dm) = (plus - tip0, minus - tip0);
-    assert!(dp.norm() > 1e-4, "{dp:?}");
-    // Opposite angles move the tip in (nearly) opposite directions.
-    assert!(dp.dot(&dm) < -0.5 * dp.norm() * dm.norm(), "{dp:?} {dm:?}");
+    let (l0, r0, _, _) = run(0.0);
+    // At rest the right tip mirrors the left one: (x, y, z) → (0.1 − x, y, 0.02 − z).
+    assert!((r0.x - (0.1 - l0.x)).abs() < 1e-5 && (r0.y - l0.y).abs() < 1e-5);
+    let (l, r, angles, torques) = run(-0.05);
+    // 40 steps at ≤ 0.002 rad per step: −0.05 is reached after 25.
+    for a in &angles {
+        assert!((a + 0.05).abs() < 1e-12, "{angles:?}");
+    }
+    let (dl, dr) = (l - l0, r - r0);
+    assert!(dl.x > 1e-4 && dr.x < -1e-4, "{dl:?} {dr:?}");
+    // Mirror images: the gap closes symmetrically.
+    assert!((dl.x + dr.x).abs() < 1e-2 * dl.x, "{dl:?} {dr:?}");
+    // Each servo pushes the way it turns, against the finger's stiffness.
+    assert!(torques.iter().all(|t| *t < 0.0), "{torques:?}");
 }
 
 #[test]
@@ -327,6 +345,16 @@ fn every_actuator_input_can_be_set_from_the_command_line() {
         &["soft_body.finger.servo.servo.angle=0.3".into()],
     );
     assert_eq!(s.actuation[0].actuators[0].drive, Drive::Target(0.3));
+    let s = robot(
+        "gripper.toml",
+        &["soft_body.finger_right.translation=[0.11, 0.0, 0.02]".into()],
+    );
+    let moved =
+        s.bodies[1].rest_positions()[0] - robot("gripper.toml", &[]).bodies[1].rest_positions()[0];
+    assert!(
+        (moved - Vec3::new(0.01, 0.0, 0.0)).norm() < 1e-15,
+        "{moved:?}"
+    );
     let s = robot(
         "finger.toml",
         &["soft_body.finger.cable.cable.force=2".into()],
@@ -392,8 +420,18 @@ fn bad_actuator_input_is_named() {
         ),
         (
             "gripper.toml",
-            &["simulation.newton_iterations=3"],
-            "simulation.newton_iterations",
+            &["soft_body.finger.servo.servo.angle=4.0"],
+            "soft_body.finger.servo.servo.angle",
+        ),
+        (
+            "gripper.toml",
+            &["soft_body.finger_right.effector.tip_right.name=tip"],
+            "soft_body.finger_right.effector.tip",
+        ),
+        (
+            "gripper.toml",
+            &["soft_body.finger.servo.servo.max_angle_step=0"],
+            "soft_body.finger.servo.servo.max_angle_step",
         ),
     ];
     for (file, sets, key) in cases {
@@ -442,14 +480,20 @@ fn every_robot_cable_point_and_effector_lies_inside_its_mesh() {
         ("trunk.toml", "trunk"),
         ("finger.toml", "finger"),
         ("gripper.toml", "finger"),
+        ("gripper.toml", "finger_right"),
         ("pneumatic.toml", "pneunet"),
     ] {
         let path = Path::new(ROOT).join("scenes").join(file);
         let parsed = SceneFile::read(&path, &[]).unwrap();
-        let section = parsed.soft_body.iter().find(|b| b.name == body).unwrap();
+        let index = parsed
+            .soft_body
+            .iter()
+            .position(|b| b.name == body)
+            .unwrap();
+        let section = &parsed.soft_body[index];
         let scene = robot(file, &[]);
-        let rest = scene.bodies[0].rest_positions();
-        let act = &scene.actuation[0];
+        let rest = scene.bodies[index].rest_positions();
+        let act = &scene.actuation[index];
         let mut points = Vec::new();
         for (c, a) in section.cable.iter().zip(&act.actuators) {
             let diffsoro::actuator::ActuatorKind::Cable(cable) = &a.kind else {

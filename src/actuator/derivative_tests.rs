@@ -75,6 +75,8 @@ fn actuator(name: &str, kind: ActuatorKind) -> Actuator {
         kind,
         drive: Drive::Force(0.0),
         bounds: [f64::NEG_INFINITY, f64::INFINITY],
+        max_value_step: f64::INFINITY,
+        max_force_step: f64::INFINITY,
     }
 }
 

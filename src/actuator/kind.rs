@@ -29,7 +29,8 @@ pub enum Drive {
     /// λ given (N, Pa or N·m).
     Force(f64),
     /// δ driven to this target (m, m³ or rad): λ is solved in the step so that δ(x⁺)
-    /// reaches it to first order, within the bounds.
+    /// reaches it (to first order in the linearised step), within the bounds; an angle-driven
+    /// servo instead pins its horn nodes to the rigid rotation (`scene::prescribed`).
     Target(f64),
 }
 
@@ -44,6 +45,13 @@ pub struct Actuator {
     pub drive: Drive,
     /// Bounds [min, max] on λ when it is solved (a cable only pulls: min = 0).
     pub bounds: [f64; 2],
+    /// Largest change of the target-driven value per step (m, m³ or rad; SOFA's
+    /// `maxDispVariation`): each step aims at the target moved from the current δ by at most
+    /// this. `f64::INFINITY` for no limit.
+    pub max_value_step: f64,
+    /// Largest change of λ per step (N, Pa or N·m): a given force is ramped towards, a solved
+    /// one is bounded to λₙ ± this. `f64::INFINITY` for no limit.
+    pub max_force_step: f64,
 }
 
 impl ActuatorKind {

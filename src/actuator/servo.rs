@@ -65,6 +65,14 @@ impl Servo {
         })
     }
 
+    /// Where the rest point `rest` (m) goes when the horn turns rigidly by `theta` (rad) about
+    /// the axis: o + R(θ)(X − o), R the right-handed rotation about `axis`.
+    pub fn rotate(&self, theta: f64, rest: Vec3) -> Vec3 {
+        let r =
+            nalgebra::Rotation3::from_axis_angle(&nalgebra::Unit::new_unchecked(self.axis), theta);
+        self.origin + r * (rest - self.origin)
+    }
+
     /// In-plane coordinates (u, v) of node s at positions x.
     #[inline]
     fn plane(&self, s: &ServoNode, x: &[Vec3]) -> (f64, f64) {

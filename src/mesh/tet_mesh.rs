@@ -206,6 +206,28 @@ impl Mesh {
         })
     }
 
+    /// The mesh moved rigidly: every position p becomes `rotation` · p + `translation` (same
+    /// unit as the mesh). `rotation` must be a proper rotation (orthonormal, det = +1), which
+    /// keeps every tetrahedron's orientation; errors on non-finite input.
+    pub fn placed(&self, rotation: &crate::math::Mat3, translation: Vec3) -> Result<Mesh> {
+        if !(rotation.iter().all(|v| v.is_finite()) && translation.iter().all(|v| v.is_finite())) {
+            return Err(Error::invalid("placement", "must be finite"));
+        }
+        assert!(
+            (rotation.determinant() - 1.0).abs() < 1e-9,
+            "Mesh::placed needs a proper rotation"
+        );
+        let positions = self
+            .positions
+            .iter()
+            .map(|p| rotation * p + translation)
+            .collect();
+        Ok(Mesh {
+            positions,
+            ..self.clone()
+        })
+    }
+
     /// Total volume of the tetrahedra (unit³).
     pub fn volume(&self) -> f64 {
         self.tetrahedra

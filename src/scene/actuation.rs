@@ -13,6 +13,11 @@
 //! a small symmetric positive semi-definite system built from one multi-right-hand-side solve
 //! A⁻¹[G₁ … G_k], solved with the bounds by `actuator::bounded_solve`. Actuator forces use H at
 //! the start of the step (xₙ), as SOFA's constraint forces do; ∂(Hᵀλ)/∂x is not in A.
+//! Angle-driven servos are not solved here: they pin their horn (`scene::prescribed`).
+//! The same solve serves full Newton (J in place of A, δ(xₖ) + h H(xₖ) d = t, λ re-solved at
+//! each iteration) and statics (K in place of A, δ(x) + H dx = t), see [`TargetSolve`].
+//! Per-step limits: each step aims at the target moved from δ(xₙ) by at most
+//! `max_value_step`, and λ stays within λₙ ± `max_force_step` ([`begin_step`]).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
@@ -25,6 +30,7 @@ use crate::math::{DMat, DVec, Vec3};
 use crate::mesh::Mesh;
 
 use super::file::SoftBodySection;
+use super::prescribed::PinnedServo;
 
 /// Points farther outside the mesh than this fraction of its bounding-box diagonal are errors.
 pub const EMBEDDING_TOLERANCE: f64 = 1e-3;
@@ -36,6 +42,19 @@ pub struct BodyActuation {
     pub actuators: Vec<Actuator>,
     /// Effectors, in file order.
     pub effectors: Vec<Effector>,
+    /// The angle-driven servos, whose horn nodes are pinned (`scene::prescribed`); the body
+    /// must have these nodes fixed (removed from the system).
+    pub pinned: Vec<PinnedServo>,
+}
+
+/// Whether λ of `a` is solved by the bounded solve (a target-driven cable or cavity; an
+/// angle-driven servo pins its horn instead).
+pub fn is_solved(a: &Actuator) -> bool {
+    matches!(a.drive, Drive::Target(_)) && !matches!(a.kind, ActuatorKind::Servo(_))
+}
+
+fn limit(v: Option<f64>) -> f64 {
+    v.unwrap_or(f64::INFINITY)
 }
 
 impl BodyActuation {
@@ -48,6 +67,7 @@ impl BodyActuation {
         let locate =
             |p: [f64; 3], key: String| EmbeddedPoint::locate(mesh, Vec3::from(p), tol, &key);
         let mut actuators = Vec::new();
+        let mut pinned = Vec::new();
         for c in &section.cable {
             let at = format!("{what}.cable.{}", c.name);
             let points = c
@@ -76,6 +96,8 @@ impl BodyActuation {
                 kind: ActuatorKind::Cable(cable),
                 drive,
                 bounds: [0.0, c.max_force.unwrap_or(f64::INFINITY)],
+                max_value_step: limit(c.max_displacement_step),
+                max_force_step: limit(c.max_force_step),
             });
         }
         for p in &section.pneumatic {
@@ -120,6 +142,8 @@ impl BodyActuation {
                     p.min_pressure.unwrap_or(f64::NEG_INFINITY),
                     p.max_pressure.unwrap_or(f64::INFINITY),
                 ],
+                max_value_step: limit(p.max_volume_step),
+                max_force_step: limit(p.max_pressure_step),
             });
         }
         for s in &section.servo {
@@ -167,11 +191,19 @@ impl BodyActuation {
                 }
             };
             let m = s.max_torque.unwrap_or(f64::INFINITY);
+            if let Drive::Target(_) = drive {
+                pinned.push(PinnedServo {
+                    actuator: actuators.len(),
+                    nodes: nodes.clone(),
+                });
+            }
             actuators.push(Actuator {
                 name: s.name.clone(),
                 kind: ActuatorKind::Servo(servo),
                 drive,
                 bounds: [-m, m],
+                max_value_step: limit(s.max_angle_step),
+                max_force_step: limit(s.max_torque_step),
             });
         }
         let effectors = section
@@ -187,18 +219,34 @@ impl BodyActuation {
         Ok(BodyActuation {
             actuators,
             effectors,
+            pinned,
         })
     }
 
-    /// Whether an actuator is target-driven (its λ is solved).
+    /// Whether an actuator's λ is solved (a target-driven cable or cavity).
     pub fn has_targets(&self) -> bool {
-        self.actuators
-            .iter()
-            .any(|a| matches!(a.drive, Drive::Target(_)))
+        self.actuators.iter().any(is_solved)
     }
 
-    /// λ at the start of a run: the given force, or 0 for target-driven actuators.
+    /// Every pinned node (fixed in the body: `Scene::build` marks them).
+    pub fn pinned_nodes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.pinned.iter().flat_map(|p| p.nodes.iter().copied())
+    }
+
+    /// λ at the start of a run: the given force (0 when it is ramped, `max_force_step`), or 0
+    /// for target-driven actuators.
     pub fn initial_forces(&self) -> Vec<f64> {
+        self.actuators
+            .iter()
+            .map(|a| match a.drive {
+                Drive::Force(f) if a.max_force_step.is_infinite() => f,
+                _ => 0.0,
+            })
+            .collect()
+    }
+
+    /// The given λ of the force-driven actuators (0 for the others), without ramping.
+    pub fn given_forces(&self) -> Vec<f64> {
         self.actuators
             .iter()
             .map(|a| match a.drive {
@@ -208,42 +256,77 @@ impl BodyActuation {
             .collect()
     }
 
-    /// Adds `scale` · Σ f_a of the force-driven actuators (N) at `x` into `out`.
+    /// Moves each force-driven λ in `forces` towards its given value by at most its
+    /// `max_force_step` (the step's λ; a no-op without limits).
+    pub fn ramp_forces(&self, forces: &mut [f64]) {
+        for (a, l) in self.actuators.iter().zip(forces.iter_mut()) {
+            if let Drive::Force(f) = a.drive {
+                *l = f.clamp(*l - a.max_force_step, *l + a.max_force_step);
+            }
+        }
+    }
+
+    /// Adds `scale` · Σ f_a of the force-driven actuators (N) at `x` into `out`, with λ from
+    /// `forces` (indexed like `actuators`).
     pub fn add_driven_forces(
         &self,
         x: &[Vec3],
+        forces: &[f64],
         scale: f64,
         rows: &mut Vec<(usize, Vec3)>,
         out: &mut [Vec3],
     ) {
-        for a in &self.actuators {
-            if let Drive::Force(f) = a.drive {
+        for (a, f) in self.actuators.iter().zip(forces) {
+            if let Drive::Force(_) = a.drive {
                 a.add_forces(x, scale * f, rows, out);
             }
         }
     }
 
-    /// Adds `scale` · Σ ∂f_a/∂x · dx of the force-driven actuators (N) into `out`.
-    pub fn add_driven_force_derivative(
+    /// Adds `scale` · Σ f_a of the solved actuators (N) at `x` into `out`, λ from `forces`.
+    pub fn add_solved_forces(
         &self,
         x: &[Vec3],
+        forces: &[f64],
         scale: f64,
-        dx: &[Vec3],
+        rows: &mut Vec<(usize, Vec3)>,
         out: &mut [Vec3],
     ) {
-        for a in &self.actuators {
-            if let Drive::Force(f) = a.drive {
-                a.add_force_derivative_action(x, scale * f, dx, out);
+        for (a, f) in self.actuators.iter().zip(forces) {
+            if is_solved(a) {
+                a.add_forces(x, scale * f, rows, out);
             }
         }
     }
 
-    /// Σ σλδ(x) of the force-driven actuators (J): the work whose gradient is their force.
-    pub fn driven_work(&self, x: &[Vec3]) -> f64 {
+    /// Adds `scale` · Σ ∂f_a/∂x · dx of the force-driven actuators and `solved_scale` · that of
+    /// the solved ones (N) into `out`, λ from `forces`.
+    pub fn add_driven_force_derivative(
+        &self,
+        x: &[Vec3],
+        forces: &[f64],
+        scale: f64,
+        solved_scale: f64,
+        dx: &[Vec3],
+        out: &mut [Vec3],
+    ) {
+        for (a, f) in self.actuators.iter().zip(forces) {
+            if let Drive::Force(_) = a.drive {
+                a.add_force_derivative_action(x, scale * f, dx, out);
+            } else if is_solved(a) {
+                a.add_force_derivative_action(x, solved_scale * f, dx, out);
+            }
+        }
+    }
+
+    /// Σ σλδ(x) of the force-driven actuators (J), λ from `forces`: the work whose gradient is
+    /// their force.
+    pub fn driven_work(&self, x: &[Vec3], forces: &[f64]) -> f64 {
         self.actuators
             .iter()
-            .map(|a| match a.drive {
-                Drive::Force(f) => a.kind.sign() * f * a.kind.value(x),
+            .zip(forces)
+            .map(|(a, f)| match a.drive {
+                Drive::Force(_) => a.kind.sign() * f * a.kind.value(x),
                 Drive::Target(_) => 0.0,
             })
             .sum()
@@ -253,51 +336,113 @@ impl BodyActuation {
 /// Reusable buffers of the actuation stage of one body.
 pub struct ActuationWorkspace {
     rows: Vec<(usize, Vec3)>,
-    /// Per target-driven actuator: its index, and its H rows.
+    /// Per solved actuator: its index, its H rows, this step's target (the file's target
+    /// moved from δ(xₙ) by at most `max_value_step`) and bounds (λₙ ± `max_force_step` within
+    /// the actuator's bounds).
     targets: Vec<usize>,
     target_rows: Vec<Vec<(usize, Vec3)>>,
+    step_targets: Vec<f64>,
+    bounds: Vec<[f64; 2]>,
     /// A⁻¹Gⱼ, column-major (n_reduced × k).
     columns: Vec<f64>,
     buffer: MemBuffer,
     s: DMat,
     c: DVec,
     lambda: DVec,
-    bounds: Vec<[f64; 2]>,
-    /// Nodal force scratch (one per node).
+    /// The actuator forces of the last [`add_force_driven`] (N per node, unscaled).
     nodal: Vec<Vec3>,
 }
 
 impl ActuationWorkspace {
     /// Buffers for `act` on a body of `nodes` nodes whose step factorisation is `factor`.
     pub fn new(act: &BodyActuation, nodes: usize, factor: &NumericFactor) -> ActuationWorkspace {
-        let k = act
-            .actuators
-            .iter()
-            .filter(|a| matches!(a.drive, Drive::Target(_)))
-            .count();
+        let k = act.actuators.iter().filter(|a| is_solved(a)).count();
         let n = factor.symbolic().n();
         ActuationWorkspace {
             rows: Vec::new(),
             targets: Vec::with_capacity(k),
             target_rows: vec![Vec::new(); k],
+            step_targets: Vec::with_capacity(k),
+            bounds: Vec::with_capacity(k),
             columns: vec![0.0; n * k],
             buffer: MemBuffer::new(factor.solve_scratch(k.max(1))),
             s: DMat::zeros(k, k),
             c: DVec::zeros(k),
             lambda: DVec::zeros(k),
-            bounds: Vec::with_capacity(k),
             nodal: vec![Vec3::zeros(); nodes],
         }
     }
+
+    /// The actuator forces (N per node) of the last [`add_force_driven`] call, unscaled.
+    pub fn nodal_forces(&self) -> &[Vec3] {
+        &self.nodal
+    }
 }
 
-/// Adds `scale` · Σ f_a of the force-driven actuators at `x` (the step passes h, the Newton
-/// residual −h) to the reduced right-hand side `rhs`.
+/// Starts a step: moves the force-driven λ in `forces` towards their inputs (`max_force_step`)
+/// and sets each solved actuator's target and bounds for the step from δ(xₙ) at `x` and λₙ.
+pub fn begin_step(
+    act: &BodyActuation,
+    ws: &mut ActuationWorkspace,
+    x: &[Vec3],
+    forces: &mut [f64],
+) {
+    act.ramp_forces(forces);
+    ws.targets.clear();
+    ws.step_targets.clear();
+    ws.bounds.clear();
+    for (i, a) in act.actuators.iter().enumerate() {
+        let Drive::Target(target) = a.drive else {
+            continue;
+        };
+        if !is_solved(a) {
+            continue;
+        }
+        let now = a.kind.value(x);
+        ws.step_targets
+            .push(target.clamp(now - a.max_value_step, now + a.max_value_step));
+        let [lo, hi] = a.bounds;
+        let l = forces[i];
+        let lo_step = lo.max(l - a.max_force_step).min(hi);
+        ws.bounds
+            .push([lo_step, hi.min(l + a.max_force_step).max(lo_step)]);
+        ws.targets.push(i);
+    }
+}
+
+/// Sets the solved actuators' targets for static equilibrium at load factor `s`:
+/// δ(x₀) + s(t − δ(x₀)), δ(x₀) their values at `start`, within their bounds (no per-step
+/// limits: statics has no steps).
+pub fn begin_static(act: &BodyActuation, ws: &mut ActuationWorkspace, start: &[Vec3], s: f64) {
+    ws.targets.clear();
+    ws.step_targets.clear();
+    ws.bounds.clear();
+    for (i, a) in act.actuators.iter().enumerate() {
+        let Drive::Target(target) = a.drive else {
+            continue;
+        };
+        if !is_solved(a) {
+            continue;
+        }
+        let now = a.kind.value(start);
+        ws.step_targets.push(now + s * (target - now));
+        ws.bounds.push(a.bounds);
+        ws.targets.push(i);
+    }
+}
+
+/// Adds `scale` · Σ f_a at `x` (the step passes h, the Newton residual −h) to the reduced
+/// right-hand side `rhs`: the force-driven actuators' with their λ in `forces`, and with
+/// `solved_at` = Some(xₙ) the solved ones' too, at xₙ (their λ in `forces`; the Newton
+/// residual, whose solved forces keep H at the start of the step as the linearised step).
+#[allow(clippy::too_many_arguments)]
 pub fn add_force_driven(
     act: &BodyActuation,
     ws: &mut ActuationWorkspace,
     dofs: &DofMap,
     x: &[Vec3],
+    forces: &[f64],
+    solved_at: Option<&[Vec3]>,
     scale: f64,
     rhs: &mut [f64],
 ) {
@@ -305,8 +450,11 @@ pub fn add_force_driven(
         return;
     }
     ws.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-    act.add_driven_forces(x, scale, &mut ws.rows, &mut ws.nodal);
-    add_reduced(dofs, &ws.nodal, 1.0, rhs);
+    act.add_driven_forces(x, forces, 1.0, &mut ws.rows, &mut ws.nodal);
+    if let Some(xn) = solved_at {
+        act.add_solved_forces(xn, forces, 1.0, &mut ws.rows, &mut ws.nodal);
+    }
+    add_reduced(dofs, &ws.nodal, scale, rhs);
 }
 
 fn add_reduced(dofs: &DofMap, nodal: &[Vec3], scale: f64, out: &mut [f64]) {
@@ -331,9 +479,51 @@ fn dot_rows(dofs: &DofMap, rows: &[(usize, Vec3)], v: &[f64]) -> f64 {
     s
 }
 
-/// Solves the λ of the target-driven actuators (module doc) and adds h A⁻¹ Σ Gⱼλⱼ to `dv`
-/// (reduced Δv, holding Δv₀ = A⁻¹b on entry). `v` is the reduced velocity at the start of the
-/// step, `factor` the factorisation of A, `forces` the body's λ (updated for the solved ones).
+/// Whether the solved actuators meet this step's targets at `x`: |δ − t| ≤ `tolerance` · |t|
+/// (or 1) for every one whose λ is strictly inside its bounds (one held at a bound, a cable
+/// asked to push, need not).
+pub fn targets_met(
+    act: &BodyActuation,
+    ws: &ActuationWorkspace,
+    x: &[Vec3],
+    forces: &[f64],
+    tolerance: f64,
+) -> bool {
+    ws.targets.iter().enumerate().all(|(j, &i)| {
+        let [lo, hi] = ws.bounds[j];
+        let l = forces[i];
+        let t = ws.step_targets[j];
+        l <= lo
+            || l >= hi
+            || (act.actuators[i].kind.value(x) - t).abs() <= tolerance * t.abs().max(1.0)
+    })
+}
+
+/// How the right-hand side of [`solve_target_driven`] is posed.
+pub enum TargetSolve<'a> {
+    /// The linearised step: `dv` holds Δv₀ = A⁻¹b, `v` is the reduced velocity at the start
+    /// (δ(x⁺) ≈ δ(x) + h H (v + Δv)); H at x = xₙ.
+    Step {
+        /// The reduced velocity at the start of the step (m/s).
+        v: &'a [f64],
+    },
+    /// A Newton iteration at xₖ (G taken at x = xₙ, as the forces in R): `dv` holds
+    /// −J⁻¹R(vₖ) where R already includes the solved actuators' forces with the λ in
+    /// `forces`; δ(x⁺) ≈ δ(xₖ) + h H(xₖ) dv (a fixed point meets δ(x⁺) = t exactly); λ is
+    /// re-solved as a whole.
+    Newton {
+        /// The current iterate's positions xₖ = xₙ + h vₖ (m).
+        x_k: &'a [Vec3],
+    },
+    /// A static Newton iteration at x: `dv` holds the displacement K⁻¹r (r with the solved
+    /// forces of the λ in `forces`), δ(x + dx) ≈ δ(x) + H dx; the actuator columns are
+    /// K⁻¹Gⱼ (no h).
+    Static,
+}
+
+/// Solves the λ of the solved actuators (module doc) and adds h A⁻¹ Σ Gⱼλⱼ to `dv`. `factor`
+/// is the factorisation of A (or J, or K), `forces` the body's λ (updated for the solved
+/// ones); targets and bounds come from [`begin_step`].
 #[allow(clippy::too_many_arguments)]
 pub fn solve_target_driven(
     act: &BodyActuation,
@@ -341,7 +531,7 @@ pub fn solve_target_driven(
     dofs: &DofMap,
     factor: &NumericFactor,
     x: &[Vec3],
-    v: &[f64],
+    mode: TargetSolve,
     h: f64,
     dv: &mut [f64],
     forces: &mut [f64],
@@ -351,14 +541,16 @@ pub fn solve_target_driven(
     if k == 0 {
         return;
     }
-    ws.targets.clear();
-    ws.bounds.clear();
+    assert_eq!(ws.targets.len(), k, "begin_step sets the solved actuators");
+    // h of the columns: the static solve has none.
+    let hc = if matches!(mode, TargetSolve::Static) {
+        1.0
+    } else {
+        h
+    };
     ws.columns.fill(0.0);
-    for (i, a) in act.actuators.iter().enumerate() {
-        let Drive::Target(target) = a.drive else {
-            continue;
-        };
-        let j = ws.targets.len();
+    for (j, &i) in ws.targets.iter().enumerate() {
+        let a = &act.actuators[i];
         let rows = &mut ws.target_rows[j];
         a.kind.jacobian(x, rows);
         let sigma = a.kind.sign();
@@ -370,22 +562,52 @@ pub fn solve_target_driven(
                 }
             }
         }
-        // Right-hand side before the solve overwrites nothing it needs: δ, H(v + Δv₀).
-        let predicted = a.kind.value(x) + h * (dot_rows(dofs, rows, v) + dot_rows(dofs, rows, dv));
-        ws.c[j] = sigma * (target - predicted);
-        ws.lambda[j] = forces[i];
-        ws.bounds.push(a.bounds);
-        ws.targets.push(i);
     }
     factor.solve_columns_in_place(&mut ws.columns, k, MemStack::new(&mut ws.buffer));
+    // The Newton and static right-hand sides hold the forces of the current λ: take them
+    // out, λ is solved whole.
+    if !matches!(mode, TargetSolve::Step { .. }) {
+        for (j, &i) in ws.targets.iter().enumerate() {
+            let col = &ws.columns[j * n..(j + 1) * n];
+            for (d, c) in dv.iter_mut().zip(col) {
+                *d -= hc * forces[i] * c;
+            }
+        }
+    }
+    // Newton linearises the constraint at xₖ (H(xₖ)), the forces keep G at xₙ: S is then
+    // not symmetric (the bounded Gauss-Seidel solve does not need it to be).
+    if let TargetSolve::Newton { x_k } = mode {
+        for (j, &i) in ws.targets.iter().enumerate() {
+            act.actuators[i].kind.jacobian(x_k, &mut ws.target_rows[j]);
+        }
+    }
+    for (j, &i) in ws.targets.iter().enumerate() {
+        let a = &act.actuators[i];
+        let rows = &ws.target_rows[j];
+        let predicted = match mode {
+            TargetSolve::Step { v } => {
+                a.kind.value(x) + h * (dot_rows(dofs, rows, v) + dot_rows(dofs, rows, dv))
+            }
+            TargetSolve::Newton { x_k } => a.kind.value(x_k) + h * dot_rows(dofs, rows, dv),
+            TargetSolve::Static => a.kind.value(x) + dot_rows(dofs, rows, dv),
+        };
+        ws.c[j] = a.kind.sign() * (ws.step_targets[j] - predicted);
+        ws.lambda[j] = forces[i];
+    }
+    // S = h hc σᵢσⱼ Hᵢ A⁻¹ Hⱼᵀ (the step's displacement is h Δv; statics' is dx).
+    let hd = if matches!(mode, TargetSolve::Static) {
+        1.0
+    } else {
+        h
+    };
     for (i, (ai, rows)) in ws.targets.iter().zip(&ws.target_rows).enumerate() {
         let si = act.actuators[*ai].kind.sign();
         for j in 0..k {
-            ws.s[(i, j)] = h * h * si * dot_rows(dofs, rows, &ws.columns[j * n..(j + 1) * n]);
+            ws.s[(i, j)] = hd * hc * si * dot_rows(dofs, rows, &ws.columns[j * n..(j + 1) * n]);
         }
     }
     // Symmetrise round-off.
-    for i in 0..k {
+    for i in 0..k * usize::from(!matches!(mode, TargetSolve::Newton { .. })) {
         for j in 0..i {
             let m = 0.5 * (ws.s[(i, j)] + ws.s[(j, i)]);
             ws.s[(i, j)] = m;
@@ -397,7 +619,7 @@ pub fn solve_target_driven(
         forces[*ai] = ws.lambda[j];
         let col = &ws.columns[j * n..(j + 1) * n];
         for (d, c) in dv.iter_mut().zip(col) {
-            *d += h * ws.lambda[j] * c;
+            *d += hc * ws.lambda[j] * c;
         }
     }
 }

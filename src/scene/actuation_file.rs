@@ -85,6 +85,11 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
             ));
         }
         positive_bound(&format!("{at}.max_force"), c.max_force)?;
+        positive_bound(
+            &format!("{at}.max_displacement_step"),
+            c.max_displacement_step,
+        )?;
+        positive_bound(&format!("{at}.max_force_step"), c.max_force_step)?;
     }
     for p in &b.pneumatic {
         unique("pneumatic", &p.name)?;
@@ -94,6 +99,8 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
             ("pressure", p.pressure),
             ("volume_change", p.volume_change),
         )?;
+        positive_bound(&format!("{at}.max_volume_step"), p.max_volume_step)?;
+        positive_bound(&format!("{at}.max_pressure_step"), p.max_pressure_step)?;
         let lo = p.min_pressure.unwrap_or(f64::NEG_INFINITY);
         let hi = p.max_pressure.unwrap_or(f64::INFINITY);
         if lo.is_nan() || hi.is_nan() || lo > hi {
@@ -130,6 +137,16 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
         }
         one_of(&at, ("angle", s.angle), ("torque", s.torque))?;
         positive_bound(&format!("{at}.max_torque"), s.max_torque)?;
+        positive_bound(&format!("{at}.max_angle_step"), s.max_angle_step)?;
+        positive_bound(&format!("{at}.max_torque_step"), s.max_torque_step)?;
+        if let Some(a) = s.angle
+            && !(a.abs() < std::f64::consts::PI)
+        {
+            return Err(Error::invalid(
+                format!("{at}.angle"),
+                format!("must lie in (−π, π) rad, got {a}"),
+            ));
+        }
     }
     let mut effectors = BTreeSet::new();
     for e in &b.effector {

@@ -84,7 +84,16 @@ pub struct SoftBodySection {
     /// Mesh unit → metres (0.001 for a mesh in mm).
     #[serde(default = "default_scale")]
     pub scale: f64,
-    /// Nodes inside this box `[min, max]` (m, after scaling) are fixed.
+    /// Rigid placement of the mesh, applied after `scale`: a rotation vector [rx, ry, rz]
+    /// (axis-angle, rad, about the origin) then `translation` (m). Only the mesh moves:
+    /// actuator points, servo axes and boxes, effectors and `fixed_box` are in world
+    /// coordinates (where the placed mesh is); mesh groups move with the mesh.
+    #[serde(default)]
+    pub rotation: Option<[f64; 3]>,
+    /// See `rotation` (m).
+    #[serde(default)]
+    pub translation: Option<[f64; 3]>,
+    /// Nodes inside this box `[min, max]` (m, after scaling and placement) are fixed.
     #[serde(default)]
     pub fixed_box: Option<[[f64; 3]; 2]>,
     /// Nodes of this mesh group (any kind) are fixed.
@@ -128,6 +137,14 @@ pub struct CableSection {
     /// Upper bound of the solved tension (N), > 0; default unbounded.
     #[serde(default)]
     pub max_force: Option<f64>,
+    /// Largest change of the cable length per step (m), > 0, when `displacement` drives it
+    /// (SOFA's `maxDispVariation`); default unlimited.
+    #[serde(default)]
+    pub max_displacement_step: Option<f64>,
+    /// Largest change of the tension per step (N), > 0: a given `force` is ramped to from 0, a
+    /// solved one changes by at most this; default unlimited.
+    #[serde(default)]
+    pub max_force_step: Option<f64>,
 }
 
 /// `[[soft_body.pneumatic]]`: a cavity bounded by a triangle group of the mesh (closed,
@@ -151,6 +168,14 @@ pub struct PneumaticSection {
     /// See `min_pressure`.
     #[serde(default)]
     pub max_pressure: Option<f64>,
+    /// Largest change of the volume per step (m³), > 0, when `volume_change` drives it;
+    /// default unlimited.
+    #[serde(default)]
+    pub max_volume_step: Option<f64>,
+    /// Largest change of the pressure per step (Pa), > 0 (a given `pressure` is ramped to from
+    /// 0); default unlimited.
+    #[serde(default)]
+    pub max_pressure_step: Option<f64>,
 }
 
 /// `[[soft_body.servo]]`: nodes (a group and/or a box) turned about an axis. Exactly one of
@@ -170,15 +195,25 @@ pub struct ServoSection {
     pub axis_point: [f64; 3],
     /// The axis direction (any length > 0); positive angles turn by the right-hand rule.
     pub axis_direction: [f64; 3],
-    /// Target angle (rad) from rest: the torque is solved in each step.
+    /// Target angle (rad) from rest, |angle| < π: the horn nodes are pinned to the horn's rigid
+    /// rotation (`scene::prescribed`) and the torque reported is the reaction that holds them.
     #[serde(default)]
     pub angle: Option<f64>,
     /// Torque λ (N·m) about the axis.
     #[serde(default)]
     pub torque: Option<f64>,
-    /// Bound |λ| ≤ max_torque (N·m) of the solved torque, > 0; default unbounded.
+    /// Bound |λ| ≤ max_torque (N·m) of a solved torque, > 0; default unbounded. (An
+    /// angle-driven servo pins its horn: its torque is the reaction, not bounded.)
     #[serde(default)]
     pub max_torque: Option<f64>,
+    /// Largest change of the angle per step (rad), > 0, when `angle` drives it; default
+    /// unlimited.
+    #[serde(default)]
+    pub max_angle_step: Option<f64>,
+    /// Largest change of a given `torque` per step (N·m), > 0 (ramped to from 0); default
+    /// unlimited.
+    #[serde(default)]
+    pub max_torque_step: Option<f64>,
 }
 
 /// `[[soft_body.effector]]`: a named point embedded in the mesh.
@@ -240,6 +275,7 @@ impl SceneFile {
             ));
         }
         let mut names = std::collections::BTreeSet::new();
+        let mut effectors = std::collections::BTreeSet::new();
         for b in &self.soft_body {
             let at = |key: &str| format!("soft_body.{}.{key}", b.name);
             if !names.insert(b.name.as_str()) {
@@ -267,7 +303,25 @@ impl SceneFile {
                     "must be [[min], [max]] with min ≤ max, finite",
                 ));
             }
+            for (key, v) in [("rotation", b.rotation), ("translation", b.translation)] {
+                if let Some(v) = v
+                    && !v.iter().all(|c| c.is_finite())
+                {
+                    return Err(Error::invalid(
+                        at(key),
+                        format!("must be finite, got {v:?}"),
+                    ));
+                }
+            }
             super::actuation_file::validate_actuation(b)?;
+            for e in &b.effector {
+                if !effectors.insert(e.name.as_str()) {
+                    return Err(Error::invalid(
+                        at(&format!("effector.{}", e.name)),
+                        "another body has an effector of this name (effector names are unique in a scene)",
+                    ));
+                }
+            }
         }
         self.contact.validate()?;
         for (i, o) in self.obstacle.iter().enumerate() {

@@ -11,6 +11,7 @@ mod final_state;
 mod model;
 mod output;
 mod overrides;
+mod prescribed;
 mod statics;
 mod step;
 
@@ -29,5 +30,6 @@ pub use final_state::{ActuatorOutput, BodyOutput, EffectorOutput, FinalState};
 pub use model::{BodyState, Scene, State};
 pub use output::FrameSeries;
 pub use overrides::apply_override;
+pub use prescribed::{PinnedServo, PrescribedWorkspace};
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

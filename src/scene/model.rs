@@ -97,9 +97,23 @@ impl Scene {
             } else {
                 mesh.scaled(b.scale)?
             };
+            // Rigid placement after scaling (the mesh only: everything else is in world
+            // coordinates).
+            let mesh = if b.rotation.is_some() || b.translation.is_some() {
+                let rotation =
+                    super::contact_file::axis_angle_matrix(b.rotation.unwrap_or([0.0; 3]));
+                mesh.placed(&rotation, Vec3::from(b.translation.unwrap_or([0.0; 3])))?
+            } else {
+                mesh
+            };
             let material = Material::new(b.law, b.young_modulus, b.poisson_ratio)
                 .map_err(|e| prefix(e, &what))?;
-            let fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
+            let mut fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
+            let act = BodyActuation::build(b, &mesh, &what)?;
+            // Pinned servo horns are removed from the system like fixed nodes (and moved).
+            for n in act.pinned_nodes() {
+                fixed[n] = true;
+            }
             let options = SoftBodyOptions {
                 material,
                 density: b.density,
@@ -108,15 +122,6 @@ impl Scene {
                 rayleigh_stiffness: b.rayleigh_stiffness,
                 fixed,
             };
-            let act = BodyActuation::build(b, &mesh, &what)?;
-            if act.has_targets() && file.simulation.newton_iterations > 1 {
-                return Err(Error::invalid(
-                    "simulation.newton_iterations",
-                    format!(
-                        "{what} has displacement/volume/angle-driven actuators, which need the linearised step (newton_iterations = 1)"
-                    ),
-                ));
-            }
             actuation.push(act);
             bodies.push(SoftBody::new(&b.name, mesh, options)?);
         }
@@ -154,6 +159,7 @@ impl Scene {
         static NONE: BodyActuation = BodyActuation {
             actuators: Vec::new(),
             effectors: Vec::new(),
+            pinned: Vec::new(),
         };
         self.actuation.get(i).unwrap_or(&NONE)
     }

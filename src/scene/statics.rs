@@ -6,7 +6,13 @@
 //! Force-driven actuators are loads too: f_a = ∂(σλδ)/∂x joins the residual and −σλδ(x) the
 //! potential, both scaled by s; their stiffness −∂f_a/∂x is left out of the Newton tangent (it
 //! couples nodes outside the pattern), which makes Newton converge linearly when they pull.
-//! Displacement-driven actuators are not supported here (an error says so).
+//! Displacement- and volume-driven actuators are equality constraints δ(x) = δ₀ + s(t − δ₀)
+//! with their λ as unknowns (bounds respected): each Newton iteration re-solves λ so that
+//! δ(x) + H dx meets the target (`scene::actuation::solve_target_driven`, K in place of A), and
+//! the line search then works on ‖r‖ instead of Π (a full step is always tried). Angle-driven
+//! servos pin their horn nodes at the rigid rotation by θ₀ + s(θ − θ₀) (`scene::prescribed`);
+//! their λ is the reaction torque −Σ ((x − o) × (f + m g + f_a))·a on the horn nodes.
+//! Per-step limits (`max_*_step`) do not apply: statics has no steps.
 
 use std::sync::Arc;
 
@@ -17,8 +23,11 @@ use crate::fem::{SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
-use super::actuation::BodyActuation;
+use super::actuation::{
+    ActuationWorkspace, BodyActuation, TargetSolve, begin_static, solve_target_driven, targets_met,
+};
 use super::model::{BodyState, Scene, State};
+use super::prescribed::{place_pinned, servo_of};
 
 /// Settings of the static solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,8 +66,10 @@ pub struct StaticReport {
 }
 
 /// Solves every body of `scene` for static equilibrium under gravity, starting from `state`
-/// (velocities are set to zero). Errors when a body does not converge, naming it, and when
-/// the scene has obstacles (contact in statics is not supported yet).
+/// (velocities are set to zero), and writes every actuator's λ into `state.actuator_forces`
+/// (the given force, the solved one, a servo's reaction torque). Errors when a body does not
+/// converge, naming it, and when the scene has obstacles (contact in statics is not
+/// supported yet).
 pub fn solve_static(
     scene: &Scene,
     state: &mut State,
@@ -71,20 +82,30 @@ pub fn solve_static(
         ));
     }
     let g = scene.gravity();
+    if state.actuator_forces.len() != scene.bodies.len() {
+        state.actuator_forces = (0..scene.bodies.len())
+            .map(|i| scene.body_actuation(i).initial_forces())
+            .collect();
+    }
     scene
         .bodies
         .iter()
         .zip(&mut state.bodies)
+        .zip(&mut state.actuator_forces)
         .enumerate()
-        .map(|(i, (body, bs))| {
+        .map(|(i, ((body, bs), forces))| {
             let act = scene.body_actuation(i);
-            if act.has_targets() {
-                return Err(Error::invalid(
-                    format!("soft_body.{}", body.name()),
-                    "--static supports force-driven actuators only (give `force`, `pressure` or `torque`)",
-                ));
+            // Statics applies the given forces in full (no ramp), solved λ from the state.
+            for ((f, given), a) in forces
+                .iter_mut()
+                .zip(act.given_forces())
+                .zip(&act.actuators)
+            {
+                if let crate::actuator::Drive::Force(_) = a.drive {
+                    *f = given;
+                }
             }
-            solve_body(body, act, bs, g, options)
+            solve_body(body, act, bs, forces, g, options)
         })
         .collect()
 }
@@ -98,6 +119,8 @@ fn norm(v: &[f64]) -> f64 {
 struct Potential<'a> {
     body: &'a SoftBody,
     act: &'a BodyActuation,
+    /// λ of every actuator: force-driven ones scaled by s, solved ones as they are.
+    forces: Vec<f64>,
     rows: Vec<(usize, Vec3)>,
     actuator_forces: Vec<Vec3>,
     g: Vec3,
@@ -118,9 +141,21 @@ impl Potential<'_> {
         let body = self.body;
         body.evaluate_elastic(x, stiffness, &mut self.elastic)?;
         self.actuator_forces.fill(Vec3::zeros());
-        self.act
-            .add_driven_forces(x, s, &mut self.rows, &mut self.actuator_forces);
-        let mut work = s * self.act.driven_work(x);
+        self.act.add_driven_forces(
+            x,
+            &self.forces,
+            s,
+            &mut self.rows,
+            &mut self.actuator_forces,
+        );
+        self.act.add_solved_forces(
+            x,
+            &self.forces,
+            1.0,
+            &mut self.rows,
+            &mut self.actuator_forces,
+        );
+        let mut work = s * self.act.driven_work(x, &self.forces);
         let mut force_sq = 0.0;
         for (n, out) in self.full.chunks_exact_mut(3).enumerate() {
             let weight = s * body.node_masses()[n] * self.g;
@@ -140,6 +175,7 @@ fn solve_body(
     body: &SoftBody,
     act: &BodyActuation,
     bs: &mut BodyState,
+    forces: &mut [f64],
     g: Vec3,
     opts: StaticOptions,
 ) -> Result<StaticReport> {
@@ -149,9 +185,12 @@ fn solve_body(
     let symbolic = Arc::new(SymbolicFactor::new(pattern)?);
     let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
     let mut buffer = MemBuffer::new(factor.solve_scratch(1));
+    let mut actuation = ActuationWorkspace::new(act, body.node_count(), &factor);
+    let targets = act.has_targets();
     let mut potential = Potential {
         body,
         act,
+        forces: forces.to_vec(),
         rows: Vec::new(),
         actuator_forces: vec![Vec3::zeros(); body.node_count()],
         g,
@@ -168,6 +207,7 @@ fn solve_body(
     let mut k = vec![0.0; pattern.nnz()];
     let mut refine = Refinement::new(body.node_count(), n);
     let mut x = bs.positions.clone();
+    let x0 = bs.positions.clone();
     let [lo, hi] = body.mesh().bounding_box();
     let size = (hi - lo).norm();
     let mut trial = x.clone();
@@ -187,12 +227,16 @@ fn solve_body(
         load_steps += 1;
         let s = s_next;
         let start = x.clone();
+        let lambda_start = potential.forces.clone();
+        place_pinned(body, act, &x0, s, &mut x);
+        begin_static(act, &mut actuation, &x0, s);
         let mut converged = false;
         for _ in 0..opts.max_iterations {
             iterations += 1;
             let (pi, scale) = potential.evaluate(&x, s, Stiffness::Assemble, &mut r)?;
             last_residual = norm(&r) / scale.max(f64::MIN_POSITIVE);
-            if last_residual <= opts.tolerance {
+            let met = targets_met(act, &actuation, &x, &potential.forces, 1e-10);
+            if last_residual <= opts.tolerance && met {
                 converged = true;
                 break;
             }
@@ -229,6 +273,7 @@ fn solve_body(
                     body,
                     &potential.elastic.stiffness,
                     &x,
+                    &potential.forces,
                     s,
                     &factor,
                     &mut buffer,
@@ -237,6 +282,17 @@ fn solve_body(
                     &mut refine,
                 );
             }
+            solve_target_driven(
+                act,
+                &mut actuation,
+                dofs,
+                &factor,
+                &x,
+                TargetSolve::Static,
+                1.0,
+                &mut dx,
+                &mut potential.forces,
+            );
             let slope: f64 = r.iter().zip(&dx).map(|(a, b)| a * b).sum();
             // Armijo backtracking on Π (dx is a descent direction: rᵀdx > 0 with K ≻ 0).
             full.fill(0.0); // fixed nodes do not move
@@ -250,7 +306,9 @@ fn solve_body(
                     // Near convergence Π changes below its round-off: then accept a step that
                     // reduces the residual instead.
                     Ok((pi_t, _))
-                        if pi_t <= pi - 1e-4 * t * slope || norm(&r_trial) < 0.5 * norm(&r) =>
+                        if (targets && t == 1.0)
+                            || (!targets && pi_t <= pi - 1e-4 * t * slope)
+                            || norm(&r_trial) < 0.5 * norm(&r) =>
                     {
                         break true;
                     }
@@ -265,7 +323,9 @@ fn solve_body(
             // A Newton increment below round-off of the coordinates: converged (the residual
             // of very stiff bodies can sit above `tolerance` from round-off alone).
             let increment = t * dx.iter().fold(0.0f64, |m, d| m.max(d.abs()));
-            if increment <= opts.increment_tolerance * size {
+            if increment <= opts.increment_tolerance * size
+                && targets_met(act, &actuation, &x, &potential.forces, 1e-10)
+            {
                 converged = true;
                 break;
             }
@@ -275,6 +335,7 @@ fn solve_body(
             s_next = 1.0;
         } else {
             x = start;
+            potential.forces.copy_from_slice(&lambda_start);
             s_next = s_done + 0.5 * (s - s_done);
             if s_next - s_done < 1e-6 {
                 return Err(Error::invalid(
@@ -286,6 +347,24 @@ fn solve_body(
             }
         }
     }
+    // The servos' reaction torques: −Σ ((x − o) × (f + m g + f_a))·a over the horn nodes.
+    if !act.pinned.is_empty() {
+        potential.evaluate(&x, 1.0, Stiffness::Skip, &mut r)?;
+        for p in &act.pinned {
+            let (servo, _) = servo_of(act, p);
+            potential.forces[p.actuator] = -p
+                .nodes
+                .iter()
+                .map(|&i| {
+                    let load = potential.elastic.forces[i]
+                        + body.node_masses()[i] * g
+                        + potential.actuator_forces[i];
+                    (x[i] - servo.origin).cross(&load).dot(&servo.axis)
+                })
+                .sum::<f64>();
+        }
+    }
+    forces.copy_from_slice(&potential.forces);
     bs.positions = x;
     bs.velocities.iter_mut().for_each(|v| *v = Vec3::zeros());
     Ok(StaticReport {
@@ -331,6 +410,7 @@ fn tangent_product(
     body: &SoftBody,
     k: &[f64],
     x: &[Vec3],
+    forces: &[f64],
     s: f64,
     w: &mut Refinement,
 ) {
@@ -342,7 +422,7 @@ fn tangent_product(
         *d = Vec3::new(w.full[3 * i], w.full[3 * i + 1], w.full[3 * i + 2]);
     }
     w.action.fill(Vec3::zeros());
-    act.add_driven_force_derivative(x, s, &w.nodes, &mut w.action);
+    act.add_driven_force_derivative(x, forces, s, 1.0, &w.nodes, &mut w.action);
     for (o, a) in w.full.chunks_exact_mut(3).zip(&w.action) {
         o.copy_from_slice(a.as_slice());
     }
@@ -365,6 +445,7 @@ fn refine_with_actuators(
     body: &SoftBody,
     k: &[f64],
     x: &[Vec3],
+    forces: &[f64],
     s: f64,
     factor: &NumericFactor,
     buffer: &mut MemBuffer,
@@ -375,7 +456,7 @@ fn refine_with_actuators(
     let r_norm = norm(r);
     // res = r − T dx
     w.p.copy_from_slice(dx);
-    tangent_product(act, body, k, x, s, w);
+    tangent_product(act, body, k, x, forces, s, w);
     for ((res, ri), q) in w.res.iter_mut().zip(r).zip(&w.q) {
         *res = ri - q;
     }
@@ -387,7 +468,7 @@ fn refine_with_actuators(
         if norm(&w.res) <= 1e-10 * r_norm {
             return;
         }
-        tangent_product(act, body, k, x, s, w);
+        tangent_product(act, body, k, x, forces, s, w);
         let curvature = dot(&w.p, &w.q);
         if !(curvature > 0.0) {
             return;

@@ -11,7 +11,10 @@
 //! v⁺ = v + Δv,   x⁺ = x + h v⁺
 //! ```
 //!
-//! over the free degrees of freedom (fixed nodes are removed from the system and keep v = 0).
+//! over the free degrees of freedom (fixed nodes are removed from the system and keep v = 0;
+//! the horn nodes of angle-driven servos are removed too but move with the horn,
+//! `scene::prescribed`, which adds their coupling to the free rows and computes the servo's
+//! reaction torque).
 //! Actuators add h H_aᵀλ_a to the right-hand side (DESIGN.md §1): force-driven ones with
 //! their given λ, displacement-driven ones with λ solved in the same step
 //! (`scene::actuation`, which states the sign conventions).
@@ -20,6 +23,10 @@
 //! Newton, after the last iteration, with its last factorisation).
 //! Full Newton solves R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) = 0; its first
 //! iteration, from the guess v⁺ = 0 (so x + h v⁺ = x), is exactly the linearised step above.
+//! With displacement-driven actuators, R also holds −h Σ σλ H(xₙ)ᵀ of the solved ones and each
+//! iteration re-solves their λ so that δ(xₖ) + h H(xₖ) d meets the targets (met exactly at
+//! convergence); a full step is always tried, and iterating stops once the targets are met
+//! and R no longer halves (its round-off floor).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
@@ -28,9 +35,16 @@ use crate::fem::{ElasticState, SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
-use super::actuation::{ActuationWorkspace, BodyActuation, add_force_driven, solve_target_driven};
+use super::actuation::{
+    ActuationWorkspace, BodyActuation, TargetSolve, add_force_driven, begin_step,
+    solve_target_driven, targets_met,
+};
 use super::contact_stage::{ContactOutcome, ContactWorkspace, SceneContact, resolve_contacts};
 use super::model::{BodyState, Scene, State};
+use super::prescribed::{
+    PrescribedWorkspace, ReactionInputs, add_linear_coupling, add_newton_coupling, prescribe,
+    reaction_torques,
+};
 
 /// Reusable per-body buffers of the step: allocated once, so a step allocates nothing.
 pub struct BodyWorkspace {
@@ -51,6 +65,9 @@ pub struct BodyWorkspace {
     full: Vec<f64>,
     x_trial: Vec<Vec3>,
     actuation: ActuationWorkspace,
+    prescribed: PrescribedWorkspace,
+    /// v⁺ per node (stage 5).
+    v_new: Vec<Vec3>,
     contact: ContactWorkspace,
 }
 
@@ -80,7 +97,8 @@ impl BodyWorkspace {
         BodyWorkspace::with_actuation(body, &BodyActuation::default())
     }
 
-    /// Buffers for `body` driven by the actuators of `act`.
+    /// Buffers for `body` driven by the actuators of `act`. Errors when a node pinned by an
+    /// angle-driven servo is not fixed in the body.
     pub fn with_actuation(body: &SoftBody, act: &BodyActuation) -> Result<BodyWorkspace> {
         let pattern = body.pattern();
         let symbolic = std::sync::Arc::new(SymbolicFactor::new(pattern)?);
@@ -89,6 +107,7 @@ impl BodyWorkspace {
         let n = pattern.n();
         let actuation = ActuationWorkspace::new(act, body.node_count(), &factor);
         let contact = ContactWorkspace::new(body, &factor);
+        let prescribed = PrescribedWorkspace::new(body, act)?;
         Ok(BodyWorkspace {
             elastic: body.elastic_state(),
             k_start: vec![0.0; pattern.nnz()],
@@ -104,6 +123,8 @@ impl BodyWorkspace {
             full: vec![0.0; 3 * body.node_count()],
             x_trial: vec![Vec3::zeros(); body.node_count()],
             actuation,
+            prescribed,
+            v_new: vec![Vec3::zeros(); body.node_count()],
             contact,
         })
     }
@@ -242,6 +263,17 @@ fn step_body(
 
     // Stage 1: forces and stiffness at xₙ.
     body.evaluate_elastic(&bs.positions, Stiffness::Assemble, &mut ws.elastic)?;
+    // Stage 1b: this step's actuator inputs (ramped forces, targets), and the prescribed
+    // motion of pinned servo horns, v_p⁺ (scene::prescribed).
+    begin_step(act, &mut ws.actuation, &bs.positions, forces);
+    prescribe(
+        body,
+        act,
+        &mut ws.prescribed,
+        &bs.positions,
+        &bs.velocities,
+        h,
+    )?;
     // Stage 2: A = (1 + hα) M + (hβ + h²) K.
     ws.a.copy_from_slice(&ws.elastic.stiffness);
     axpby(c_m, body.mass_values(), c_k, &mut ws.a);
@@ -262,7 +294,18 @@ fn step_body(
         &mut ws.rhs,
     );
     // Stage 3b: force-driven actuators, + h H_aᵀλ_a at xₙ.
-    add_force_driven(act, &mut ws.actuation, dofs, &bs.positions, h, &mut ws.rhs);
+    add_force_driven(
+        act,
+        &mut ws.actuation,
+        dofs,
+        &bs.positions,
+        forces,
+        None,
+        h,
+        &mut ws.rhs,
+    );
+    // Stage 3c: coupling of the free rows to the prescribed velocities.
+    add_linear_coupling(&ws.prescribed, dofs, c_m, c_k, &mut ws.rhs);
     // Stage 4: factorise A once and solve for Δv.
     factorize(body, ws)?;
     let stack = MemStack::new(&mut ws.solve_buffer);
@@ -274,7 +317,7 @@ fn step_body(
         dofs,
         &ws.factor,
         &bs.positions,
-        &ws.v_red,
+        TargetSolve::Step { v: &ws.v_red },
         h,
         &mut ws.rhs,
         forces,
@@ -290,8 +333,23 @@ fn step_body(
             ws.k_start.copy_from_slice(&ws.elastic.stiffness);
         }
         let scale = residual_scale(body, bs, h, g, &ws.elastic.forces);
-        let mut r_norm = newton_residual(body, act, ws, bs, h, g)?;
-        while iterations < newton && r_norm > 1e-13 * scale {
+        let targets = act.has_targets();
+        let mut r_norm = newton_residual(body, act, ws, bs, forces, h, g)?;
+        // The actuators' loads (as given or first solved) are terms of R too.
+        let scale = scale
+            + h * ws
+                .actuation
+                .nodal_forces()
+                .iter()
+                .map(|f| f.norm_squared())
+                .sum::<f64>()
+                .sqrt();
+        let mut at_floor = false;
+        while iterations < newton
+            && !at_floor
+            && (r_norm > 1e-13 * scale
+                || !targets_met(act, &ws.actuation, &ws.x_trial, forces, 1e-12))
+        {
             // Jacobian J = (1 + hα) M + hβ K(xₙ) + h² K(xₖ), with K(xₖ) from the residual.
             ws.a.copy_from_slice(&ws.elastic.stiffness);
             axpby(c_m, body.mass_values(), h * h, &mut ws.a);
@@ -299,25 +357,48 @@ fn step_body(
                 axpby(h * beta, &ws.k_start, 1.0, &mut ws.a);
             }
             factorize(body, ws)?;
-            // Newton direction −J⁻¹R (ws.rhs holds R), backtracking on ‖R‖.
+            // Newton direction d = −J⁻¹R (ws.rhs holds R), with the solved actuators' λ
+            // re-solved at xₖ so that δ(xₖ) + h H d meets the targets; backtracking on ‖R‖
+            // (a full step is always tried with targets: λ changes R).
             let stack = MemStack::new(&mut ws.solve_buffer);
             ws.factor.solve_vec_in_place(&mut ws.rhs, stack);
-            ws.direction.copy_from_slice(&ws.rhs);
+            for (d, r) in ws.direction.iter_mut().zip(&ws.rhs) {
+                *d = -r;
+            }
+            solve_target_driven(
+                act,
+                &mut ws.actuation,
+                dofs,
+                &ws.factor,
+                &bs.positions,
+                TargetSolve::Newton { x_k: &ws.x_trial },
+                h,
+                &mut ws.direction,
+                forces,
+            );
             ws.base.copy_from_slice(&ws.vp_red);
             let mut step = 1.0;
             loop {
                 for ((vp, b), d) in ws.vp_red.iter_mut().zip(&ws.base).zip(&ws.direction) {
-                    *vp = b - step * d;
+                    *vp = b + step * d;
                 }
-                let trial = newton_residual(body, act, ws, bs, h, g);
+                let trial = newton_residual(body, act, ws, bs, forces, h, g);
                 match trial {
-                    Ok(r) if r < r_norm => {
+                    Ok(r) if r < r_norm || (targets && step == 1.0) => {
+                        // With targets, a residual that no longer halves while they are met
+                        // sits at its round-off floor: stop.
+                        if targets
+                            && r > 0.5 * r_norm
+                            && targets_met(act, &ws.actuation, &ws.x_trial, forces, 1e-12)
+                        {
+                            at_floor = true;
+                        }
                         r_norm = r;
                         break;
                     }
                     _ if step < 1e-4 => {
                         ws.vp_red.copy_from_slice(&ws.base);
-                        r_norm = newton_residual(body, act, ws, bs, h, g)?;
+                        r_norm = newton_residual(body, act, ws, bs, forces, h, g)?;
                         iterations = newton; // no progress: stop iterating
                         break;
                     }
@@ -342,18 +423,34 @@ fn step_body(
         &mut ws.contact,
     )?;
 
-    // Stage 5: v⁺ (fixed nodes keep v = 0) and x⁺ = x + h v⁺.
+    // Stage 5: v⁺ (fixed nodes keep v = 0, prescribed ones get v_p⁺) and x⁺ = x + h v⁺.
     ws.full.fill(0.0); // fixed nodes keep v = 0
     dofs.expand(&ws.vp_red, &mut ws.full);
-    for (n, (v, x)) in bs
-        .velocities
-        .iter_mut()
-        .zip(bs.positions.iter_mut())
-        .enumerate()
-    {
+    ws.prescribed.fill_full(&mut ws.full);
+    for (n, (v, x)) in ws.v_new.iter_mut().zip(ws.x_trial.iter_mut()).enumerate() {
         *v = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
-        *x += h * *v;
+        *x = bs.positions[n] + h * *v;
     }
+    // Stage 5b: the pinned servos' reaction torques (their λ), from the momentum balance of
+    // the prescribed nodes.
+    reaction_torques(
+        body,
+        act,
+        &mut ws.prescribed,
+        &ReactionInputs {
+            v_old: &bs.velocities,
+            v_new: &ws.v_new,
+            x_new: &ws.x_trial,
+            elastic: &ws.elastic.forces,
+            actuators: ws.actuation.nodal_forces(),
+            linearised: newton <= 1,
+        },
+        h,
+        g,
+        forces,
+    );
+    bs.velocities.copy_from_slice(&ws.v_new);
+    bs.positions.copy_from_slice(&ws.x_trial);
     Ok((iterations, residual, outcome))
 }
 
@@ -368,12 +465,14 @@ fn factorize(body: &SoftBody, ws: &mut BodyWorkspace) -> Result<()> {
 }
 
 /// Evaluates R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) into `ws.rhs` (reduced, N·s)
-/// with D = αM + βK(xₙ) and f_ext including the force-driven actuators, K(x + h v⁺) into `ws.elastic.stiffness`, and returns ‖R‖₂.
+/// with D = αM + βK(xₙ) and f_ext including the actuators (λ from `forces`, at x + h v⁺) and
+/// the coupling to prescribed nodes, K(x + h v⁺) into `ws.elastic.stiffness`, and returns ‖R‖₂.
 fn newton_residual(
     body: &SoftBody,
     act: &BodyActuation,
     ws: &mut BodyWorkspace,
     bs: &BodyState,
+    forces: &[f64],
     h: f64,
     g: Vec3,
 ) -> Result<f64> {
@@ -382,6 +481,7 @@ fn newton_residual(
     let opts = body.options();
     ws.full.fill(0.0);
     dofs.expand(&ws.vp_red, &mut ws.full);
+    ws.prescribed.fill_full(&mut ws.full);
     for (n, x) in ws.x_trial.iter_mut().enumerate() {
         *x =
             bs.positions[n] + h * Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
@@ -392,7 +492,24 @@ fn newton_residual(
         out.copy_from_slice(f.as_slice());
     }
     dofs.reduce(&ws.full, &mut ws.rhs);
-    add_force_driven(act, &mut ws.actuation, dofs, &ws.x_trial, -h, &mut ws.rhs);
+    add_force_driven(
+        act,
+        &mut ws.actuation,
+        dofs,
+        &ws.x_trial,
+        forces,
+        Some(&bs.positions),
+        -h,
+        &mut ws.rhs,
+    );
+    add_newton_coupling(
+        &ws.prescribed,
+        dofs,
+        h,
+        opts.rayleigh_mass,
+        opts.rayleigh_stiffness,
+        &mut ws.rhs,
+    );
     // + M(v⁺ − v) + hα M v⁺ + hβ K(xₙ) v⁺
     for ((t, vp), v) in ws.tmp.iter_mut().zip(&ws.vp_red).zip(&ws.v_red) {
         *t = (1.0 + h * opts.rayleigh_mass) * vp - v;
