@@ -22,6 +22,8 @@ pub struct BodyRecord {
     pub v_plus: Vec<Vec3>,
     /// Elastic forces f(xₙ) (N).
     pub forces: Vec<Vec3>,
+    /// λ of each actuator in this step (N, Pa or N·m, indexed like the body's actuators).
+    pub actuator_forces: Vec<f64>,
     /// The step's factorisation of A = M + hD + h²K(xₙ) (free DOFs).
     factor: NumericFactor,
     /// K(xₙ) on the body's pattern (N/m).
@@ -83,6 +85,12 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
     }
     for b in 0..scene.bodies.len() {
         for a in &scene.body_actuation(b).actuators {
+            if a.max_force_step.is_finite() {
+                return Err(Error::invalid(
+                    format!("soft_body.{}.{}", scene.bodies[b].name(), a.name),
+                    "has a per-step force limit: derivatives cover actuators whose input is applied in full each step",
+                ));
+            }
             if matches!(a.drive, Drive::Target(_)) {
                 return Err(Error::invalid(
                     format!("soft_body.{}.{}", scene.bodies[b].name(), a.name),
@@ -155,6 +163,7 @@ impl Recorder {
             ws.swap_stiffness(&mut stiffness);
             bodies.push(BodyRecord {
                 forces: ws.forces().to_vec(),
+                actuator_forces: state.actuator_forces[i].clone(),
                 x,
                 v,
                 v_plus: state.bodies[i].velocities.clone(),

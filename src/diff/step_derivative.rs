@@ -159,7 +159,14 @@ impl StepDerivative {
                     if !act.actuators.is_empty() || rec.contact.is_some() {
                         expand_nodes(dofs, &buf.red, &mut buf.nodal2);
                         buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-                        act.add_driven_force_derivative(&rec.x, h, &buf.nodal2, &mut buf.nodal);
+                        act.add_driven_force_derivative(
+                            &rec.x,
+                            &rec.actuator_forces,
+                            h,
+                            0.0,
+                            &buf.nodal2,
+                            &mut buf.nodal,
+                        );
                         if let Some(contact) = &rec.contact {
                             contact.add_force_variation(&buf.nodal2, h, &mut buf.nodal);
                         }
@@ -311,7 +318,14 @@ impl StepDerivative {
             add_reduced(dofs, &buf.nodal2, -c_k, &mut buf.red2);
             if !act.actuators.is_empty() {
                 buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-                act.add_driven_force_derivative(&rec.x, h, &buf.nodal3, &mut buf.nodal);
+                act.add_driven_force_derivative(
+                    &rec.x,
+                    &rec.actuator_forces,
+                    h,
+                    0.0,
+                    &buf.nodal3,
+                    &mut buf.nodal,
+                );
                 add_reduced(dofs, &buf.nodal, 1.0, &mut buf.red2);
             }
             if let (Some(contact), Some((xbar, _))) = (&rec.contact, extra.as_mut()) {
@@ -396,7 +410,14 @@ impl StepDerivative {
                 expand_nodes(dofs, &buf.red, &mut buf.nodal2);
                 buf.red[j] = 0.0;
                 buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-                act.add_driven_force_derivative(&rec.x, h, &buf.nodal2, &mut buf.nodal);
+                act.add_driven_force_derivative(
+                    &rec.x,
+                    &rec.actuator_forces,
+                    h,
+                    0.0,
+                    &buf.nodal2,
+                    &mut buf.nodal,
+                );
                 let mut col = jac.column_mut(j);
                 add_reduced(dofs, &buf.nodal, 1.0, col.as_mut_slice());
             }
