@@ -1,17 +1,24 @@
-//! Frictional contact (layer 3; uses `math`, `error`, `linalg`; `mesh` in tests):
-//! the Coulomb cone and its De Saxcé correction, the NCP instance and its residuals, the ADMM
-//! and PGS solvers, contact modes, detection of nodes against analytic obstacles, and the
-//! Delassus matrix assembled with the step's factorisation (DESIGN.md §1, paper 004 §II-B).
+//! Frictional contact (layer 3; uses `math`, `error`, `linalg`, `mesh`): the Coulomb cone and
+//! its De Saxcé correction, the NCP instance and its residuals, the ADMM and PGS solvers,
+//! contact modes, detection of nodes against obstacles (analytic plane, sphere, box, capsule;
+//! triangle meshes and the refitted node broad phase through parry3d-f64, converted to and
+//! from glam at this module's boundary only), and the Delassus matrix assembled with the
+//! step's factorisation (DESIGN.md §1, paper 004 §II-B).
 
 mod admm;
+mod broad_phase;
+mod capsule;
 mod cone;
 mod delassus;
 mod detection;
+mod mesh_obstacle;
 mod modes;
 mod pgs;
 mod problem;
 
 pub use admm::{AdmmSettings, AdmmSolver};
+pub use broad_phase::NodeBroadPhase;
+pub use capsule::Capsule;
 pub use cone::FrictionCone;
 pub use delassus::{
     ContactJacobian, DelassusWorkspace, PenetrationCorrection, assemble_delassus,
@@ -20,6 +27,7 @@ pub use delassus::{
 pub use detection::{
     NodeContact, Obstacle, Proximity, contact_frame, detect_nodes, push_node_contacts,
 };
+pub use mesh_obstacle::{MeshFeature, MeshObstacle, MeshPoint};
 pub use modes::{ContactMode, ModeTolerance, classify, classify_contact};
 pub use pgs::{PgsSettings, PgsSolver};
 pub use problem::{ContactProblem, NcpSolution, Residuals};
