@@ -23,12 +23,14 @@
 //! over one step (O(h²‖v‖²/R)), which the same correction removes. λ is the contact force (N) in each contact's frame
 //! `[t₁, t₂, n]`, n pointing from the obstacle into the body.
 
+use std::path::Path;
+
 use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::contact::{
     AdmmSettings, AdmmSolver, ContactJacobian, ContactMode, ContactProblem, DelassusWorkspace,
-    ModeTolerance, NodeContact, Obstacle, PenetrationCorrection, PgsSettings, PgsSolver,
-    assemble_delassus, classify, detect_nodes, free_contact_velocity, push_node_contacts,
+    ModeTolerance, NodeBroadPhase, NodeContact, Obstacle, PenetrationCorrection, PgsSettings, PgsSolver,
+    assemble_delassus, classify, free_contact_velocity, push_node_contacts,
 };
 use crate::error::Result;
 use crate::fem::SoftBody;
@@ -51,14 +53,19 @@ pub struct SceneContact {
 }
 
 impl SceneContact {
-    /// The contact model of a scene file's `[contact]` and `[[obstacle]]` sections.
-    pub fn build(contact: &ContactSection, obstacles: &[ObstacleSection]) -> Result<SceneContact> {
+    /// The contact model of a scene file's `[contact]` and `[[obstacle]]` sections; mesh
+    /// obstacle files are read relative to `dir` (the scene file's folder).
+    pub fn build(
+        contact: &ContactSection,
+        obstacles: &[ObstacleSection],
+        dir: &Path,
+    ) -> Result<SceneContact> {
         contact.validate()?;
         Ok(SceneContact {
             obstacles: obstacles
                 .iter()
                 .enumerate()
-                .map(|(i, o)| o.to_obstacle(i))
+                .map(|(i, o)| o.to_obstacle(i, dir))
                 .collect::<Result<_>>()?,
             friction: obstacles
                 .iter()
@@ -70,7 +77,7 @@ impl SceneContact {
 }
 
 /// What the contact stage did for one body in one step.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContactOutcome {
     /// Detected contacts (NCP size / 3).
     pub detected: usize,
@@ -84,11 +91,15 @@ pub struct ContactOutcome {
     pub residual: f64,
     /// Total normal force Σ λ_N (N).
     pub normal_force: f64,
+    /// Per obstacle (scene order), the resultant force it exerts on the body (N, world
+    /// frame): Σ over its contacts of `[t₁, t₂, n] λ`. Empty when the scene has no obstacle.
+    pub obstacle_forces: Vec<Vec3>,
 }
 
 /// Reusable buffers of the contact stage of one body.
 pub struct ContactWorkspace {
     candidates: Vec<usize>,
+    broad_phase: NodeBroadPhase,
     contacts: Vec<NodeContact>,
     jacobian: ContactJacobian,
     delassus_ws: DelassusWorkspace,
@@ -125,6 +136,7 @@ impl ContactWorkspace {
             .collect();
         ContactWorkspace {
             candidates,
+            broad_phase: NodeBroadPhase::new(),
             contacts: Vec::new(),
             jacobian: ContactJacobian::new(body.node_count()),
             delassus_ws: DelassusWorkspace::default(),
@@ -180,7 +192,7 @@ pub fn resolve_contacts(
         .map(|&n| ws.v_nodes[n].norm())
         .fold(0.0, f64::max);
     ws.contacts.clear();
-    detect_nodes(
+    ws.broad_phase.detect(
         &contact.obstacles,
         &bs.positions,
         &ws.candidates,
@@ -189,6 +201,7 @@ pub fn resolve_contacts(
     )?;
     let k = ws.contacts.len();
     outcome.detected = k;
+    outcome.obstacle_forces = vec![Vec3::zeros(); contact.obstacles.len()];
     let same_set = ws.previous.len() == k
         && ws
             .previous
@@ -264,6 +277,15 @@ pub fn resolve_contacts(
         .filter(|m| **m != ContactMode::Breaking)
         .count();
     outcome.normal_force = (0..k).map(|c| solution.lambda[3 * c + 2]).sum();
+    outcome.obstacle_forces = vec![Vec3::zeros(); contact.obstacles.len()];
+    for (c, nc) in ws.contacts.iter().enumerate() {
+        let l = Vec3::new(
+            solution.lambda[3 * c],
+            solution.lambda[3 * c + 1],
+            solution.lambda[3 * c + 2],
+        );
+        outcome.obstacle_forces[nc.obstacle] += nc.frame * l;
+    }
     // v⁺ = v_free + A⁻¹ h H_cᵀ λ.
     ws.full.fill(0.0);
     for r in 0..3 * k {
