@@ -7,7 +7,7 @@ exactly mirror-symmetric about the plane x = 0.1 (and conforming: both splits cu
 faces at x = 0.1 along the same diagonal). Group `body`.
 
 finger_obstacle.stl (ASCII STL): the closed, outward-oriented surface of the box
-x in [-0.12, -0.04], y in [0.024, 0.04], z in [-0.02, 0.035] (metres), 12 triangles: the rigid
+x in [-0.12, -0.04], y in [0.018, 0.04], z in [-0.02, 0.035] (metres), 12 triangles: the rigid
 block above the Finger of scenes/finger_obstacle.toml.
 """
 import itertools
@@ -65,7 +65,7 @@ def beam():
 
 
 def block_stl():
-    lo, hi = (-0.12, 0.024, -0.02), (-0.04, 0.04, 0.035)
+    lo, hi = (-0.12, 0.018, -0.02), (-0.04, 0.04, 0.035)
     corner = lambda i: tuple(hi[a] if i >> a & 1 else lo[a] for a in range(3))
     quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]]
     with open(os.path.join(HERE, "finger_obstacle.stl"), "w") as f:
