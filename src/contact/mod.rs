@@ -1,6 +1,6 @@
 //! Frictional contact (layer 3; uses `math`, `error`, `linalg`, `mesh`): the Coulomb cone and
 //! its De Saxcé correction, the NCP instance and its residuals, the ADMM and PGS solvers,
-//! contact modes, detection of nodes against obstacles (analytic plane, sphere, box, capsule;
+//! contact modes, detection of nodes against obstacles and of a body against itself (analytic plane, sphere, box, capsule;
 //! triangle meshes and the refitted node broad phase through parry3d-f64, converted to and
 //! from glam at this module's boundary only), and the Delassus matrix assembled with the
 //! step's factorisation (DESIGN.md §1, paper 004 §II-B).
@@ -15,6 +15,7 @@ mod mesh_obstacle;
 mod modes;
 mod pgs;
 mod problem;
+mod self_contact;
 
 pub use admm::{AdmmSettings, AdmmSolver};
 pub use broad_phase::NodeBroadPhase;
@@ -31,3 +32,4 @@ pub use mesh_obstacle::{MeshFeature, MeshObstacle, MeshPoint};
 pub use modes::{ContactMode, ModeTolerance, classify, classify_contact};
 pub use pgs::{PgsSettings, PgsSolver};
 pub use problem::{ContactProblem, NcpSolution, Residuals};
+pub use self_contact::{SelfContact, SelfContactDetector, push_self_contacts};
