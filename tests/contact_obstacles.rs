@@ -10,7 +10,7 @@ use diffsoro::contact::Obstacle;
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
 use diffsoro::material::{Law, Material};
 use diffsoro::math::Vec3;
-use diffsoro::mesh::{TriangleSurface, box_mesh};
+use diffsoro::mesh::{Mesh, TriangleSurface, box_mesh};
 use diffsoro::scene::{
     ContactSection, Scene, SceneContact, SimulationSection, StepReport, Stepper,
 };
@@ -182,4 +182,73 @@ fn bad_mesh_obstacle_files_are_clear_errors() {
         assert!(!e.contains('\n'), "one line: {e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Self-contact: one soft body made of two 20 mm cubes, the upper one 1 mm above the lower
+/// one (shifted by (5, 3) mm), over the floor. With `self_contact` the upper cube comes to
+/// rest on the lower one: the floor carries both weights (1e-6), the self-contacts the upper
+/// weight (Σλ_N over all contacts ≈ 1.5 m g), and the cubes do not interpenetrate.
+#[test]
+fn two_cubes_of_one_body_stack_through_self_contact() {
+    let side = 0.02;
+    let a = box_mesh([2, 2, 2], [0.0, 0.0, 0.0], [side, side, side]).unwrap();
+    let lo = Vec3::new(0.005, 0.003, side + 0.001);
+    let b = box_mesh([2, 2, 2], lo.into(), (lo + Vec3::repeat(side)).into()).unwrap();
+    let n = a.node_count();
+    let mut x = a.positions().to_vec();
+    x.extend_from_slice(b.positions());
+    let mut tets = a.tetrahedra().to_vec();
+    tets.extend(b.tetrahedra().iter().map(|t| t.map(|i| i + n)));
+    let mesh = Mesh::new(x, tets, Vec::new(), Default::default()).unwrap();
+    let nodes = mesh.node_count();
+    let options = SoftBodyOptions {
+        material: Material::new(Law::NeoHookean, 1e5, 0.3).unwrap(),
+        density: 1000.0,
+        mass: MassKind::Lumped,
+        rayleigh_mass: 20.0,
+        rayleigh_stiffness: 0.0,
+        fixed: vec![false; nodes],
+    };
+    let body = SoftBody::new("two", mesh, options).unwrap();
+    let scene = Scene {
+        contact: SceneContact {
+            obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
+            friction: vec![0.5],
+            settings: ContactSection {
+                max_iterations: 5000,
+                self_contact: true,
+                ..ContactSection::default()
+            },
+        },
+        ..Scene::new(
+            SimulationSection {
+                dt: 0.01,
+                steps: 0,
+                gravity: [0.0, 0.0, -G],
+                newton_iterations: 1,
+            },
+            vec![body],
+        )
+    };
+    let weight = 2.0 * 1000.0 * side.powi(3) * G;
+    let (report, state) = run(&scene, 300);
+    let c = &report.contact[0];
+    // 9 floor contacts; 4 upper nodes over the lower top face and 4 lower nodes under the
+    // upper bottom face.
+    assert_eq!(c.detected, 9 + 8, "{c:?}");
+    assert!((c.obstacle_forces[0].z - weight).abs() < 1e-6 * weight, "{c:?}");
+    // The self-contact normals are the lower cube's deformed top-face normals, tilted by
+    // about the strain ρ g L / E ≈ 2e-3 rad, so their λ_N differ from the vertical load by
+    // up to ≈ θ (|λ_T| ≤ μ λ_N, 1 − cos θ ≈ 0): 1e-3 relative.
+    assert!((c.normal_force - 1.5 * weight).abs() < 1e-3 * weight, "{c:?}");
+    // No node of the upper cube is inside the deformed lower cube (its closed boundary as a
+    // mesh obstacle: signed distances by a second method).
+    let x = &state.bodies[0].positions;
+    let lower = TriangleSurface::new("lower", x[..n].to_vec(), a.boundary_triangles()).unwrap();
+    let lower = Obstacle::mesh("lower", lower).unwrap();
+    let deepest = x[n..]
+        .iter()
+        .map(|p| lower.closest(p).gap)
+        .fold(f64::INFINITY, f64::min);
+    assert!(deepest > -1e-9, "an upper node is {deepest} m inside the lower cube");
 }

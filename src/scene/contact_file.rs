@@ -33,6 +33,11 @@ pub struct ContactSection {
     /// (`StepReport::contact_converged = false`), not an error.
     #[serde(default = "default_max_iterations")]
     pub max_iterations: usize,
+    /// Whether each soft body's surface nodes also touch its own non-adjacent surface
+    /// triangles (`contact::SelfContactDetector`), with the Coulomb coefficient `friction`.
+    /// Default false.
+    #[serde(default)]
+    pub self_contact: bool,
 }
 
 impl Default for ContactSection {
@@ -42,6 +47,7 @@ impl Default for ContactSection {
             solver: ContactSolverKind::default(),
             tolerance: default_tolerance(),
             max_iterations: default_max_iterations(),
+            self_contact: false,
         }
     }
 }

@@ -9,6 +9,10 @@
 //! v⁺ = v_free + A⁻¹ h H_cᵀ λ                 (one more solve with the same factor)
 //! ```
 //!
+//! With `[contact] self_contact = true` the body's surface nodes also meet its own
+//! non-adjacent surface triangles (`contact::SelfContactDetector`, margin 2·h·max‖v_free‖);
+//! those rows join the same NCP, after the obstacle contacts.
+//!
 //! Detection runs at the **current** positions xₙ (the gaps Φ are those at the start of the
 //! step, as the penetration correction of Eq. 41 expects), with a margin of h·max‖v_free‖
 //! over the candidate nodes: a node further than that from every obstacle cannot reach one
@@ -29,8 +33,8 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::contact::{
     AdmmSettings, AdmmSolver, ContactJacobian, ContactMode, ContactProblem, DelassusWorkspace,
-    ModeTolerance, NodeBroadPhase, NodeContact, Obstacle, PenetrationCorrection, PgsSettings, PgsSolver,
-    assemble_delassus, classify, free_contact_velocity, push_node_contacts,
+    ModeTolerance, NodeBroadPhase, NodeContact, Obstacle, SelfContact, SelfContactDetector, PenetrationCorrection, PgsSettings, PgsSolver,
+    assemble_delassus, classify, free_contact_velocity, push_node_contacts, push_self_contacts,
 };
 use crate::error::Result;
 use crate::fem::SoftBody;
@@ -101,6 +105,8 @@ pub struct ContactWorkspace {
     candidates: Vec<usize>,
     broad_phase: NodeBroadPhase,
     contacts: Vec<NodeContact>,
+    self_detector: SelfContactDetector,
+    self_contacts: Vec<SelfContact>,
     jacobian: ContactJacobian,
     delassus_ws: DelassusWorkspace,
     delassus: DMat,
@@ -138,6 +144,11 @@ impl ContactWorkspace {
             candidates,
             broad_phase: NodeBroadPhase::new(),
             contacts: Vec::new(),
+            self_detector: SelfContactDetector::new(
+                body.mesh().boundary_triangles(),
+                body.rest_positions(),
+            ),
+            self_contacts: Vec::new(),
             jacobian: ContactJacobian::new(body.node_count()),
             delassus_ws: DelassusWorkspace::default(),
             delassus: DMat::zeros(0, 0),
@@ -177,7 +188,8 @@ pub fn resolve_contacts(
         converged: true,
         ..Default::default()
     };
-    if contact.obstacles.is_empty() {
+    let self_contact = contact.settings.self_contact;
+    if contact.obstacles.is_empty() && !self_contact {
         return Ok(outcome);
     }
     // v_free per node (fixed nodes 0).
@@ -199,19 +211,36 @@ pub fn resolve_contacts(
         reach,
         &mut ws.contacts,
     )?;
-    let k = ws.contacts.len();
+    ws.self_contacts.clear();
+    if self_contact {
+        // Two surfaces may approach each other at up to twice the fastest node.
+        ws.self_detector.detect(
+            &bs.positions,
+            &ws.candidates,
+            2.0 * reach,
+            &mut ws.self_contacts,
+        )?;
+    }
+    let k_obstacles = ws.contacts.len();
+    let k = k_obstacles + ws.self_contacts.len();
     outcome.detected = k;
     outcome.obstacle_forces = vec![Vec3::zeros(); contact.obstacles.len()];
-    let same_set = ws.previous.len() == k
-        && ws
-            .previous
-            .iter()
-            .zip(&ws.contacts)
-            .all(|(&(n, o), c)| n == c.node && o == c.obstacle);
+    // Warm-start keys: (node, obstacle) for obstacle contacts, (node, obstacles + triangle)
+    // for self-contacts.
+    let n_obstacles = contact.obstacles.len();
+    let key = |i: usize| -> (usize, usize) {
+        if i < k_obstacles {
+            let c = &ws.contacts[i];
+            (c.node, c.obstacle)
+        } else {
+            let c = &ws.self_contacts[i - k_obstacles];
+            (c.node, n_obstacles + c.triangle)
+        }
+    };
+    let same_set = ws.previous.len() == k && (0..k).all(|i| ws.previous[i] == key(i));
     if !same_set {
-        ws.previous.clear();
-        ws.previous
-            .extend(ws.contacts.iter().map(|c| (c.node, c.obstacle)));
+        let keys: Vec<(usize, usize)> = (0..k).map(key).collect();
+        ws.previous = keys;
         ws.previous_lambda.clear();
     }
     if k == 0 {
@@ -219,6 +248,7 @@ pub fn resolve_contacts(
     }
     ws.jacobian.clear();
     push_node_contacts(&ws.contacts, &mut ws.jacobian)?;
+    push_self_contacts(&ws.self_contacts, &mut ws.jacobian)?;
     assemble_delassus(
         h,
         &ws.jacobian,
@@ -233,10 +263,13 @@ pub fn resolve_contacts(
     ws.jacobian.apply(&bs.velocities, &mut ws.start_velocity);
     ws.gaps.clear();
     ws.gaps.extend(ws.contacts.iter().map(|c| c.gap));
+    ws.gaps.extend(ws.self_contacts.iter().map(|c| c.gap));
     PenetrationCorrection::default().apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
     ws.friction.clear();
     ws.friction
         .extend(ws.contacts.iter().map(|c| contact.friction[c.obstacle]));
+    ws.friction
+        .extend(ws.self_contacts.iter().map(|_| contact.settings.friction));
     let problem = ContactProblem::new(
         std::mem::replace(&mut ws.delassus, DMat::zeros(0, 0)),
         DVec::from_column_slice(&ws.g),
