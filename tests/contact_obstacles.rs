@@ -78,7 +78,10 @@ fn finger_presses_on_the_block_along_its_normal() {
     let (f, _) = finger_force(&["contact.friction=0.0".to_string()]);
     let fn_ = f.dot(&n);
     assert!(fn_ > 1e-3, "{f:?}");
-    assert!((f - fn_ * n).norm() < 1e-9 * fn_, "frictionless force {f:?}");
+    assert!(
+        (f - fn_ * n).norm() < 1e-9 * fn_,
+        "frictionless force {f:?}"
+    );
 }
 
 /// The closed surface of the box [lo, hi] as 12 outward triangles.
@@ -159,23 +162,33 @@ fn block_resting_on_a_mesh_slab_carries_its_weight() {
 /// the place.
 #[test]
 fn bad_mesh_obstacle_files_are_clear_errors() {
-    let dir = std::env::temp_dir().join(format!("diffsoro_contact_obstacles_{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("diffsoro_contact_obstacles_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("empty.stl"), "solid e\nendsolid e\n").unwrap();
     std::fs::write(dir.join("bad.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n").unwrap();
-    std::fs::write(dir.join("open_twice.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2 3\n").unwrap();
+    std::fs::write(
+        dir.join("open_twice.obj"),
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2 3\n",
+    )
+    .unwrap();
     let scene_text = |path: &str| {
-        format!("[simulation]\ndt = 0.01\n[[obstacle]]\ntype = \"mesh\"\npath = \"{path}\"\nscale = 0.001\n")
+        format!(
+            "[simulation]\ndt = 0.01\n[[obstacle]]\ntype = \"mesh\"\npath = \"{path}\"\nscale = 0.001\n"
+        )
     };
     for (path, words) in [
         ("empty.stl", vec!["empty.stl", "empty mesh"]),
         ("bad.obj", vec!["bad.obj", "line 4", "vertex index 7"]),
-        ("open_twice.obj", vec!["open_twice.obj", "not consistently oriented"]),
+        (
+            "open_twice.obj",
+            vec!["open_twice.obj", "not consistently oriented"],
+        ),
         ("missing.stl", vec!["obstacle[0].path", "not found"]),
     ] {
         let file = dir.join(format!("{path}.toml"));
         std::fs::write(&file, scene_text(path)).unwrap();
-        let e = Scene::load(&file, &[]).err().expect("an error").to_string();
+        let e = Scene::load(&file, &[]).expect_err("an error").to_string();
         for w in words {
             assert!(e.contains(w), "{path}: {e}");
         }
@@ -236,11 +249,17 @@ fn two_cubes_of_one_body_stack_through_self_contact() {
     // 9 floor contacts; 4 upper nodes over the lower top face and 4 lower nodes under the
     // upper bottom face.
     assert_eq!(c.detected, 9 + 8, "{c:?}");
-    assert!((c.obstacle_forces[0].z - weight).abs() < 1e-6 * weight, "{c:?}");
+    assert!(
+        (c.obstacle_forces[0].z - weight).abs() < 1e-6 * weight,
+        "{c:?}"
+    );
     // The self-contact normals are the lower cube's deformed top-face normals, tilted by
     // about the strain ρ g L / E ≈ 2e-3 rad, so their λ_N differ from the vertical load by
     // up to ≈ θ (|λ_T| ≤ μ λ_N, 1 − cos θ ≈ 0): 1e-3 relative.
-    assert!((c.normal_force - 1.5 * weight).abs() < 1e-3 * weight, "{c:?}");
+    assert!(
+        (c.normal_force - 1.5 * weight).abs() < 1e-3 * weight,
+        "{c:?}"
+    );
     // No node of the upper cube is inside the deformed lower cube (its closed boundary as a
     // mesh obstacle: signed distances by a second method).
     let x = &state.bodies[0].positions;
@@ -250,5 +269,8 @@ fn two_cubes_of_one_body_stack_through_self_contact() {
         .iter()
         .map(|p| lower.closest(p).gap)
         .fold(f64::INFINITY, f64::min);
-    assert!(deepest > -1e-9, "an upper node is {deepest} m inside the lower cube");
+    assert!(
+        deepest > -1e-9,
+        "an upper node is {deepest} m inside the lower cube"
+    );
 }

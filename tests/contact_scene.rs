@@ -300,7 +300,8 @@ fn box_obstacle_friction_override_and_newton_steps() {
     for newton in [1, 3] {
         let mut scene = block_scene(theta, 0.0, ContactSolverKind::Admm);
         scene.simulation.newton_iterations = newton;
-        scene.contact = SceneContact::build(&file.contact, &file.obstacle, std::path::Path::new(".")).unwrap();
+        scene.contact =
+            SceneContact::build(&file.contact, &file.obstacle, std::path::Path::new(".")).unwrap();
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();
         for _ in 0..30 {

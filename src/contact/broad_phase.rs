@@ -135,17 +135,22 @@ mod tests {
         ];
         let mut seed = 7u64;
         let mut rand = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
         };
-        let mut x: Vec<Vec3> = (0..600).map(|_| 0.6 * Vec3::new(rand(), rand(), rand())).collect();
+        let mut x: Vec<Vec3> = (0..600)
+            .map(|_| 0.6 * Vec3::new(rand(), rand(), rand()))
+            .collect();
         let candidates: Vec<usize> = (0..600).filter(|i| i % 5 != 0).collect();
         let mut bp = NodeBroadPhase::new();
         let margin = 0.03;
         for step in 0..4 {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             detect_nodes(&obstacles, &x, &candidates, margin, &mut a).unwrap();
-            bp.detect(&obstacles, &x, &candidates, margin, &mut b).unwrap();
+            bp.detect(&obstacles, &x, &candidates, margin, &mut b)
+                .unwrap();
             assert!(!a.is_empty());
             assert_eq!(a, b, "step {step}");
             // Move the nodes (a rigid shift and a shear): the tree is refitted.
@@ -154,6 +159,9 @@ mod tests {
                 *p = shear * *p + Vec3::new(0.02, -0.01, 0.03);
             }
         }
-        assert!(bp.detect(&obstacles, &x, &candidates, -1.0, &mut Vec::new()).is_err());
+        assert!(
+            bp.detect(&obstacles, &x, &candidates, -1.0, &mut Vec::new())
+                .is_err()
+        );
     }
 }

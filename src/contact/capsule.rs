@@ -74,7 +74,9 @@ impl Capsule {
         let normal = if d > 0.0 {
             r / d
         } else {
-            contact_frame(&(self.b - self.a).normalize()).column(0).into_owned()
+            contact_frame(&(self.b - self.a).normalize())
+                .column(0)
+                .into_owned()
         };
         Proximity {
             gap: d - self.radius,
@@ -134,7 +136,10 @@ mod tests {
         assert!((p.normal + Vec3::z()).norm() < 1e-15);
         // On the axis: a deterministic unit normal orthogonal to the axis.
         let p = c.closest(&Vec3::new(1.0, 0.5, 0.0));
-        assert!((p.normal.norm() - 1.0).abs() < 1e-15 && p.normal.dot(&Vec3::new(2.0, 1.0, 0.0)).abs() < 1e-15);
+        assert!(
+            (p.normal.norm() - 1.0).abs() < 1e-15
+                && p.normal.dot(&Vec3::new(2.0, 1.0, 0.0)).abs() < 1e-15
+        );
         assert!(Capsule::new(Vec3::zeros(), Vec3::zeros(), 1.0).is_err());
         let e = Capsule::new(Vec3::zeros(), Vec3::x(), -1.0).unwrap_err();
         assert!(e.to_string().contains("radius"), "{e}");
@@ -144,10 +149,10 @@ mod tests {
     fn derivatives_match_central_differences() {
         let c = capsule();
         for p in [
-            Vec3::new(1.0, 0.3, 0.7),   // beside the segment
-            Vec3::new(-0.6, 0.2, 0.4),  // beyond end a
-            Vec3::new(2.5, 1.6, -0.3),  // beyond end b
-            Vec3::new(0.8, 0.45, 0.2),  // inside
+            Vec3::new(1.0, 0.3, 0.7),  // beside the segment
+            Vec3::new(-0.6, 0.2, 0.4), // beyond end a
+            Vec3::new(2.5, 1.6, -0.3), // beyond end b
+            Vec3::new(0.8, 0.45, 0.2), // inside
         ] {
             let fd = central_difference_jacobian(
                 |x: &crate::math::DVec| {

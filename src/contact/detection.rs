@@ -157,9 +157,10 @@ impl Obstacle {
     pub fn aabb(&self) -> Option<(Vec3, Vec3)> {
         match self {
             Obstacle::Plane { .. } => None,
-            Obstacle::Sphere { center, radius } => {
-                Some((center - Vec3::repeat(*radius), center + Vec3::repeat(*radius)))
-            }
+            Obstacle::Sphere { center, radius } => Some((
+                center - Vec3::repeat(*radius),
+                center + Vec3::repeat(*radius),
+            )),
             Obstacle::Cuboid {
                 center,
                 half_extents,

@@ -100,9 +100,7 @@ impl MeshObstacle {
             .triangles
             .iter()
             .map(|t| {
-                t.map(|i| {
-                    u32::try_from(i).map_err(|_| Error::invalid(name, "too many vertices"))
-                })
+                t.map(|i| u32::try_from(i).map_err(|_| Error::invalid(name, "too many vertices")))
             })
             .map(|[a, b, c]| Ok([a?, b?, c?]))
             .collect::<Result<_>>()?;
@@ -165,10 +163,10 @@ impl MeshObstacle {
             TrianglePointLocation::OnEdge(..) => {
                 // The two corners with the largest barycentric weights (robust to parry's
                 // edge numbering).
-                let w = location.barycentric_coordinates().unwrap_or([1.0, 1.0, 0.0]);
-                let drop = (0..3)
-                    .min_by(|&a, &b| w[a].total_cmp(&w[b]))
-                    .unwrap_or(2);
+                let w = location
+                    .barycentric_coordinates()
+                    .unwrap_or([1.0, 1.0, 0.0]);
+                let drop = (0..3).min_by(|&a, &b| w[a].total_cmp(&w[b])).unwrap_or(2);
                 let ends: Vec<usize> = (0..3).filter(|&k| k != drop).map(|k| t[k]).collect();
                 MeshFeature::Edge {
                     vertices: [ends[0], ends[1]],
@@ -214,10 +212,7 @@ impl MeshObstacle {
     /// ∂n/∂p (1/m), module doc. Zero at Φ = 0 on an edge or vertex, where n is not
     /// differentiable.
     pub fn normal_jacobian(&self, p: &Vec3) -> Mat3 {
-        let MeshPoint {
-            proximity,
-            feature,
-        } = self.locate(p);
+        let MeshPoint { proximity, feature } = self.locate(p);
         let n = proximity.normal;
         if proximity.gap == 0.0 {
             return Mat3::zeros();
@@ -310,7 +305,9 @@ mod tests {
         // A deterministic cloud of points around and inside the box.
         let mut seed = 12345u64;
         let mut rand = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
         };
         for _ in 0..2000 {
@@ -321,7 +318,10 @@ mod tests {
             assert!((a.gap - b.gap).abs() < 1e-12, "{local:?}: {a:?} vs {b:?}");
             // Inside, the two may pick different faces at equal depth; outside they agree.
             if a.gap > 1e-9 {
-                assert!((a.normal - b.normal).norm() < 1e-9, "{local:?}: {a:?} vs {b:?}");
+                assert!(
+                    (a.normal - b.normal).norm() < 1e-9,
+                    "{local:?}: {a:?} vs {b:?}"
+                );
                 assert!((a.point - b.point).norm() < 1e-12);
             }
         }
@@ -339,8 +339,7 @@ mod tests {
         let center = Vec3::new(1.0, 2.0, 3.0);
         let mesh = MeshObstacle::new(
             "sphere",
-            mesh.surface()
-                .transformed(1.0, &Mat3::identity(), &center),
+            mesh.surface().transformed(1.0, &Mat3::identity(), &center),
         )
         .unwrap();
         for (dir, dist) in [
@@ -372,8 +371,12 @@ mod tests {
             1e-6,
         );
         let mut exact = DMat::zeros(4, 3);
-        exact.row_mut(0).copy_from(&mesh.gap_gradient(&p).transpose());
-        exact.view_mut((1, 0), (3, 3)).copy_from(&mesh.normal_jacobian(&p));
+        exact
+            .row_mut(0)
+            .copy_from(&mesh.gap_gradient(&p).transpose());
+        exact
+            .view_mut((1, 0), (3, 3))
+            .copy_from(&mesh.normal_jacobian(&p));
         relative_error(exact.as_slice(), fd.as_slice(), 1e-12)
     }
 

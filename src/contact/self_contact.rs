@@ -75,7 +75,11 @@ impl SelfContactDetector {
     pub fn new(triangles: Vec<[usize; 3]>, rest: &[Vec3]) -> SelfContactDetector {
         let edges: f64 = triangles
             .iter()
-            .map(|t| (0..3).map(|e| (rest[t[(e + 1) % 3]] - rest[t[e]]).norm()).sum::<f64>())
+            .map(|t| {
+                (0..3)
+                    .map(|e| (rest[t[(e + 1) % 3]] - rest[t[e]]).norm())
+                    .sum::<f64>()
+            })
             .sum();
         let thickness = if triangles.is_empty() {
             0.0
@@ -115,7 +119,9 @@ impl SelfContactDetector {
             return Ok(());
         }
         // Node normals (area-weighted) and the triangle boxes.
-        self.node_normals.iter_mut().for_each(|n| *n = Vec3::zeros());
+        self.node_normals
+            .iter_mut()
+            .for_each(|n| *n = Vec3::zeros());
         let grow = Vec3::repeat(margin.max(self.thickness));
         self.leaves.clear();
         for t in &self.triangles {

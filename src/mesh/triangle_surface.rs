@@ -35,7 +35,10 @@ impl TriangleSurface {
         if triangles.is_empty() {
             return Err(Error::invalid(name, "empty mesh: no triangle"));
         }
-        if let Some(i) = vertices.iter().position(|v| v.iter().any(|x| !x.is_finite())) {
+        if let Some(i) = vertices
+            .iter()
+            .position(|v| v.iter().any(|x| !x.is_finite()))
+        {
             return Err(Error::invalid(name, format!("vertex {i} is not finite")));
         }
         let mut lo = Vec3::repeat(f64::INFINITY);
@@ -88,7 +91,9 @@ impl TriangleSurface {
                 }
             }
         }
-        let closed = directed.keys().all(|&(a, b)| directed.contains_key(&(b, a)));
+        let closed = directed
+            .keys()
+            .all(|&(a, b)| directed.contains_key(&(b, a)));
         Ok(if closed {
             Closure::Closed
         } else {
@@ -179,7 +184,10 @@ mod tests {
     #[test]
     fn bad_surfaces_are_clear_errors() {
         let e = TriangleSurface::new("a.stl", vec![], vec![]).unwrap_err();
-        assert!(e.to_string().contains("a.stl") && e.to_string().contains("empty"), "{e}");
+        assert!(
+            e.to_string().contains("a.stl") && e.to_string().contains("empty"),
+            "{e}"
+        );
         let e = TriangleSurface::new("a.stl", vec![Vec3::zeros()], vec![[0, 0, 1]]).unwrap_err();
         assert!(e.to_string().contains("vertex 1"), "{e}");
         let v = vec![Vec3::zeros(), Vec3::x(), 2.0 * Vec3::x()];

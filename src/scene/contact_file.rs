@@ -415,7 +415,10 @@ mod tests {
                 "[[obstacle]]\ntype = \"sphere\"\ncenter = [0.0,0.0,0.0]",
                 "obstacle[0].radius",
             ),
-            ("[[obstacle]]\ntype = \"mesh\"\nscale = 2.0", "obstacle[0].path"),
+            (
+                "[[obstacle]]\ntype = \"mesh\"\nscale = 2.0",
+                "obstacle[0].path",
+            ),
             (
                 "[[obstacle]]\ntype = \"mesh\"\npath = \"a.stl\"\nscale = 0.0",
                 "obstacle[0].scale",

@@ -33,8 +33,9 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::contact::{
     AdmmSettings, AdmmSolver, ContactJacobian, ContactMode, ContactProblem, DelassusWorkspace,
-    ModeTolerance, NodeBroadPhase, NodeContact, Obstacle, SelfContact, SelfContactDetector, PenetrationCorrection, PgsSettings, PgsSolver,
-    assemble_delassus, classify, free_contact_velocity, push_node_contacts, push_self_contacts,
+    ModeTolerance, NodeBroadPhase, NodeContact, Obstacle, PenetrationCorrection, PgsSettings,
+    PgsSolver, SelfContact, SelfContactDetector, assemble_delassus, classify,
+    free_contact_velocity, push_node_contacts, push_self_contacts,
 };
 use crate::error::Result;
 use crate::fem::SoftBody;

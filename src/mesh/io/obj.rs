@@ -86,13 +86,24 @@ mod tests {
 
     #[test]
     fn bad_obj_names_the_line() {
-        let e = read_obj("q.obj", b"v 0 0 0\nv 1 0\n").unwrap_err().to_string();
+        let e = read_obj("q.obj", b"v 0 0 0\nv 1 0\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("q.obj: line 2: `v` needs three"), "{e}");
-        let e = read_obj("q.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n").unwrap_err().to_string();
-        assert!(e.starts_with("q.obj: line 4: vertex index 4 out of range"), "{e}");
-        let e = read_obj("q.obj", b"v 0 0 0\nf 1 1\n").unwrap_err().to_string();
+        let e = read_obj("q.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("q.obj: line 4: vertex index 4 out of range"),
+            "{e}"
+        );
+        let e = read_obj("q.obj", b"v 0 0 0\nf 1 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2") && e.contains("at least 3"), "{e}");
-        let e = read_obj("q.obj", b"v 0 0 0\nv 1 0 0\n").unwrap_err().to_string();
+        let e = read_obj("q.obj", b"v 0 0 0\nv 1 0 0\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("empty mesh"), "{e}");
         let e = read_obj("q.obj", b"v 0 0 x\n").unwrap_err().to_string();
         assert!(e.contains("line 1") && e.contains("`x`"), "{e}");

@@ -54,7 +54,11 @@ fn read_binary(file: &str, data: &[u8]) -> Result<Vec<[Vec3; 3]>> {
         if x.is_finite() {
             Ok(x as f64)
         } else {
-            Err(Error::parse(file, Location::Byte(at), "coordinate is not finite"))
+            Err(Error::parse(
+                file,
+                Location::Byte(at),
+                "coordinate is not finite",
+            ))
         }
     };
     (0..count)
@@ -129,13 +133,22 @@ fn read_ascii(file: &str, data: &[u8]) -> Result<Vec<[Vec3; 3]>> {
             }
             (4, "endfacet") => state = 1,
             (_, other) => {
-                let expected = ["`solid`", "`facet` or `endsolid`", "`outer loop`", "`vertex` or `endloop`", "`endfacet`"][state];
+                let expected = [
+                    "`solid`",
+                    "`facet` or `endsolid`",
+                    "`outer loop`",
+                    "`vertex` or `endloop`",
+                    "`endfacet`",
+                ][state];
                 return Err(err(n, format!("unexpected `{other}`, expected {expected}")));
             }
         }
     }
     if state != 0 {
-        return Err(err(last, "file ends inside a solid (missing `endsolid`?)".into()));
+        return Err(err(
+            last,
+            "file ends inside a solid (missing `endsolid`?)".into(),
+        ));
     }
     Ok(out)
 }
@@ -164,7 +177,11 @@ mod tests {
     #[test]
     fn ascii_and_binary_read_the_same_triangle() {
         let a = read_stl("a.stl", TRI.as_bytes()).unwrap();
-        let b = read_stl("b.stl", &binary(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])).unwrap();
+        let b = read_stl(
+            "b.stl",
+            &binary(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]),
+        )
+        .unwrap();
         assert_eq!(a, b);
         assert_eq!(a.triangles, vec![[0, 1, 2]]);
         assert_eq!(a.vertices[1], Vec3::x());
@@ -178,15 +195,22 @@ mod tests {
         let bad = TRI.replace("   vertex 0 1 0\n", "");
         let e = read_stl("a.stl", bad.as_bytes()).unwrap_err().to_string();
         assert!(e.contains("line 6") && e.contains("2 vertices"), "{e}");
-        let e = read_stl("a.stl", b"solid empty\nendsolid empty\n").unwrap_err().to_string();
+        let e = read_stl("a.stl", b"solid empty\nendsolid empty\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("empty mesh"), "{e}");
-        let e = read_stl("a.stl", &TRI.as_bytes()[..60]).unwrap_err().to_string();
+        let e = read_stl("a.stl", &TRI.as_bytes()[..60])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("ends inside"), "{e}");
         // A binary header announcing more triangles than the file holds.
         let mut b = binary(&[[[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]);
         b[80] = 7;
         let e = read_stl("b.stl", &b).unwrap_err().to_string();
-        assert!(e.starts_with("b.stl: byte 80: binary STL header announces 7"), "{e}");
+        assert!(
+            e.starts_with("b.stl: byte 80: binary STL header announces 7"),
+            "{e}"
+        );
         let b = binary(&[[[0.0; 3], [f32::NAN, 0.0, 0.0], [0.0, 1.0, 0.0]]]);
         let e = read_stl("b.stl", &b).unwrap_err().to_string();
         assert!(e.starts_with("b.stl: byte 108:"), "{e}");
