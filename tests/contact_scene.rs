@@ -133,7 +133,7 @@ fn resting_block_carries_its_weight() {
         report = Some(stepper.step(&scene, &mut state).unwrap());
     }
     let report = report.unwrap();
-    let c = report.contact[0];
+    let c = &report.contact[0];
     assert!(c.converged);
     // 9 nodes on the bottom face of a 2×2×2 box.
     assert_eq!(c.detected, 9);
@@ -167,9 +167,14 @@ fn bad_obstacles_are_clear_errors() {
             "positive",
         ),
         (
-            "[[obstacle]]\ntype = \"mesh\"\npath = \"floor.stl\"",
-            "obstacle[0].type",
-            "not supported yet",
+            "[[obstacle]]\ntype = \"capsule\"\nstart = [0.0, 0.0, 0.0]\nend = [1.0, 0.0, 0.0]\nradius = -0.1",
+            "obstacle[0].radius",
+            "positive",
+        ),
+        (
+            "[[obstacle]]\ntype = \"mesh\"\nscale = 2.0",
+            "obstacle[0].path",
+            "missing",
         ),
     ] {
         let e = SceneFile::parse("s.toml", &format!("{base}{extra}"), &[])
@@ -295,7 +300,8 @@ fn box_obstacle_friction_override_and_newton_steps() {
     for newton in [1, 3] {
         let mut scene = block_scene(theta, 0.0, ContactSolverKind::Admm);
         scene.simulation.newton_iterations = newton;
-        scene.contact = SceneContact::build(&file.contact, &file.obstacle).unwrap();
+        scene.contact =
+            SceneContact::build(&file.contact, &file.obstacle, std::path::Path::new(".")).unwrap();
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();
         for _ in 0..30 {

@@ -22,7 +22,10 @@
 //! `cond = L/m`, the penalty starts at `ρ = √(L m) · cond^rho_power` and is multiplied by
 //! `cond^rho_power_factor` when the primal residual `‖x − y‖∞` exceeds `ratio_primal_dual`
 //! times the dual residual `‖τρ(y − y_prev) + μ_prox (x − x_prev)‖∞`, divided by it in the
-//! opposite case; each change refactorises the dense `G + (μ_prox + τρ) I` (faer LLᵀ).
+//! opposite case; each change refactorises the dense `G + (μ_prox + τρ) I` (faer LLᵀ). The
+//! rule is applied every `rho_update_period` iterations only: applied every iteration it can
+//! flip ρ up and down forever on problems with sliding contacts (the De Saxcé shift moves
+//! with z) and pays one O(m³) factorisation per iteration.
 //! Here `μ_prox = prox_ratio · L`, so the solver is invariant to the units of `G`.
 //!
 //! **Stopping rule**: the iterate `λ = y` (in the cone by construction) and `σ = Gλ + g` are
@@ -60,6 +63,8 @@ pub struct AdmmSettings {
     pub rho_power_factor: f64,
     /// Primal/dual residual ratio that triggers a penalty update.
     pub ratio_primal_dual: f64,
+    /// Iterations between two applications of the penalty rule (≥ 1).
+    pub rho_update_period: usize,
     /// Power iterations to estimate the largest eigenvalue L of G.
     pub power_iterations: usize,
     /// The NCP residuals (one product with G, as costly as the iteration's solve) are scored
@@ -78,6 +83,7 @@ impl Default for AdmmSettings {
             rho_power: 0.2,
             rho_power_factor: 0.05,
             ratio_primal_dual: 10.0,
+            rho_update_period: 10,
             power_iterations: 20,
             check_period: 10,
         }
@@ -372,8 +378,10 @@ impl AdmmSolver {
                     break;
                 }
             }
-            // Spectral penalty update.
-            let new_rho = if primal > settings.ratio_primal_dual * dual {
+            // Spectral penalty update, every `rho_update_period` iterations.
+            let new_rho = if iterations % settings.rho_update_period.max(1) != 0 {
+                rho
+            } else if primal > settings.ratio_primal_dual * dual {
                 rho * increment
             } else if dual > settings.ratio_primal_dual * primal {
                 rho / increment

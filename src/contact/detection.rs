@@ -1,18 +1,24 @@
-//! Collision detection of soft-body nodes against analytic rigid obstacles (plane, sphere,
-//! box), without a collision library: signed gap, closest point on the obstacle, normal, a
-//! deterministic contact frame, and the contact's rows of `H_c`.
+//! Collision detection of soft-body nodes against static rigid obstacles: analytic planes,
+//! spheres, boxes and capsules, and triangle meshes (parry3d, `mesh_obstacle.rs`): signed
+//! gap, closest point on the obstacle, normal, a deterministic contact frame, and the
+//! contact's rows of `H_c`. Planes stay analytic (parry's half-space contact is unreliable).
 //!
 //! Conventions: the gap Φ (m) is the signed distance from the node to the obstacle's surface,
 //! positive outside, negative when penetrating; the normal n points from the obstacle towards
 //! the node (outward), so a positive normal force pushes the node out. Obstacles are static:
 //! a node contact's Jacobian rows are the frame axes (weight 1 on the node).
 
+use std::sync::Arc;
+
+use super::capsule::Capsule;
 use super::delassus::ContactJacobian;
+use super::mesh_obstacle::MeshObstacle;
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Vec3};
+use crate::mesh::TriangleSurface;
 
-/// A static rigid obstacle (DESIGN.md §4 scene `[[obstacle]]` types without meshes).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A static rigid obstacle (DESIGN.md §4 scene `[[obstacle]]` types).
+#[derive(Debug, Clone, PartialEq)]
 pub enum Obstacle {
     /// The half-space below the plane through `point` with unit outward `normal`.
     Plane {
@@ -37,6 +43,10 @@ pub enum Obstacle {
         /// Rotation box → world (orthonormal, determinant +1).
         rotation: Mat3,
     },
+    /// A solid capsule (segment and radius).
+    Capsule(Capsule),
+    /// A triangle mesh (closed: a solid; open: one-sided), shared between clones.
+    Mesh(Arc<MeshObstacle>),
 }
 
 /// What [`Obstacle::closest`] finds for one point.
@@ -131,6 +141,42 @@ impl Obstacle {
         })
     }
 
+    /// A capsule of axis `a`–`b` and `radius` (m); errors as [`Capsule::new`].
+    pub fn capsule(a: Vec3, b: Vec3, radius: f64) -> Result<Obstacle> {
+        Ok(Obstacle::Capsule(Capsule::new(a, b, radius)?))
+    }
+
+    /// A triangle-mesh obstacle of `surface` (world coordinates, m); `name` labels errors
+    /// (see [`MeshObstacle::new`]).
+    pub fn mesh(name: &str, surface: TriangleSurface) -> Result<Obstacle> {
+        Ok(Obstacle::Mesh(Arc::new(MeshObstacle::new(name, surface)?)))
+    }
+
+    /// World axis-aligned bounding box `(min, max)` of the obstacle (m), `None` for a plane
+    /// (unbounded).
+    pub fn aabb(&self) -> Option<(Vec3, Vec3)> {
+        match self {
+            Obstacle::Plane { .. } => None,
+            Obstacle::Sphere { center, radius } => Some((
+                center - Vec3::repeat(*radius),
+                center + Vec3::repeat(*radius),
+            )),
+            Obstacle::Cuboid {
+                center,
+                half_extents,
+                rotation,
+            } => {
+                let reach = rotation.abs() * half_extents;
+                Some((center - reach, center + reach))
+            }
+            Obstacle::Capsule(c) => {
+                let r = Vec3::repeat(c.radius);
+                Some((c.a.inf(&c.b) - r, c.a.sup(&c.b) + r))
+            }
+            Obstacle::Mesh(m) => Some(m.aabb()),
+        }
+    }
+
     /// The signed gap, closest surface point and outward normal for the point `p` (m).
     ///
     /// Degenerate cases are resolved deterministically: a point at a sphere's centre gets the
@@ -156,6 +202,8 @@ impl Obstacle {
                     normal,
                 }
             }
+            Obstacle::Capsule(ref c) => c.closest(p),
+            Obstacle::Mesh(ref m) => m.closest(p),
             Obstacle::Cuboid {
                 center,
                 half_extents: e,
@@ -347,7 +395,7 @@ mod tests {
             Vec3::new(0.0, 0.0, 0.5),    // touches the ball
         ];
         let mut out = Vec::new();
-        detect_nodes(&[floor, ball], &x, &[0, 1, 2, 3, 4], 1e-3, &mut out).unwrap();
+        detect_nodes(&[floor.clone(), ball], &x, &[0, 1, 2, 3, 4], 1e-3, &mut out).unwrap();
         let found: Vec<(usize, usize)> = out.iter().map(|c| (c.node, c.obstacle)).collect();
         assert_eq!(found, vec![(0, 0), (1, 0), (4, 1)]);
         assert!((out[0].gap + 0.001).abs() < 1e-15);

@@ -68,7 +68,11 @@ impl Obstacle {
     /// position `p` (m). It is the outward normal of [`Obstacle::closest`] in every region
     /// (one-sided choices in the module doc).
     pub fn gap_gradient(&self, p: &Vec3) -> Vec3 {
-        self.closest(p).normal
+        match self {
+            Obstacle::Capsule(c) => c.gap_gradient(p),
+            Obstacle::Mesh(m) => m.gap_gradient(p),
+            _ => self.closest(p).normal,
+        }
     }
 
     /// ∂n/∂p (1/m, world frame): how the outward unit normal of [`Obstacle::closest`] turns
@@ -79,6 +83,8 @@ impl Obstacle {
     /// local normal, `M` the mask of the clamped axes and `d` the distance.
     pub fn normal_jacobian(&self, p: &Vec3) -> Mat3 {
         match *self {
+            Obstacle::Capsule(ref c) => c.normal_jacobian(p),
+            Obstacle::Mesh(ref m) => m.normal_jacobian(p),
             Obstacle::Plane { .. } => Mat3::zeros(),
             Obstacle::Sphere { center, .. } => {
                 let r = p - center;
@@ -113,9 +119,17 @@ impl Obstacle {
     ///
     /// Plane: `I − n nᵀ`. Sphere: `ρ (I − n nᵀ)/‖p − c‖` (0 at the centre). Box outside:
     /// `R (I − M) Rᵀ` (the unclamped axes follow the node); box inside:
-    /// `R (I − e_k e_kᵀ) Rᵀ` (the point slides on face k).
+    /// `R (I − e_k e_kᵀ) Rᵀ` (the point slides on face k). Capsule and mesh:
+    /// `I − n nᵀ − Φ ∂n/∂p` (the closest point is p − Φ n).
     pub fn point_jacobian(&self, p: &Vec3) -> Mat3 {
         match *self {
+            // point = p − Φ n with ∇Φ = n: ∂point/∂p = I − n nᵀ − Φ ∂n/∂p.
+            Obstacle::Capsule(_) | Obstacle::Mesh(_) => {
+                let prox = self.closest(p);
+                Mat3::identity()
+                    - prox.normal * prox.normal.transpose()
+                    - prox.gap * self.normal_jacobian(p)
+            }
             Obstacle::Plane { normal, .. } => Mat3::identity() - normal * normal.transpose(),
             Obstacle::Sphere { radius, .. } => radius * self.normal_jacobian(p),
             Obstacle::Cuboid {

@@ -71,8 +71,8 @@ impl StepRecord {
 }
 
 /// Whether the derivatives of this crate cover `scene`'s step; errors say what is not
-/// covered: full Newton (`newton_iterations > 1`) and target-driven actuators (whose λ is
-/// solved inside the step).
+/// covered: full Newton (`newton_iterations > 1`), target-driven actuators (whose λ is
+/// solved inside the step), per-step force limits, and self-contact.
 pub fn check_differentiable(scene: &Scene) -> Result<()> {
     if scene.simulation.newton_iterations != 1 {
         return Err(Error::invalid(
@@ -81,6 +81,12 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
                 "is {}: derivatives cover the linearised step (newton_iterations = 1) only",
                 scene.simulation.newton_iterations
             ),
+        ));
+    }
+    if scene.contact.settings.self_contact {
+        return Err(Error::invalid(
+            "contact.self_contact",
+            "derivatives cover contacts of nodes against obstacles; self-contact is not differentiated yet",
         ));
     }
     for b in 0..scene.bodies.len() {

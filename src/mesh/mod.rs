@@ -1,14 +1,16 @@
 //! Tetrahedral meshes (layer 1; uses `math`, `error`): the [`Mesh`] type with its named
 //! groups, boundary-surface extraction, a structured box tetrahedraliser, and the readers and
-//! writers of the mesh files users bring (gmsh `.msh`, VTK `.vtk`/`.vtu`) and ParaView output
+//! writers of the mesh files users bring (gmsh `.msh`, VTK `.vtk`/`.vtu`), triangle surfaces of rigid obstacles (`.stl`, `.obj`) and ParaView output
 //! (`.vtu` frames with a `.pvd` index).
 
 mod box_mesh;
 pub mod io;
 mod surface;
 mod tet_mesh;
+mod triangle_surface;
 
 pub use box_mesh::box_mesh;
-pub use io::read_mesh;
+pub use io::{read_mesh, read_surface};
 pub use surface::{boundary_triangles, triangle_normal};
 pub use tet_mesh::{Groups, Mesh, MeshInfo};
+pub use triangle_surface::{Closure, TriangleSurface, weld_triangle_soup};

@@ -1,12 +1,16 @@
 //! The scene file's contact sections (DESIGN.md §4): `[contact]` (friction and NCP solver
-//! settings) and `[[obstacle]]` (static plane, box and sphere obstacles), with their checks
-//! and their conversion to [`Obstacle`]s. Errors name the key (`obstacle[0].normal`).
+//! settings) and `[[obstacle]]` (static plane, box, sphere, capsule and triangle-mesh
+//! obstacles), with their checks and their conversion to [`Obstacle`]s. Errors name the key
+//! (`obstacle[0].normal`).
+
+use std::path::Path;
 
 use serde::Deserialize;
 
 use crate::contact::Obstacle;
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Vec3};
+use crate::mesh::{TriangleSurface, read_mesh, read_surface};
 
 /// `[contact]`: the Coulomb friction coefficient and the NCP solver.
 ///
@@ -29,6 +33,11 @@ pub struct ContactSection {
     /// (`StepReport::contact_converged = false`), not an error.
     #[serde(default = "default_max_iterations")]
     pub max_iterations: usize,
+    /// Whether each soft body's surface nodes also touch its own non-adjacent surface
+    /// triangles (`contact::SelfContactDetector`), with the Coulomb coefficient `friction`.
+    /// Default false.
+    #[serde(default)]
+    pub self_contact: bool,
 }
 
 impl Default for ContactSection {
@@ -38,6 +47,7 @@ impl Default for ContactSection {
             solver: ContactSolverKind::default(),
             tolerance: default_tolerance(),
             max_iterations: default_max_iterations(),
+            self_contact: false,
         }
     }
 }
@@ -73,7 +83,11 @@ pub enum ObstacleKind {
     Box,
     /// Ball: `center`, `radius`.
     Sphere,
-    /// Triangle mesh: not supported yet (an error when the scene is read).
+    /// Capsule: `start`, `end` (the axis), `radius`.
+    Capsule,
+    /// Triangle mesh: `path` (`.stl` ASCII or binary, `.obj`, or a tetrahedral mesh file
+    /// whose boundary surface is used), optional `scale`, `rotation` (axis-angle, rad),
+    /// `translation` (m), applied as x ↦ R (s x) + t.
     Mesh,
 }
 
@@ -82,7 +96,7 @@ pub enum ObstacleKind {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObstacleSection {
-    /// `"plane" | "box" | "sphere" | "mesh"`.
+    /// `"plane" | "box" | "sphere" | "capsule" | "mesh"`.
     #[serde(rename = "type")]
     pub kind: ObstacleKind,
     /// Plane: a point of the plane (m).
@@ -97,22 +111,28 @@ pub struct ObstacleSection {
     /// Box: half extents along the box axes (m), > 0.
     #[serde(default)]
     pub half_extents: Option<[f64; 3]>,
-    /// Box: rotation box → world as an axis-angle vector (rad); default none.
+    /// Box and mesh: rotation (body → world) as an axis-angle vector (rad); default none.
     #[serde(default)]
     pub rotation: Option<[f64; 3]>,
-    /// Sphere: radius (m), > 0.
+    /// Capsule: first end of the axis (m).
+    #[serde(default)]
+    pub start: Option<[f64; 3]>,
+    /// Capsule: second end of the axis (m).
+    #[serde(default)]
+    pub end: Option<[f64; 3]>,
+    /// Sphere and capsule: radius (m), > 0.
     #[serde(default)]
     pub radius: Option<f64>,
     /// Coulomb coefficient of this obstacle, ≥ 0; default `[contact].friction`.
     #[serde(default)]
     pub friction: Option<f64>,
-    /// Mesh: the surface file (accepted by the schema, rejected as not supported yet).
+    /// Mesh: the surface file, relative to the scene file.
     #[serde(default)]
     pub path: Option<String>,
-    /// Mesh: scale (not supported yet).
+    /// Mesh: file unit → metres, > 0; default 1.
     #[serde(default)]
     pub scale: Option<f64>,
-    /// Mesh: translation (not supported yet).
+    /// Mesh: translation (m) applied after the rotation; default none.
     #[serde(default)]
     pub translation: Option<[f64; 3]>,
 }
@@ -152,11 +172,23 @@ impl ContactSection {
 }
 
 impl ObstacleSection {
-    /// The obstacle this section describes; `index` is its place among the `[[obstacle]]`s and
-    /// names it in errors (`obstacle[2].radius: …`). Errors: a missing or foreign key, a zero
-    /// normal, a non-positive radius or half extent, a non-finite value, a negative friction,
-    /// and `type = "mesh"` (not supported yet).
-    pub fn to_obstacle(&self, index: usize) -> Result<Obstacle> {
+    /// Checks this section without reading files: the keys of its type are present, finite
+    /// and in range, no key of another type is given. `index` is its place among the
+    /// `[[obstacle]]`s and names it in errors (`obstacle[2].radius: …`).
+    pub fn validate(&self, index: usize) -> Result<()> {
+        self.build(index, None).map(|_| ())
+    }
+
+    /// The obstacle this section describes, reading a mesh's `path` relative to `dir`. Errors:
+    /// those of [`ObstacleSection::validate`], and a mesh file that is missing, malformed,
+    /// empty, or not a consistently oriented surface (naming the file and line or byte).
+    pub fn to_obstacle(&self, index: usize, dir: &Path) -> Result<Obstacle> {
+        self.build(index, Some(dir))
+            .map(|o| o.expect("an obstacle when a folder is given"))
+    }
+
+    /// Validates, and builds the obstacle when `dir` is given (meshes need their file).
+    fn build(&self, index: usize, dir: Option<&Path>) -> Result<Option<Obstacle>> {
         let at = |key: &str| format!("obstacle[{index}].{key}");
         let need3 = |key: &str, v: Option<[f64; 3]>| -> Result<Vec3> {
             let v = v.ok_or_else(|| Error::invalid(at(key), "missing"))?;
@@ -165,16 +197,60 @@ impl ObstacleSection {
             }
             Ok(v3(v))
         };
-        let foreign = |key: &str, present: bool, kind: &str| -> Result<()> {
-            if present {
-                Err(Error::invalid(
+        let positive = |key: &str, v: Option<f64>| -> Result<f64> {
+            let v = v.ok_or_else(|| Error::invalid(at(key), "missing"))?;
+            if !(v > 0.0) || !v.is_finite() {
+                return Err(Error::invalid(
                     at(key),
-                    format!("does not apply to a {kind} obstacle"),
-                ))
-            } else {
-                Ok(())
+                    format!("must be positive and finite, got {v}"),
+                ));
+            }
+            Ok(v)
+        };
+        let rotation = |r: Option<[f64; 3]>| -> Result<Mat3> {
+            match r {
+                Some(r) if r.iter().any(|x| !x.is_finite()) => {
+                    Err(Error::invalid(at("rotation"), "not finite"))
+                }
+                Some(r) => Ok(axis_angle_matrix(r)),
+                None => Ok(Mat3::identity()),
             }
         };
+        let kind = match self.kind {
+            ObstacleKind::Plane => "plane",
+            ObstacleKind::Box => "box",
+            ObstacleKind::Sphere => "sphere",
+            ObstacleKind::Capsule => "capsule",
+            ObstacleKind::Mesh => "mesh",
+        };
+        // The keys each type takes (besides `type` and `friction`).
+        let allowed: &[&str] = match self.kind {
+            ObstacleKind::Plane => &["point", "normal"],
+            ObstacleKind::Box => &["center", "half_extents", "rotation"],
+            ObstacleKind::Sphere => &["center", "radius"],
+            ObstacleKind::Capsule => &["start", "end", "radius"],
+            ObstacleKind::Mesh => &["path", "scale", "rotation", "translation"],
+        };
+        for (key, present) in [
+            ("point", self.point.is_some()),
+            ("normal", self.normal.is_some()),
+            ("center", self.center.is_some()),
+            ("half_extents", self.half_extents.is_some()),
+            ("rotation", self.rotation.is_some()),
+            ("start", self.start.is_some()),
+            ("end", self.end.is_some()),
+            ("radius", self.radius.is_some()),
+            ("path", self.path.is_some()),
+            ("scale", self.scale.is_some()),
+            ("translation", self.translation.is_some()),
+        ] {
+            if present && !allowed.contains(&key) {
+                return Err(Error::invalid(
+                    at(key),
+                    format!("does not apply to a {kind} obstacle"),
+                ));
+            }
+        }
         if let Some(mu) = self.friction
             && (!(mu >= 0.0) || !mu.is_finite())
         {
@@ -183,45 +259,20 @@ impl ObstacleSection {
                 format!("must be finite and non-negative, got {mu}"),
             ));
         }
-        if self.kind != ObstacleKind::Mesh {
-            foreign("path", self.path.is_some(), "non-mesh")?;
-            foreign("scale", self.scale.is_some(), "non-mesh")?;
-            foreign("translation", self.translation.is_some(), "non-mesh")?;
-        }
-        match self.kind {
+        let obstacle = match self.kind {
             ObstacleKind::Plane => {
-                foreign("center", self.center.is_some(), "plane")?;
-                foreign("half_extents", self.half_extents.is_some(), "plane")?;
-                foreign("rotation", self.rotation.is_some(), "plane")?;
-                foreign("radius", self.radius.is_some(), "plane")?;
                 let point = need3("point", self.point)?;
                 let normal = need3("normal", self.normal)?;
                 if !(normal.norm() > 1e-12) {
                     return Err(Error::invalid(at("normal"), "must not be zero"));
                 }
-                Obstacle::plane(point, normal)
+                Obstacle::plane(point, normal)?
             }
             ObstacleKind::Sphere => {
-                foreign("point", self.point.is_some(), "sphere")?;
-                foreign("normal", self.normal.is_some(), "sphere")?;
-                foreign("half_extents", self.half_extents.is_some(), "sphere")?;
-                foreign("rotation", self.rotation.is_some(), "sphere")?;
                 let center = need3("center", self.center)?;
-                let radius = self
-                    .radius
-                    .ok_or_else(|| Error::invalid(at("radius"), "missing"))?;
-                if !(radius > 0.0) || !radius.is_finite() {
-                    return Err(Error::invalid(
-                        at("radius"),
-                        format!("must be positive and finite, got {radius}"),
-                    ));
-                }
-                Obstacle::sphere(center, radius)
+                Obstacle::sphere(center, positive("radius", self.radius)?)?
             }
             ObstacleKind::Box => {
-                foreign("point", self.point.is_some(), "box")?;
-                foreign("normal", self.normal.is_some(), "box")?;
-                foreign("radius", self.radius.is_some(), "box")?;
                 let center = need3("center", self.center)?;
                 let half = need3("half_extents", self.half_extents)?;
                 if !half.iter().all(|e| *e > 0.0) {
@@ -230,23 +281,67 @@ impl ObstacleSection {
                         format!("{:?} must all be positive", half.as_slice()),
                     ));
                 }
-                let rotation = match self.rotation {
-                    Some(r) => {
-                        if r.iter().any(|x| !x.is_finite()) {
-                            return Err(Error::invalid(at("rotation"), "not finite"));
-                        }
-                        axis_angle_matrix(r)
-                    }
-                    None => Mat3::identity(),
-                };
-                Obstacle::cuboid(center, half, rotation)
+                Obstacle::cuboid(center, half, rotation(self.rotation)?)?
             }
-            ObstacleKind::Mesh => Err(Error::invalid(
-                at("type"),
-                "\"mesh\" obstacles are not supported yet (use plane, box or sphere)",
-            )),
-        }
+            ObstacleKind::Capsule => {
+                let a = need3("start", self.start)?;
+                let b = need3("end", self.end)?;
+                let radius = positive("radius", self.radius)?;
+                if !((b - a).norm() > 0.0) {
+                    return Err(Error::invalid(
+                        at("end"),
+                        "equals `start` (a ball is a sphere obstacle)",
+                    ));
+                }
+                Obstacle::capsule(a, b, radius)?
+            }
+            ObstacleKind::Mesh => {
+                let path = self
+                    .path
+                    .as_deref()
+                    .ok_or_else(|| Error::invalid(at("path"), "missing"))?;
+                let scale = match self.scale {
+                    Some(_) => positive("scale", self.scale)?,
+                    None => 1.0,
+                };
+                let rot = rotation(self.rotation)?;
+                let translation = match self.translation {
+                    Some(_) => need3("translation", self.translation)?,
+                    None => Vec3::zeros(),
+                };
+                let Some(dir) = dir else { return Ok(None) };
+                let file = dir.join(path);
+                if !file.is_file() {
+                    return Err(Error::invalid(
+                        at("path"),
+                        format!("file {} not found", file.display()),
+                    ));
+                }
+                let surface = read_obstacle_surface(&file)?;
+                let name = file.display().to_string();
+                Obstacle::mesh(&name, surface.transformed(scale, &rot, &translation))?
+            }
+        };
+        Ok(Some(obstacle))
     }
+}
+
+/// The surface of an obstacle file: `.stl` / `.obj` directly, any other file as a tetrahedral
+/// mesh (gmsh, VTK) whose boundary triangles are used.
+fn read_obstacle_surface(file: &Path) -> Result<TriangleSurface> {
+    let ext = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if matches!(ext.as_deref(), Some("stl") | Some("obj")) {
+        return read_surface(file);
+    }
+    let mesh = read_mesh(file)?;
+    TriangleSurface::new(
+        &file.display().to_string(),
+        mesh.positions().to_vec(),
+        mesh.boundary_triangles(),
+    )
 }
 
 #[cfg(test)]
@@ -293,7 +388,7 @@ mod tests {
         assert_eq!(s.contact.friction, 0.5);
         assert_eq!(s.contact.solver, ContactSolverKind::Admm);
         assert_eq!(s.obstacle.len(), 3);
-        match s.obstacle[0].to_obstacle(0).unwrap() {
+        match s.obstacle[0].to_obstacle(0, Path::new(".")).unwrap() {
             Obstacle::Plane { normal, .. } => assert!((normal - Vec3::z()).norm() < 1e-15),
             o => panic!("{o:?}"),
         }
@@ -321,8 +416,28 @@ mod tests {
                 "obstacle[0].radius",
             ),
             (
-                "[[obstacle]]\ntype = \"mesh\"\npath = \"a.stl\"",
-                "obstacle[0].type",
+                "[[obstacle]]\ntype = \"mesh\"\nscale = 2.0",
+                "obstacle[0].path",
+            ),
+            (
+                "[[obstacle]]\ntype = \"mesh\"\npath = \"a.stl\"\nscale = 0.0",
+                "obstacle[0].scale",
+            ),
+            (
+                "[[obstacle]]\ntype = \"mesh\"\npath = \"a.stl\"\nradius = 1.0",
+                "obstacle[0].radius",
+            ),
+            (
+                "[[obstacle]]\ntype = \"capsule\"\nstart = [0.0,0.0,0.0]\nend = [0.0,0.0,0.0]\nradius = 1.0",
+                "obstacle[0].end",
+            ),
+            (
+                "[[obstacle]]\ntype = \"capsule\"\nstart = [0.0,0.0,0.0]\nend = [1.0,0.0,0.0]\nradius = 0.0",
+                "obstacle[0].radius",
+            ),
+            (
+                "[[obstacle]]\ntype = \"box\"\ncenter = [0.0,0.0,0.0]\nhalf_extents = [1.0,1.0,1.0]\nstart = [0.0,0.0,0.0]",
+                "obstacle[0].start",
             ),
             ("[contact]\nfriction = -0.1", "contact.friction"),
             ("[contact]\ntolerance = 0.0", "contact.tolerance"),
@@ -331,10 +446,16 @@ mod tests {
             assert!(e.starts_with(key), "{text}: {e}");
             assert!(!e.contains('\n'), "one line: {e}");
         }
-        let e = parse("[[obstacle]]\ntype = \"mesh\"\npath = \"a.stl\"")
+        // A mesh's file is read when the scene is built, relative to the scene's folder.
+        let s = parse("[[obstacle]]\ntype = \"mesh\"\npath = \"missing.stl\"").unwrap();
+        let e = s.obstacle[0]
+            .to_obstacle(0, Path::new("/nonexistent"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("not supported yet"), "{e}");
+        assert!(
+            e.starts_with("obstacle[0].path: file /nonexistent/missing.stl not found"),
+            "{e}"
+        );
         for text in [
             "[[obstacle]]\ntype = \"cone\"",
             "[[obstacle]]\ntype = \"plane\"\nnormalz = [0.0,0.0,1.0]",

@@ -9,6 +9,10 @@
 //! v⁺ = v_free + A⁻¹ h H_cᵀ λ                 (one more solve with the same factor)
 //! ```
 //!
+//! With `[contact] self_contact = true` the body's surface nodes also meet its own
+//! non-adjacent surface triangles (`contact::SelfContactDetector`, margin 2·h·max‖v_free‖);
+//! those rows join the same NCP, after the obstacle contacts.
+//!
 //! Detection runs at the **current** positions xₙ (the gaps Φ are those at the start of the
 //! step, as the penetration correction of Eq. 41 expects), with a margin of h·max‖v_free‖
 //! over the candidate nodes: a node further than that from every obstacle cannot reach one
@@ -23,12 +27,15 @@
 //! over one step (O(h²‖v‖²/R)), which the same correction removes. λ is the contact force (N) in each contact's frame
 //! `[t₁, t₂, n]`, n pointing from the obstacle into the body.
 
+use std::path::Path;
+
 use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::contact::{
     AdmmSettings, AdmmSolver, ContactJacobian, ContactMode, ContactProblem, DelassusWorkspace,
-    ModeTolerance, NodeContact, Obstacle, PenetrationCorrection, PgsSettings, PgsSolver,
-    assemble_delassus, classify, detect_nodes, free_contact_velocity, push_node_contacts,
+    ModeTolerance, NodeBroadPhase, NodeContact, Obstacle, PenetrationCorrection, PgsSettings,
+    PgsSolver, SelfContact, SelfContactDetector, assemble_delassus, classify,
+    free_contact_velocity, push_node_contacts, push_self_contacts,
 };
 use crate::error::Result;
 use crate::fem::SoftBody;
@@ -51,14 +58,19 @@ pub struct SceneContact {
 }
 
 impl SceneContact {
-    /// The contact model of a scene file's `[contact]` and `[[obstacle]]` sections.
-    pub fn build(contact: &ContactSection, obstacles: &[ObstacleSection]) -> Result<SceneContact> {
+    /// The contact model of a scene file's `[contact]` and `[[obstacle]]` sections; mesh
+    /// obstacle files are read relative to `dir` (the scene file's folder).
+    pub fn build(
+        contact: &ContactSection,
+        obstacles: &[ObstacleSection],
+        dir: &Path,
+    ) -> Result<SceneContact> {
         contact.validate()?;
         Ok(SceneContact {
             obstacles: obstacles
                 .iter()
                 .enumerate()
-                .map(|(i, o)| o.to_obstacle(i))
+                .map(|(i, o)| o.to_obstacle(i, dir))
                 .collect::<Result<_>>()?,
             friction: obstacles
                 .iter()
@@ -70,7 +82,7 @@ impl SceneContact {
 }
 
 /// What the contact stage did for one body in one step.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContactOutcome {
     /// Detected contacts (NCP size / 3).
     pub detected: usize,
@@ -84,12 +96,18 @@ pub struct ContactOutcome {
     pub residual: f64,
     /// Total normal force Σ λ_N (N).
     pub normal_force: f64,
+    /// Per obstacle (scene order), the resultant force it exerts on the body (N, world
+    /// frame): Σ over its contacts of `[t₁, t₂, n] λ`. Empty when the scene has no obstacle.
+    pub obstacle_forces: Vec<Vec3>,
 }
 
 /// Reusable buffers of the contact stage of one body.
 pub struct ContactWorkspace {
     candidates: Vec<usize>,
+    broad_phase: NodeBroadPhase,
     contacts: Vec<NodeContact>,
+    self_detector: SelfContactDetector,
+    self_contacts: Vec<SelfContact>,
     jacobian: ContactJacobian,
     delassus_ws: DelassusWorkspace,
     delassus: DMat,
@@ -125,7 +143,13 @@ impl ContactWorkspace {
             .collect();
         ContactWorkspace {
             candidates,
+            broad_phase: NodeBroadPhase::new(),
             contacts: Vec::new(),
+            self_detector: SelfContactDetector::new(
+                body.mesh().boundary_triangles(),
+                body.rest_positions(),
+            ),
+            self_contacts: Vec::new(),
             jacobian: ContactJacobian::new(body.node_count()),
             delassus_ws: DelassusWorkspace::default(),
             delassus: DMat::zeros(0, 0),
@@ -206,7 +230,8 @@ pub fn resolve_contacts(
         converged: true,
         ..Default::default()
     };
-    if contact.obstacles.is_empty() {
+    let self_contact = contact.settings.self_contact;
+    if contact.obstacles.is_empty() && !self_contact {
         return Ok(outcome);
     }
     // v_free per node (fixed nodes 0).
@@ -221,25 +246,43 @@ pub fn resolve_contacts(
         .map(|&n| ws.v_nodes[n].norm())
         .fold(0.0, f64::max);
     ws.contacts.clear();
-    detect_nodes(
+    ws.broad_phase.detect(
         &contact.obstacles,
         &bs.positions,
         &ws.candidates,
         reach,
         &mut ws.contacts,
     )?;
-    let k = ws.contacts.len();
+    ws.self_contacts.clear();
+    if self_contact {
+        // Two surfaces may approach each other at up to twice the fastest node.
+        ws.self_detector.detect(
+            &bs.positions,
+            &ws.candidates,
+            2.0 * reach,
+            &mut ws.self_contacts,
+        )?;
+    }
+    let k_obstacles = ws.contacts.len();
+    let k = k_obstacles + ws.self_contacts.len();
     outcome.detected = k;
-    let same_set = ws.previous.len() == k
-        && ws
-            .previous
-            .iter()
-            .zip(&ws.contacts)
-            .all(|(&(n, o), c)| n == c.node && o == c.obstacle);
+    outcome.obstacle_forces = vec![Vec3::zeros(); contact.obstacles.len()];
+    // Warm-start keys: (node, obstacle) for obstacle contacts, (node, obstacles + triangle)
+    // for self-contacts.
+    let n_obstacles = contact.obstacles.len();
+    let key = |i: usize| -> (usize, usize) {
+        if i < k_obstacles {
+            let c = &ws.contacts[i];
+            (c.node, c.obstacle)
+        } else {
+            let c = &ws.self_contacts[i - k_obstacles];
+            (c.node, n_obstacles + c.triangle)
+        }
+    };
+    let same_set = ws.previous.len() == k && (0..k).all(|i| ws.previous[i] == key(i));
     if !same_set {
-        ws.previous.clear();
-        ws.previous
-            .extend(ws.contacts.iter().map(|c| (c.node, c.obstacle)));
+        let keys: Vec<(usize, usize)> = (0..k).map(key).collect();
+        ws.previous = keys;
         ws.previous_lambda.clear();
     }
     if k == 0 {
@@ -247,6 +290,7 @@ pub fn resolve_contacts(
     }
     ws.jacobian.clear();
     push_node_contacts(&ws.contacts, &mut ws.jacobian)?;
+    push_self_contacts(&ws.self_contacts, &mut ws.jacobian)?;
     assemble_delassus(
         h,
         &ws.jacobian,
@@ -261,10 +305,13 @@ pub fn resolve_contacts(
     ws.jacobian.apply(&bs.velocities, &mut ws.start_velocity);
     ws.gaps.clear();
     ws.gaps.extend(ws.contacts.iter().map(|c| c.gap));
+    ws.gaps.extend(ws.self_contacts.iter().map(|c| c.gap));
     PenetrationCorrection::default().apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
     ws.friction.clear();
     ws.friction
         .extend(ws.contacts.iter().map(|c| contact.friction[c.obstacle]));
+    ws.friction
+        .extend(ws.self_contacts.iter().map(|_| contact.settings.friction));
     let problem = ContactProblem::new(
         std::mem::replace(&mut ws.delassus, DMat::zeros(0, 0)),
         DVec::from_column_slice(&ws.g),
@@ -302,6 +349,15 @@ pub fn resolve_contacts(
         .filter(|m| **m != ContactMode::Breaking)
         .count();
     outcome.normal_force = (0..k).map(|c| solution.lambda[3 * c + 2]).sum();
+    outcome.obstacle_forces = vec![Vec3::zeros(); contact.obstacles.len()];
+    for (c, nc) in ws.contacts.iter().enumerate() {
+        let l = Vec3::new(
+            solution.lambda[3 * c],
+            solution.lambda[3 * c + 1],
+            solution.lambda[3 * c + 2],
+        );
+        outcome.obstacle_forces[nc.obstacle] += nc.frame * l;
+    }
     // v⁺ = v_free + A⁻¹ h H_cᵀ λ.
     ws.full.fill(0.0);
     for r in 0..3 * k {

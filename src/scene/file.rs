@@ -325,7 +325,7 @@ impl SceneFile {
         }
         self.contact.validate()?;
         for (i, o) in self.obstacle.iter().enumerate() {
-            o.to_obstacle(i)?;
+            o.validate(i)?;
         }
         Ok(())
     }

@@ -130,7 +130,7 @@ impl Scene {
             bodies,
             actuation,
             source: None,
-            contact: SceneContact::build(&file.contact, &file.obstacle)?,
+            contact: SceneContact::build(&file.contact, &file.obstacle, dir)?,
         })
     }
 

@@ -78,7 +78,7 @@ pub fn solve_static(
     if !scene.contact.obstacles.is_empty() {
         return Err(Error::invalid(
             "obstacle",
-            "static equilibrium with contact is not supported yet (step in time instead of --static)",
+            "static equilibrium with contact is not supported yet: drop --static and step in time with damping (e.g. rayleigh_mass) until the scene settles, or remove the [[obstacle]] sections",
         ));
     }
     let g = scene.gravity();

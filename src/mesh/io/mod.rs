@@ -8,7 +8,9 @@ mod vtk_scalar;
 
 pub mod gidmsh;
 pub mod msh;
+pub mod obj;
 pub mod pvd;
+pub mod stl;
 pub mod vtk_legacy;
 pub mod vtu;
 
@@ -76,6 +78,29 @@ pub fn read_mesh_bytes(file: &str, data: &[u8]) -> Result<Mesh> {
             "not a mesh file this program reads (expected gmsh MSH `$MeshFormat`, legacy VTK `# vtk DataFile`, VTU XML, or GiD `MESH`)",
         )),
     }
+}
+
+/// Reads a triangle surface (a rigid obstacle) from an `.stl` (ASCII or binary) or `.obj`
+/// file, chosen by the extension (case-insensitive). Errors name the file and the line or byte.
+pub fn read_surface(path: impl AsRef<Path>) -> Result<super::TriangleSurface> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let reader = match ext.as_deref() {
+        Some("stl") => stl::read_stl,
+        Some("obj") => obj::read_obj,
+        _ => {
+            return Err(Error::invalid(
+                name,
+                "unknown surface format: expected a .stl or .obj file",
+            ));
+        }
+    };
+    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    reader(&name, &data)
 }
 
 /// Writes `bytes` to `path` completely or not at all: into a temporary file beside it, then
