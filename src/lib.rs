@@ -9,6 +9,7 @@ pub mod error;
 pub mod math;
 
 // L1
+pub mod chart;
 pub mod linalg;
 pub mod material;
 pub mod mesh;
@@ -23,5 +24,9 @@ pub mod contact;
 
 // L4
 pub mod scene;
+
+// L6
+pub mod calibrate;
+pub mod control;
 
 pub use error::{Error, Result};

@@ -1,0 +1,16 @@
+//! QP inverse control (layer 6; uses `scene` and, once wired, `diff`): a small dense convex QP
+//! with one solver trait and two backends (clarabel by default, OSQP 0.6 behind the cargo
+//! feature `osqp`), and the `control` job's setup and report.
+
+mod qp;
+mod qp_clarabel;
+#[cfg(feature = "osqp")]
+mod qp_osqp;
+
+pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
+pub use qp_clarabel::ClarabelSolver;
+#[cfg(feature = "osqp")]
+pub use qp_osqp::OsqpSolver;
+
+#[cfg(test)]
+mod qp_tests;
