@@ -29,7 +29,11 @@ fn scratch(name: &str) -> PathBuf {
 fn assert_one_line_error(out: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "expected failure: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
     for needle in needles {
         assert!(err.contains(needle), "`{needle}` not in: {err}");
     }
@@ -39,7 +43,11 @@ fn assert_one_line_error(out: &Output, needles: &[&str]) {
 /// The beam's final state after one step, as `simulate` writes it.
 fn beam_observation(dir: &Path) -> (PathBuf, Value) {
     let out = run(&["simulate", "scenes/beam.toml", "--steps", "1"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let state: Value = serde_json::from_slice(&out.stdout).unwrap();
     let path = dir.join("observed.json");
     std::fs::write(&path, serde_json::to_vec(&state).unwrap()).unwrap();
@@ -51,7 +59,10 @@ fn calibrate_rejects_bad_parameters_and_observations() {
     let dir = scratch("calibrate");
     let (observed, state) = beam_observation(&dir);
     let observed = observed.to_str().unwrap();
-    let nodes = state["soft_bodies"][0]["positions"].as_array().unwrap().len();
+    let nodes = state["soft_bodies"][0]["positions"]
+        .as_array()
+        .unwrap()
+        .len();
     let calibrate = |extra: &[&str]| {
         let mut args = vec!["calibrate", "scenes/beam.toml", "--observed", observed];
         args.extend_from_slice(extra);
@@ -70,7 +81,12 @@ fn calibrate_rejects_bad_parameters_and_observations() {
         &["actuator:c1", "no actuator `c1`"],
     );
     assert_one_line_error(
-        &calibrate(&["--param", "young_modulus:beam", "--param", "young_modulus:beam"]),
+        &calibrate(&[
+            "--param",
+            "young_modulus:beam",
+            "--param",
+            "young_modulus:beam",
+        ]),
         &["more than once"],
     );
     assert_one_line_error(

@@ -94,7 +94,10 @@ fn assert_recovered(what: &str, result: &LmResult, truth: &[f64], max_iterations
             pair[1].loss
         );
         if !pair[1].accepted {
-            assert_eq!(pair[1].params, pair[0].params, "a rejected step moves nothing");
+            assert_eq!(
+                pair[1].params, pair[0].params,
+                "a rejected step moves nothing"
+            );
         }
     }
 }
@@ -115,7 +118,12 @@ fn recovers_the_rosenbrock_minimum_from_both_sides() {
     for start in [[1.0 / 3.0, 1.0 / 3.0], [3.0, 3.0]] {
         let result = levenberg_marquardt(&mut Rosenbrock, &start, &LmOptions::default())
             .expect("a valid fit");
-        assert_recovered(&format!("Rosenbrock from {start:?}"), &result, &[1.0, 1.0], 20);
+        assert_recovered(
+            &format!("Rosenbrock from {start:?}"),
+            &result,
+            &[1.0, 1.0],
+            20,
+        );
     }
 }
 
@@ -206,7 +214,10 @@ fn reparametrisation_round_trips_and_its_derivatives_match_finite_differences() 
         for &v in values {
             let s = kind.to_unconstrained(v).expect("admissible");
             let back = kind.to_physical(s);
-            assert!((back - v).abs() <= 1e-12 * v.abs().max(1.0), "{kind:?} {v} → {back}");
+            assert!(
+                (back - v).abs() <= 1e-12 * v.abs().max(1.0),
+                "{kind:?} {v} → {back}"
+            );
             let f = |x: &DVec| DVec::from_element(1, kind.to_physical(x[0]));
             let fd = central_difference_jacobian(f, &DVec::from_element(1, s), 1e-6);
             let err = relative_error(&[kind.derivative(s)], &[fd[(0, 0)]], 1e-300);
@@ -222,7 +233,8 @@ fn reparametrisation_round_trips_and_its_derivatives_match_finite_differences() 
 
 #[test]
 fn chained_jacobian_matches_finite_differences_in_s() {
-    let map = Parametrisation::parse(&["young_modulus:a", "poisson_ratio:a", "actuator:c1"]).unwrap();
+    let map =
+        Parametrisation::parse(&["young_modulus:a", "poisson_ratio:a", "actuator:c1"]).unwrap();
     // r(E, ν, a) = [E ν, E + a², ν a]
     struct Toy;
     impl LeastSquares for Toy {
@@ -274,7 +286,10 @@ fn names_parse_and_bad_names_or_values_are_clear_errors() {
         let e = ParameterName::parse(bad).unwrap_err().to_string();
         assert!(e.contains(bad) && e.contains(expected), "{e}");
         if !bad.ends_with(':') {
-            assert!(e.contains("young_modulus:NAME"), "lists the known kinds: {e}");
+            assert!(
+                e.contains("young_modulus:NAME"),
+                "lists the known kinds: {e}"
+            );
         }
     }
     let e = Parametrisation::parse(&["young_modulus:b", "young_modulus:b"]).unwrap_err();
@@ -286,7 +301,13 @@ fn names_parse_and_bad_names_or_values_are_clear_errors() {
         ("poisson_ratio:b", -1.0),
         ("poisson_ratio:b", f64::NAN),
     ] {
-        let e = ParameterName::parse(text).unwrap().unconstrained(value).unwrap_err();
-        assert!(e.to_string().contains(text) && e.to_string().contains("out of range"), "{e}");
+        let e = ParameterName::parse(text)
+            .unwrap()
+            .unconstrained(value)
+            .unwrap_err();
+        assert!(
+            e.to_string().contains(text) && e.to_string().contains("out of range"),
+            "{e}"
+        );
     }
 }

@@ -130,7 +130,10 @@ impl ParameterName {
                 format!("is not of the form KIND:NAME (known: {})", known()),
             ));
         };
-        let Some(kind) = ParameterKind::ALL.into_iter().find(|k| k.prefix() == prefix) else {
+        let Some(kind) = ParameterKind::ALL
+            .into_iter()
+            .find(|k| k.prefix() == prefix)
+        else {
             return Err(Error::invalid(
                 format!("parameter `{text}`"),
                 format!("unknown kind `{prefix}` (known: {})", known()),

@@ -90,3 +90,67 @@ impl CalibrationReport {
         Ok(written)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::{LmIteration, LmStop};
+
+    #[test]
+    fn report_holds_physical_values_and_writes_its_folder() {
+        let map = Parametrisation::parse(&["young_modulus:beam", "poisson_ratio:beam"]).unwrap();
+        let s = |e: f64, nu: f64| map.unconstrained(&[e, nu]).unwrap();
+        let entry = |e, nu, loss| LmIteration {
+            loss,
+            params: s(e, nu),
+            damping: 1.0,
+            accepted: true,
+            gradient: 0.0,
+        };
+        let fit = LmResult {
+            params: s(3e5, 0.45),
+            loss: 1e-20,
+            iterations: 2,
+            stop: LmStop::Gradient,
+            history: vec![
+                entry(1e5, 0.3, 1e-4),
+                entry(2.5e5, 0.4, 1e-9),
+                entry(3e5, 0.45, 1e-20),
+            ],
+        };
+        let report = CalibrationReport::from_fit(&map, &fit);
+        let e = report.params["young_modulus:beam"];
+        assert!((e - 3e5).abs() < 1e-9 * 3e5, "{e}");
+        assert!((report.params["poisson_ratio:beam"] - 0.45).abs() < 1e-12);
+        assert_eq!(report.loss, [1e-4, 1e-9, 1e-20]);
+        assert!(report.converged);
+        let nu = &report.param_history["poisson_ratio:beam"];
+        assert!((nu[0] - 0.3).abs() < 1e-12 && nu.len() == 3);
+
+        let dir = std::env::temp_dir().join(format!("diffsoro-calib-{}", std::process::id()));
+        let written = report.write_outputs(&dir).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+            .collect();
+        for expected in [
+            "loss.svg",
+            "loss.csv",
+            "young_modulus_beam.svg",
+            "poisson_ratio_beam.csv",
+            "calibration.json",
+        ] {
+            assert!(
+                names.iter().any(|n| n == expected),
+                "{expected} in {names:?}"
+            );
+        }
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("calibration.json")).unwrap()).unwrap();
+        for key in ["params", "iterations", "loss", "converged"] {
+            assert!(json.get(key).is_some(), "contract key {key}");
+        }
+        assert_eq!(json["iterations"], 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -187,7 +187,11 @@ impl LineChart {
             })
         };
         let (x0, x1) = bounds(&mut self.x.iter().copied()).unwrap_or((0.0, 1.0));
-        let (x0, x1) = if x1 > x0 { (x0, x1) } else { (x0 - 0.5, x1 + 0.5) };
+        let (x0, x1) = if x1 > x0 {
+            (x0, x1)
+        } else {
+            (x0 - 0.5, x1 + 0.5)
+        };
         let mut ys = self
             .series
             .iter()
@@ -244,7 +248,9 @@ impl LineChart {
                 .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
                 .label(s.name.as_str())
                 // A filled square as the legend mark, so the only polylines are the series.
-                .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 12, y + 4)], colour.filled()));
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 4), (x + 12, y + 4)], colour.filled())
+                });
         }
         chart
             .configure_series_labels()

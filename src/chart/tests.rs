@@ -22,7 +22,11 @@ fn parse_csv(text: &str) -> (Vec<String>, Vec<Vec<f64>>) {
         .map(str::to_string)
         .collect();
     let rows = lines
-        .map(|l| l.split(',').map(|v| v.parse::<f64>().expect("a number")).collect())
+        .map(|l| {
+            l.split(',')
+                .map(|v| v.parse::<f64>().expect("a number"))
+                .collect()
+        })
         .collect();
     (header, rows)
 }
@@ -70,7 +74,12 @@ fn polylines(svg: &str) -> Vec<usize> {
     assert_eq!(colours.len(), lines.len(), "one colour per series");
     lines
         .iter()
-        .map(|n| n.attribute("points").unwrap_or("").split_whitespace().count())
+        .map(|n| {
+            n.attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
         .collect()
 }
 
@@ -143,8 +152,14 @@ fn write_chart_writes_both_files_or_neither() {
     std::fs::create_dir_all(&dir).unwrap();
     let (svg, csv) = write_chart(&sample(), &dir, "loss").unwrap();
     assert_eq!(svg, dir.join("loss.svg"));
-    assert_eq!(polylines(&std::fs::read_to_string(&svg).unwrap()), vec![12, 12]);
-    assert_eq!(parse_csv(&std::fs::read_to_string(&csv).unwrap()).1.len(), 12);
+    assert_eq!(
+        polylines(&std::fs::read_to_string(&svg).unwrap()),
+        vec![12, 12]
+    );
+    assert_eq!(
+        parse_csv(&std::fs::read_to_string(&csv).unwrap()).1.len(),
+        12
+    );
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
@@ -157,7 +172,9 @@ fn write_chart_writes_both_files_or_neither() {
     assert!(!dir.join("bad.svg").exists() && !dir.join("bad.csv").exists());
     // A missing folder is an I/O error naming the file, and writes nothing.
     let missing = dir.join("missing");
-    let e = write_chart(&sample(), &missing, "loss").unwrap_err().to_string();
+    let e = write_chart(&sample(), &missing, "loss")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("missing"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -112,8 +112,7 @@ impl Qp {
                 format!("({m}, {m})"),
             );
         }
-        let finite = |what: &str, values: &[f64]| match values.iter().position(|v| !v.is_finite())
-        {
+        let finite = |what: &str, values: &[f64]| match values.iter().position(|v| !v.is_finite()) {
             Some(i) => Err(Error::invalid(
                 format!("QP {what}"),
                 format!("entry {i} is {} (must be finite)", values[i]),

@@ -65,8 +65,8 @@ impl QpSolver for ClarabelSolver {
                 inequalities.push((row.into_iter().map(|(j, v)| (j, -v)).collect(), -lo));
             }
         };
-        for i in 0..n {
-            add(&mut places[i], vec![(i, 1.0)], qp.lower[i], qp.upper[i]);
+        for (i, place) in places[..n].iter_mut().enumerate() {
+            add(place, vec![(i, 1.0)], qp.lower[i], qp.upper[i]);
         }
         for r in 0..m {
             let row = (0..n).map(|j| (j, qp.c[(r, j)])).collect();

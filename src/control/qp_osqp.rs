@@ -91,8 +91,18 @@ impl QpSolver for OsqpSolver {
             a_ptr.push(a_idx.len());
         }
         let clamp = |v: f64| v.clamp(-OSQP_INFINITY, OSQP_INFINITY);
-        let l: Vec<f64> = qp.lower.iter().chain(qp.c_lower.iter()).map(|&v| clamp(v)).collect();
-        let u: Vec<f64> = qp.upper.iter().chain(qp.c_upper.iter()).map(|&v| clamp(v)).collect();
+        let l: Vec<f64> = qp
+            .lower
+            .iter()
+            .chain(qp.c_lower.iter())
+            .map(|&v| clamp(v))
+            .collect();
+        let u: Vec<f64> = qp
+            .upper
+            .iter()
+            .chain(qp.c_upper.iter())
+            .map(|&v| clamp(v))
+            .collect();
         let p = CscMatrix {
             nrows: n,
             ncols: n,
@@ -116,10 +126,13 @@ impl QpSolver for OsqpSolver {
             }
             _ => {
                 self.cached = None;
-                let problem =
-                    Problem::new(p, qp.q.as_slice(), a, &l, &u, &self.osqp_settings()).map_err(
-                        |e| Error::invalid("QP (OSQP setup)", format!("{e:?} (is P positive semidefinite?)")),
-                    )?;
+                let problem = Problem::new(p, qp.q.as_slice(), a, &l, &u, &self.osqp_settings())
+                    .map_err(|e| {
+                        Error::invalid(
+                            "QP (OSQP setup)",
+                            format!("{e:?} (is P positive semidefinite?)"),
+                        )
+                    })?;
                 self.cached = Some((problem, n, m));
             }
         }

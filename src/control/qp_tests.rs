@@ -68,7 +68,10 @@ fn separable_box_qp_matches_clamping() {
     let exact = DVec::from_fn(n, |i, _| (-q[i] / d[i]).clamp(lower[i], upper[i]));
     let at_lower = (0..n).filter(|&i| exact[i] == lower[i]).count();
     let at_upper = (0..n).filter(|&i| exact[i] == upper[i]).count();
-    assert!(at_lower > 0 && at_upper > 0 && at_lower + at_upper < n, "a mix of active sets");
+    assert!(
+        at_lower > 0 && at_upper > 0 && at_lower + at_upper < n,
+        "a mix of active sets"
+    );
     let multipliers = DVec::from_fn(n, |i, _| -(d[i] * exact[i] + q[i]));
     let qp = Qp::new(DMat::from_diagonal(&d), q).with_bounds(lower, upper);
     for mut solver in backends() {
@@ -97,7 +100,10 @@ fn coupled_box_qp_satisfies_kkt_and_backends_agree() {
         let active = (0..n)
             .filter(|&i| s.bound_multipliers[i].abs() > 1e-6)
             .count();
-        assert!(active > 0, "the bounds must bind for this test to mean something");
+        assert!(
+            active > 0,
+            "the bounds must bind for this test to mean something"
+        );
         answers.push(s.x);
     }
     for x in &answers[1..] {
@@ -174,8 +180,11 @@ fn an_unbounded_objective_is_reported_dual_infeasible() {
 fn the_iteration_limit_is_a_status() {
     let mut rng = SplitMix64::new(9);
     let n = 10;
-    let qp = Qp::new(random_spd(&mut rng, n), random_vector(&mut rng, n, -3.0, 3.0))
-        .with_bounds(DVec::from_element(n, -0.1), DVec::from_element(n, 0.1));
+    let qp = Qp::new(
+        random_spd(&mut rng, n),
+        random_vector(&mut rng, n, -3.0, 3.0),
+    )
+    .with_bounds(DVec::from_element(n, -0.1), DVec::from_element(n, 0.1));
     let settings = QpSettings {
         max_iterations: 1,
         ..QpSettings::default()
@@ -213,11 +222,8 @@ fn bad_problems_are_errors_naming_the_part() {
         ),
         (Qp::new(DMat::identity(3, 3), DVec::zeros(2)), "P"),
         (
-            good.clone().with_constraints(
-                DMat::zeros(1, 3),
-                DVec::zeros(1),
-                DVec::zeros(1),
-            ),
+            good.clone()
+                .with_constraints(DMat::zeros(1, 3), DVec::zeros(1), DVec::zeros(1)),
             "C",
         ),
         (
@@ -268,4 +274,3 @@ fn osqp_warm_start_cuts_iterations_of_a_nearby_problem() {
         cold_answer.iterations
     );
 }
-

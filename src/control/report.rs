@@ -61,7 +61,9 @@ impl ControlReport {
         let (svg, csv) = write_chart(&error, dir, "error")?;
         written.extend([svg, csv]);
         if !self.actuators.is_empty() {
-            let steps: Vec<f64> = (1..=self.actuation_history.len()).map(|i| i as f64).collect();
+            let steps: Vec<f64> = (1..=self.actuation_history.len())
+                .map(|i| i as f64)
+                .collect();
             let mut actuation = LineChart::new("Actuation", "step", "actuation (SI)", steps);
             for (k, name) in self.actuators.iter().enumerate() {
                 actuation = actuation.with_series(
@@ -78,5 +80,54 @@ impl ControlReport {
         write_file_atomic(&path, &json)?;
         written.push(path);
         Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> ControlReport {
+        ControlReport {
+            target: [0.0, 0.0, 0.1],
+            final_position: [0.0, 0.0, 0.1005],
+            final_error: 5e-4,
+            error_history: vec![0.01, 0.002, 5e-4],
+            actuation_history: vec![vec![0.1, 0.0], vec![0.2, 0.05], vec![0.25, 0.05]],
+            actuators: vec!["c1".into(), "c2".into()],
+        }
+    }
+
+    #[test]
+    fn report_writes_json_and_both_charts() {
+        let dir = std::env::temp_dir().join(format!("diffsoro-control-{}", std::process::id()));
+        let written = report().write_outputs(&dir).unwrap();
+        assert_eq!(written.len(), 5);
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("control.json")).unwrap()).unwrap();
+        for key in [
+            "target",
+            "final_position",
+            "final_error",
+            "error_history",
+            "actuation_history",
+        ] {
+            assert!(json.get(key).is_some(), "contract key {key}");
+        }
+        let csv = std::fs::read_to_string(dir.join("actuation.csv")).unwrap();
+        assert_eq!(csv.lines().next().unwrap(), "step,c1,c2");
+        assert_eq!(csv.lines().nth(2).unwrap(), "2.0,0.2,0.05");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_ragged_actuation_history_is_an_error() {
+        let mut bad = report();
+        bad.actuation_history[1].pop();
+        let e = bad.write_outputs(Path::new("/nonexistent")).unwrap_err();
+        assert!(
+            e.to_string().contains("actuation row 1 has 1 values for 2"),
+            "{e}"
+        );
     }
 }

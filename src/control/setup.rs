@@ -68,7 +68,10 @@ pub fn parse_target(text: &str) -> Result<Vec3> {
     if parts.len() != 3 {
         return Err(Error::invalid(
             what(),
-            format!("expected X,Y,Z (three numbers), got {} field(s)", parts.len()),
+            format!(
+                "expected X,Y,Z (three numbers), got {} field(s)",
+                parts.len()
+            ),
         ));
     }
     let mut out = [0.0; 3];
@@ -78,7 +81,10 @@ pub fn parse_target(text: &str) -> Result<Vec3> {
             .parse()
             .map_err(|_| Error::invalid(what(), format!("{axis} = `{part}` is not a number")))?;
         if !v.is_finite() {
-            return Err(Error::invalid(what(), format!("{axis} = {v} is not finite")));
+            return Err(Error::invalid(
+                what(),
+                format!("{axis} = {v} is not finite"),
+            ));
         }
         *slot = v;
     }
