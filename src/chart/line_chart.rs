@@ -234,6 +234,8 @@ impl LineChart {
             .configure_mesh()
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
+            .x_label_formatter(&|v| tick_label(*v))
+            .y_label_formatter(&|v| tick_label(*v))
             .draw()?;
         for (k, s) in self.series.iter().enumerate() {
             let colour = COLOURS[k % COLOURS.len()];
@@ -258,6 +260,31 @@ impl LineChart {
             .border_style(BLACK)
             .draw()?;
         Ok(())
+    }
+}
+
+/// A short axis tick label: up to 4 decimals in [1e-3, 1e5), else `1.25e-7` style, trailing
+/// zeros dropped.
+pub(super) fn tick_label(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".to_string();
+    }
+    let trim = |m: &str| -> String {
+        if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            m.to_string()
+        }
+    };
+    if (1e-3..1e5).contains(&a) {
+        trim(&format!("{v:.4}"))
+    } else {
+        let text = format!("{v:.2e}");
+        match text.split_once('e') {
+            Some((mantissa, exponent)) => format!("{}e{exponent}", trim(mantissa)),
+            None => text,
+        }
     }
 }
 

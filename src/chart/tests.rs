@@ -178,3 +178,19 @@ fn write_chart_writes_both_files_or_neither() {
     assert!(e.contains("missing"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn tick_labels_are_short() {
+    use super::line_chart::tick_label;
+    for (v, want) in [
+        (0.0, "0"),
+        (0.01, "0.01"),
+        (2.0, "2"),
+        (12.5, "12.5"),
+        (450_000.0, "4.5e5"),
+        (9.999_999_999_998e-6, "1e-5"),
+        (-1.25e-7, "-1.25e-7"),
+    ] {
+        assert_eq!(tick_label(v), want, "{v}");
+    }
+}
