@@ -9,6 +9,7 @@ pub mod error;
 pub mod math;
 
 // L1
+pub mod chart;
 pub mod linalg;
 pub mod material;
 pub mod mesh;
@@ -26,5 +27,9 @@ pub mod scene;
 
 // L5
 pub mod diff;
+
+// L6
+pub mod calibrate;
+pub mod control;
 
 pub use error::{Error, Result};

@@ -62,6 +62,46 @@ enum Command {
         #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
         sensitivity: Vec<String>,
     },
+    /// Fit material parameters (Young's modulus, Poisson's ratio per body) so that the scene's
+    /// final state matches an observed one, by Levenberg-Marquardt; prints
+    /// `{"params", "iterations", "loss", "converged"}`.
+    Calibrate {
+        /// The scene file (TOML, SI units).
+        scene: PathBuf,
+        /// The observed final state (the JSON `simulate` writes).
+        #[arg(long, value_name = "FILE.json")]
+        observed: PathBuf,
+        /// A parameter to fit: `young_modulus:BODY`, `poisson_ratio:BODY` or `actuator:NAME`;
+        /// repeatable.
+        #[arg(long = "param", value_name = "NAME", required = true)]
+        params: Vec<String>,
+        /// Starting value of a parameter (default: the scene's), e.g.
+        /// `young_modulus:beam=1e5`; repeatable.
+        #[arg(long = "init", value_name = "NAME=VALUE")]
+        init: Vec<String>,
+        /// Output folder: `calibration.json`, `loss.svg`/`.csv` and one plot (+ CSV) per
+        /// parameter.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Drive an effector to a target by QP inverse control of the actuators; prints
+    /// `{"target", "final_position", "final_error", "error_history", "actuation_history"}`.
+    Control {
+        /// The scene file (TOML, SI units).
+        scene: PathBuf,
+        /// The effector to drive (an effector name of the scene, e.g. `tip`).
+        #[arg(long)]
+        effector: String,
+        /// The target position `X,Y,Z` (m).
+        #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+        target: String,
+        /// Number of control steps (default: the scene's `simulation.steps`).
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Output folder: `control.json`, `error.svg`/`.csv`, `actuation.svg`/`.csv`.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
         /// The scene file.
@@ -110,6 +150,20 @@ fn main() -> ExitCode {
             &sensitivity,
         )
         .and_then(|f| print_json_compact(&f)),
+        Some(Command::Calibrate {
+            scene,
+            observed,
+            params,
+            init,
+            out,
+        }) => calibrate(&scene, &observed, &params, &init, out.as_deref()),
+        Some(Command::Control {
+            scene,
+            effector,
+            target,
+            steps,
+            out,
+        }) => control(&scene, &effector, &target, steps, out.as_deref()),
         Some(Command::Bench { scene, steps, set }) => bench(&scene, steps, &set),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::Demo) => demo(),
@@ -299,6 +353,47 @@ fn simulate(
         );
     }
     Ok(final_state)
+}
+
+/// `calibrate`: checks the input against the scene, fits, prints the report; with `out`,
+/// writes `calibration.json` and the plots.
+fn calibrate(
+    path: &Path,
+    observed: &Path,
+    params: &[String],
+    init: &[String],
+    out: Option<&Path>,
+) -> diffsoro::Result<()> {
+    use diffsoro::calibrate::{CalibrationSetup, LmOptions, calibrate_scene};
+    let scene = Scene::load(path, &[])?;
+    let setup = CalibrationSetup::new(&scene, observed, params, init)?;
+    let report = calibrate_scene(&scene, &setup, &LmOptions::default())?;
+    if let Some(dir) = out {
+        let written = report.write_outputs(dir)?;
+        eprintln!("wrote {} files in {}", written.len(), dir.display());
+    }
+    print_json(&report)
+}
+
+/// `control`: checks the input against the scene, runs the control loop, prints the report;
+/// with `out`, writes `control.json` and the plots.
+fn control(
+    path: &Path,
+    effector: &str,
+    target: &str,
+    steps: Option<usize>,
+    out: Option<&Path>,
+) -> diffsoro::Result<()> {
+    use diffsoro::control::{ControlSetup, QpSettings, control_scene, default_qp_solver};
+    let scene = Scene::load(path, &[])?;
+    let setup = ControlSetup::new(&scene, effector, target, steps)?;
+    let mut solver = default_qp_solver(QpSettings::default());
+    let report = control_scene(&scene, &setup, solver.as_mut())?;
+    if let Some(dir) = out {
+        let written = report.write_outputs(dir)?;
+        eprintln!("wrote {} files in {}", written.len(), dir.display());
+    }
+    print_json(&report)
 }
 
 /// The `bench` result (DESIGN.md §4); fields of later features are `null` until they exist.

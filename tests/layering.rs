@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 fn layer(module: &str) -> Option<u32> {
     Some(match module {
         "math" | "error" => 0,
-        "mesh" | "material" | "linalg" => 1,
+        "mesh" | "material" | "linalg" | "chart" => 1,
         "fem" | "actuator" | "rigid" => 2,
         "contact" => 3,
         "scene" => 4,

@@ -1,0 +1,249 @@
+//! Levenberg–Marquardt minimisation of a nonlinear least-squares loss `L(θ) = ½‖r(θ)‖²`.
+//!
+//! The algorithm is Madsen, Nielsen & Tingleff, *Methods for non-linear least squares
+//! problems* (2nd ed., 2004), Algorithm 3.16, with Nielsen's damping schedule:
+//!
+//! ```text
+//!   g = Jᵀr,  A = JᵀJ,  μ₀ = τ · max diag(A),  ν = 2
+//!   repeat:  (A + μI) h = −g
+//!            ρ = (L(θ) − L(θ + h)) / (½ hᵀ(μh − g))          gain ratio: actual / predicted
+//!            ρ > 0 (success):  θ ← θ + h,  μ ← μ · max(1/3, 1 − (2ρ − 1)³),  ν ← 2
+//!            ρ ≤ 0 (failure):  μ ← μ · ν,  ν ← 2ν
+//! ```
+//!
+//! A trial point where the residual or Jacobian is not finite counts as a failure (the damping
+//! grows and the step shrinks). The loss never increases from one accepted point to the next.
+//!
+//! Stopping rules ([`LmOptions`]): the gradient `‖g‖∞ ≤ ε_g`; the step
+//! `‖h‖₂ ≤ ε_s (‖θ‖₂ + ε_s)`; the relative loss decrease of an accepted step
+//! `(L_old − L_new) ≤ ε_L · L_old`; and the iteration limit (every iteration, accepted or not,
+//! costs one evaluation and counts).
+
+use crate::error::{Error, Result};
+use crate::math::{DMat, DVec};
+
+/// A nonlinear least-squares problem `min ½‖r(θ)‖²` over parameters θ ∈ ℝⁿ.
+pub trait LeastSquares {
+    /// The residual `r(θ)` (m) and its Jacobian `∂r/∂θ` (m×n) at `params` (n). Errors are bad
+    /// input and stop the fit; a non-finite residual is a failed trial step, not an error.
+    fn evaluate(&mut self, params: &[f64]) -> Result<(DVec, DMat)>;
+}
+
+/// Settings of [`levenberg_marquardt`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LmOptions {
+    /// Iteration limit (accepted and rejected steps alike; each costs one evaluation).
+    pub max_iterations: usize,
+    /// Stop when `‖Jᵀr‖∞ ≤ gradient_tolerance`.
+    pub gradient_tolerance: f64,
+    /// Stop when the step `‖h‖₂ ≤ step_tolerance · (‖θ‖₂ + step_tolerance)`.
+    pub step_tolerance: f64,
+    /// Stop when an accepted step lowers the loss by at most `loss_tolerance · L`.
+    pub loss_tolerance: f64,
+    /// τ of the initial damping `μ₀ = τ · max diag(JᵀJ)` (small when θ₀ is believed good).
+    pub initial_damping: f64,
+}
+
+impl Default for LmOptions {
+    /// 50 iterations, `ε_g = 1e-12`, `ε_s = 1e-12`, `ε_L = 1e-12`, `τ = 1e-3`.
+    fn default() -> Self {
+        LmOptions {
+            max_iterations: 50,
+            gradient_tolerance: 1e-12,
+            step_tolerance: 1e-12,
+            loss_tolerance: 1e-12,
+            initial_damping: 1e-3,
+        }
+    }
+}
+
+/// Why [`levenberg_marquardt`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LmStop {
+    /// The gradient `‖Jᵀr‖∞` fell below its tolerance.
+    Gradient,
+    /// The step fell below its tolerance.
+    Step,
+    /// An accepted step lowered the loss by less than its relative tolerance.
+    Loss,
+    /// The iteration limit was reached first.
+    MaxIterations,
+}
+
+/// One entry of the history: the current (accepted) point after an iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LmIteration {
+    /// The loss `½‖r‖²` at the current point.
+    pub loss: f64,
+    /// The current parameters.
+    pub params: Vec<f64>,
+    /// The damping μ used for this iteration's step (μ₀ for entry 0).
+    pub damping: f64,
+    /// Whether this iteration's step was accepted (true for entry 0).
+    pub accepted: bool,
+    /// `‖Jᵀr‖∞` at the current point.
+    pub gradient: f64,
+}
+
+/// The result of [`levenberg_marquardt`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LmResult {
+    /// The final (best) parameters.
+    pub params: Vec<f64>,
+    /// The loss `½‖r‖²` there.
+    pub loss: f64,
+    /// Iterations taken (accepted and rejected).
+    pub iterations: usize,
+    /// Why the iteration stopped.
+    pub stop: LmStop,
+    /// Entry 0 is the initial point, then one entry per iteration.
+    pub history: Vec<LmIteration>,
+}
+
+impl LmResult {
+    /// True when a tolerance (gradient, step or loss), not the iteration limit, stopped it.
+    pub fn converged(&self) -> bool {
+        self.stop != LmStop::MaxIterations
+    }
+}
+
+/// Minimises `½‖r(θ)‖²` from `initial` by Levenberg–Marquardt with Nielsen's damping (module
+/// doc). Errors: a mis-sized residual or Jacobian, a non-finite residual or Jacobian at the
+/// initial point, bad options, or an error of `problem.evaluate`.
+pub fn levenberg_marquardt(
+    problem: &mut impl LeastSquares,
+    initial: &[f64],
+    options: &LmOptions,
+) -> Result<LmResult> {
+    let n = initial.len();
+    if !(options.initial_damping > 0.0) {
+        return Err(Error::invalid(
+            "Levenberg-Marquardt initial_damping",
+            "must be positive",
+        ));
+    }
+    if let Some(i) = initial.iter().position(|v| !v.is_finite()) {
+        return Err(Error::invalid(
+            format!("Levenberg-Marquardt initial parameter {i}"),
+            format!("is {} (must be finite)", initial[i]),
+        ));
+    }
+    let mut theta = DVec::from_column_slice(initial);
+    let (r, j) = problem.evaluate(theta.as_slice())?;
+    check_shapes(&r, &j, n)?;
+    if !finite(&r, &j) {
+        return Err(Error::invalid(
+            "Levenberg-Marquardt initial point",
+            "the residual or its Jacobian is not finite there",
+        ));
+    }
+    let mut loss = 0.5 * r.norm_squared();
+    let mut a = j.transpose() * &j;
+    let mut g = j.transpose() * &r;
+    let mut mu = options.initial_damping * a.diagonal().max().max(f64::MIN_POSITIVE);
+    let mut nu = 2.0;
+    let mut history = vec![LmIteration {
+        loss,
+        params: theta.as_slice().to_vec(),
+        damping: mu,
+        accepted: true,
+        gradient: g.amax(),
+    }];
+    let finish = |theta: &DVec, loss, iterations, stop, history| {
+        Ok(LmResult {
+            params: theta.as_slice().to_vec(),
+            loss,
+            iterations,
+            stop,
+            history,
+        })
+    };
+    if g.amax() <= options.gradient_tolerance {
+        return finish(&theta, loss, 0, LmStop::Gradient, history);
+    }
+    let mut damped = a.clone();
+    for iteration in 1..=options.max_iterations {
+        damped.copy_from(&a);
+        for i in 0..n {
+            damped[(i, i)] += mu;
+        }
+        let used = mu;
+        let step = damped.clone().cholesky().map(|c| c.solve(&(-&g)));
+        let accepted = match step {
+            None => false, // A + μI not positive definite numerically: damp more.
+            Some(h) => {
+                if h.norm() <= options.step_tolerance * (theta.norm() + options.step_tolerance) {
+                    history.push(entry(loss, &theta, used, false, &g));
+                    return finish(&theta, loss, iteration, LmStop::Step, history);
+                }
+                let trial = &theta + &h;
+                let (r_new, j_new) = problem.evaluate(trial.as_slice())?;
+                check_shapes(&r_new, &j_new, n)?;
+                let loss_new = 0.5 * r_new.norm_squared();
+                let predicted = 0.5 * h.dot(&(mu * &h - &g));
+                let rho = if finite(&r_new, &j_new) && predicted > 0.0 {
+                    (loss - loss_new) / predicted
+                } else {
+                    f64::NEG_INFINITY
+                };
+                if rho > 0.0 {
+                    let decrease = loss - loss_new;
+                    let previous = loss;
+                    theta = trial;
+                    loss = loss_new;
+                    a = j_new.transpose() * &j_new;
+                    g = j_new.transpose() * &r_new;
+                    mu *= (1.0 / 3.0f64).max(1.0 - (2.0 * rho - 1.0).powi(3));
+                    nu = 2.0;
+                    history.push(entry(loss, &theta, used, true, &g));
+                    if g.amax() <= options.gradient_tolerance {
+                        return finish(&theta, loss, iteration, LmStop::Gradient, history);
+                    }
+                    if decrease <= options.loss_tolerance * previous {
+                        return finish(&theta, loss, iteration, LmStop::Loss, history);
+                    }
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if !accepted {
+            mu *= nu;
+            nu *= 2.0;
+            history.push(entry(loss, &theta, used, false, &g));
+        }
+    }
+    let iterations = options.max_iterations;
+    finish(&theta, loss, iterations, LmStop::MaxIterations, history)
+}
+
+fn entry(loss: f64, theta: &DVec, damping: f64, accepted: bool, g: &DVec) -> LmIteration {
+    LmIteration {
+        loss,
+        params: theta.as_slice().to_vec(),
+        damping,
+        accepted,
+        gradient: g.amax(),
+    }
+}
+
+fn finite(r: &DVec, j: &DMat) -> bool {
+    r.iter().chain(j.iter()).all(|v| v.is_finite())
+}
+
+fn check_shapes(r: &DVec, j: &DMat, n: usize) -> Result<()> {
+    if j.shape() != (r.len(), n) {
+        return Err(Error::invalid(
+            "least-squares problem",
+            format!(
+                "Jacobian has shape {:?}, expected ({}, {n}) for {} residuals and {n} parameters",
+                j.shape(),
+                r.len(),
+                r.len()
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! The `calibrate` job's input: the observed final state, the parameters to fit and their
+//! starting values, each checked against the scene with errors that name the culprit; and
+//! the entry point that runs the fit on a scene.
+
+use std::path::Path;
+
+use super::levenberg_marquardt::LmOptions;
+use super::parametrisation::{ParameterKind, ParameterName, Parametrisation};
+use super::report::CalibrationReport;
+use crate::error::{Error, Location, Result};
+use crate::scene::{FinalState, Scene};
+
+/// A checked calibration problem: what to fit, from where, against what.
+#[derive(Debug, Clone)]
+pub struct CalibrationSetup {
+    /// The parameters to fit, in order.
+    pub params: Parametrisation,
+    /// Starting physical value per parameter (`None`: the scene's own value).
+    pub initial: Vec<Option<f64>>,
+    /// The observed final state (DESIGN.md §4), one body per scene body with matching node
+    /// counts.
+    pub observed: FinalState,
+}
+
+impl CalibrationSetup {
+    /// Builds and checks the setup of `diffsoro calibrate SCENE --observed FILE --param NAME…
+    /// [--init NAME=VALUE…]`: parameter names (known kinds, existing bodies and actuators, no
+    /// repeats), `--init` entries (`NAME=VALUE` with `NAME` one of the parameters and `VALUE` in
+    /// its range), and the observation file ([`load_observation`]).
+    pub fn new(
+        scene: &Scene,
+        observed: &Path,
+        params: &[String],
+        init: &[String],
+    ) -> Result<CalibrationSetup> {
+        let params = Parametrisation::parse(params)?;
+        check_targets(scene, &params)?;
+        let initial = parse_initial_values(&params, init)?;
+        let observed = load_observation(observed, scene)?;
+        Ok(CalibrationSetup {
+            params,
+            initial,
+            observed,
+        })
+    }
+}
+
+/// Checks that every material parameter names a soft body of `scene` and every actuator
+/// parameter one of its actuators; the error lists the known names.
+pub fn check_targets(scene: &Scene, params: &Parametrisation) -> Result<()> {
+    let bodies: Vec<&str> = scene.bodies.iter().map(|b| b.name()).collect();
+    let actuators: Vec<&str> = scene
+        .actuation
+        .iter()
+        .flat_map(|a| a.actuators.iter().map(|x| x.name.as_str()))
+        .collect();
+    for name in &params.names {
+        let (known, what, plural) = match name.kind {
+            ParameterKind::YoungModulus | ParameterKind::PoissonRatio => {
+                (&bodies, "soft body", "soft bodies")
+            }
+            ParameterKind::Actuator => (&actuators, "actuator", "actuators"),
+        };
+        if !known.contains(&name.target.as_str()) {
+            return Err(Error::invalid(
+                format!("parameter `{name}`"),
+                format!(
+                    "the scene has no {what} `{}` (its {plural}: {})",
+                    name.target,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parses `--init NAME=VALUE` entries into one optional starting value per parameter of
+/// `params`: the name must be one of them (given once), the value a number in its range.
+pub fn parse_initial_values(params: &Parametrisation, init: &[String]) -> Result<Vec<Option<f64>>> {
+    let mut out = vec![None; params.len()];
+    for entry in init {
+        let what = || format!("--init `{entry}`");
+        let Some((name, value)) = entry.split_once('=') else {
+            return Err(Error::invalid(what(), "is not of the form NAME=VALUE"));
+        };
+        let name = ParameterName::parse(name.trim())?;
+        let Some(k) = params.index_of(&name) else {
+            return Err(Error::invalid(
+                what(),
+                format!("`{name}` is not one of the --param parameters"),
+            ));
+        };
+        if out[k].is_some() {
+            return Err(Error::invalid(what(), format!("`{name}` is given twice")));
+        }
+        let value: f64 = value
+            .trim()
+            .parse()
+            .map_err(|_| Error::invalid(what(), format!("`{}` is not a number", value.trim())))?;
+        name.unconstrained(value)
+            .map_err(|e| Error::invalid(what(), e.to_string()))?; // in range
+        out[k] = Some(value);
+    }
+    Ok(out)
+}
+
+/// Reads an observed final state (the JSON `simulate` writes) and checks it against `scene`:
+/// every soft body of the scene must be there, by name, with one position per node of its
+/// mesh. Errors name the file and the body.
+pub fn load_observation(path: &Path, scene: &Scene) -> Result<FinalState> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let file = path.display().to_string();
+    let observed: FinalState = serde_json::from_str(&text)
+        .map_err(|e| Error::parse(&file, Location::Line(e.line()), e.to_string()))?;
+    for body in &scene.bodies {
+        let Some(seen) = observed.soft_bodies.iter().find(|b| b.name == body.name()) else {
+            return Err(Error::invalid(
+                format!("{file}: soft body `{}`", body.name()),
+                "is in the scene but not in the observation",
+            ));
+        };
+        if seen.positions.len() != body.node_count() {
+            return Err(Error::invalid(
+                format!("{file}: soft body `{}`", body.name()),
+                format!(
+                    "has {} observed node positions, the scene's mesh has {} nodes",
+                    seen.positions.len(),
+                    body.node_count()
+                ),
+            ));
+        }
+        if let Some(i) = seen
+            .positions
+            .iter()
+            .position(|p| p.iter().any(|c| !c.is_finite()))
+        {
+            return Err(Error::invalid(
+                format!("{file}: soft body `{}` node {i}", body.name()),
+                "has a non-finite position",
+            ));
+        }
+    }
+    Ok(observed)
+}
+
+/// Fits `setup.params` of `scene` so that its final state after `scene.simulation.steps`
+/// steps matches `setup.observed` (paper 004 §IV-C).
+///
+/// **NOT WIRED YET** (needs the trajectory sensitivities of layer L5 `diff`): this returns an
+/// error. The wiring is: a [`super::LeastSquares`] whose `evaluate(values)` sets the physical
+/// parameter values on a copy of the scene, simulates the run, and returns the residual
+/// `x_final − x_observed` (all bodies, nodes in file order, flattened `x y z`) with its
+/// Jacobian (the trajectory sensitivities, one column per parameter); wrapped in
+/// [`super::Reparametrised`] with `setup.params`; started at `setup.initial` (or the scene's
+/// values); run by [`super::levenberg_marquardt`] with `options`; reported by
+/// [`CalibrationReport::from_fit`].
+pub fn calibrate_scene(
+    scene: &Scene,
+    setup: &CalibrationSetup,
+    options: &LmOptions,
+) -> Result<CalibrationReport> {
+    let _ = (scene, setup, options);
+    Err(Error::invalid(
+        "calibrate",
+        "not wired yet: the simulation part waits for the trajectory sensitivities (diff)",
+    ))
+}

@@ -1,0 +1,196 @@
+//! The CSV parses back to the chart's numbers; the SVG is well-formed XML with one polyline
+//! per series holding its drawable points; bad charts are errors; files appear together.
+
+use super::*;
+
+fn sample() -> LineChart {
+    let x: Vec<f64> = (0..12).map(|i| i as f64).collect();
+    let loss: Vec<f64> = x.iter().map(|i| 10f64.powf(-i)).collect();
+    let e: Vec<f64> = x.iter().map(|i| 3e5 * (1.0 + 0.5f64.powf(*i))).collect();
+    LineChart::new("fit", "iteration", "value", x)
+        .with_series("loss", loss)
+        .with_series("young_modulus:beam", e)
+}
+
+/// Parses CSV without quoted fields: (header, rows of numbers).
+fn parse_csv(text: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .expect("a header")
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| {
+            l.split(',')
+                .map(|v| v.parse::<f64>().expect("a number"))
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn csv_parses_back_to_the_data_exactly() {
+    let mut chart = sample();
+    chart.series[0].y[3] = f64::NAN;
+    chart.series[1].y[4] = f64::INFINITY;
+    chart.series[1].y[5] = 1.0 / 3.0;
+    let (header, rows) = parse_csv(&chart.to_csv().unwrap());
+    assert_eq!(header, ["iteration", "loss", "young_modulus:beam"]);
+    assert_eq!(rows.len(), chart.x.len());
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.len(), 3);
+        assert!(same(row[0], chart.x[i]));
+        assert!(same(row[1], chart.series[0].y[i]), "row {i}");
+        assert!(same(row[2], chart.series[1].y[i]), "row {i}");
+    }
+}
+
+#[test]
+fn csv_quotes_awkward_headers() {
+    let chart = LineChart::new("t", "x", "y", vec![0.0]).with_series("a, \"b\"", vec![1.0]);
+    let csv = chart.to_csv().unwrap();
+    assert_eq!(csv.lines().next().unwrap(), "x,\"a, \"\"b\"\"\"");
+}
+
+/// The point counts of the series' polylines (drawn 2 px wide; axes and ticks are 1 px
+/// polylines), checking that each series has its own colour.
+fn polylines(svg: &str) -> Vec<usize> {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let lines: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "polyline")
+        .filter(|n| n.attribute("stroke-width") == Some("2"))
+        .collect();
+    let colours: std::collections::BTreeSet<_> =
+        lines.iter().map(|n| n.attribute("stroke")).collect();
+    assert_eq!(colours.len(), lines.len(), "one colour per series");
+    lines
+        .iter()
+        .map(|n| {
+            n.attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .collect()
+}
+
+fn texts(svg: &str) -> String {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed XML");
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn svg_is_well_formed_with_one_polyline_per_series() {
+    let chart = sample();
+    let svg = chart.to_svg().unwrap();
+    assert_eq!(polylines(&svg), vec![12, 12]);
+    let text = texts(&svg);
+    for expected in ["fit", "iteration", "value", "loss", "young_modulus:beam"] {
+        assert!(text.contains(expected), "missing text `{expected}`");
+    }
+    let log = chart.with_y_scale(YScale::Log).to_svg().unwrap();
+    assert_eq!(polylines(&log), vec![12, 12]);
+}
+
+#[test]
+fn undrawable_values_leave_the_line_but_stay_in_the_csv() {
+    let mut chart = sample().with_y_scale(YScale::Log);
+    chart.series[0].y[11] = 0.0; // a loss that reached exactly zero
+    chart.series[1].y[2] = f64::NAN;
+    assert_eq!(polylines(&chart.to_svg().unwrap()), vec![11, 11]);
+    let (_, rows) = parse_csv(&chart.to_csv().unwrap());
+    assert_eq!(rows[11][1], 0.0);
+    assert!(rows[2][2].is_nan());
+    // On a linear axis the zero is drawn.
+    chart.y_scale = YScale::Linear;
+    assert_eq!(polylines(&chart.to_svg().unwrap()), vec![12, 11]);
+}
+
+#[test]
+fn bad_charts_are_errors_naming_the_chart() {
+    let cases = [
+        (LineChart::new("empty", "x", "y", vec![0.0]), "no series"),
+        (
+            LineChart::new("short", "x", "y", vec![0.0, 1.0]).with_series("a", vec![1.0]),
+            "1 values for 2 x values",
+        ),
+        (
+            LineChart::new("twice", "x", "y", vec![0.0])
+                .with_series("a", vec![1.0])
+                .with_series("a", vec![2.0]),
+            "used twice",
+        ),
+        (
+            LineChart::new("nan x", "x", "y", vec![f64::NAN]).with_series("a", vec![1.0]),
+            "x value 0",
+        ),
+    ];
+    for (chart, expected) in cases {
+        for e in [chart.to_svg().unwrap_err(), chart.to_csv().unwrap_err()] {
+            let e = e.to_string();
+            assert!(e.contains(&chart.title) && e.contains(expected), "{e}");
+        }
+    }
+}
+
+#[test]
+fn write_chart_writes_both_files_or_neither() {
+    let dir = std::env::temp_dir().join(format!("diffsoro-chart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (svg, csv) = write_chart(&sample(), &dir, "loss").unwrap();
+    assert_eq!(svg, dir.join("loss.svg"));
+    assert_eq!(
+        polylines(&std::fs::read_to_string(&svg).unwrap()),
+        vec![12, 12]
+    );
+    assert_eq!(
+        parse_csv(&std::fs::read_to_string(&csv).unwrap()).1.len(),
+        12
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // A bad chart writes nothing.
+    let bad = LineChart::new("bad", "x", "y", vec![0.0]);
+    assert!(write_chart(&bad, &dir, "bad").is_err());
+    assert!(!dir.join("bad.svg").exists() && !dir.join("bad.csv").exists());
+    // A missing folder is an I/O error naming the file, and writes nothing.
+    let missing = dir.join("missing");
+    let e = write_chart(&sample(), &missing, "loss")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("missing"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tick_labels_are_short() {
+    use super::line_chart::tick_label;
+    for (v, want) in [
+        (0.0, "0"),
+        (0.01, "0.01"),
+        (2.0, "2"),
+        (12.5, "12.5"),
+        (450_000.0, "4.5e5"),
+        (9.999_999_999_998e-6, "1e-5"),
+        (-1.25e-7, "-1.25e-7"),
+    ] {
+        assert_eq!(tick_label(v), want, "{v}");
+    }
+}

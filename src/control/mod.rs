@@ -1,0 +1,21 @@
+//! QP inverse control (layer 6; uses `chart`, `mesh` (file output), `scene` and, once wired,
+//! `diff`): a small dense convex QP with one solver trait and two backends (clarabel by
+//! default, OSQP 0.6 behind the cargo feature `osqp`), and the `control` job's setup, entry
+//! point and report.
+
+mod qp;
+mod qp_clarabel;
+#[cfg(feature = "osqp")]
+mod qp_osqp;
+mod report;
+mod setup;
+
+pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
+pub use qp_clarabel::ClarabelSolver;
+#[cfg(feature = "osqp")]
+pub use qp_osqp::OsqpSolver;
+pub use report::ControlReport;
+pub use setup::{ControlSetup, control_scene, parse_target};
+
+#[cfg(test)]
+mod qp_tests;

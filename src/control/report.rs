@@ -1,0 +1,133 @@
+//! The `control` result (DESIGN.md §4) and its output folder.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::chart::{LineChart, write_chart};
+use crate::error::{Error, Result};
+use crate::mesh::io::write_file_atomic;
+
+/// What `diffsoro control` prints: `{"target", "final_position", "final_error",
+/// "error_history", "actuation_history"}` (DESIGN.md §4), plus the actuator names that order
+/// each actuation row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ControlReport {
+    /// The target position (m, world frame).
+    pub target: [f64; 3],
+    /// The effector's position after the last step (m).
+    pub final_position: [f64; 3],
+    /// `‖final_position − target‖` (m).
+    pub final_error: f64,
+    /// The distance to the target after each step (m).
+    pub error_history: Vec<f64>,
+    /// The actuation applied at each step, one value per actuator (N for cables, Pa for
+    /// cavities, N·m for servos), in the order of `actuators`.
+    pub actuation_history: Vec<Vec<f64>>,
+    /// The actuator names, in the order of each `actuation_history` row.
+    pub actuators: Vec<String>,
+}
+
+impl ControlReport {
+    /// Writes `DIR/control.json` (this report), `DIR/error.svg` + `.csv` (distance to the
+    /// target per step) and `DIR/actuation.svg` + `.csv` (one line per actuator). Creates
+    /// `dir` if needed. Returns the paths written. Errors if an actuation row does not have
+    /// one value per actuator.
+    pub fn write_outputs(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        if let Some(i) = self
+            .actuation_history
+            .iter()
+            .position(|row| row.len() != self.actuators.len())
+        {
+            return Err(Error::invalid(
+                "control report",
+                format!(
+                    "actuation row {i} has {} values for {} actuators",
+                    self.actuation_history[i].len(),
+                    self.actuators.len()
+                ),
+            ));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let steps: Vec<f64> = (1..=self.error_history.len()).map(|i| i as f64).collect();
+        let mut written = Vec::new();
+        let error = LineChart::new(
+            "Distance of the effector to the target",
+            "step",
+            "error (m)",
+            steps,
+        )
+        .with_series("error", self.error_history.clone());
+        let (svg, csv) = write_chart(&error, dir, "error")?;
+        written.extend([svg, csv]);
+        if !self.actuators.is_empty() {
+            let steps: Vec<f64> = (1..=self.actuation_history.len())
+                .map(|i| i as f64)
+                .collect();
+            let mut actuation = LineChart::new("Actuation", "step", "actuation (SI)", steps);
+            for (k, name) in self.actuators.iter().enumerate() {
+                actuation = actuation.with_series(
+                    name.clone(),
+                    self.actuation_history.iter().map(|row| row[k]).collect(),
+                );
+            }
+            let (svg, csv) = write_chart(&actuation, dir, "actuation")?;
+            written.extend([svg, csv]);
+        }
+        let json = serde_json::to_vec_pretty(self)
+            .map_err(|e| Error::invalid("control report", e.to_string()))?;
+        let path = dir.join("control.json");
+        write_file_atomic(&path, &json)?;
+        written.push(path);
+        Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> ControlReport {
+        ControlReport {
+            target: [0.0, 0.0, 0.1],
+            final_position: [0.0, 0.0, 0.1005],
+            final_error: 5e-4,
+            error_history: vec![0.01, 0.002, 5e-4],
+            actuation_history: vec![vec![0.1, 0.0], vec![0.2, 0.05], vec![0.25, 0.05]],
+            actuators: vec!["c1".into(), "c2".into()],
+        }
+    }
+
+    #[test]
+    fn report_writes_json_and_both_charts() {
+        let dir = std::env::temp_dir().join(format!("diffsoro-control-{}", std::process::id()));
+        let written = report().write_outputs(&dir).unwrap();
+        assert_eq!(written.len(), 5);
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("control.json")).unwrap()).unwrap();
+        for key in [
+            "target",
+            "final_position",
+            "final_error",
+            "error_history",
+            "actuation_history",
+        ] {
+            assert!(json.get(key).is_some(), "contract key {key}");
+        }
+        let csv = std::fs::read_to_string(dir.join("actuation.csv")).unwrap();
+        assert_eq!(csv.lines().next().unwrap(), "step,c1,c2");
+        assert_eq!(csv.lines().nth(2).unwrap(), "2.0,0.2,0.05");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_ragged_actuation_history_is_an_error() {
+        let mut bad = report();
+        bad.actuation_history[1].pop();
+        let e = bad.write_outputs(Path::new("/nonexistent")).unwrap_err();
+        assert!(
+            e.to_string().contains("actuation row 1 has 1 values for 2"),
+            "{e}"
+        );
+    }
+}

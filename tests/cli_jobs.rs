@@ -1,0 +1,201 @@
+//! The `calibrate` and `control` commands' input checks (DESIGN.md §4): an unknown parameter,
+//! a bad `--init`, an observation whose node count differs from the mesh, an unknown
+//! effector, a malformed target each give a one-line error naming the culprit.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("diffsoro-jobs-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn assert_one_line_error(out: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
+    for needle in needles {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+    assert!(out.stdout.is_empty());
+}
+
+/// The beam's final state after one step, as `simulate` writes it.
+fn beam_observation(dir: &Path) -> (PathBuf, Value) {
+    let out = run(&["simulate", "scenes/beam.toml", "--steps", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let state: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let path = dir.join("observed.json");
+    std::fs::write(&path, serde_json::to_vec(&state).unwrap()).unwrap();
+    (path, state)
+}
+
+#[test]
+fn calibrate_rejects_bad_parameters_and_observations() {
+    let dir = scratch("calibrate");
+    let (observed, state) = beam_observation(&dir);
+    let observed = observed.to_str().unwrap();
+    let nodes = state["soft_bodies"][0]["positions"]
+        .as_array()
+        .unwrap()
+        .len();
+    let calibrate = |extra: &[&str]| {
+        let mut args = vec!["calibrate", "scenes/beam.toml", "--observed", observed];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    assert_one_line_error(
+        &calibrate(&["--param", "density:beam"]),
+        &["density:beam", "unknown kind", "young_modulus:NAME"],
+    );
+    assert_one_line_error(
+        &calibrate(&["--param", "young_modulus:bream"]),
+        &["young_modulus:bream", "no soft body `bream`", "beam"],
+    );
+    assert_one_line_error(
+        &calibrate(&["--param", "actuator:c1"]),
+        &["actuator:c1", "no actuator `c1`"],
+    );
+    assert_one_line_error(
+        &calibrate(&[
+            "--param",
+            "young_modulus:beam",
+            "--param",
+            "young_modulus:beam",
+        ]),
+        &["more than once"],
+    );
+    assert_one_line_error(
+        &calibrate(&[
+            "--param",
+            "young_modulus:beam",
+            "--init",
+            "poisson_ratio:beam=0.3",
+        ]),
+        &["--init", "not one of the --param"],
+    );
+    assert_one_line_error(
+        &calibrate(&[
+            "--param",
+            "poisson_ratio:beam",
+            "--init",
+            "poisson_ratio:beam=0.5",
+        ]),
+        &["--init", "out of range", "-1 < ν < 0.5"],
+    );
+
+    // One node fewer than the mesh: an error naming the body and both counts.
+    let mut short = state.clone();
+    short["soft_bodies"][0]["positions"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    let short_path = dir.join("short.json");
+    std::fs::write(&short_path, serde_json::to_vec(&short).unwrap()).unwrap();
+    let out = run(&[
+        "calibrate",
+        "scenes/beam.toml",
+        "--observed",
+        short_path.to_str().unwrap(),
+        "--param",
+        "young_modulus:beam",
+    ]);
+    assert_one_line_error(
+        &out,
+        &[
+            "short.json",
+            "soft body `beam`",
+            &format!("{} observed node positions", nodes - 1),
+            &format!("has {nodes} nodes"),
+        ],
+    );
+    // An observation of another body.
+    let mut renamed = state.clone();
+    renamed["soft_bodies"][0]["name"] = Value::from("other");
+    let renamed_path = dir.join("renamed.json");
+    std::fs::write(&renamed_path, serde_json::to_vec(&renamed).unwrap()).unwrap();
+    let out = run(&[
+        "calibrate",
+        "scenes/beam.toml",
+        "--observed",
+        renamed_path.to_str().unwrap(),
+        "--param",
+        "young_modulus:beam",
+    ]);
+    assert_one_line_error(&out, &["soft body `beam`", "not in the observation"]);
+    // Not JSON.
+    let garbage = dir.join("garbage.json");
+    std::fs::write(&garbage, "{\"time\": 0.3,\n oops").unwrap();
+    let out = run(&[
+        "calibrate",
+        "scenes/beam.toml",
+        "--observed",
+        garbage.to_str().unwrap(),
+        "--param",
+        "young_modulus:beam",
+    ]);
+    assert_one_line_error(&out, &["garbage.json", "line 2"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn control_rejects_unknown_effectors_and_malformed_targets() {
+    let control = |effector: &str, target: &str| {
+        run(&[
+            "control",
+            "scenes/trunk.toml",
+            "--effector",
+            effector,
+            "--target",
+            target,
+        ])
+    };
+    assert_one_line_error(
+        &control("thumb", "0,0,0.1"),
+        &["--effector `thumb`", "no such effector", "tip"],
+    );
+    for (target, expected) in [
+        ("0,0", "got 2 field(s)"),
+        ("0,0,0,1", "got 4 field(s)"),
+        ("0,x,0.1", "Y = `x` is not a number"),
+        ("0,0,inf", "Z = inf is not finite"),
+        ("", "got 1 field(s)"),
+    ] {
+        assert_one_line_error(&control("tip", target), &["--target", expected]);
+    }
+    let out = run(&[
+        "control",
+        "scenes/trunk.toml",
+        "--effector",
+        "tip",
+        "--target",
+        "-0.01,0,0.15",
+        "--steps",
+        "0",
+    ]);
+    assert_one_line_error(&out, &["--steps", "at least 1"]);
+}
