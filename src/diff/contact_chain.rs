@@ -119,6 +119,16 @@ impl ContactRecord {
         self.contacts.len()
     }
 
+    /// The contacts (node, obstacle, gap, frame), in NCP order.
+    pub fn contacts(&self) -> &[NodeContact] {
+        &self.contacts
+    }
+
+    /// λ_c (N, 3 per contact in its frame `[t₁, t₂, n]`).
+    pub fn lambda(&self) -> &[f64] {
+        &self.lambda
+    }
+
     /// Bytes held (W dominates: n_free × 3k values).
     pub fn bytes(&self) -> usize {
         8 * (self.w.len() + self.lambda.len()) + 120 * self.contacts.len()

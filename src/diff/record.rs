@@ -43,6 +43,11 @@ impl BodyRecord {
         &self.stiffness
     }
 
+    /// The body's contacts in this step and their derivatives, if any.
+    pub fn contact(&self) -> Option<&ContactRecord> {
+        self.contact.as_ref()
+    }
+
     /// Number of contacts of the body in this step.
     pub fn contacts(&self) -> usize {
         self.contact.as_ref().map_or(0, ContactRecord::len)

@@ -46,6 +46,10 @@ struct BodyBuffers {
     red2: Vec<f64>,
     columns: Vec<f64>,
     solve: MemBuffer,
+    solve2: MemBuffer,
+    /// dλ_c of the last forward pass (3 rows per contact, one column per direction).
+    contact_force_tangents: DMat,
+    /// Columns `solve` and `solve2` each hold scratch for.
     solve_columns: usize,
 }
 
@@ -76,6 +80,8 @@ impl StepDerivative {
                         red2: vec![0.0; nr],
                         columns: Vec::new(),
                         solve: MemBuffer::new(faer::dyn_stack::StackReq::EMPTY),
+                        solve2: MemBuffer::new(faer::dyn_stack::StackReq::EMPTY),
+                        contact_force_tangents: DMat::zeros(0, 0),
                         solve_columns: 0,
                     }
                 })
@@ -198,12 +204,26 @@ impl StepDerivative {
                     }
                 }
             }
-            if buf.solve_columns < k.max(1) {
-                buf.solve = MemBuffer::new(rec.factor().solve_scratch(k.max(1)));
-                buf.solve_columns = k.max(1);
+            // The k solves, in two halves on two threads when k ≥ 2 (the factor is shared
+            // read-only; each half has its own workspace).
+            let half = k.div_ceil(2);
+            if buf.solve_columns < half.max(1) {
+                buf.solve = MemBuffer::new(rec.factor().solve_scratch(half.max(1)));
+                buf.solve2 = MemBuffer::new(rec.factor().solve_scratch(half.max(1)));
+                buf.solve_columns = half.max(1);
             }
-            rec.factor()
-                .solve_columns_in_place(&mut buf.columns, k, MemStack::new(&mut buf.solve));
+            let factor = rec.factor();
+            let (first, second) = buf.columns.split_at_mut(half * nr);
+            let (s1, s2) = (&mut buf.solve, &mut buf.solve2);
+            rayon::join(
+                || factor.solve_columns_in_place(first, half, MemStack::new(s1)),
+                || {
+                    if k > half {
+                        factor.solve_columns_in_place(second, k - half, MemStack::new(s2))
+                    }
+                },
+            );
+            buf.contact_force_tangents = DMat::zeros(0, k);
             if let Some(contact) = &rec.contact {
                 // dq = H_c a + dH_c v⁺ + de, dλ = N dq, dv⁺ = a + h W dλ (contact_chain).
                 let mut dq = DMat::zeros(3 * contact.len(), k);
@@ -224,8 +244,8 @@ impl StepDerivative {
                         column.as_mut_slice(),
                     );
                 }
-                let mut dlambda = DMat::zeros(0, 0);
-                contact.force_variation(&dq, &mut dlambda);
+                let dlambda = &mut buf.contact_force_tangents;
+                contact.force_variation(&dq, dlambda);
                 for c in 0..k {
                     contact.add_response(
                         dlambda.column(c).as_slice(),
@@ -247,6 +267,15 @@ impl StepDerivative {
             }
         }
         Ok(outputs)
+    }
+
+    /// The tangents of body `body`'s contact forces λ_c (N, 3 rows per contact in each
+    /// contact's frame `[t₁, t₂, n]`, contacts in the record's order; one column per input
+    /// direction) computed by the last [`StepDerivative::jvp`]; empty when that step had no
+    /// contact on the body. With [`crate::diff::ContactRecord`]'s frames this gives the
+    /// derivative of the contact forces with respect to the actuation (paper 004 Eq. 17).
+    pub fn contact_force_tangents(&self, body: usize) -> &DMat {
+        &self.bodies[body].contact_force_tangents
     }
 
     /// Reverse mode: the cotangents of the step's inputs (start state and `parameters`) for
