@@ -18,7 +18,7 @@ use diffsoro::diff::{
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
 use diffsoro::material::{Law, Material};
 use diffsoro::math::{SplitMix64, Vec3, relative_error};
-use diffsoro::mesh::box_mesh;
+use diffsoro::mesh::{TriangleSurface, box_mesh};
 use diffsoro::scene::{ContactSection, Scene, SceneContact, SimulationSection, State, Stepper};
 
 const SIDE: f64 = 0.02;
@@ -198,4 +198,34 @@ fn adjoint_equals_forward_mode_with_contact() {
         "adjoint {:?} vs forward {forward:?}",
         adj.parameters
     );
+}
+
+/// Node-vs-triangle: sticking on a closed triangle-mesh slab (the boundary of a box mesh,
+/// 0.1 m wide), then on a capsule lying under the block (curved normals).
+#[test]
+fn sticking_on_a_triangle_mesh_and_a_capsule() {
+    let slab = box_mesh([1, 1, 1], [-0.05, -0.05, -0.02], [0.07, 0.07, 0.0]).unwrap();
+    let surface =
+        TriangleSurface::new("slab", slab.positions().to_vec(), slab.boundary_triangles()).unwrap();
+    let scene = block(
+        Law::NeoHookean,
+        vec![Obstacle::mesh("slab", surface).unwrap()],
+        0.9,
+    );
+    let start = sunk(&scene, Vec3::zeros());
+    assert_eq!(contact_counts(&scene, &start), (9, 9));
+    check_jvp_against_fd_from(&scene, &PARAMS, &start, 3, 1e-3);
+
+    let r = 0.05;
+    let capsule = Obstacle::capsule(
+        Vec3::new(-0.05, SIDE / 2.0, -r),
+        Vec3::new(0.07, SIDE / 2.0, -r),
+        r,
+    )
+    .unwrap();
+    let scene = block(Law::StVK, vec![capsule], 0.9);
+    let start = sunk(&scene, Vec3::zeros());
+    let (detected, active) = contact_counts(&scene, &start);
+    assert!(detected > 0 && active > 0, "{detected} {active}");
+    check_jvp_against_fd_from(&scene, &PARAMS, &start, 1, 1e-3);
 }
