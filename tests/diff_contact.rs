@@ -229,3 +229,31 @@ fn sticking_on_a_triangle_mesh_and_a_capsule() {
     assert!(detected > 0 && active > 0, "{detected} {active}");
     check_jvp_against_fd_from(&scene, &PARAMS, &start, 1, 1e-3);
 }
+
+/// The Finger of scenes/finger_obstacle.toml, its cable pulled, pressing on the STL block:
+/// after 60 steps of pressing, one step's derivatives (x, v, E, ν, the cable) against finite
+/// differences, with the NCP solved to 1e-13.
+#[test]
+fn finger_pressing_an_obstacle() {
+    let mut scene = Scene::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/finger_obstacle.toml"),
+        &[],
+    )
+    .unwrap();
+    scene.contact.settings.tolerance = 1e-13;
+    scene.contact.settings.max_iterations = 100_000;
+    let mut start = scene.initial_state();
+    let mut stepper = Stepper::new(&scene).unwrap();
+    for _ in 0..60 {
+        stepper.step(&scene, &mut start).unwrap();
+    }
+    let (detected, active) = contact_counts(&scene, &start);
+    assert!(active > 0, "{detected} detected, {active} active");
+    check_jvp_against_fd_from(
+        &scene,
+        &["young_modulus:finger", "poisson_ratio:finger", "actuator:cable"],
+        &start,
+        1,
+        1e-3,
+    );
+}

@@ -112,7 +112,7 @@ pub fn unit_directions(
             "v".to_string(),
             InputTangent {
                 state: {
-                    let mut t = random_tangent(scene, &mut rng, 0.0, 1e-2);
+                    let mut t = random_tangent(scene, &mut rng, 0.0, 1e-1);
                     t.bodies
                         .iter_mut()
                         .for_each(|b| b.positions.fill(Vec3::zeros()));
