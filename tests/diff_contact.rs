@@ -251,7 +251,11 @@ fn finger_pressing_an_obstacle() {
     assert!(active > 0, "{detected} detected, {active} active");
     check_jvp_against_fd_from(
         &scene,
-        &["young_modulus:finger", "poisson_ratio:finger", "actuator:cable"],
+        &[
+            "young_modulus:finger",
+            "poisson_ratio:finger",
+            "actuator:cable",
+        ],
         &start,
         1,
         1e-3,

@@ -6,7 +6,9 @@ use std::path::Path;
 
 mod diff_support;
 
-use diff_support::{check_jvp_against_fd, parameters, random_tangent, warm_state};
+use diff_support::{
+    check_jvp_against_fd, check_jvp_against_fd_from, parameters, random_tangent, warm_state,
+};
 use diffsoro::diff::{
     InputTangent, Parameter, Recorder, StepDerivative, TapeOptions, adjoint, forward_sensitivities,
     record_trajectory,
@@ -78,6 +80,32 @@ fn thirty_step_derivatives_match_finite_differences_for_every_law() {
             0,
         );
     }
+}
+
+/// The two-finger gripper of scenes/gripper.toml with torque-driven servos (spread over the
+/// horn nodes; angle-driven servos pin their horn and are not differentiated): both servo
+/// torques, E and ν.
+#[test]
+fn servo_torque_derivatives_match_finite_differences() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/gripper.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("angle = -0.2\nmax_angle_step = 0.002", "torque = -0.02");
+    assert_eq!(text.matches("torque = -0.02").count(), 2);
+    let file = SceneFile::parse("gripper.toml", &text, &[]).unwrap();
+    let scene = Scene::build(&file, path.parent().unwrap()).unwrap();
+    check_jvp_against_fd_from(
+        &scene,
+        &[
+            "actuator:servo",
+            "actuator:servo_right",
+            "young_modulus:finger",
+            "poisson_ratio:finger_right",
+        ],
+        &warm_state(&scene, 2),
+        1,
+        1e-3,
+    );
 }
 
 #[test]

@@ -99,7 +99,7 @@ pub fn unit_directions(
             "x".to_string(),
             InputTangent {
                 state: {
-                    let mut t = random_tangent(scene, &mut rng, 1e-3, 0.0);
+                    let mut t = random_tangent(scene, &mut rng, 1e-4, 0.0);
                     t.bodies
                         .iter_mut()
                         .for_each(|b| b.velocities.fill(Vec3::zeros()));
