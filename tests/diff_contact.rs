@@ -9,12 +9,9 @@
 
 mod diff_support;
 
-use diff_support::{check_jvp_against_fd_from, parameters, random_tangent};
+use diff_support::{check_adjointness, check_jvp_against_fd_from, parameters, random_tangent};
 use diffsoro::contact::Obstacle;
-use diffsoro::diff::{
-    InputTangent, Recorder, StepDerivative, TapeOptions, adjoint, forward_sensitivities,
-    record_trajectory,
-};
+use diffsoro::diff::{Recorder, TapeOptions, adjoint, forward_sensitivities, record_trajectory};
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
 use diffsoro::material::{Law, Material};
 use diffsoro::math::{SplitMix64, Vec3, relative_error};
@@ -134,47 +131,7 @@ fn jvp_and_vjp_are_adjoint_with_contact() {
     let mut recorder = Recorder::new(&scene).unwrap();
     let (_, record) = recorder.step(&scene, &mut state).unwrap();
     assert_eq!(record.bodies[0].contacts(), 18);
-    let mut derivative = StepDerivative::new(&scene);
-    let mut rng = SplitMix64::new(5);
-    for _ in 0..3 {
-        let u = InputTangent {
-            state: random_tangent(&scene, &mut rng, 1.0, 1.0),
-            parameters: (0..params.len()).map(|_| rng.uniform()).collect(),
-        };
-        let w = random_tangent(&scene, &mut rng, 1.0, 1.0);
-        let ju = derivative
-            .jvp(&scene, &record, &params, std::slice::from_ref(&u))
-            .unwrap();
-        let jtw = derivative.vjp(&scene, &record, &params, &w).unwrap();
-        let lhs = w.dot(&ju[0]);
-        let rhs = jtw.state.dot(&u.state)
-            + jtw
-                .parameters
-                .iter()
-                .zip(&u.parameters)
-                .map(|(a, b)| a * b)
-                .sum::<f64>();
-        assert!(
-            (lhs - rhs).abs() <= 1e-10 * lhs.abs().max(rhs.abs()),
-            "⟨w, Ju⟩ = {lhs:e}, ⟨Jᵀw, u⟩ = {rhs:e}"
-        );
-    }
-}
-
-/// Eight steps of a block sliding on the floor at 0.2 m/s (μ = 0.2: it decelerates by
-/// ≈ 2 m/s² and still slides at ≈ 0.04 m/s at the end), sunk 2 mm at the start so the decaying
-/// penetration (a fifth removed per step) stays far from Φ = 0 relative to the perturbations.
-#[test]
-fn several_sliding_steps() {
-    let mut scene = block(Law::NeoHookean, vec![floor()], 0.2);
-    // Several NCP solves accumulate their residual noise: solve to round-off.
-    scene.contact.settings.tolerance = 1e-15;
-    scene.contact.settings.max_iterations = 200_000;
-    let mut start = sunk(&scene, Vec3::new(0.2, 0.0, 0.0));
-    for x in &mut start.bodies[0].positions {
-        x.z -= 2e-3 - SINK;
-    }
-    check_jvp_against_fd_from(&scene, &PARAMS, &start, 8, 1e-3);
+    check_adjointness(&scene, &record, &params, 5);
 }
 
 /// The adjoint gradient of a scalar loss after 8 sliding steps equals the forward-mode one.

@@ -7,7 +7,8 @@ use std::path::Path;
 mod diff_support;
 
 use diff_support::{
-    check_jvp_against_fd, check_jvp_against_fd_from, parameters, random_tangent, warm_state,
+    check_adjointness, check_jvp_against_fd, check_jvp_against_fd_from, parameters, random_tangent,
+    warm_state,
 };
 use diffsoro::diff::{
     InputTangent, Parameter, Recorder, StepDerivative, TapeOptions, adjoint, forward_sensitivities,
@@ -126,31 +127,7 @@ fn jvp_and_vjp_are_adjoint() {
         let mut state = warm_state(&scene, 4);
         let mut recorder = Recorder::new(&scene).unwrap();
         let (_, record) = recorder.step(&scene, &mut state).unwrap();
-        let mut derivative = StepDerivative::new(&scene);
-        let mut rng = SplitMix64::new(3);
-        for _ in 0..3 {
-            let u = InputTangent {
-                state: random_tangent(&scene, &mut rng, 1.0, 1.0),
-                parameters: (0..params.len()).map(|_| rng.uniform()).collect(),
-            };
-            let w = random_tangent(&scene, &mut rng, 1.0, 1.0);
-            let ju = derivative
-                .jvp(&scene, &record, &params, std::slice::from_ref(&u))
-                .unwrap();
-            let jtw = derivative.vjp(&scene, &record, &params, &w).unwrap();
-            let lhs = w.dot(&ju[0]);
-            let rhs = jtw.state.dot(&u.state)
-                + jtw
-                    .parameters
-                    .iter()
-                    .zip(&u.parameters)
-                    .map(|(a, b)| a * b)
-                    .sum::<f64>();
-            assert!(
-                (lhs - rhs).abs() <= 1e-10 * lhs.abs().max(rhs.abs()),
-                "{law}: ⟨w, Ju⟩ = {lhs:e}, ⟨Jᵀw, u⟩ = {rhs:e}"
-            );
-        }
+        check_adjointness(&scene, &record, &params, 3);
     }
 }
 

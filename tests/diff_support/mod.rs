@@ -2,7 +2,7 @@
 //! differences of the forward simulator (Richardson-extrapolated) to check derivatives with.
 #![allow(dead_code)]
 
-use diffsoro::diff::{InputTangent, Parameter, Recorder, StateTangent, StepDerivative};
+use diffsoro::diff::{InputTangent, Parameter, Recorder, StateTangent, StepDerivative, StepRecord};
 use diffsoro::math::{SplitMix64, Vec3, relative_error};
 use diffsoro::scene::{Scene, State, Stepper};
 
@@ -176,6 +176,36 @@ pub fn check_jvp_against_fd_from(
             "{}: {steps} steps, d/d{what}: JVP vs FD {err:e} (|jvp| = {:e})",
             scene.bodies[0].material().law().name(),
             jvp.iter().map(|x| x * x).sum::<f64>().sqrt()
+        );
+    }
+}
+
+/// ⟨w, J u⟩ = ⟨Jᵀ w, u⟩ to 1e-10 for three random pairs (u: state and parameters, w: state)
+/// on the step of `record`.
+pub fn check_adjointness(scene: &Scene, record: &StepRecord, params: &[Parameter], seed: u64) {
+    let mut derivative = StepDerivative::new(scene);
+    let mut rng = SplitMix64::new(seed);
+    for _ in 0..3 {
+        let u = InputTangent {
+            state: random_tangent(scene, &mut rng, 1.0, 1.0),
+            parameters: (0..params.len()).map(|_| rng.uniform()).collect(),
+        };
+        let w = random_tangent(scene, &mut rng, 1.0, 1.0);
+        let ju = derivative
+            .jvp(scene, record, params, std::slice::from_ref(&u))
+            .unwrap();
+        let jtw = derivative.vjp(scene, record, params, &w).unwrap();
+        let lhs = w.dot(&ju[0]);
+        let rhs = jtw.state.dot(&u.state)
+            + jtw
+                .parameters
+                .iter()
+                .zip(&u.parameters)
+                .map(|(a, b)| a * b)
+                .sum::<f64>();
+        assert!(
+            (lhs - rhs).abs() <= 1e-10 * lhs.abs().max(rhs.abs()),
+            "⟨w, Ju⟩ = {lhs:e}, ⟨Jᵀw, u⟩ = {rhs:e}"
         );
     }
 }
