@@ -218,3 +218,18 @@ fn finger_pressing_an_obstacle() {
         1e-3,
     );
 }
+/// Eight steps of a block sliding on the floor at 0.2 m/s (μ = 0.2: it decelerates by
+/// ≈ 2 m/s² and still slides at ≈ 0.04 m/s at the end), sunk 2 mm at the start so the decaying
+/// penetration (a fifth removed per step) stays far from Φ = 0 relative to the perturbations.
+#[test]
+fn several_sliding_steps() {
+    let mut scene = block(Law::NeoHookean, vec![floor()], 0.2);
+    // Several NCP solves accumulate their residual noise: solve to round-off.
+    scene.contact.settings.tolerance = 1e-15;
+    scene.contact.settings.max_iterations = 200_000;
+    let mut start = sunk(&scene, Vec3::new(0.2, 0.0, 0.0));
+    for x in &mut start.bodies[0].positions {
+        x.z -= 2e-3 - SINK;
+    }
+    check_jvp_against_fd_from(&scene, &PARAMS, &start, 8, 1e-3);
+}
