@@ -1,0 +1,189 @@
+//! The least-squares problem of calibration (paper 004 §IV-C): the gap between a scene's
+//! simulated final node positions and observed ones, as a function of physical parameters,
+//! with its Jacobian from the forward trajectory sensitivities of `diff`.
+
+use super::levenberg_marquardt::LeastSquares;
+use super::parametrisation::Parametrisation;
+use crate::diff::{Parameter, SensitivityStepper, check_differentiable};
+use crate::error::{Error, Result};
+use crate::math::{DMat, DVec};
+use crate::scene::{FinalState, Scene};
+
+/// What a [`FinalStateFit`] reports while it evaluates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CalibrationProgress<'a> {
+    /// Step `step` of `steps` of evaluation `evaluation` (counted from 1) is done.
+    Step {
+        /// The evaluation (one simulation with its sensitivities), from 1.
+        evaluation: usize,
+        /// Steps done.
+        step: usize,
+        /// Steps per evaluation.
+        steps: usize,
+    },
+    /// Evaluation `evaluation` is done.
+    Evaluated {
+        /// The evaluation, from 1.
+        evaluation: usize,
+        /// The physical parameter values it simulated, in parameter order.
+        values: &'a [f64],
+        /// Its loss `½‖x − x_observed‖²` (m²).
+        loss: f64,
+        /// Steps whose contact NCP stopped at its iteration limit (0 without contact).
+        unconverged_contact_steps: usize,
+    },
+}
+
+/// `r(p) = x_final(p) − x_observed` over every node of every soft body (scene body order,
+/// nodes in mesh order, `x y z` per node; m) after `steps` steps from the scene's initial
+/// state, and `∂r/∂p`, one column per parameter (m per unit of the parameter: m/Pa for E),
+/// the position part of the forward sensitivities ([`crate::diff::forward_sensitivities`]).
+/// Fixed nodes give zero rows.
+pub struct FinalStateFit<'p> {
+    scene: Scene,
+    parameters: Vec<Parameter>,
+    observed: DVec,
+    steps: usize,
+    evaluations: usize,
+    progress: &'p mut dyn FnMut(CalibrationProgress<'_>),
+}
+
+impl<'p> FinalStateFit<'p> {
+    /// The fit of `params` of (a copy of) `scene` to `observed` after `steps` steps. Errors:
+    /// a scene whose step is not differentiable ([`check_differentiable`]'s error), a
+    /// parameter that names no body or actuator of the scene, an observation lacking a body
+    /// or with another node count.
+    pub fn new(
+        scene: &Scene,
+        params: &Parametrisation,
+        observed: &FinalState,
+        steps: usize,
+        progress: &'p mut dyn FnMut(CalibrationProgress<'_>),
+    ) -> Result<FinalStateFit<'p>> {
+        check_differentiable(scene)?;
+        let parameters = params
+            .names
+            .iter()
+            .map(|n| n.resolve(scene))
+            .collect::<Result<Vec<_>>>()?;
+        let mut flat = Vec::new();
+        for body in &scene.bodies {
+            let seen = observed
+                .soft_bodies
+                .iter()
+                .find(|b| b.name == body.name())
+                .ok_or_else(|| {
+                    Error::invalid(
+                        format!("observation: soft body `{}`", body.name()),
+                        "is in the scene but not in the observation",
+                    )
+                })?;
+            if seen.positions.len() != body.node_count() {
+                return Err(Error::invalid(
+                    format!("observation: soft body `{}`", body.name()),
+                    format!(
+                        "has {} observed node positions, the scene's mesh has {} nodes",
+                        seen.positions.len(),
+                        body.node_count()
+                    ),
+                ));
+            }
+            flat.extend(seen.positions.iter().flatten());
+        }
+        Ok(FinalStateFit {
+            scene: scene.clone(),
+            parameters,
+            observed: DVec::from_vec(flat),
+            steps,
+            evaluations: 0,
+            progress,
+        })
+    }
+
+    /// The resolved parameters, in order.
+    pub fn parameters(&self) -> &[Parameter] {
+        &self.parameters
+    }
+
+    /// Evaluations (simulations) run so far.
+    pub fn evaluations(&self) -> usize {
+        self.evaluations
+    }
+
+    /// The physical values of the parameters in the scene copy (the last evaluated ones, or
+    /// the scene's at the start).
+    pub fn values(&self) -> Vec<f64> {
+        self.parameters
+            .iter()
+            .map(|p| p.value(&self.scene))
+            .collect()
+    }
+}
+
+impl LeastSquares for FinalStateFit<'_> {
+    /// Sets `values` (physical, in parameter order) on the scene copy, simulates
+    /// `steps` steps carrying the sensitivities, and returns `(r, ∂r/∂p)`.
+    fn evaluate(&mut self, values: &[f64]) -> Result<(DVec, DMat)> {
+        assert_eq!(
+            values.len(),
+            self.parameters.len(),
+            "one value per parameter"
+        );
+        if values.iter().any(|v| !v.is_finite()) {
+            // An overflowed trial point (E = exp(s) = ∞): a failed step, not an error.
+            let m = self.observed.len();
+            let n = values.len();
+            return Ok((DVec::from_element(m, f64::NAN), DMat::zeros(m, n)));
+        }
+        for (p, &v) in self.parameters.iter().zip(values) {
+            p.set(&mut self.scene, v)?;
+        }
+        self.evaluations += 1;
+        let evaluation = self.evaluations;
+        let mut state = self.scene.initial_state();
+        let mut stepper = SensitivityStepper::new(&self.scene, &self.parameters)?;
+        let mut unconverged = 0;
+        for step in 1..=self.steps {
+            let report = stepper.step(&self.scene, &mut state)?;
+            if !report.contact_converged {
+                unconverged += 1;
+            }
+            (self.progress)(CalibrationProgress::Step {
+                evaluation,
+                step,
+                steps: self.steps,
+            });
+        }
+        let m = self.observed.len();
+        let mut residual = DVec::zeros(m);
+        let mut row = 0;
+        for body in &state.bodies {
+            for x in &body.positions {
+                for c in 0..3 {
+                    residual[row] = x[c] - self.observed[row];
+                    row += 1;
+                }
+            }
+        }
+        assert_eq!(row, m, "state and observation sizes agree");
+        let mut jacobian = DMat::zeros(m, self.parameters.len());
+        for (k, tangent) in stepper.tangents().enumerate() {
+            let mut row = 0;
+            for body in &tangent.bodies {
+                for d in &body.positions {
+                    for c in 0..3 {
+                        jacobian[(row, k)] = d[c];
+                        row += 1;
+                    }
+                }
+            }
+        }
+        (self.progress)(CalibrationProgress::Evaluated {
+            evaluation,
+            values,
+            loss: 0.5 * residual.norm_squared(),
+            unconverged_contact_steps: unconverged,
+        });
+        Ok((residual, jacobian))
+    }
+}
