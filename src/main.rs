@@ -414,6 +414,18 @@ fn calibrate(
                 started.elapsed().as_secs_f64()
             );
         }
+        CalibrationProgress::Failed {
+            evaluation,
+            values,
+            error,
+        } => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            eprintln!(
+                "simulation {evaluation} at {values:?} failed ({error}): a rejected trial step"
+            );
+        }
     };
     let report = calibrate_scene(&scene, &setup, &LmOptions::default(), &mut on_progress)?;
     if let Some(dir) = out {

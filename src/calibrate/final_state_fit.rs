@@ -10,7 +10,7 @@ use crate::math::{DMat, DVec};
 use crate::scene::{FinalState, Scene};
 
 /// What a [`FinalStateFit`] reports while it evaluates.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub enum CalibrationProgress<'a> {
     /// Step `step` of `steps` of evaluation `evaluation` (counted from 1) is done.
     Step {
@@ -32,6 +32,16 @@ pub enum CalibrationProgress<'a> {
         /// Steps whose contact NCP stopped at its iteration limit (0 without contact).
         unconverged_contact_steps: usize,
     },
+    /// The simulation of evaluation `evaluation` (not the first) failed, e.g. an element
+    /// inverted at a trial point far from the data: a failed trial step of the fit.
+    Failed {
+        /// The evaluation, from 2.
+        evaluation: usize,
+        /// The physical parameter values it tried.
+        values: &'a [f64],
+        /// Why the simulation failed.
+        error: &'a Error,
+    },
 }
 
 /// `r(p) = x_final(p) − x_observed` over every node of every soft body (scene body order,
@@ -39,6 +49,10 @@ pub enum CalibrationProgress<'a> {
 /// state, and `∂r/∂p`, one column per parameter (m per unit of the parameter: m/Pa for E),
 /// the position part of the forward sensitivities ([`crate::diff::forward_sensitivities`]).
 /// Fixed nodes give zero rows.
+///
+/// A simulation that fails at the first evaluation is an error; at a later one (a trial point
+/// of the fit, e.g. a far step that inverts an element) it gives a NaN residual, which
+/// Levenberg–Marquardt counts as a failed step (it damps more and retries closer).
 pub struct FinalStateFit<'p> {
     scene: Scene,
     parameters: Vec<Parameter>,
@@ -140,6 +154,24 @@ impl LeastSquares for FinalStateFit<'_> {
         }
         self.evaluations += 1;
         let evaluation = self.evaluations;
+        match self.simulate(evaluation, values) {
+            Err(error) if evaluation > 1 => {
+                (self.progress)(CalibrationProgress::Failed {
+                    evaluation,
+                    values,
+                    error: &error,
+                });
+                let (m, n) = (self.observed.len(), values.len());
+                Ok((DVec::from_element(m, f64::NAN), DMat::zeros(m, n)))
+            }
+            other => other,
+        }
+    }
+}
+
+impl FinalStateFit<'_> {
+    /// One evaluation at `values` (already set on the scene copy).
+    fn simulate(&mut self, evaluation: usize, values: &[f64]) -> Result<(DVec, DMat)> {
         let mut state = self.scene.initial_state();
         let mut stepper = SensitivityStepper::new(&self.scene, &self.parameters)?;
         let mut unconverged = 0;
