@@ -302,3 +302,49 @@ fn calibrate_command_end_to_end() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_failed_trial_simulation_is_a_rejected_step_but_a_failed_start_is_an_error() {
+    use diffsoro::calibrate::LeastSquares;
+    let dir = scratch("failed");
+    let scene_path = cantilever_scene(&dir);
+    let scene = Scene::load(&scene_path, &[]).unwrap();
+    let observed = observe(&scene_path, &[]);
+    let params = Parametrisation::parse(&["young_modulus:beam"]).unwrap();
+    // A 1e-10 Pa beam collapses under its weight: some element inverts within the run.
+    let soft = 1e-10;
+
+    let mut quiet = |_: CalibrationProgress<'_>| {};
+    let mut fit = FinalStateFit::new(&scene, &params, &observed, 30, &mut quiet).unwrap();
+    let err = fit
+        .evaluate(&[soft])
+        .err()
+        .expect("the start fails")
+        .to_string();
+    assert!(err.contains("inverted"), "{err}");
+
+    let mut failures = Vec::new();
+    let mut record = |event: CalibrationProgress<'_>| {
+        if let CalibrationProgress::Failed {
+            evaluation, error, ..
+        } = event
+        {
+            failures.push((evaluation, error.to_string()));
+        }
+    };
+    let mut fit = FinalStateFit::new(&scene, &params, &observed, 30, &mut record).unwrap();
+    // The scene's own E reproduces the observation (same values; the differentiating step
+    // takes the plain step's forward path) to round-off.
+    let (r, j) = fit.evaluate(&[1.0e6]).unwrap();
+    assert!(r.amax() <= 1e-12 && j.amax() > 0.0, "|r| {:e}", r.amax());
+    let (r, _) = fit.evaluate(&[soft]).unwrap();
+    assert!(
+        r.iter().all(|v| v.is_nan()),
+        "a NaN residual marks the failed trial"
+    );
+    drop(fit);
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].0, 2);
+    assert!(failures[0].1.contains("inverted"), "{}", failures[0].1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
