@@ -318,8 +318,7 @@ fn a_failed_trial_simulation_is_a_rejected_step_but_a_failed_start_is_an_error()
     let mut fit = FinalStateFit::new(&scene, &params, &observed, 30, &mut quiet).unwrap();
     let err = fit
         .evaluate(&[soft])
-        .err()
-        .expect("the start fails")
+        .expect_err("the start fails")
         .to_string();
     assert!(err.contains("inverted"), "{err}");
 
