@@ -80,30 +80,7 @@ impl<'p> FinalStateFit<'p> {
             .iter()
             .map(|n| n.resolve(scene))
             .collect::<Result<Vec<_>>>()?;
-        let mut flat = Vec::new();
-        for body in &scene.bodies {
-            let seen = observed
-                .soft_bodies
-                .iter()
-                .find(|b| b.name == body.name())
-                .ok_or_else(|| {
-                    Error::invalid(
-                        format!("observation: soft body `{}`", body.name()),
-                        "is in the scene but not in the observation",
-                    )
-                })?;
-            if seen.positions.len() != body.node_count() {
-                return Err(Error::invalid(
-                    format!("observation: soft body `{}`", body.name()),
-                    format!(
-                        "has {} observed node positions, the scene's mesh has {} nodes",
-                        seen.positions.len(),
-                        body.node_count()
-                    ),
-                ));
-            }
-            flat.extend(seen.positions.iter().flatten());
-        }
+        let flat = observed_positions(scene, observed, "observation")?;
         Ok(FinalStateFit {
             scene: scene.clone(),
             parameters,
@@ -218,4 +195,47 @@ impl FinalStateFit<'_> {
         });
         Ok((residual, jacobian))
     }
+}
+
+/// The observed node positions of every soft body of `scene` (scene body order, nodes in mesh
+/// order, `x y z` per node), checked: each body must be in `observed` by name, with one
+/// finite position per node of its mesh. Errors start with `source` (the file name) and name
+/// the body.
+pub(crate) fn observed_positions(
+    scene: &Scene,
+    observed: &FinalState,
+    source: &str,
+) -> Result<Vec<f64>> {
+    let mut flat = Vec::new();
+    for body in &scene.bodies {
+        let what = || format!("{source}: soft body `{}`", body.name());
+        let Some(seen) = observed.soft_bodies.iter().find(|b| b.name == body.name()) else {
+            return Err(Error::invalid(
+                what(),
+                "is in the scene but not in the observation",
+            ));
+        };
+        if seen.positions.len() != body.node_count() {
+            return Err(Error::invalid(
+                what(),
+                format!(
+                    "has {} observed node positions, the scene's mesh has {} nodes",
+                    seen.positions.len(),
+                    body.node_count()
+                ),
+            ));
+        }
+        if let Some(i) = seen
+            .positions
+            .iter()
+            .position(|p| p.iter().any(|c| !c.is_finite()))
+        {
+            return Err(Error::invalid(
+                format!("{} node {i}", what()),
+                "has a non-finite position",
+            ));
+        }
+        flat.extend(seen.positions.iter().flatten());
+    }
+    Ok(flat)
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::final_state_fit::{CalibrationProgress, FinalStateFit};
+use super::final_state_fit::{CalibrationProgress, FinalStateFit, observed_positions};
 use super::levenberg_marquardt::{LmOptions, levenberg_marquardt};
 use super::parametrisation::{ParameterName, Parametrisation, Reparametrised};
 use super::report::CalibrationReport;
@@ -94,34 +94,7 @@ pub fn load_observation(path: &Path, scene: &Scene) -> Result<FinalState> {
     let file = path.display().to_string();
     let observed: FinalState = serde_json::from_str(&text)
         .map_err(|e| Error::parse(&file, Location::Line(e.line()), e.to_string()))?;
-    for body in &scene.bodies {
-        let Some(seen) = observed.soft_bodies.iter().find(|b| b.name == body.name()) else {
-            return Err(Error::invalid(
-                format!("{file}: soft body `{}`", body.name()),
-                "is in the scene but not in the observation",
-            ));
-        };
-        if seen.positions.len() != body.node_count() {
-            return Err(Error::invalid(
-                format!("{file}: soft body `{}`", body.name()),
-                format!(
-                    "has {} observed node positions, the scene's mesh has {} nodes",
-                    seen.positions.len(),
-                    body.node_count()
-                ),
-            ));
-        }
-        if let Some(i) = seen
-            .positions
-            .iter()
-            .position(|p| p.iter().any(|c| !c.is_finite()))
-        {
-            return Err(Error::invalid(
-                format!("{file}: soft body `{}` node {i}", body.name()),
-                "has a non-finite position",
-            ));
-        }
-    }
+    observed_positions(scene, &observed, &file)?;
     Ok(observed)
 }
 
