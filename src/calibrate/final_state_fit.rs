@@ -65,8 +65,8 @@ pub struct FinalStateFit<'p> {
 impl<'p> FinalStateFit<'p> {
     /// The fit of `params` of (a copy of) `scene` to `observed` after `steps` steps. Errors:
     /// a scene whose step is not differentiable ([`check_differentiable`]'s error), a
-    /// parameter that names no body or actuator of the scene, an observation lacking a body
-    /// or with another node count.
+    /// parameter that names no body or actuator of the scene, an observation lacking a body,
+    /// with another node count or with a non-finite position.
     pub fn new(
         scene: &Scene,
         params: &Parametrisation,
