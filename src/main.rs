@@ -83,6 +83,10 @@ enum Command {
         /// parameter.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Override one scene value by dotted path, as for `simulate` (e.g.
+        /// `simulation.steps=20`); repeatable.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
     },
     /// Drive an effector to a target by QP inverse control of the actuators; prints
     /// `{"target", "final_position", "final_error", "error_history", "actuation_history"}`.
@@ -156,7 +160,8 @@ fn main() -> ExitCode {
             params,
             init,
             out,
-        }) => calibrate(&scene, &observed, &params, &init, out.as_deref()),
+            set,
+        }) => calibrate(&scene, &observed, &params, &init, out.as_deref(), &set),
         Some(Command::Control {
             scene,
             effector,
@@ -355,19 +360,74 @@ fn simulate(
     Ok(final_state)
 }
 
-/// `calibrate`: checks the input against the scene, fits, prints the report; with `out`,
-/// writes `calibration.json` and the plots.
+/// `calibrate`: checks the input against the scene, fits (a progress bar per simulation of
+/// the run, a line per evaluation on stderr), prints the report; with `out`, writes
+/// `calibration.json` and the plots.
 fn calibrate(
     path: &Path,
     observed: &Path,
     params: &[String],
     init: &[String],
     out: Option<&Path>,
+    set: &[String],
 ) -> diffsoro::Result<()> {
-    use diffsoro::calibrate::{CalibrationSetup, LmOptions, calibrate_scene};
-    let scene = Scene::load(path, &[])?;
+    use diffsoro::calibrate::{CalibrationProgress, CalibrationSetup, LmOptions, calibrate_scene};
+    let scene = Scene::load(path, set)?;
     let setup = CalibrationSetup::new(&scene, observed, params, init)?;
-    let report = calibrate_scene(&scene, &setup, &LmOptions::default())?;
+    let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
+    let steps = scene.simulation.steps as u64;
+    let mut bar: Option<ProgressBar> = None;
+    let started = Instant::now();
+    let mut on_progress = |event: CalibrationProgress<'_>| match event {
+        CalibrationProgress::Step {
+            evaluation, step, ..
+        } => {
+            let b = bar.get_or_insert_with(|| {
+                progress(steps, &format!("calibrate: simulation {evaluation}"))
+            });
+            b.set_position(step as u64);
+        }
+        CalibrationProgress::Evaluated {
+            evaluation,
+            values,
+            loss,
+            unconverged_contact_steps,
+        } => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            let values: Vec<String> = names
+                .iter()
+                .zip(values)
+                .map(|(n, v)| format!("{n} = {v:.6e}"))
+                .collect();
+            let warning = if unconverged_contact_steps > 0 {
+                format!(
+                    " (warning: the contact NCP stopped at its iteration limit in {unconverged_contact_steps} steps)"
+                )
+            } else {
+                String::new()
+            };
+            eprintln!(
+                "simulation {evaluation}: {}, loss {loss:.3e} m², {:.1} s elapsed{warning}",
+                values.join(", "),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        CalibrationProgress::Failed {
+            evaluation,
+            values,
+            error,
+        } => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            eprintln!(
+                "simulation {evaluation} at {values:?} failed ({error}): a rejected trial step"
+            );
+        }
+    };
+    let report = calibrate_scene(&scene, &setup, &LmOptions::default(), &mut on_progress)?;
     if let Some(dir) = out {
         let written = report.write_outputs(dir)?;
         eprintln!("wrote {} files in {}", written.len(), dir.display());

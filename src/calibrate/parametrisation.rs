@@ -17,8 +17,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::levenberg_marquardt::LeastSquares;
+use crate::diff::Parameter;
 use crate::error::{Error, Result};
 use crate::math::{DMat, DVec};
+use crate::scene::Scene;
 
 /// What a parameter is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -149,6 +151,12 @@ impl ParameterName {
             kind,
             target: target.to_string(),
         })
+    }
+
+    /// The scene parameter this name denotes ([`Parameter::parse`]): an error names the
+    /// parameter and lists the scene's soft bodies or actuators when the target is not there.
+    pub fn resolve(&self, scene: &Scene) -> Result<Parameter> {
+        Parameter::parse(scene, &self.to_string())
     }
 
     /// The unconstrained `s` of `value`; an error naming the parameter and its range when

@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
-use super::levenberg_marquardt::LmOptions;
-use super::parametrisation::{ParameterKind, ParameterName, Parametrisation};
+use super::final_state_fit::{CalibrationProgress, FinalStateFit, observed_positions};
+use super::levenberg_marquardt::{LmOptions, levenberg_marquardt};
+use super::parametrisation::{ParameterName, Parametrisation, Reparametrised};
 use super::report::CalibrationReport;
 use crate::error::{Error, Location, Result};
 use crate::scene::{FinalState, Scene};
@@ -46,35 +47,11 @@ impl CalibrationSetup {
 }
 
 /// Checks that every material parameter names a soft body of `scene` and every actuator
-/// parameter one of its actuators; the error lists the known names.
+/// parameter one of its actuators ([`ParameterName::resolve`]); the error lists the known
+/// names.
 pub fn check_targets(scene: &Scene, params: &Parametrisation) -> Result<()> {
-    let bodies: Vec<&str> = scene.bodies.iter().map(|b| b.name()).collect();
-    let actuators: Vec<&str> = scene
-        .actuation
-        .iter()
-        .flat_map(|a| a.actuators.iter().map(|x| x.name.as_str()))
-        .collect();
     for name in &params.names {
-        let (known, what, plural) = match name.kind {
-            ParameterKind::YoungModulus | ParameterKind::PoissonRatio => {
-                (&bodies, "soft body", "soft bodies")
-            }
-            ParameterKind::Actuator => (&actuators, "actuator", "actuators"),
-        };
-        if !known.contains(&name.target.as_str()) {
-            return Err(Error::invalid(
-                format!("parameter `{name}`"),
-                format!(
-                    "the scene has no {what} `{}` (its {plural}: {})",
-                    name.target,
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            ));
-        }
+        name.resolve(scene)?;
     }
     Ok(())
 }
@@ -117,56 +94,50 @@ pub fn load_observation(path: &Path, scene: &Scene) -> Result<FinalState> {
     let file = path.display().to_string();
     let observed: FinalState = serde_json::from_str(&text)
         .map_err(|e| Error::parse(&file, Location::Line(e.line()), e.to_string()))?;
-    for body in &scene.bodies {
-        let Some(seen) = observed.soft_bodies.iter().find(|b| b.name == body.name()) else {
-            return Err(Error::invalid(
-                format!("{file}: soft body `{}`", body.name()),
-                "is in the scene but not in the observation",
-            ));
-        };
-        if seen.positions.len() != body.node_count() {
-            return Err(Error::invalid(
-                format!("{file}: soft body `{}`", body.name()),
-                format!(
-                    "has {} observed node positions, the scene's mesh has {} nodes",
-                    seen.positions.len(),
-                    body.node_count()
-                ),
-            ));
-        }
-        if let Some(i) = seen
-            .positions
-            .iter()
-            .position(|p| p.iter().any(|c| !c.is_finite()))
-        {
-            return Err(Error::invalid(
-                format!("{file}: soft body `{}` node {i}", body.name()),
-                "has a non-finite position",
-            ));
-        }
-    }
+    observed_positions(scene, &observed, &file)?;
     Ok(observed)
 }
 
 /// Fits `setup.params` of `scene` so that its final state after `scene.simulation.steps`
-/// steps matches `setup.observed` (paper 004 §IV-C).
+/// steps from its initial state matches `setup.observed` (paper 004 §IV-C): Levenberg–Marquardt
+/// ([`levenberg_marquardt`] with `options`) over the unconstrained variables of
+/// `setup.params` ([`Reparametrised`]) on the residual `x_final − x_observed` and its Jacobian
+/// from the forward trajectory sensitivities ([`FinalStateFit`]), started at `setup.initial`
+/// (or the scene's values). Each evaluation (one simulation of the run) reports its steps and
+/// its loss through `progress`.
 ///
-/// **NOT WIRED YET** (needs the trajectory sensitivities of layer L5 `diff`): this returns an
-/// error. The wiring is: a [`super::LeastSquares`] whose `evaluate(values)` sets the physical
-/// parameter values on a copy of the scene, simulates the run, and returns the residual
-/// `x_final − x_observed` (all bodies, nodes in file order, flattened `x y z`) with its
-/// Jacobian (the trajectory sensitivities, one column per parameter); wrapped in
-/// [`super::Reparametrised`] with `setup.params`; started at `setup.initial` (or the scene's
-/// values); run by [`super::levenberg_marquardt`] with `options`; reported by
-/// [`CalibrationReport::from_fit`].
+/// Errors: a scene whose step is not differentiable (the error of
+/// [`crate::diff::check_differentiable`]), a parameter the scene does not have, an observation
+/// that does not match the scene, or an error of the simulation.
 pub fn calibrate_scene(
     scene: &Scene,
     setup: &CalibrationSetup,
     options: &LmOptions,
+    progress: &mut dyn FnMut(CalibrationProgress<'_>),
 ) -> Result<CalibrationReport> {
-    let _ = (scene, setup, options);
-    Err(Error::invalid(
-        "calibrate",
-        "not wired yet: the simulation part waits for the trajectory sensitivities (diff)",
-    ))
+    assert_eq!(
+        setup.initial.len(),
+        setup.params.len(),
+        "one optional starting value per parameter"
+    );
+    let mut fit = FinalStateFit::new(
+        scene,
+        &setup.params,
+        &setup.observed,
+        scene.simulation.steps,
+        progress,
+    )?;
+    let start: Vec<f64> = fit
+        .values()
+        .into_iter()
+        .zip(&setup.initial)
+        .map(|(own, given)| given.unwrap_or(own))
+        .collect();
+    let s0 = setup.params.unconstrained(&start)?;
+    let mut problem = Reparametrised {
+        problem: &mut fit,
+        map: &setup.params,
+    };
+    let result = levenberg_marquardt(&mut problem, &s0, options)?;
+    Ok(CalibrationReport::from_fit(&setup.params, &result))
 }
