@@ -6,10 +6,11 @@
 use std::path::Path;
 
 use diffsoro::control::{
-    ControlOptions, ControlReport, ControlSetup, QpSettings, control_scene, default_qp_solver,
+    ControlOptions, ControlReport, ControlSetup, InverseController, Linearisation, QpSettings,
+    control_scene, default_qp_solver,
 };
 use diffsoro::diff::Parameter;
-use diffsoro::math::Vec3;
+use diffsoro::math::{DMat, Vec3};
 use diffsoro::scene::{Scene, Stepper};
 
 fn trunk() -> Scene {
@@ -171,4 +172,50 @@ fn displacement_driven_cables_and_unknown_effectors_are_clear_errors() {
     }
     let e = ControlSetup::new(&trunk(), "nose", "0,0,0.19", None).unwrap_err();
     assert!(e.to_string().contains("tip"), "{e}");
+}
+
+#[test]
+fn the_qp_bounds_combine_the_actuator_range_the_cap_and_the_step_limit() {
+    // c1 starts at 0.29 N (cap 0.3), c3 has a scene maximum of 0.1 N, the others start at 0.
+    let scene = Scene::load(
+        Path::new("scenes/trunk.toml"),
+        &[
+            "soft_body.trunk.cable.c1.force=0.29".to_string(),
+            "soft_body.trunk.cable.c3.max_force=0.1".to_string(),
+            "soft_body.trunk.cable.c3.force=0.5".to_string(),
+        ],
+    )
+    .unwrap();
+    let options = ControlOptions {
+        force_cap: 0.3,
+        max_change: 0.02,
+        regularisation: 1e-3,
+    };
+    let mut controller = InverseController::new(&scene, "tip", options).unwrap();
+    let (lo, hi) = controller.bounds();
+    let (lo, hi) = (lo.to_vec(), hi.to_vec());
+    assert_eq!((lo[0], hi[0]), (0.0, 0.3));
+    assert_eq!((lo[2], hi[2]), (0.0, 0.1), "the scene's max_force wins");
+    // The scene's 0.5 N on c3 is clamped into its range.
+    assert_eq!(controller.actuation()[2], 0.1);
+    let lin = Linearisation {
+        position: Vec3::new(0.0, 0.0, 0.19),
+        predicted: Vec3::new(0.0, 0.0, 0.19),
+        jacobian: DMat::from_fn(3, 8, |r, c| 0.01 * ((r + 2 * c) % 5) as f64 - 0.02),
+        stiffness_factored: true,
+        shift: 0.0,
+    };
+    let qp = controller.qp(&lin, Vec3::new(0.05, 0.05, 0.15));
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-15;
+    assert!(close(qp.lower[0], -0.02) && close(qp.upper[0], 0.01), "c1");
+    assert!(close(qp.lower[1], 0.0) && close(qp.upper[1], 0.02), "c2");
+    assert!(close(qp.lower[2], -0.02) && close(qp.upper[2], 0.0), "c3");
+    // After an update every λ stays in its range, whatever the QP asks.
+    let mut solver = default_qp_solver(QpSettings::default());
+    controller
+        .update(&lin, Vec3::new(0.05, 0.05, 0.15), solver.as_mut())
+        .unwrap();
+    for (i, l) in controller.actuation().iter().enumerate() {
+        assert!((lo[i]..=hi[i]).contains(l), "λ_{i} = {l}");
+    }
 }

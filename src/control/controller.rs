@@ -456,10 +456,7 @@ impl InverseController {
                 .x
                 .zip_zip_map(&qp.lower, &qp.upper, |x, lo, hi| x.clamp(lo, hi));
             let second = solver.solve(&self.null_space_qp(&qp, lin, &first))?;
-            let change = if matches!(
-                second.status,
-                QpStatus::Solved | QpStatus::SolvedInaccurate
-            ) {
+            let change = if matches!(second.status, QpStatus::Solved | QpStatus::SolvedInaccurate) {
                 second.x
             } else {
                 first
