@@ -1,6 +1,6 @@
 //! One step of QP inverse control of an effector (paper 004 §IV-D, Eq. 15-16): the effector's
-//! linearisation with respect to the actuation from the step derivatives (`diff`), and the
-//! bounded least-squares QP that chooses the actuation of the next step.
+//! linearisation with respect to the actuation from the recorded step (`diff::StepRecord`),
+//! and the bounded least-squares QPs that choose the actuation of the next step.
 //!
 //! # The formulation, and why
 //!
@@ -38,9 +38,12 @@
 //!
 //! (`J_e` the effector's barycentric weights; cables only pull: λ_lo = 0; λ_hi the actuator's
 //! maximum; Δ_max the largest change per step) and applies λ + Δλ in the next step. The
-//! second regularisation term pins the actuation's null space (8 cables for 3 coordinates on
-//! the Trunk) to the smallest tensions, so antagonistic cables do not co-contract until the
-//! trunk buckles. This is one Gauss-Newton step per time step on the static map λ ↦ p_eq(λ)
+//! second QP picks, among the changes with the same predicted effector position, the
+//! smallest tensions: it fixes the actuation's null space (8 cables for 3 coordinates on the
+//! Trunk) without biasing the effector, so antagonistic cables do not co-contract (a
+//! compressed Trunk turns its tangent stiffness indefinite and the step eventually fails;
+//! a single QP with a ‖λ + Δλ‖² term does the same only with a bias of the effector, 2 mm
+//! on the Trunk at a weight that prevents co-contraction). This is one Gauss-Newton step per time step on the static map λ ↦ p_eq(λ)
 //! with the state fed back; at a fixed point (v = v⁺ = 0, Δλ = 0) the effector sits where
 //! the QP put it. Neglected: the derivative of the cable forces with respect to x in the
 //! static tangent, and the contacts' compliance (with contact, `W` is the contact-free
@@ -49,7 +52,8 @@
 //! compressed, gravity-sagged states) K + μM with μ = 10, 100, 1000 s⁻² stands in for it (a
 //! damped Newton step; the search starts one rung below the last μ that worked, so it costs
 //! about two factorisations per step), and last the step's own `A/(hβ + h²)`. The fixed point
-//! does not depend on W, so a damped W slows convergence but does not bias it.
+//! does not depend on W when no bound is active, so a damped W slows convergence but does
+//! not bias it (with active bounds the fixed point is a KKT point of the linearised problem).
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 
@@ -62,11 +66,10 @@ use crate::scene::{Scene, State};
 
 use super::qp::{Qp, QpSolution, QpSolver, QpStatus};
 
-/// The shifts μ (s⁻²) of K + μM tried in turn, K itself first, when K(xₙ) is not positive
-/// definite (a compressed,
-/// buckling-prone state: the co-rotational tangent is exact, not the positive definite
-/// R K₀ Rᵀ): K + μM is the stiffness of a damped Newton step toward equilibrium. The Trunk's
-/// first mode has ω² ≈ 100 s⁻².
+/// The shifts μ (s⁻²) of K + μM tried in turn, K itself first: K(xₙ) is not always positive
+/// definite (the co-rotational tangent is exact, not the positive definite R K₀ Rᵀ), and
+/// K + μM is the stiffness of a damped Newton step toward equilibrium. The Trunk's first
+/// mode has ω² ≈ 100 s⁻².
 const SHIFTS: [f64; 4] = [0.0, 10.0, 100.0, 1000.0];
 
 /// Limits and weights of the inverse-control QP.
