@@ -1,8 +1,10 @@
 //! The `control` job's input (effector, target, number of steps), checked against the scene,
 //! and the entry point that runs the control loop on a scene.
 
+use super::controller::{ControlOptions, InverseController};
 use super::qp::QpSolver;
 use super::report::ControlReport;
+use crate::diff::Recorder;
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 use crate::scene::Scene;
@@ -16,6 +18,8 @@ pub struct ControlSetup {
     pub target: Vec3,
     /// Number of control steps (one QP and one simulation step each).
     pub steps: usize,
+    /// Bounds and weights of the QP (defaults: [`ControlOptions::default`]).
+    pub options: ControlOptions,
 }
 
 impl ControlSetup {
@@ -56,6 +60,7 @@ impl ControlSetup {
             effector: effector.to_string(),
             target,
             steps,
+            options: ControlOptions::default(),
         })
     }
 }
@@ -94,21 +99,45 @@ pub fn parse_target(text: &str) -> Result<Vec3> {
 /// Drives `setup.effector` of `scene` towards `setup.target` for `setup.steps` steps by QP
 /// inverse control (paper 004 §IV-D, Eq. 15-16), solving each step's QP with `solver`.
 ///
-/// **NOT WIRED YET** (needs the step derivative with respect to the actuation from layer L5
-/// `diff`): this returns an error. The wiring is, per step: linearise the effector position
-/// `p(λ) ≈ p₀ + W (λ − λ₀)` with `W = ∂p/∂λ_a` from `diff`; build the [`super::Qp`]
-/// `min ½‖p₀ + W Δλ − target‖² + ½ε‖Δλ‖²` over `Δλ` (`P = WᵀW + εI`, `q = Wᵀ(p₀ − target)`)
-/// with bounds from the actuators (cables only pull: `λ + Δλ ≥ 0`; a maximum force; a
-/// maximum change per step); solve with `solver`; apply `λ + Δλ`; step the scene; record
-/// the error and the actuation in a [`ControlReport`].
+/// Each control step: one recorded simulation step with the current actuation λ (on a copy
+/// of `scene` whose force-driven actuators are set to λ), the effector's linearisation from
+/// that step's derivative, and one QP choosing the λ of the next step
+/// ([`InverseController`]; its module doc explains the formulation). Row `n` of the
+/// report's `actuation_history` is the λ applied during step `n` (row 0 is the scene's own
+/// forces clamped into the bounds), `error_history[n]` the distance to the target after it.
+///
+/// Errors: a scene the derivatives do not cover (target-driven actuators, full Newton,
+/// self-contact), a failed step. A QP the solver cannot solve keeps λ (a status, not an
+/// error).
 pub fn control_scene(
     scene: &Scene,
     setup: &ControlSetup,
     solver: &mut dyn QpSolver,
 ) -> Result<ControlReport> {
-    let _ = (scene, setup, solver);
-    Err(Error::invalid(
-        "control",
-        "not wired yet: the control loop waits for the step derivatives (diff)",
-    ))
+    let mut scene = scene.clone();
+    let mut controller = InverseController::new(&scene, &setup.effector, setup.options)?;
+    controller.apply(&mut scene)?;
+    let mut recorder = Recorder::new(&scene)?;
+    let mut state = scene.initial_state();
+    let mut error_history = Vec::with_capacity(setup.steps);
+    let mut actuation_history = Vec::with_capacity(setup.steps);
+    let mut position = controller.effector_position(&state);
+    for _ in 0..setup.steps {
+        actuation_history.push(controller.actuation().to_vec());
+        let (_, record) = recorder.step(&scene, &mut state)?;
+        position = controller.effector_position(&state);
+        error_history.push((position - setup.target).norm());
+        let lin = controller.linearise(&scene, &record, &state)?;
+        controller.update(&lin, setup.target, solver)?;
+        controller.apply(&mut scene)?;
+        recorder.recycle(record);
+    }
+    Ok(ControlReport {
+        target: setup.target.into(),
+        final_position: position.into(),
+        final_error: (position - setup.target).norm(),
+        error_history,
+        actuation_history,
+        actuators: controller.actuators().to_vec(),
+    })
 }

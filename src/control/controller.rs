@@ -1,0 +1,475 @@
+//! One step of QP inverse control of an effector (paper 004 §IV-D, Eq. 15-16): the effector's
+//! linearisation with respect to the actuation from the recorded step (`diff::StepRecord`),
+//! and the bounded least-squares QPs that choose the actuation of the next step.
+//!
+//! # The formulation, and why
+//!
+//! The step derivative's one-step sensitivity `∂x⁺/∂λ = h² A⁻¹ H̃` (`H̃ = σ H_aᵀ`, `A = (1 + hα)
+//! M + (hβ + h²) K`) is tiny on a soft robot: the Trunk's first bending mode (≈ 10 rad/s) is
+//! mass-dominated over a step (`(hβ + h²) ω² ≈ 0.1`), so one step moves the effector by
+//! about 1 % of the quasi-static response. A controller that asks each step to land on the
+//! target (one-step deadbeat) demands tensions a hundred times too large; one that feeds
+//! the current error through a compliance winds up while the body lags (its first mode has
+//! a 0.65 s period, 65 steps) and overshoots. A first version that scaled the one-step
+//! sensitivity by `1 + β/h` (exact for a massless, stiffness-damped body) underestimated
+//! the Trunk's compliance tenfold and chattered against the per-step limit.
+//!
+//! So the QP aims at the *static equilibrium* the body is heading to, computed exactly for
+//! the linearised step. Implicit Euler's momentum balance after the step,
+//! `M (v⁺ − v)/h = f(x) − h K v⁺ + f_ext + H̃ λ + H_cᵀ λ_c − (αM + βK) v⁺`, gives the net
+//! static force at x⁺ (to first order) as `r(x⁺) = M ((v⁺ − v)/h + α v⁺) + β K v⁺`, and one
+//! Newton step to equilibrium:
+//!
+//! ```text
+//! x_eq = x⁺ + β v⁺ + K⁻¹ M ((v⁺ − v)/h + α v⁺)      (equilibrium under the current λ)
+//! ∂x_eq/∂λ = K⁻¹ H̃                                 (the quasi-static compliance)
+//! ```
+//!
+//! from the step's record (`diff::Recorder`: v, v⁺, K(xₙ), the factor's symbolic analysis)
+//! and one numeric Cholesky factorisation of K with one (k+1)-column solve. Every load
+//! (gravity, actuation, contact) enters through v and v⁺, so nothing is reassembled. Each
+//! control step then solves
+//!
+//! ```text
+//! Δλ₁ = argmin  ½‖p_eq + W Δλ − target‖² + ½ ε s ‖Δλ‖²,   W = J_e K⁻¹ H̃,  s = tr(WᵀW)/k
+//!        s.t.    max(λ_lo − λ, −Δ_max) ≤ Δλ ≤ min(λ_hi − λ, Δ_max)
+//! Δλ  = argmin  ½‖λ + Δλ‖² + ½ ε ‖Δλ‖²   s.t. the same bounds and W Δλ = W Δλ₁
+//! ```
+//!
+//! (`J_e` the effector's barycentric weights; cables only pull: λ_lo = 0; λ_hi the actuator's
+//! maximum; Δ_max the largest change per step) and applies λ + Δλ in the next step. The
+//! second QP picks, among the changes with the same predicted effector position, the
+//! smallest tensions: it fixes the actuation's null space (8 cables for 3 coordinates on the
+//! Trunk) without biasing the effector, so antagonistic cables do not co-contract (a
+//! compressed Trunk turns its tangent stiffness indefinite and the step eventually fails;
+//! a single QP with a ‖λ + Δλ‖² term does the same only with a bias of the effector, 2 mm
+//! on the Trunk at a weight that prevents co-contraction). This is one Gauss-Newton step per time step on the static map λ ↦ p_eq(λ)
+//! with the state fed back; at a fixed point (v = v⁺ = 0, Δλ = 0) the effector sits where
+//! the QP put it. Neglected: the derivative of the cable forces with respect to x in the
+//! static tangent, and the contacts' compliance (with contact, `W` is the contact-free
+//! compliance; the contact forces of the current step are in `p_eq`). When K is not
+//! positive definite (the co-rotational tangent is exact, and indefinite in the Trunk's
+//! compressed, gravity-sagged states) K + μM with μ = 10, 100, 1000 s⁻² stands in for it (a
+//! damped Newton step; the search starts one rung below the last μ that worked, so it costs
+//! about two factorisations per step), and last the step's own `A/(hβ + h²)`. The fixed point
+//! does not depend on W when no bound is active, so a damped W slows convergence but does
+//! not bias it (with active bounds the fixed point is a KKT point of the linearised problem).
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+
+use crate::actuator::{Drive, EmbeddedPoint};
+use crate::diff::{Parameter, StepRecord, check_differentiable};
+use crate::error::{Error, Result};
+use crate::linalg::{FactorKind, NumericFactor};
+use crate::math::{DMat, DVec, Vec3};
+use crate::scene::{Scene, State};
+
+use super::qp::{Qp, QpSolution, QpSolver, QpStatus};
+
+/// The shifts μ (s⁻²) of K + μM tried in turn, K itself first: K(xₙ) is not always positive
+/// definite (the co-rotational tangent is exact, not the positive definite R K₀ Rᵀ), and
+/// K + μM is the stiffness of a damped Newton step toward equilibrium. The Trunk's first
+/// mode has ω² ≈ 100 s⁻².
+const SHIFTS: [f64; 4] = [0.0, 10.0, 100.0, 1000.0];
+
+/// Limits and weights of the inverse-control QP.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ControlOptions {
+    /// Upper bound on λ (the actuator's units: N, Pa or N·m) for an actuator whose scene gives
+    /// no finite maximum (a cable's `max_force`); a finite scene maximum is used as it is.
+    pub force_cap: f64,
+    /// Largest change of each λ per control step (the actuator's units).
+    pub max_change: f64,
+    /// Relative weight ε of the regularisation ½ ε s ‖Δλ‖² of the change (s = tr(WᵀW)/k
+    /// makes it independent of units).
+    pub regularisation: f64,
+}
+
+impl Default for ControlOptions {
+    /// `force_cap = 0.3`, `max_change = 0.02`, `regularisation = 1e-3`, sized for the
+    /// Trunk's cables (N): 0.3 N on one long cable moves its tip by about 1.5 cm. Above it
+    /// the Trunk of `scenes/trunk.toml` under constant tensions does not always come to rest
+    /// (0.5 N on `c2` alone, or 0.25 N on four cables, keep it jittering at ~0.07 m/s), and
+    /// 0.02 N per step (2 N/s) keeps the transients mild.
+    fn default() -> Self {
+        ControlOptions {
+            force_cap: 0.3,
+            max_change: 0.02,
+            regularisation: 1e-3,
+        }
+    }
+}
+
+/// The effector's linearisation after a step (see the module doc).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Linearisation {
+    /// The effector's position after the step, p⁺ (m).
+    pub position: Vec3,
+    /// The predicted equilibrium under the current actuation, p_eq (m).
+    pub predicted: Vec3,
+    /// W = J_e K⁻¹ H̃ (3 × k, m per unit of actuation), columns in actuator order.
+    pub jacobian: DMat,
+    /// Whether K (or K + μM) was positive definite (false: the step's A/(hβ + h²) stood in
+    /// for it).
+    pub stiffness_factored: bool,
+    /// The shift μ (s⁻²) of K + μM used (0 when K itself was positive definite; ∞ when A
+    /// stood in).
+    pub shift: f64,
+}
+
+/// The state of the inverse-control loop: which effector, which actuators (every force-driven
+/// actuator of the scene, in [`crate::diff::every_parameter`] order), their bounds and current
+/// λ, and the buffers of the step derivative.
+pub struct InverseController {
+    body: usize,
+    effector: EmbeddedPoint,
+    parameters: Vec<Parameter>,
+    names: Vec<String>,
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+    lambda: Vec<f64>,
+    options: ControlOptions,
+    last: Option<QpSolution>,
+    /// Buffers of the linearisation, reused across steps.
+    stiffness_factor: Option<NumericFactor>,
+    columns: Vec<f64>,
+    shifted: Vec<f64>,
+    /// The rung of [`SHIFTS`] that worked last.
+    rung: usize,
+    reduced: Vec<f64>,
+    nodal: Vec<Vec3>,
+    rows: Vec<(usize, Vec3)>,
+    solve: MemBuffer,
+}
+
+impl InverseController {
+    /// A controller of effector `effector` of `scene`, starting from the scene's forces
+    /// (clamped into the bounds). Errors: a scene the derivatives do not cover
+    /// ([`check_differentiable`]: target-driven actuators, full Newton, self-contact), an
+    /// unknown effector, a scene without force-driven actuators, bad options.
+    pub fn new(scene: &Scene, effector: &str, options: ControlOptions) -> Result<Self> {
+        check_differentiable(scene)?;
+        if !(options.force_cap > 0.0) || !(options.max_change > 0.0) {
+            return Err(Error::invalid(
+                "control options",
+                format!(
+                    "force_cap ({}) and max_change ({}) must be positive",
+                    options.force_cap, options.max_change
+                ),
+            ));
+        }
+        if !(options.regularisation >= 0.0) || !options.regularisation.is_finite() {
+            return Err(Error::invalid(
+                "control options",
+                format!(
+                    "regularisation ({}) must be finite and ≥ 0",
+                    options.regularisation
+                ),
+            ));
+        }
+        let found = (0..scene.bodies.len()).find_map(|b| {
+            scene
+                .body_actuation(b)
+                .effectors
+                .iter()
+                .find(|e| e.name == effector)
+                .map(|e| (b, e.point))
+        });
+        let Some((body, point)) = found else {
+            return Err(Error::invalid(
+                format!("effector `{effector}`"),
+                "the scene has no such effector",
+            ));
+        };
+        let mut parameters = Vec::new();
+        let (mut names, mut lower, mut upper, mut lambda) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for b in 0..scene.bodies.len() {
+            for (index, a) in scene.body_actuation(b).actuators.iter().enumerate() {
+                let Drive::Force(f) = a.drive else { continue };
+                let [lo, hi] = a.bounds;
+                let hi = if hi.is_finite() {
+                    hi
+                } else {
+                    options.force_cap.max(lo)
+                };
+                let lo = if lo.is_finite() {
+                    lo
+                } else {
+                    -options.force_cap.min(hi)
+                };
+                parameters.push(Parameter::Actuator { body: b, index });
+                names.push(a.name.clone());
+                lower.push(lo);
+                upper.push(hi);
+                lambda.push(f.clamp(lo, hi));
+            }
+        }
+        if parameters.is_empty() {
+            return Err(Error::invalid(
+                "control",
+                "the scene has no force-driven actuator to control",
+            ));
+        }
+        let nodes = scene.bodies[body].node_count();
+        Ok(InverseController {
+            body,
+            effector: point,
+            parameters,
+            names,
+            lower,
+            upper,
+            lambda,
+            options,
+            last: None,
+            stiffness_factor: None,
+            columns: Vec::new(),
+            shifted: Vec::new(),
+            rung: 0,
+            reduced: Vec::new(),
+            nodal: vec![Vec3::zeros(); nodes],
+            rows: Vec::new(),
+            solve: MemBuffer::new(StackReq::EMPTY),
+        })
+    }
+
+    /// The controlled actuators' names, in the order of [`InverseController::actuation`].
+    pub fn actuators(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The current λ of each controlled actuator (N, Pa or N·m).
+    pub fn actuation(&self) -> &[f64] {
+        &self.lambda
+    }
+
+    /// The bounds [λ_lo, λ_hi] of each controlled actuator.
+    pub fn bounds(&self) -> (&[f64], &[f64]) {
+        (&self.lower, &self.upper)
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &ControlOptions {
+        &self.options
+    }
+
+    /// The last QP's solution (None before the first [`InverseController::update`]).
+    pub fn last_solution(&self) -> Option<&QpSolution> {
+        self.last.as_ref()
+    }
+
+    /// The effector's position (m) in `state`.
+    pub fn effector_position(&self, state: &State) -> Vec3 {
+        self.effector.position(&state.bodies[self.body].positions)
+    }
+
+    /// Sets the current λ as the force of each controlled actuator of `scene`.
+    pub fn apply(&self, scene: &mut Scene) -> Result<()> {
+        for (p, &l) in self.parameters.iter().zip(&self.lambda) {
+            p.set(scene, l)?;
+        }
+        Ok(())
+    }
+
+    /// The effector's linearisation after the step recorded in `record`, `state` being the
+    /// state it ended in (module doc): one numeric factorisation of K(xₙ) and one
+    /// (k+1)-column solve. No allocation after the first call.
+    pub fn linearise(
+        &mut self,
+        scene: &Scene,
+        record: &StepRecord,
+        state: &State,
+    ) -> Result<Linearisation> {
+        let b = self.body;
+        let model = &scene.bodies[b];
+        let rec = &record.bodies[b];
+        let pattern = model.pattern();
+        let dofs = pattern.dofs();
+        let n = pattern.n();
+        let h = record.h;
+        let alpha = model.options().rayleigh_mass;
+        let beta = model.options().rayleigh_stiffness;
+        let k = self.parameters.len();
+        let columns = k + 1;
+        // K's factor, on the step factor's symbolic analysis.
+        let symbolic = rec.factor().symbolic();
+        if self
+            .stiffness_factor
+            .as_ref()
+            .is_none_or(|f| !std::sync::Arc::ptr_eq(f.symbolic(), symbolic))
+        {
+            self.stiffness_factor = Some(NumericFactor::new(symbolic.clone(), FactorKind::Llt));
+            self.solve = MemBuffer::new(rec.factor().solve_scratch(columns));
+        }
+        let factor = self.stiffness_factor.as_mut().expect("set above");
+        // K + μM for μ from the ladder, starting one rung below the last that worked (so a
+        // state that keeps K indefinite costs about two factorisations, not four), else
+        // A/(hβ + h²).
+        let start = self.rung.saturating_sub(1);
+        let mut factored = false;
+        let mut shift = f64::INFINITY;
+        for (rung, &mu) in SHIFTS.iter().enumerate().skip(start) {
+            let values: &[f64] = if mu == 0.0 {
+                rec.stiffness()
+            } else {
+                self.shifted.clear();
+                self.shifted.extend(
+                    rec.stiffness()
+                        .iter()
+                        .zip(model.mass_values())
+                        .map(|(k, m)| k + mu * m),
+                );
+                &self.shifted
+            };
+            if factor.factorize(pattern, values).is_ok() {
+                factored = true;
+                shift = mu;
+                self.rung = rung;
+                break;
+            }
+        }
+        if !factored {
+            self.rung = SHIFTS.len();
+        }
+        // Column 0: M ((v⁺ − v)/h + α v⁺); column 1 + j: H̃_j at xₙ (zero for an actuator of
+        // another body).
+        self.columns.clear();
+        self.columns.resize(n * columns, 0.0);
+        self.reduced.resize(n, 0.0);
+        for (r, &full) in self.reduced.iter_mut().zip(dofs.free_dofs()) {
+            let (node, c) = (full / 3, full % 3);
+            let (v, vp) = (rec.v[node][c], rec.v_plus[node][c]);
+            *r = (vp - v) / h + alpha * vp;
+        }
+        pattern.symmetric_product(model.mass_values(), &self.reduced, &mut self.columns[..n]);
+        let act = scene.body_actuation(b);
+        for (j, p) in self.parameters.iter().enumerate() {
+            let Parameter::Actuator { body, index } = *p else {
+                continue;
+            };
+            if body != b {
+                continue;
+            }
+            self.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
+            act.actuators[index].add_forces(&rec.x, 1.0, &mut self.rows, &mut self.nodal);
+            let col = &mut self.columns[(j + 1) * n..(j + 2) * n];
+            for (c, &full) in col.iter_mut().zip(dofs.free_dofs()) {
+                *c = self.nodal[full / 3][full % 3];
+            }
+        }
+        let stack = MemStack::new(&mut self.solve);
+        if factored {
+            factor.solve_columns_in_place(&mut self.columns, columns, stack);
+        } else {
+            let c_k = h * beta + h * h;
+            rec.factor()
+                .solve_columns_in_place(&mut self.columns, columns, stack);
+            self.columns.iter_mut().for_each(|c| *c *= c_k);
+        }
+        // J_e applied to each column.
+        let effector = self.effector;
+        let apply = |col: &[f64]| -> Vec3 {
+            let mut out = Vec3::zeros();
+            for (&node, &w) in effector.nodes.iter().zip(&effector.weights) {
+                for c in 0..3 {
+                    if let Some(r) = dofs.reduced_index(3 * node + c) {
+                        out[c] += w * col[r];
+                    }
+                }
+            }
+            out
+        };
+        let mut jacobian = DMat::zeros(3, k);
+        for j in 0..k {
+            let d = apply(&self.columns[(j + 1) * n..(j + 2) * n]);
+            jacobian.set_column(j, &d);
+        }
+        let position = self.effector_position(state);
+        let velocity = effector.position(&rec.v_plus);
+        let predicted = position + beta * velocity + apply(&self.columns[..n]);
+        Ok(Linearisation {
+            position,
+            predicted,
+            jacobian,
+            stiffness_factored: factored,
+            shift,
+        })
+    }
+
+    /// The QP of the module doc for `lin` and `target` (m), scaled so that its Hessian has a
+    /// unit mean diagonal.
+    pub fn qp(&self, lin: &Linearisation, target: Vec3) -> Qp {
+        let k = self.lambda.len();
+        let w = &lin.jacobian;
+        let mut p = w.transpose() * w;
+        let scale = (p.trace() / k as f64).max(f64::MIN_POSITIVE);
+        let eps = self.options.regularisation * scale;
+        for i in 0..k {
+            p[(i, i)] += eps;
+        }
+        let residual = lin.predicted - target;
+        let q = w.transpose() * DVec::from_column_slice(residual.as_slice());
+        let lower = DVec::from_fn(k, |i, _| {
+            (self.lower[i] - self.lambda[i])
+                .max(-self.options.max_change)
+                .min(0.0)
+        });
+        let upper = DVec::from_fn(k, |i, _| {
+            (self.upper[i] - self.lambda[i])
+                .min(self.options.max_change)
+                .max(0.0)
+        });
+        let mut p = p / scale;
+        // Exact symmetry for the solver's check.
+        p = (&p + p.transpose()) * 0.5;
+        Qp::new(p, q / scale).with_bounds(lower, upper)
+    }
+
+    /// The second QP (module doc): the smallest actuation `‖λ + Δλ‖²` (plus ½ε‖Δλ‖²) among
+    /// the changes that predict the same effector position as `first` (`W Δλ = W Δλ₁`),
+    /// within the same bounds.
+    pub fn null_space_qp(&self, first: &Qp, lin: &Linearisation, change: &DVec) -> Qp {
+        let k = self.lambda.len();
+        let eps = self.options.regularisation;
+        let p = DMat::identity(k, k) * (1.0 + eps);
+        let q = DVec::from_column_slice(&self.lambda);
+        let w = lin.jacobian.clone();
+        let goal = &w * change;
+        Qp::new(p, q)
+            .with_bounds(first.lower.clone(), first.upper.clone())
+            .with_constraints(w, goal.clone(), goal)
+    }
+
+    /// Solves the two QPs for `lin` and `target` with `solver` (the effector QP, then the
+    /// smallest actuation giving the same prediction) and moves λ to λ + Δλ (clamped onto
+    /// the bounds, which removes the interior point's 1e-10-sized slack). When the first QP
+    /// is not solved λ is kept; when only the second fails, the first's change is used.
+    /// Returns the first QP's status. Errors only for bad input.
+    pub fn update(
+        &mut self,
+        lin: &Linearisation,
+        target: Vec3,
+        solver: &mut dyn QpSolver,
+    ) -> Result<QpStatus> {
+        let qp = self.qp(lin, target);
+        let solution = solver.solve(&qp)?;
+        let status = solution.status;
+        if matches!(status, QpStatus::Solved | QpStatus::SolvedInaccurate) {
+            let first = solution
+                .x
+                .zip_zip_map(&qp.lower, &qp.upper, |x, lo, hi| x.clamp(lo, hi));
+            let second = solver.solve(&self.null_space_qp(&qp, lin, &first))?;
+            let change = if matches!(second.status, QpStatus::Solved | QpStatus::SolvedInaccurate) {
+                second.x
+            } else {
+                first
+            };
+            for i in 0..self.lambda.len() {
+                let d = change[i].clamp(qp.lower[i], qp.upper[i]);
+                self.lambda[i] = (self.lambda[i] + d).clamp(self.lower[i], self.upper[i]);
+            }
+        }
+        self.last = Some(solution);
+        Ok(status)
+    }
+}
