@@ -89,6 +89,18 @@ fn fingers_touch_through_self_contact_and_do_not_interpenetrate() {
     assert_eq!(without["contacts"].as_u64().unwrap(), 0);
     let deepest = deepest_penetration(&positions(&without));
     eprintln!("no self-contact: deepest penetration {deepest:e} m");
+    // The contact holds the fingers back: both tips stay further apart than without it.
+    let tip_x = |state: &serde_json::Value, k: usize| {
+        state["effectors"][k]["position"][0].as_f64().unwrap()
+    };
+    assert!(
+        tip_x(&with, 0) < tip_x(&without, 0) && tip_x(&with, 1) > tip_x(&without, 1),
+        "tips with contact {} / {}, without {} / {}",
+        tip_x(&with, 0),
+        tip_x(&with, 1),
+        tip_x(&without, 0),
+        tip_x(&without, 1)
+    );
     assert!(
         deepest < -1e-3,
         "without self-contact the fingers should overlap: {deepest}"
