@@ -243,6 +243,34 @@ impl InverseController {
         &self.lambda
     }
 
+    /// Sets the λ of each controlled actuator, clamped into its bounds.
+    pub fn set_actuation(&mut self, lambda: &[f64]) {
+        for ((l, v), (lo, hi)) in self
+            .lambda
+            .iter_mut()
+            .zip(lambda)
+            .zip(self.lower.iter().zip(&self.upper))
+        {
+            *l = v.clamp(*lo, *hi);
+        }
+    }
+
+    /// The controlled actuators as differentiable parameters (`diff::Parameter::Actuator`).
+    pub fn parameters(&self) -> &[Parameter] {
+        &self.parameters
+    }
+
+    /// The soft body carrying the effector.
+    pub fn effector_body(&self) -> usize {
+        self.body
+    }
+
+    /// The effector's position (m) for node positions (or a tangent of them) `x` of its body:
+    /// the embedded point's barycentric combination, linear in `x`.
+    pub fn effector_at(&self, x: &[Vec3]) -> Vec3 {
+        self.effector.position(x)
+    }
+
     /// The bounds [λ_lo, λ_hi] of each controlled actuator.
     pub fn bounds(&self) -> (&[f64], &[f64]) {
         (&self.lower, &self.upper)

@@ -1,7 +1,8 @@
 //! QP inverse control (layer 6; uses `chart`, `mesh` (file output), `scene` and `diff`): a small dense convex QP with one solver trait and two backends (clarabel by
-//! default, OSQP 0.6 behind the cargo feature `osqp`), and the `control` job's setup, entry
-//! point and report.
+//! default, OSQP 0.6 behind the cargo feature `osqp`), the `control` job's setup, entry
+//! point and report, and the contact-force-limiting variant (paper 004 Eq. 17).
 
+mod contact_force;
 mod controller;
 mod qp;
 mod qp_clarabel;
@@ -10,6 +11,7 @@ mod qp_osqp;
 mod report;
 mod setup;
 
+pub use contact_force::{ForceLimiting, GraspReport, grasp};
 pub use controller::{ControlOptions, InverseController, Linearisation};
 pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
 pub use qp_clarabel::ClarabelSolver;
