@@ -7,6 +7,7 @@ use crate::actuator::Drive;
 use crate::contact::BoundaryGradient;
 use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor};
+use crate::material::MaterialPoint;
 use crate::math::Vec3;
 use crate::scene::{Scene, State, StepReport, Stepper};
 
@@ -28,6 +29,9 @@ pub struct BodyRecord {
     factor: NumericFactor,
     /// K(xₙ) on the body's pattern (N/m).
     stiffness: Vec<f64>,
+    /// Every element's material point at xₙ, kept by the step's own force pass (the ν
+    /// derivative reuses them instead of re-evaluating the law).
+    pub(crate) points: Vec<MaterialPoint>,
     /// The step's contacts and their derivatives, if any.
     pub(crate) contact: Option<ContactRecord>,
 }
@@ -56,6 +60,7 @@ impl BodyRecord {
     /// Bytes held by this record (the factor, the stiffness and the three nodal fields).
     pub fn bytes(&self) -> usize {
         8 * (self.factor.symbolic().factor_len() + self.stiffness.len() + 12 * self.x.len())
+            + std::mem::size_of::<MaterialPoint>() * self.points.len()
             + self.contact.as_ref().map_or(0, ContactRecord::bytes)
     }
 }
@@ -118,15 +123,19 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
 pub struct Recorder {
     stepper: Stepper,
     boundary: BoundaryGradient,
-    spare: Vec<Vec<(NumericFactor, Vec<f64>)>>,
+    spare: Vec<Vec<(NumericFactor, Vec<f64>, Vec<MaterialPoint>)>>,
 }
 
 impl Recorder {
     /// A recorder for `scene`. Errors as [`check_differentiable`] and [`Stepper::new`].
     pub fn new(scene: &Scene) -> Result<Recorder> {
         check_differentiable(scene)?;
+        let mut stepper = Stepper::new(scene)?;
+        for i in 0..scene.bodies.len() {
+            stepper.body_mut(i).keep_material_points(true);
+        }
         Ok(Recorder {
-            stepper: Stepper::new(scene)?,
+            stepper,
             boundary: BoundaryGradient::OneSided,
             spare: (0..scene.bodies.len()).map(|_| Vec::new()).collect(),
         })
@@ -164,14 +173,17 @@ impl Recorder {
                 &x,
                 self.boundary,
             )?;
-            let (mut factor, mut stiffness) = self.spare[i].pop().unwrap_or_else(|| {
-                (
-                    NumericFactor::new(ws.factor().symbolic().clone(), FactorKind::Llt),
-                    vec![0.0; ws.stiffness().len()],
-                )
-            });
+            let (mut factor, mut stiffness, mut points) =
+                self.spare[i].pop().unwrap_or_else(|| {
+                    (
+                        NumericFactor::new(ws.factor().symbolic().clone(), FactorKind::Llt),
+                        vec![0.0; ws.stiffness().len()],
+                        Vec::new(),
+                    )
+                });
             ws.swap_factor(&mut factor);
             ws.swap_stiffness(&mut stiffness);
+            ws.swap_material_points(&mut points);
             bodies.push(BodyRecord {
                 forces: ws.forces().to_vec(),
                 actuator_forces: state.actuator_forces[i].clone(),
@@ -180,6 +192,7 @@ impl Recorder {
                 v_plus: state.bodies[i].velocities.clone(),
                 factor,
                 stiffness,
+                points,
                 contact,
             });
         }
@@ -195,7 +208,7 @@ impl Recorder {
     /// Takes back a record's buffers for later steps.
     pub fn recycle(&mut self, record: StepRecord) {
         for (spare, b) in self.spare.iter_mut().zip(record.bodies) {
-            spare.push((b.factor, b.stiffness));
+            spare.push((b.factor, b.stiffness, b.points));
         }
     }
 }

@@ -462,8 +462,8 @@ impl BodyBuffers {
     /// Fills `material_rhs` for `parameter`: h ∂f/∂p − c_K ∂(K v⁺)/∂p over the free DOFs.
     /// For E it follows from the record without an element pass: every law's Lamé pair is
     /// proportional to E at fixed ν (`material::Lame`), and f and K are linear in it, so
-    /// ∂f/∂E = f/E and ∂(K v⁺)/∂E = K v⁺/E. For ν, one element pass
-    /// ([`crate::fem::SoftBody::evaluate_parameter_derivatives`]).
+    /// ∂f/∂E = f/E and ∂(K v⁺)/∂E = K v⁺/E. For ν, one element pass from the material
+    /// points the step kept (no re-evaluation of the law: no co-rotational SVD).
     fn material_rhs(
         &mut self,
         body: &crate::fem::SoftBody,
@@ -484,12 +484,21 @@ impl BodyBuffers {
                 pattern.symmetric_product_add(rec.stiffness(), -c_k / e, &self.red2, out);
             }
             MaterialParameter::PoissonRatio => {
-                body.evaluate_parameter_derivatives(
-                    &rec.x,
-                    &rec.v_plus,
-                    parameter,
-                    &mut self.params,
-                )?;
+                if rec.points.len() == body.elements().len() {
+                    body.evaluate_parameter_derivatives_at(
+                        &rec.points,
+                        &rec.v_plus,
+                        parameter,
+                        &mut self.params,
+                    );
+                } else {
+                    body.evaluate_parameter_derivatives(
+                        &rec.x,
+                        &rec.v_plus,
+                        parameter,
+                        &mut self.params,
+                    )?;
+                }
                 out.fill(0.0);
                 add_reduced(dofs, &self.params.forces, h, out);
                 add_reduced(dofs, &self.params.stiffness_action, -c_k, out);

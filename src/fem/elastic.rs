@@ -1,9 +1,11 @@
 //! Internal elastic forces, energy and stiffness of a soft body at given node positions,
 //! computed per element in parallel (rayon) and assembled into the body's fixed pattern.
 
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::material::MaterialPoint;
 use crate::math::{Mat3, Vec3};
 
 /// Elements evaluated together (see [`SoftBody::evaluate_elastic`]).
@@ -21,9 +23,25 @@ pub struct ElasticState {
     /// Values of the stiffness K = ∂²E/∂x² (N/m) on the body's pattern (free DOFs), when
     /// requested.
     pub stiffness: Vec<f64>,
+    /// The material point of every element at the last evaluation, when kept
+    /// ([`ElasticState::keep_material_points`]): what derivative passes reuse instead of
+    /// re-evaluating the law (for the co-rotational law, its SVD).
+    pub points: Vec<MaterialPoint>,
+    keep_points: bool,
     element_energy: Vec<f64>,
     element_forces: Vec<[Vec3; 4]>,
     blocks: Vec<f64>,
+}
+
+impl ElasticState {
+    /// Whether [`SoftBody::evaluate_elastic`] keeps every element's material point in
+    /// [`ElasticState::points`] (off by default; about 0.6 kB per co-rotational element).
+    pub fn keep_material_points(&mut self, keep: bool) {
+        self.keep_points = keep;
+        if !keep {
+            self.points = Vec::new();
+        }
+    }
 }
 
 /// Whether [`SoftBody::evaluate_elastic`] also assembles the stiffness.
@@ -43,6 +61,8 @@ impl SoftBody {
             energy: 0.0,
             forces: vec![Vec3::zeros(); self.node_count()],
             stiffness: vec![0.0; self.pattern().nnz()],
+            points: Vec::new(),
+            keep_points: false,
             element_energy: vec![0.0; ne],
             element_forces: vec![[Vec3::zeros(); 4]; ne],
             blocks: vec![0.0; self.pattern().plan().block_buffer_len()],
@@ -69,40 +89,58 @@ impl SoftBody {
         // Elements go by groups of LANES, whose material points are evaluated together
         // (`Material::at_lanes`: the co-rotational SVDs overlap); every element's result is
         // bit for bit the same as alone, so grouping changes nothing but speed.
+        let ne = self.elements().len();
+        if state.keep_points && state.points.len() != ne {
+            let identity = material
+                .at(&Mat3::identity())
+                .expect("every law evaluates at F = I");
+            state.points = vec![identity; ne];
+        }
+        let kept = if state.keep_points {
+            Either::Left(state.points.par_chunks_mut(LANES).map(Some))
+        } else {
+            Either::Right((0..ne.div_ceil(LANES)).into_par_iter().map(|_| None))
+        };
         let failures: Option<(usize, crate::material::DeformationError)> = self
             .elements()
             .par_chunks(LANES)
             .zip(state.element_energy.par_chunks_mut(LANES))
             .zip(state.element_forces.par_chunks_mut(LANES))
             .zip(state.blocks.par_chunks_mut(144 * LANES))
+            .zip(kept)
             .enumerate()
-            .filter_map(|(group, (((tets, energies), forces), blocks))| {
-                // A short last group is padded with F = I (evaluated, then ignored).
-                let mut fs = [Mat3::identity(); LANES];
-                for (f, tet) in fs.iter_mut().zip(tets) {
-                    *f = tet.deformation_gradient(x);
-                }
-                let mut failure = None;
-                material.at_lanes(fs.each_ref(), |k, point| {
-                    let Some(tet) = tets.get(k) else { return };
-                    let point = match point {
-                        Ok(p) => p,
-                        Err(err) => {
-                            failure.get_or_insert((group * LANES + k, err));
-                            return;
-                        }
-                    };
-                    energies[k] = tet.volume * point.energy_density();
-                    if with_k {
-                        let (p, t) = point.stress_and_tangent();
-                        forces[k] = tet.forces(&p);
-                        tet.stiffness(&t, &mut blocks[144 * k..144 * (k + 1)]);
-                    } else {
-                        forces[k] = tet.forces(&point.stress());
+            .filter_map(
+                |(group, ((((tets, energies), forces), blocks), mut kept))| {
+                    // A short last group is padded with F = I (evaluated, then ignored).
+                    let mut fs = [Mat3::identity(); LANES];
+                    for (f, tet) in fs.iter_mut().zip(tets) {
+                        *f = tet.deformation_gradient(x);
                     }
-                });
-                failure
-            })
+                    let mut failure = None;
+                    material.at_lanes(fs.each_ref(), |k, point| {
+                        let Some(tet) = tets.get(k) else { return };
+                        let point = match point {
+                            Ok(p) => p,
+                            Err(err) => {
+                                failure.get_or_insert((group * LANES + k, err));
+                                return;
+                            }
+                        };
+                        if let Some(points) = kept.as_deref_mut() {
+                            points[k] = point;
+                        }
+                        energies[k] = tet.volume * point.energy_density();
+                        if with_k {
+                            let (p, t) = point.stress_and_tangent();
+                            forces[k] = tet.forces(&p);
+                            tet.stiffness(&t, &mut blocks[144 * k..144 * (k + 1)]);
+                        } else {
+                            forces[k] = tet.forces(&point.stress());
+                        }
+                    });
+                    failure
+                },
+            )
             .min_by_key(|(e, _)| *e);
         if let Some((e, err)) = failures {
             return Err(err.at_element(e));

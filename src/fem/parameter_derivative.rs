@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::material::MaterialPoint;
 use crate::math::Vec3;
 
 use super::soft_body::SoftBody;
@@ -99,16 +100,8 @@ impl SoftBody {
                         let Some(tet) = tets.get(k) else { return };
                         match point {
                             Ok(point) => {
-                                let d = match parameter {
-                                    MaterialParameter::YoungModulus => {
-                                        material.d_young_modulus(&point)
-                                    }
-                                    MaterialParameter::PoissonRatio => {
-                                        material.d_poisson_ratio(&point)
-                                    }
-                                };
-                                forces[k] = tet.forces(&d.stress());
-                                actions[k] = tet.stiffness_action(&d, tet.nodes.map(|n| v[n]));
+                                (forces[k], actions[k]) =
+                                    element_terms(&material, tet, &point, v, parameter);
                             }
                             Err(err) => {
                                 failure.get_or_insert((group * LANES + k, err));
@@ -122,6 +115,51 @@ impl SoftBody {
         self.gather(&out.element_actions, &mut out.stiffness_action);
         Ok(())
     }
+
+    /// As [`SoftBody::evaluate_parameter_derivatives`], from the material points of the
+    /// positions (`points`, one per element, e.g. kept by the step's own force pass with
+    /// [`super::ElasticState::keep_material_points`]) instead of re-evaluating the law: no
+    /// SVD for the co-rotational law.
+    ///
+    /// Panics if `points` does not have one entry per element.
+    pub fn evaluate_parameter_derivatives_at(
+        &self,
+        points: &[MaterialPoint],
+        v: &[Vec3],
+        parameter: MaterialParameter,
+        out: &mut ParameterDerivatives,
+    ) {
+        assert_eq!(points.len(), self.elements().len(), "one point per element");
+        let material = *self.material();
+        self.elements()
+            .par_iter()
+            .zip(points)
+            .zip(out.element_forces.par_iter_mut())
+            .zip(out.element_actions.par_iter_mut())
+            .for_each(|(((tet, point), f), a)| {
+                (*f, *a) = element_terms(&material, tet, point, v, parameter);
+            });
+        self.gather(&out.element_forces, &mut out.forces);
+        self.gather(&out.element_actions, &mut out.stiffness_action);
+    }
+}
+
+/// One element's `∂fₑ/∂p` and `∂(K V)ₑ/∂p` at its material point.
+fn element_terms(
+    material: &crate::material::Material,
+    tet: &super::Tetrahedron,
+    point: &MaterialPoint,
+    v: &[Vec3],
+    parameter: MaterialParameter,
+) -> ([Vec3; 4], [Vec3; 4]) {
+    let d = match parameter {
+        MaterialParameter::YoungModulus => material.d_young_modulus(point),
+        MaterialParameter::PoissonRatio => material.d_poisson_ratio(point),
+    };
+    (
+        tet.forces(&d.stress()),
+        tet.stiffness_action(&d, tet.nodes.map(|n| v[n])),
+    )
 }
 
 #[cfg(test)]
@@ -196,8 +234,20 @@ mod tests {
                     .zip(&km)
                     .map(|(a, b)| (a - b) / (2.0 * dp))
                     .collect();
+                // From kept material points: the same values (checked below against FD too).
+                let mut es = body.elastic_state();
+                es.keep_material_points(true);
+                body.evaluate_elastic(&x, Stiffness::Skip, &mut es).unwrap();
+                body.evaluate_parameter_derivatives_at(
+                    &es.points,
+                    &v,
+                    MaterialParameter::ALL[p],
+                    &mut out,
+                );
+                let kept: Vec<Vec3> = out.forces.clone();
                 body.evaluate_parameter_derivatives(&x, &v, MaterialParameter::ALL[p], &mut out)
                     .unwrap();
+                assert_eq!(kept, out.forces, "kept points give the same derivative");
                 let df: Vec<f64> = out.forces.iter().flat_map(|q| [q.x, q.y, q.z]).collect();
                 let dk: Vec<f64> = out
                     .stiffness_action

@@ -460,17 +460,21 @@ impl NumericFactor {
                 y[j * n + i] = rhs[(f, j)];
             }
         }
-        let y_mat = MatMut::from_column_major_slice_mut(&mut y, n, k);
-        match self.kind {
-            FactorKind::Llt => LltRef::new(&self.symbolic.inner, &self.values)
-                .solve_in_place_with_conj(Conj::No, y_mat, Par::Seq, stack),
-            FactorKind::Ldlt => LdltRef::new(&self.symbolic.inner, &self.values)
-                .solve_in_place_with_conj(Conj::No, y_mat, Par::Seq, stack),
-        }
+        self.solve_permuted(MatMut::from_column_major_slice_mut(&mut y, n, k), stack);
         for j in 0..k {
             for (i, &f) in forward.iter().enumerate() {
                 rhs[(f, j)] = y[j * n + i];
             }
+        }
+    }
+
+    /// Solves `(P A Pᵀ) Y = B` in place for a right-hand side already permuted.
+    fn solve_permuted(&self, y: MatMut<'_, f64>, stack: &mut MemStack) {
+        match self.kind {
+            FactorKind::Llt => LltRef::new(&self.symbolic.inner, &self.values)
+                .solve_in_place_with_conj(Conj::No, y, Par::Seq, stack),
+            FactorKind::Ldlt => LdltRef::new(&self.symbolic.inner, &self.values)
+                .solve_in_place_with_conj(Conj::No, y, Par::Seq, stack),
         }
     }
 
@@ -485,9 +489,23 @@ impl NumericFactor {
     ///
     /// Panics if `rhs.len() != n·ncols`.
     pub fn solve_columns_in_place(&self, rhs: &mut [f64], ncols: usize, stack: &mut MemStack) {
+        assert!(self.factorized, "solve: no valid factorisation");
         let n = self.symbolic.n;
         assert_eq!(rhs.len(), n * ncols, "solve_columns: rhs length");
-        self.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, ncols), stack);
+        // As `solve_in_place`, with the permutation applied on contiguous columns.
+        let forward = self.symbolic.permuted.forward();
+        let (mut y, stack) = stack.make_with::<f64>(n * ncols, |_| 0.0);
+        for (yj, col) in y.chunks_exact_mut(n).zip(rhs.chunks_exact(n)) {
+            for (yi, &f) in yj.iter_mut().zip(forward) {
+                *yi = col[f];
+            }
+        }
+        self.solve_permuted(MatMut::from_column_major_slice_mut(&mut y, n, ncols), stack);
+        for (yj, col) in y.chunks_exact(n).zip(rhs.chunks_exact_mut(n)) {
+            for (yi, &f) in yj.iter().zip(forward) {
+                col[f] = *yi;
+            }
+        }
     }
 }
 

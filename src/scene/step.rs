@@ -165,6 +165,18 @@ impl BodyWorkspace {
         std::mem::swap(&mut self.factor, other);
     }
 
+    /// Whether the step keeps every element's material point (for derivative passes that
+    /// then skip re-evaluating the law; [`crate::fem::ElasticState::keep_material_points`]).
+    pub fn keep_material_points(&mut self, keep: bool) {
+        self.elastic.keep_material_points(keep);
+    }
+
+    /// Exchanges the kept material points of the last step with `other`, like
+    /// [`Self::swap_factor`] (the next step refills them).
+    pub fn swap_material_points(&mut self, other: &mut Vec<crate::material::MaterialPoint>) {
+        std::mem::swap(&mut self.elastic.points, other);
+    }
+
     /// Exchanges the stiffness values with `other` (same length), like [`Self::swap_factor`].
     pub fn swap_stiffness(&mut self, other: &mut Vec<f64>) {
         assert_eq!(other.len(), self.elastic.stiffness.len(), "swap_stiffness");
