@@ -118,12 +118,15 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
     Ok(())
 }
 
+/// A recycled record's buffers: factor, stiffness values, material points.
+type SpareBuffers = (NumericFactor, Vec<f64>, Vec<MaterialPoint>);
+
 /// A stepper that keeps what each step's derivatives need ([`StepRecord`]); records given
 /// back with [`Recorder::recycle`] lend their buffers to later steps.
 pub struct Recorder {
     stepper: Stepper,
     boundary: BoundaryGradient,
-    spare: Vec<Vec<(NumericFactor, Vec<f64>, Vec<MaterialPoint>)>>,
+    spare: Vec<Vec<SpareBuffers>>,
 }
 
 impl Recorder {
