@@ -123,6 +123,15 @@ pub struct DelassusWorkspace {
     stack_columns: usize,
 }
 
+impl DelassusWorkspace {
+    /// `A⁻¹ H_cᵀ` over the free DOFs from the last [`assemble_delassus`] (column-major,
+    /// one column per row of `H_c`, `n_free` values each): what the step's derivatives reuse
+    /// instead of solving again.
+    pub fn solved_columns(&self) -> &[f64] {
+        &self.columns
+    }
+}
+
 impl std::fmt::Debug for DelassusWorkspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DelassusWorkspace")

@@ -10,7 +10,7 @@
 //! ```text
 //! dq = H_c a + dH_c v⁺ + de          (dσ with λ held)
 //! dλ = N dq                          (NcpDerivative: modes breaking / sticking / sliding)
-//! dv⁺ = a + h W dλ,   W = A⁻¹ H_cᵀ   (3k solves with the step's factorisation, once)
+//! dv⁺ = a + h W dλ,   W = A⁻¹ H_cᵀ   (kept from the step's Delassus assembly)
 //! ```
 //!
 //! with `dF_i = Σⱼ ∂F_i/∂p_j dx_{n(i),j}`, `de_N = s_Φ ∇Φ·dx_n + s_v (n·dv_n + dn·v_n)`. The
@@ -19,13 +19,11 @@
 //! appearing inside a finite-difference interval is a mode switch, outside the derivative's
 //! scope).
 
-use faer::dyn_stack::{MemBuffer, MemStack};
-
 use crate::contact::{
     BoundaryGradient, NcpDerivative, NodeContact, PenetrationCorrection, classify,
 };
 use crate::error::Result;
-use crate::linalg::{DofMap, NumericFactor};
+use crate::linalg::DofMap;
 use crate::math::{DMat, Mat3, Vec3};
 use crate::scene::{ContactWorkspace, Scene, mode_tolerance};
 
@@ -46,12 +44,11 @@ pub struct ContactRecord {
 
 impl ContactRecord {
     /// The contact part of a step record, from the contact stage's buffers `ws` after the
-    /// step, the step's factorisation `factor` and the start positions `x`. `None` without
+    /// step (its contacts, λ, G, g and A⁻¹H_cᵀ) and the start positions `x`. `None` without
     /// contact. Errors as [`NcpDerivative::new`].
     pub(crate) fn build(
         scene: &Scene,
         ws: &ContactWorkspace,
-        factor: &NumericFactor,
         dofs: &DofMap,
         x: &[Vec3],
         boundary: BoundaryGradient,
@@ -78,20 +75,13 @@ impl ContactRecord {
             mode_tolerance(scene.contact.settings.tolerance),
         );
         let ncp = NcpDerivative::new(delassus, ws.friction(), &lambda, &sigma, &modes, boundary)?;
-        let n = dofs.n_reduced();
-        let mut w = vec![0.0; n * 3 * k];
-        for (i, c) in contacts.iter().enumerate() {
-            for a in 0..3 {
-                let col = &mut w[(3 * i + a) * n..(3 * i + a + 1) * n];
-                for p in 0..3 {
-                    if let Some(r) = dofs.reduced_index(3 * c.node + p) {
-                        col[r] = c.frame[(p, a)];
-                    }
-                }
-            }
-        }
-        let mut buffer = MemBuffer::new(factor.solve_scratch(3 * k));
-        factor.solve_columns_in_place(&mut w, 3 * k, MemStack::new(&mut buffer));
+        // W = A⁻¹ H_cᵀ: the Delassus assembly of the step already solved for it.
+        let w = ws.solved_columns().to_vec();
+        assert_eq!(
+            w.len(),
+            dofs.n_reduced() * 3 * k,
+            "the contact stage's A⁻¹H_cᵀ matches its contacts"
+        );
         let correction = PenetrationCorrection::default();
         let mut frame_jacobian = Vec::with_capacity(k);
         let mut gap_gradient = Vec::with_capacity(k);

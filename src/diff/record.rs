@@ -171,7 +171,6 @@ impl Recorder {
             let contact = ContactRecord::build(
                 scene,
                 ws.contact(),
-                ws.factor(),
                 scene.bodies[i].pattern().dofs(),
                 &x,
                 self.boundary,

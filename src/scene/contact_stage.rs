@@ -195,6 +195,12 @@ impl ContactWorkspace {
         &self.friction
     }
 
+    /// `A⁻¹ H_cᵀ` of the last step (free DOFs, column-major, one column per row of H_c), kept
+    /// from the Delassus assembly.
+    pub fn solved_columns(&self) -> &[f64] {
+        self.delassus_ws.solved_columns()
+    }
+
     /// The last step's contact Jacobian H_c (3 rows per contact).
     pub fn jacobian(&self) -> &ContactJacobian {
         &self.jacobian
