@@ -334,14 +334,25 @@ impl StepDerivative {
             expand_nodes(dofs, &buf.red2, &mut res.velocities);
             // x̄ = x̄⁺ − h K r̄ − c_K T_{v⁺} r̄ + h ∂(H_aᵀλ)/∂x r̄
             expand_nodes(dofs, &buf.red, &mut buf.nodal3); // r̄ per node
-            body.stiffness_actions(
-                &rec.x,
-                &rec.v_plus,
-                &buf.nodal3,
-                &mut buf.t,
-                &mut buf.nodal,
-                &mut buf.nodal2,
-            )?;
+            if rec.points.len() == body.elements().len() {
+                body.stiffness_actions_at(
+                    &rec.points,
+                    &rec.v_plus,
+                    &buf.nodal3,
+                    &mut buf.t,
+                    &mut buf.nodal,
+                    &mut buf.nodal2,
+                );
+            } else {
+                body.stiffness_actions(
+                    &rec.x,
+                    &rec.v_plus,
+                    &buf.nodal3,
+                    &mut buf.t,
+                    &mut buf.nodal,
+                    &mut buf.nodal2,
+                )?;
+            }
             reduce_nodes(dofs, &out.positions, &mut buf.red2);
             add_reduced(dofs, &buf.nodal, -h, &mut buf.red2);
             add_reduced(dofs, &buf.nodal2, -c_k, &mut buf.red2);

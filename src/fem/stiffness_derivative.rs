@@ -12,7 +12,7 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::material::DeformationError;
+use crate::material::{DeformationError, MaterialPoint};
 use crate::math::Vec3;
 
 use super::soft_body::SoftBody;
@@ -118,12 +118,7 @@ impl SoftBody {
                 .filter_map(|(e, ((tet, kw), tw))| {
                     match material.at(&tet.deformation_gradient(x)) {
                         Ok(point) => {
-                            let dfv = tet.deformation_gradient_variation(element_field(tet, v));
-                            let dfw = tet.deformation_gradient_variation(element_field(tet, w));
-                            let dp = point.tangent_action(&dfw);
-                            let ddp = point.tangent_derivative(&dfv, &dfw);
-                            *kw = tet.gradients.map(|g| tet.volume * (dp * g));
-                            *tw = tet.gradients.map(|g| tet.volume * (ddp * g));
+                            (*kw, *tw) = element_actions(tet, &point, v, w);
                             None
                         }
                         Err(err) => Some((e, err)),
@@ -134,6 +129,50 @@ impl SoftBody {
         self.gather(&state.second, t_w);
         Ok(())
     }
+
+    /// As [`SoftBody::stiffness_actions`], from the material points of the positions
+    /// (`points`, one per element, e.g. kept by the step's own force pass) instead of
+    /// re-evaluating the law: no SVD for the co-rotational law.
+    ///
+    /// Panics if `points` does not have one entry per element.
+    pub fn stiffness_actions_at(
+        &self,
+        points: &[MaterialPoint],
+        v: &[Vec3],
+        w: &[Vec3],
+        state: &mut StiffnessDerivativeState,
+        k_w: &mut [Vec3],
+        t_w: &mut [Vec3],
+    ) {
+        assert_eq!(points.len(), self.elements().len(), "one point per element");
+        self.elements()
+            .par_iter()
+            .zip(points)
+            .zip(state.first.par_iter_mut())
+            .zip(state.second.par_iter_mut())
+            .for_each(|(((tet, point), kw), tw)| {
+                (*kw, *tw) = element_actions(tet, point, v, w);
+            });
+        self.gather(&state.first, k_w);
+        self.gather(&state.second, t_w);
+    }
+}
+
+/// One element's `(K w)ₑ = V_e (∂P/∂F : dF_w) gₙ` and `(T_V w)ₑ = V_e d²P[dF_V, dF_w] gₙ`.
+fn element_actions(
+    tet: &Tetrahedron,
+    point: &MaterialPoint,
+    v: &[Vec3],
+    w: &[Vec3],
+) -> ([Vec3; 4], [Vec3; 4]) {
+    let dfv = tet.deformation_gradient_variation(element_field(tet, v));
+    let dfw = tet.deformation_gradient_variation(element_field(tet, w));
+    let dp = point.tangent_action(&dfw);
+    let ddp = point.tangent_derivative(&dfv, &dfw);
+    (
+        tet.gradients.map(|g| tet.volume * (dp * g)),
+        tet.gradients.map(|g| tet.volume * (ddp * g)),
+    )
 }
 
 #[cfg(test)]
@@ -261,6 +300,17 @@ mod tests {
             let (mut kw, mut tw) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
             body.stiffness_actions(&x, &v, &w, &mut st, &mut kw, &mut tw)
                 .unwrap();
+            // From kept material points: the same actions.
+            let mut es = body.elastic_state();
+            es.keep_material_points(true);
+            body.evaluate_elastic(&x, Stiffness::Skip, &mut es).unwrap();
+            let (mut kw2, mut tw2) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
+            body.stiffness_actions_at(&es.points, &v, &w, &mut st, &mut kw2, &mut tw2);
+            assert_eq!(
+                (&kw, &tw),
+                (&kw2, &tw2),
+                "kept points give the same actions"
+            );
             let kw_ref = k_times(&body, &x, &w_red);
             body.assemble_stiffness_derivative(&x, &v, &mut st).unwrap();
             let mut tw_ref = vec![0.0; w_red.len()];
