@@ -269,18 +269,8 @@ impl Default for PenetrationCorrection {
 }
 
 impl PenetrationCorrection {
-    /// Applies the correction to `g` (3 per contact) given the gaps Φ (one per contact, m)
-    /// and `contact_velocity = H_c v` at the step start (3 per contact, m/s).
-    ///
-    /// Errors on gains outside [0, 1], a non-positive `h`, non-finite gaps, or lengths that
-    /// do not match.
-    pub fn apply(
-        &self,
-        h: f64,
-        gaps: &[f64],
-        contact_velocity: &[f64],
-        g: &mut [f64],
-    ) -> Result<()> {
+    /// Errors on gains outside [0, 1] or a non-positive or non-finite time step `h` (s).
+    fn validate(&self, h: f64) -> Result<()> {
         if !(0.0..=1.0).contains(&self.kp) || !(0.0..=1.0).contains(&self.kd) {
             return Err(Error::invalid(
                 "penetration correction",
@@ -293,6 +283,22 @@ impl PenetrationCorrection {
         if !(h > 0.0) || !h.is_finite() {
             return Err(Error::invalid("time step", format!("{h} must be positive")));
         }
+        Ok(())
+    }
+
+    /// Applies the correction to `g` (3 per contact) given the gaps Φ (one per contact, m)
+    /// and `contact_velocity = H_c v` at the step start (3 per contact, m/s).
+    ///
+    /// Errors on gains outside [0, 1], a non-positive `h`, non-finite gaps, or lengths that
+    /// do not match.
+    pub fn apply(
+        &self,
+        h: f64,
+        gaps: &[f64],
+        contact_velocity: &[f64],
+        g: &mut [f64],
+    ) -> Result<()> {
+        self.validate(h)?;
         if g.len() != 3 * gaps.len() || contact_velocity.len() != g.len() {
             return Err(Error::invalid(
                 "penetration correction",
@@ -329,18 +335,7 @@ impl PenetrationCorrection {
     ///
     /// Errors on gains outside [0, 1], a non-positive `h` or a non-finite gap (as `apply`).
     pub fn normal_slopes(&self, h: f64, gap: f64) -> Result<(f64, f64)> {
-        if !(0.0..=1.0).contains(&self.kp) || !(0.0..=1.0).contains(&self.kd) {
-            return Err(Error::invalid(
-                "penetration correction",
-                format!(
-                    "gains K_p = {}, K_d = {} must lie in [0, 1]",
-                    self.kp, self.kd
-                ),
-            ));
-        }
-        if !(h > 0.0) || !h.is_finite() {
-            return Err(Error::invalid("time step", format!("{h} must be positive")));
-        }
+        self.validate(h)?;
         if !gap.is_finite() {
             return Err(Error::invalid("gap", "not finite"));
         }
