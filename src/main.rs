@@ -515,7 +515,7 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
         let start = Instant::now();
         let report = stepper.step(&scene, &mut state)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
-        contacts.push(report.contact.iter().map(|c| c.active).sum::<usize>() as f64);
+        contacts.push(report.active_contacts as f64);
         if let Some((recorder, derivative)) = derivative.as_mut() {
             let mut s = start_state.clone();
             let (_, record) = recorder.step(&scene, &mut s)?;

@@ -1,13 +1,15 @@
 //! Frictional contact (layer 3; uses `math`, `error`, `linalg`, `mesh`): the Coulomb cone and
 //! its De Saxcé correction, the NCP instance and its residuals, the ADMM and PGS solvers,
-//! contact modes, detection of nodes against obstacles and of a body against itself (analytic
-//! plane, sphere, box, capsule; triangle meshes and the refitted node broad phase through
-//! parry3d-f64, converted to and from glam at this module's boundary only), the Delassus
+//! contact modes, detection of nodes against obstacles (analytic plane, sphere, box, capsule;
+//! triangle meshes and the refitted node broad phase through parry3d-f64, converted to and
+//! from glam at this module's boundary only), of a body against its own surface and of two
+//! bodies against each other's surfaces (a refitted tree of surface triangles), the Delassus
 //! matrix assembled with the step's factorisation (DESIGN.md §1, paper 004 §II-B), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
 //! derivatives of detection, and the penetration correction's slopes (DESIGN.md §2).
 
 mod admm;
+mod body_contact;
 mod broad_phase;
 mod capsule;
 mod cone;
@@ -20,8 +22,10 @@ mod ncp_derivative;
 mod pgs;
 mod problem;
 mod self_contact;
+mod surface_tree;
 
 pub use admm::{AdmmSettings, AdmmSolver};
+pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body_contact};
 pub use broad_phase::NodeBroadPhase;
 pub use capsule::Capsule;
 pub use cone::FrictionCone;
@@ -40,4 +44,5 @@ pub use ncp_derivative::{
 };
 pub use pgs::{PgsSettings, PgsSolver};
 pub use problem::{ContactProblem, NcpSolution, Residuals};
-pub use self_contact::{SelfContact, SelfContactDetector, push_self_contacts};
+pub use self_contact::{SelfContact, detect_self_contacts, push_self_contacts};
+pub use surface_tree::{SurfaceTree, TriangleHit};

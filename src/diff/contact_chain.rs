@@ -60,15 +60,8 @@ impl ContactRecord {
         }
         let h = scene.simulation.dt;
         let lambda = ws.lambda().to_vec();
-        let g = ws.free_velocity();
         let delassus = ws.delassus();
-        let sigma: Vec<f64> = (0..3 * k)
-            .map(|r| {
-                g[r] + (0..3 * k)
-                    .map(|c| delassus[(r, c)] * lambda[c])
-                    .sum::<f64>()
-            })
-            .collect();
+        let sigma = ws.sigma().to_vec();
         let modes = classify(
             &lambda,
             &sigma,

@@ -99,6 +99,12 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
             "derivatives cover contacts of nodes against obstacles; self-contact is not differentiated yet",
         ));
     }
+    if scene.contact.settings.between_bodies {
+        return Err(Error::invalid(
+            "contact.between_bodies",
+            "derivatives cover contacts of nodes against obstacles; contact between soft bodies is not differentiated yet",
+        ));
+    }
     for b in 0..scene.bodies.len() {
         for a in &scene.body_actuation(b).actuators {
             if a.max_force_step.is_finite() {

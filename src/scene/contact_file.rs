@@ -34,10 +34,15 @@ pub struct ContactSection {
     #[serde(default = "default_max_iterations")]
     pub max_iterations: usize,
     /// Whether each soft body's surface nodes also touch its own non-adjacent surface
-    /// triangles (`contact::SelfContactDetector`), with the Coulomb coefficient `friction`.
+    /// triangles (`contact::detect_self_contacts`), with the Coulomb coefficient `friction`.
     /// Default false.
     #[serde(default)]
     pub self_contact: bool,
+    /// Whether the soft bodies touch each other: each body's surface nodes against every
+    /// other body's surface triangles (`contact::detect_body_contacts`), with the Coulomb
+    /// coefficient `friction`; touching bodies share one NCP. Default false.
+    #[serde(default)]
+    pub between_bodies: bool,
 }
 
 impl Default for ContactSection {
@@ -48,6 +53,7 @@ impl Default for ContactSection {
             tolerance: default_tolerance(),
             max_iterations: default_max_iterations(),
             self_contact: false,
+            between_bodies: false,
         }
     }
 }

@@ -1,59 +1,68 @@
-//! The contact stage of the step (paper 004 §II-B, paper 002 Eqs. 41–42): after the free
-//! solve v_free = v + Δv, nodes of the body's boundary surface are tested against the static
-//! obstacles, the NCP `σ = G λ + g, K ∋ λ ⊥ σ + Φ(σ) ∈ K*` is built with the step's own
-//! factorisation of A and solved, and the velocity is corrected.
+//! The contact stage of the step (paper 004 §II-B, paper 002 Eqs. 41–42): after every body's
+//! free solve v_free = v + Δv, the nodes of each body's boundary surface are tested against the
+//! static obstacles (and, when asked, against the body's own surface and the other bodies'
+//! surfaces), the NCP `σ = G λ + g, K ∋ λ ⊥ σ + Φ(σ) ∈ K*` is built with the step's own
+//! factorisations of A and solved, and the velocities are corrected.
 //!
 //! ```text
-//! G = h H_c A⁻¹ H_cᵀ                       (assemble_delassus, the step's factor of A)
-//! g = H_c v_free + Φ/h − K_p [Φ/h]₋          (PenetrationCorrection, K_p = 0.8, K_d = 0)
-//! v⁺ = v_free + A⁻¹ h H_cᵀ λ                 (one more solve with the same factor)
+//! G = Σ_b h H_b A_b⁻¹ H_bᵀ                  (assemble_delassus per body, its step's factor)
+//! g = Σ_b H_b v_free,b + Φ/h − K_p [Φ/h]₋    (PenetrationCorrection, K_p = 0.8, K_d = 0)
+//! v_b⁺ = v_free,b + A_b⁻¹ h H_bᵀ λ           (one more solve with each body's factor)
 //! ```
 //!
-//! With `[contact] self_contact = true` the body's surface nodes also meet its own
-//! non-adjacent surface triangles (`contact::SelfContactDetector`, margin 2·h·max‖v_free‖);
-//! those rows join the same NCP, after the obstacle contacts.
+//! H_b holds body b's columns of the contact Jacobian. A contact against an obstacle or the
+//! body's own surface has columns in one body only; with `[contact] between_bodies = true` a
+//! node of one body against a triangle of another (`contact::detect_body_contacts`, both
+//! ways, margin h(max‖v_free,a‖ + max‖v_free,b‖)) has columns in both, so the bodies it links
+//! share one NCP (`scene::contact_group`). Bodies that touch no other body are solved alone,
+//! each with its own NCP, exactly as a one-body scene: no factorisation is shared or repeated.
+//!
+//! With `[contact] self_contact = true` a body's surface nodes also meet its own non-adjacent
+//! surface triangles (`contact::detect_self_contacts`, margin 2·h·max‖v_free‖); those rows
+//! join its NCP after the obstacle contacts. Row order of an NCP: for each of its bodies in
+//! scene order, obstacle contacts then self-contacts; then the contacts between its bodies.
 //!
 //! Detection runs at the **current** positions xₙ (the gaps Φ are those at the start of the
 //! step, as the penetration correction of Eq. 41 expects), with a margin of h·max‖v_free‖
 //! over the candidate nodes: a node further than that from every obstacle cannot reach one
 //! in this step. A node with an open gap Φ > 0 may approach by Φ before its contact acts.
-//! Fixed nodes are not candidates. The NCP is warm-started from the previous step's λ when
-//! the contact set (node, obstacle) is unchanged.
+//! Fixed nodes are not candidates. An NCP is warm-started from the previous step's λ when its
+//! contact set (body, node, obstacle or body and triangle) is unchanged.
 //!
 //! Penetration tolerance: a converged NCP (tolerance `tol` on σ) lets a contact against a plane
 //! sink by at most about h·tol per step, and the correction removes a fraction 1 − K_p = 0.2
 //! of a penetration per step, so penetrations stay of order h·tol/(1 − K_p) (5e-12 m at
-//! h = 0.01 s, tol = 1e-10). Curved obstacles add the curvature error of the linearised gap
-//! over one step (O(h²‖v‖²/R)), which the same correction removes. λ is the contact force (N) in each contact's frame
-//! `[t₁, t₂, n]`, n pointing from the obstacle into the body.
+//! h = 0.01 s, tol = 1e-10). Curved obstacles and moving triangles add the error of the
+//! linearised gap over one step (O(h²‖v‖²/R)), which the same correction removes. λ is the
+//! contact force (N) in each contact's frame `[t₁, t₂, n]`, n pointing from the obstacle (or
+//! the triangle's body) into the node's body.
 
 use std::path::Path;
 
-use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::dyn_stack::MemBuffer;
 
 use crate::contact::{
-    AdmmSettings, AdmmSolver, ContactJacobian, ContactMode, ContactProblem, DelassusWorkspace,
-    ModeTolerance, NodeBroadPhase, NodeContact, Obstacle, PenetrationCorrection, PgsSettings,
-    PgsSolver, SelfContact, SelfContactDetector, assemble_delassus, classify,
-    free_contact_velocity, push_node_contacts, push_self_contacts,
+    BodyContact, BodySurface, ContactJacobian, DelassusWorkspace, ModeTolerance, NodeBroadPhase,
+    NodeContact, Obstacle, SelfContact, SurfaceTree, detect_body_contacts, detect_self_contacts,
 };
 use crate::error::Result;
 use crate::fem::SoftBody;
 use crate::linalg::{DofMap, NumericFactor};
-use crate::math::{DMat, DVec, Vec3};
+use crate::math::{DMat, Vec3};
 
-use super::contact_file::{ContactSection, ContactSolverKind, ObstacleSection};
+use super::contact_file::{ContactSection, ObstacleSection};
+use super::contact_group::{GroupWorkspace, solve_group};
 use super::model::BodyState;
 
 /// The scene's contact model: static obstacles, each with its Coulomb coefficient, and the
-/// NCP solver settings. No obstacle means the contact stage does nothing.
+/// NCP solver settings (which also say whether bodies touch themselves and each other).
 #[derive(Debug, Clone, Default)]
 pub struct SceneContact {
     /// The obstacles, in file order.
     pub obstacles: Vec<Obstacle>,
     /// Coulomb coefficient μ of each obstacle (its own `friction` or `[contact].friction`).
     pub friction: Vec<f64>,
-    /// Solver, tolerance and iteration limit.
+    /// Solver, tolerance, iteration limit, self- and inter-body contact.
     pub settings: ContactSection,
 }
 
@@ -79,52 +88,65 @@ impl SceneContact {
             settings: contact.clone(),
         })
     }
+
+    /// Whether the contact stage has anything to detect: an obstacle, self-contact or
+    /// contact between bodies.
+    pub fn is_active(&self) -> bool {
+        !self.obstacles.is_empty() || self.settings.self_contact || self.settings.between_bodies
+    }
 }
 
 /// What the contact stage did for one body in one step.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContactOutcome {
-    /// Detected contacts (NCP size / 3).
+    /// Contacts the body takes part in (its rows of its NCP / 3); a contact between two
+    /// bodies counts for both.
     pub detected: usize,
-    /// Contacts that carry force at the solution (sticking or sliding, not breaking).
+    /// Of those, the ones that carry force at the solution (sticking or sliding, not
+    /// breaking).
     pub active: usize,
-    /// Whether the NCP solver reached its tolerance (true when there was no contact).
+    /// Whether the body's NCP reached its tolerance (true when there was no contact).
     pub converged: bool,
-    /// Solver iterations (ADMM iterations or PGS sweeps).
+    /// Solver iterations (ADMM iterations or PGS sweeps) of the body's NCP.
     pub iterations: usize,
-    /// Largest NCP residual measure at the returned solution.
+    /// Largest residual measure of the body's NCP at the returned solution.
     pub residual: f64,
-    /// Total normal force Σ λ_N (N).
+    /// Σ λ_N over the body's contacts (N).
     pub normal_force: f64,
     /// Per obstacle (scene order), the resultant force it exerts on the body (N, world
-    /// frame): Σ over its contacts of `[t₁, t₂, n] λ`. Empty when the scene has no obstacle.
+    /// frame): Σ over its contacts of `[t₁, t₂, n] λ`. Empty when the contact stage is off.
     pub obstacle_forces: Vec<Vec3>,
+    /// Per body (scene order), the resultant force that body exerts on this one through
+    /// their contacts (N, world frame; zero for itself and for bodies it does not touch).
+    /// Empty unless `[contact] between_bodies = true`.
+    pub body_forces: Vec<Vec3>,
 }
 
-/// Reusable buffers of the contact stage of one body.
+/// Reusable buffers of the contact stage of one body, and what its last step found.
 pub struct ContactWorkspace {
-    candidates: Vec<usize>,
+    pub(super) candidates: Vec<usize>,
     broad_phase: NodeBroadPhase,
-    contacts: Vec<NodeContact>,
-    self_detector: SelfContactDetector,
-    self_contacts: Vec<SelfContact>,
-    jacobian: ContactJacobian,
-    delassus_ws: DelassusWorkspace,
-    delassus: DMat,
-    g: Vec<f64>,
-    start_velocity: Vec<f64>,
-    gaps: Vec<f64>,
-    friction: Vec<f64>,
-    v_nodes: Vec<Vec3>,
-    full: Vec<f64>,
-    red: Vec<f64>,
-    solve_buffer: MemBuffer,
-    admm: AdmmSolver,
-    pgs: PgsSolver,
-    /// (node, obstacle) of the last step's contacts and their λ: the warm start when the
-    /// contact set did not change.
-    previous: Vec<(usize, usize)>,
-    previous_lambda: Vec<f64>,
+    pub(super) contacts: Vec<NodeContact>,
+    pub(super) surface: SurfaceTree,
+    pub(super) self_contacts: Vec<SelfContact>,
+    /// Indices (in the stage's list of contacts between bodies) of those this body takes
+    /// part in, in increasing order.
+    pub(super) shared: Vec<usize>,
+    /// The row block (contact index) in its NCP of each of the body's contacts.
+    pub(super) rows: Vec<usize>,
+    pub(super) jacobian: ContactJacobian,
+    pub(super) delassus_ws: DelassusWorkspace,
+    pub(super) delassus: DMat,
+    pub(super) g: Vec<f64>,
+    pub(super) lambda: Vec<f64>,
+    pub(super) sigma: Vec<f64>,
+    pub(super) friction: Vec<f64>,
+    pub(super) v_nodes: Vec<Vec3>,
+    pub(super) full: Vec<f64>,
+    pub(super) red: Vec<f64>,
+    pub(super) solve_buffer: MemBuffer,
+    /// h·max‖v_free‖ over the candidates (m): how far a node may travel this step.
+    reach: f64,
 }
 
 impl ContactWorkspace {
@@ -132,9 +154,10 @@ impl ContactWorkspace {
     /// nodes of its boundary triangles that are not fixed.
     pub fn new(body: &SoftBody, factor: &NumericFactor) -> ContactWorkspace {
         let dofs = body.pattern().dofs();
+        let triangles = body.mesh().boundary_triangles();
         let mut on_surface = vec![false; body.node_count()];
-        for t in body.mesh().boundary_triangles() {
-            for n in t {
+        for t in &triangles {
+            for &n in t {
                 on_surface[n] = true;
             }
         }
@@ -145,65 +168,94 @@ impl ContactWorkspace {
             candidates,
             broad_phase: NodeBroadPhase::new(),
             contacts: Vec::new(),
-            self_detector: SelfContactDetector::new(
-                body.mesh().boundary_triangles(),
-                body.rest_positions(),
-            ),
+            surface: SurfaceTree::new(triangles, body.rest_positions()),
             self_contacts: Vec::new(),
+            shared: Vec::new(),
+            rows: Vec::new(),
             jacobian: ContactJacobian::new(body.node_count()),
             delassus_ws: DelassusWorkspace::default(),
             delassus: DMat::zeros(0, 0),
             g: Vec::new(),
-            start_velocity: Vec::new(),
-            gaps: Vec::new(),
+            lambda: Vec::new(),
+            sigma: Vec::new(),
             friction: Vec::new(),
             v_nodes: vec![Vec3::zeros(); body.node_count()],
             full: vec![0.0; 3 * body.node_count()],
             red: vec![0.0; dofs.n_reduced()],
             solve_buffer: MemBuffer::new(factor.solve_scratch(1)),
-            admm: AdmmSolver::default(),
-            pgs: PgsSolver::default(),
-            previous: Vec::new(),
-            previous_lambda: Vec::new(),
+            reach: 0.0,
         }
+    }
+
+    /// Forgets the last step's contacts.
+    fn clear(&mut self) {
+        self.contacts.clear();
+        self.self_contacts.clear();
+        self.shared.clear();
+        self.rows.clear();
+        self.jacobian.clear();
+        self.g.clear();
+        self.lambda.clear();
+        self.sigma.clear();
+        self.friction.clear();
     }
 }
 
+/// What the step's derivatives read of the last step's contacts. For a body alone in its NCP
+/// these are that NCP's; for a body sharing one with other bodies, its own rows of it (and
+/// its own term of G).
 impl ContactWorkspace {
-    /// The contacts of the last step, in NCP order (empty when none was detected).
+    /// The obstacle contacts of the last step, in NCP order (empty when none was detected).
     pub fn contacts(&self) -> &[NodeContact] {
         &self.contacts
     }
 
-    /// λ (N, 3 per contact in each contact's frame `[t₁, t₂, n]`) of the last step's NCP.
-    pub fn lambda(&self) -> &[f64] {
-        &self.previous_lambda
+    /// The self-contacts of the last step, in NCP order after the obstacle contacts.
+    pub fn self_contacts(&self) -> &[SelfContact] {
+        &self.self_contacts
     }
 
-    /// The last step's Delassus matrix G = h H_c A⁻¹ H_cᵀ (s/kg).
+    /// λ (N, 3 per contact in each contact's frame `[t₁, t₂, n]`) at the body's contacts.
+    pub fn lambda(&self) -> &[f64] {
+        &self.lambda
+    }
+
+    /// σ = G λ + g (m/s) at the body's contacts, as the NCP solver returned it.
+    pub fn sigma(&self) -> &[f64] {
+        &self.sigma
+    }
+
+    /// The body's term h H_b A_b⁻¹ H_bᵀ of the Delassus matrix (s/kg) over its contacts:
+    /// the whole G when the body is alone in its NCP.
     pub fn delassus(&self) -> &DMat {
         &self.delassus
     }
 
-    /// The last step's free contact velocity g, penetration correction included (m/s).
+    /// The free contact velocity g (m/s, penetration correction included) at the body's
+    /// contacts.
     pub fn free_velocity(&self) -> &[f64] {
         &self.g
     }
 
-    /// The Coulomb coefficient of each contact of the last step.
+    /// The Coulomb coefficient of each of the body's contacts.
     pub fn friction(&self) -> &[f64] {
         &self.friction
     }
 
-    /// `A⁻¹ H_cᵀ` of the last step (free DOFs, column-major, one column per row of H_c), kept
+    /// `A⁻¹ H_bᵀ` of the last step (free DOFs, column-major, one column per row of H_b), kept
     /// from the Delassus assembly.
     pub fn solved_columns(&self) -> &[f64] {
         self.delassus_ws.solved_columns()
     }
 
-    /// The last step's contact Jacobian H_c (3 rows per contact).
+    /// The last step's contact Jacobian H_b (the body's columns, 3 rows per contact).
     pub fn jacobian(&self) -> &ContactJacobian {
         &self.jacobian
+    }
+
+    /// Whether the body shared its last NCP with other bodies (it touched one).
+    pub fn touched_another_body(&self) -> bool {
+        !self.shared.is_empty()
     }
 }
 
@@ -216,169 +268,173 @@ pub fn mode_tolerance(tolerance: f64) -> ModeTolerance {
     }
 }
 
-/// The contact stage of one body (module doc): detects, solves the NCP and corrects
-/// `vp_red` (the reduced v_free on entry, v⁺ on return) in place. `factor` is the step's
-/// factorisation of A over the free DOFs of `dofs`.
+/// One body as the contact stage sees it after its free solve.
+pub struct ContactBody<'a> {
+    /// Its free DOFs.
+    pub dofs: &'a DofMap,
+    /// The step's factorisation of its A over those DOFs.
+    pub factor: &'a NumericFactor,
+    /// Its state at the start of the step (xₙ, vₙ).
+    pub state: &'a BodyState,
+    /// Its reduced velocity: v_free on entry, v⁺ on return (m/s).
+    pub velocity: &'a mut [f64],
+    /// Its contact buffers.
+    pub workspace: &'a mut ContactWorkspace,
+}
+
+/// The contact stage's buffers shared by the bodies: the contacts between bodies and the NCP
+/// of each group of touching bodies.
+#[derive(Default)]
+pub struct SceneContactWorkspace {
+    body_contacts: Vec<BodyContact>,
+    parent: Vec<usize>,
+    members: Vec<usize>,
+    group: GroupWorkspace,
+    active: usize,
+}
+
+impl SceneContactWorkspace {
+    /// The contacts between bodies of the last step (the stage's list, in NCP order).
+    pub fn body_contacts(&self) -> &[BodyContact] {
+        &self.body_contacts
+    }
+
+    /// Active (sticking or sliding) contacts of the last step over the scene, each counted
+    /// once.
+    pub fn active_contacts(&self) -> usize {
+        self.active
+    }
+}
+
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+/// The contact stage of every body (module doc): detects, solves one NCP per group of bodies
+/// that touch each other (one per body when none do) and corrects each body's velocity in
+/// place. Returns each body's outcome.
 ///
 /// Errors: invalid contact settings or a Delassus matrix the solver cannot use. An NCP that
 /// stops at its iteration limit is `converged = false`, not an error.
-#[allow(clippy::too_many_arguments)]
 pub fn resolve_contacts(
     contact: &SceneContact,
-    dofs: &DofMap,
-    factor: &NumericFactor,
-    bs: &BodyState,
     h: f64,
-    vp_red: &mut [f64],
-    ws: &mut ContactWorkspace,
-) -> Result<ContactOutcome> {
-    let mut outcome = ContactOutcome {
-        converged: true,
-        ..Default::default()
-    };
-    let self_contact = contact.settings.self_contact;
-    if contact.obstacles.is_empty() && !self_contact {
-        return Ok(outcome);
+    bodies: &mut [ContactBody],
+    ws: &mut SceneContactWorkspace,
+) -> Result<Vec<ContactOutcome>> {
+    let nb = bodies.len();
+    ws.active = 0;
+    ws.body_contacts.clear();
+    for b in bodies.iter_mut() {
+        b.workspace.clear();
     }
-    // v_free per node (fixed nodes 0).
-    ws.full.fill(0.0);
-    dofs.expand(vp_red, &mut ws.full);
-    for (n, v) in ws.v_nodes.iter_mut().enumerate() {
-        *v = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
+    if !contact.is_active() {
+        ws.group.forget();
+        return Ok(vec![
+            ContactOutcome {
+                converged: true,
+                ..Default::default()
+            };
+            nb
+        ]);
     }
-    let reach = h * ws
-        .candidates
-        .iter()
-        .map(|&n| ws.v_nodes[n].norm())
-        .fold(0.0, f64::max);
-    ws.contacts.clear();
-    ws.broad_phase.detect(
-        &contact.obstacles,
-        &bs.positions,
-        &ws.candidates,
-        reach,
-        &mut ws.contacts,
-    )?;
-    ws.self_contacts.clear();
-    if self_contact {
-        // Two surfaces may approach each other at up to twice the fastest node.
-        ws.self_detector.detect(
-            &bs.positions,
-            &ws.candidates,
-            2.0 * reach,
-            &mut ws.self_contacts,
+    let settings = &contact.settings;
+    let surfaces = settings.self_contact || settings.between_bodies;
+    // v_free per node (fixed nodes 0) and each body's reach h·max‖v_free‖.
+    for b in bodies.iter_mut() {
+        let w = &mut *b.workspace;
+        w.full.fill(0.0);
+        b.dofs.expand(b.velocity, &mut w.full);
+        for (n, v) in w.v_nodes.iter_mut().enumerate() {
+            *v = Vec3::new(w.full[3 * n], w.full[3 * n + 1], w.full[3 * n + 2]);
+        }
+        w.reach = h * w
+            .candidates
+            .iter()
+            .map(|&n| w.v_nodes[n].norm())
+            .fold(0.0, f64::max);
+    }
+    let reach_max = bodies.iter().map(|b| b.workspace.reach).fold(0.0, f64::max);
+    // Each body: obstacles, then its own surface.
+    for b in bodies.iter_mut() {
+        let w = &mut *b.workspace;
+        let x = &b.state.positions;
+        w.broad_phase.detect(
+            &contact.obstacles,
+            x,
+            &w.candidates,
+            w.reach,
+            &mut w.contacts,
         )?;
-    }
-    let k_obstacles = ws.contacts.len();
-    let k = k_obstacles + ws.self_contacts.len();
-    outcome.detected = k;
-    outcome.obstacle_forces = vec![Vec3::zeros(); contact.obstacles.len()];
-    // Warm-start keys: (node, obstacle) for obstacle contacts, (node, obstacles + triangle)
-    // for self-contacts.
-    let n_obstacles = contact.obstacles.len();
-    let key = |i: usize| -> (usize, usize) {
-        if i < k_obstacles {
-            let c = &ws.contacts[i];
-            (c.node, c.obstacle)
-        } else {
-            let c = &ws.self_contacts[i - k_obstacles];
-            (c.node, n_obstacles + c.triangle)
+        if surfaces {
+            // Leaves grown enough for the body's own query (2·reach) and for any other
+            // body's (reach + that body's reach).
+            w.surface.refit(x, w.reach + reach_max)?;
         }
-    };
-    let same_set = ws.previous.len() == k && (0..k).all(|i| ws.previous[i] == key(i));
-    if !same_set {
-        let keys: Vec<(usize, usize)> = (0..k).map(key).collect();
-        ws.previous = keys;
-        ws.previous_lambda.clear();
-    }
-    if k == 0 {
-        return Ok(outcome);
-    }
-    ws.jacobian.clear();
-    push_node_contacts(&ws.contacts, &mut ws.jacobian)?;
-    push_self_contacts(&ws.self_contacts, &mut ws.jacobian)?;
-    assemble_delassus(
-        h,
-        &ws.jacobian,
-        dofs,
-        factor,
-        &mut ws.delassus_ws,
-        &mut ws.delassus,
-    )?;
-    ws.g.resize(3 * k, 0.0);
-    ws.start_velocity.resize(3 * k, 0.0);
-    free_contact_velocity(&ws.jacobian, &ws.v_nodes, &mut ws.g);
-    ws.jacobian.apply(&bs.velocities, &mut ws.start_velocity);
-    ws.gaps.clear();
-    ws.gaps.extend(ws.contacts.iter().map(|c| c.gap));
-    ws.gaps.extend(ws.self_contacts.iter().map(|c| c.gap));
-    PenetrationCorrection::default().apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
-    ws.friction.clear();
-    ws.friction
-        .extend(ws.contacts.iter().map(|c| contact.friction[c.obstacle]));
-    ws.friction
-        .extend(ws.self_contacts.iter().map(|_| contact.settings.friction));
-    let problem = ContactProblem::new(
-        std::mem::replace(&mut ws.delassus, DMat::zeros(0, 0)),
-        DVec::from_column_slice(&ws.g),
-        &ws.friction,
-    )?;
-    let s = &contact.settings;
-    let warm = (ws.previous_lambda.len() == 3 * k).then_some(ws.previous_lambda.as_slice());
-    let solution = match s.solver {
-        ContactSolverKind::Admm => {
-            ws.admm.settings = AdmmSettings {
-                tolerance: s.tolerance,
-                max_iterations: s.max_iterations,
-                ..AdmmSettings::default()
-            };
-            ws.admm.solve(&problem, warm)?
+        if settings.self_contact {
+            // Two surfaces may approach each other at up to twice the fastest node.
+            detect_self_contacts(
+                &w.surface,
+                x,
+                &w.candidates,
+                2.0 * w.reach,
+                &mut w.self_contacts,
+            );
         }
-        ContactSolverKind::Pgs => {
-            ws.pgs.settings = PgsSettings {
-                tolerance: s.tolerance,
-                max_iterations: s.max_iterations,
-            };
-            ws.pgs.solve(&problem, warm)?
-        }
-    };
-    ws.delassus = problem.into_delassus();
-    ws.previous_lambda.clear();
-    ws.previous_lambda
-        .extend_from_slice(solution.lambda.as_slice());
-    outcome.converged = solution.converged;
-    outcome.iterations = solution.iterations;
-    outcome.residual = solution.residuals.max();
-    let tol = mode_tolerance(s.tolerance);
-    outcome.active = classify(solution.lambda.as_slice(), solution.sigma.as_slice(), tol)
-        .iter()
-        .filter(|m| **m != ContactMode::Breaking)
-        .count();
-    outcome.normal_force = (0..k).map(|c| solution.lambda[3 * c + 2]).sum();
-    outcome.obstacle_forces = vec![Vec3::zeros(); contact.obstacles.len()];
-    for (c, nc) in ws.contacts.iter().enumerate() {
-        let l = Vec3::new(
-            solution.lambda[3 * c],
-            solution.lambda[3 * c + 1],
-            solution.lambda[3 * c + 2],
-        );
-        outcome.obstacle_forces[nc.obstacle] += nc.frame * l;
     }
-    // v⁺ = v_free + A⁻¹ h H_cᵀ λ.
-    ws.full.fill(0.0);
-    for r in 0..3 * k {
-        let l = h * solution.lambda[r];
-        for (node, c) in ws.jacobian.row(r) {
-            for p in 0..3 {
-                ws.full[3 * node + p] += l * c[p];
+    // Every pair of bodies, both ways.
+    if settings.between_bodies {
+        for a in 0..nb {
+            for b in a + 1..nb {
+                let side = |i: usize| BodySurface {
+                    body: i,
+                    surface: &bodies[i].workspace.surface,
+                    positions: &bodies[i].state.positions,
+                    candidates: &bodies[i].workspace.candidates,
+                };
+                let margin = bodies[a].workspace.reach + bodies[b].workspace.reach;
+                detect_body_contacts(side(a), side(b), margin, &mut ws.body_contacts);
             }
         }
     }
-    dofs.reduce(&ws.full, &mut ws.red);
-    let stack = MemStack::new(&mut ws.solve_buffer);
-    factor.solve_vec_in_place(&mut ws.red, stack);
-    for (v, d) in vp_red.iter_mut().zip(&ws.red) {
-        *v += d;
+    // Groups of bodies linked by contacts between them (union-find).
+    ws.parent.clear();
+    ws.parent.extend(0..nb);
+    for (i, c) in ws.body_contacts.iter().enumerate() {
+        let (ra, rb) = (
+            find(&mut ws.parent, c.node_body),
+            find(&mut ws.parent, c.face_body),
+        );
+        ws.parent[ra.max(rb)] = ra.min(rb);
+        bodies[c.node_body].workspace.shared.push(i);
+        bodies[c.face_body].workspace.shared.push(i);
     }
-    Ok(outcome)
+    let mut outcomes = vec![ContactOutcome::default(); nb];
+    ws.group.begin_step();
+    for lead in 0..nb {
+        if find(&mut ws.parent, lead) != lead {
+            continue; // solved with its group's smallest body
+        }
+        ws.members.clear();
+        for b in lead..nb {
+            if find(&mut ws.parent, b) == lead {
+                ws.members.push(b);
+            }
+        }
+        ws.active += solve_group(
+            contact,
+            h,
+            bodies,
+            &ws.members,
+            &ws.body_contacts,
+            &mut ws.group,
+            &mut outcomes,
+        )?;
+    }
+    ws.group.end_step();
+    Ok(outcomes)
 }

@@ -5,6 +5,7 @@
 mod actuation;
 mod actuation_file;
 mod contact_file;
+mod contact_group;
 mod contact_stage;
 mod file;
 mod final_state;
@@ -20,7 +21,8 @@ pub use contact_file::{
     ContactSection, ContactSolverKind, ObstacleKind, ObstacleSection, axis_angle_matrix,
 };
 pub use contact_stage::{
-    ContactOutcome, ContactWorkspace, SceneContact, mode_tolerance, resolve_contacts,
+    ContactBody, ContactOutcome, ContactWorkspace, SceneContact, SceneContactWorkspace,
+    mode_tolerance, resolve_contacts,
 };
 pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,

@@ -18,9 +18,11 @@
 //! Actuators add h H_aᵀλ_a to the right-hand side (DESIGN.md §1): force-driven ones with
 //! their given λ, displacement-driven ones with λ solved in the same step
 //! (`scene::actuation`, which states the sign conventions).
-//! Contact with static obstacles (`scene::contact_stage`) follows the free solve: the NCP is
-//! built with the same factorisation of A and corrects v⁺ = v_free + A⁻¹ h H_cᵀ λ (with
-//! Newton, after the last iteration, with its last factorisation).
+//! Contact (`scene::contact_stage`) follows every body's free solve: each NCP is built with the
+//! same factorisations of A and corrects v⁺ = v_free + A⁻¹ h H_cᵀ λ (with Newton, after the
+//! last iteration, with its last factorisation); bodies that touch each other share one NCP.
+//! So a step is: every body's free step (stages 1–4), the contact stage over all bodies, and
+//! every body's update (stage 5).
 //! Full Newton solves R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) = 0; its first
 //! iteration, from the guess v⁺ = 0 (so x + h v⁺ = x), is exactly the linearised step above.
 //! With displacement-driven actuators, R also holds −h Σ σλ H(xₙ)ᵀ of the solved ones and each
@@ -39,7 +41,9 @@ use super::actuation::{
     ActuationWorkspace, BodyActuation, TargetSolve, add_force_driven, begin_step,
     solve_target_driven, targets_met,
 };
-use super::contact_stage::{ContactOutcome, ContactWorkspace, SceneContact, resolve_contacts};
+use super::contact_stage::{
+    ContactBody, ContactOutcome, ContactWorkspace, SceneContactWorkspace, resolve_contacts,
+};
 use super::model::{BodyState, Scene, State};
 use super::prescribed::{
     PrescribedWorkspace, ReactionInputs, add_linear_coupling, add_newton_coupling, prescribe,
@@ -81,14 +85,18 @@ pub struct StepReport {
     pub residuals: Vec<Option<f64>>,
     /// The contact stage of each body (detected and active contacts, NCP status).
     pub contact: Vec<ContactOutcome>,
-    /// Whether every body's contact NCP reached its tolerance (a status, not an error: the
-    /// step keeps the solver's last iterate).
+    /// Whether every contact NCP reached its tolerance (a status, not an error: the step
+    /// keeps the solver's last iterate).
     pub contact_converged: bool,
+    /// Active (sticking or sliding) contacts over the scene, each counted once (a contact
+    /// between two bodies is in both bodies' outcomes).
+    pub active_contacts: usize,
 }
 
 /// The stepper: the scene's per-body workspaces (symbolic factorisation done once).
 pub struct Stepper {
     bodies: Vec<BodyWorkspace>,
+    contact: SceneContactWorkspace,
 }
 
 impl BodyWorkspace {
@@ -200,6 +208,7 @@ impl Stepper {
                 .enumerate()
                 .map(|(i, b)| BodyWorkspace::with_actuation(b, scene.body_actuation(i)))
                 .collect::<Result<_>>()?,
+            contact: SceneContactWorkspace::default(),
         })
     }
 
@@ -225,12 +234,48 @@ impl Stepper {
             residuals: Vec::new(),
             contact: Vec::new(),
             contact_converged: true,
+            active_contacts: 0,
         };
         if state.actuator_forces.len() != scene.bodies.len() {
             state.actuator_forces = (0..scene.bodies.len())
                 .map(|i| scene.body_actuation(i).initial_forces())
                 .collect();
         }
+        // Stages 1–4 of every body: v_free.
+        for (i, ((body, ws), bs)) in scene
+            .bodies
+            .iter()
+            .zip(&mut self.bodies)
+            .zip(&state.bodies)
+            .enumerate()
+        {
+            let act = scene.body_actuation(i);
+            let forces = &mut state.actuator_forces[i];
+            let (iterations, residual) = free_step(body, act, ws, bs, forces, h, g, newton)?;
+            report.iterations.push(iterations);
+            report.residuals.push(residual);
+        }
+        // Stage 4c: contact (scene::contact_stage): detect at xₙ, solve the NCPs with G from
+        // the factors of A just used, and correct v⁺ = v_free + A⁻¹ h H_cᵀ λ.
+        let mut contact_bodies: Vec<ContactBody> = scene
+            .bodies
+            .iter()
+            .zip(&mut self.bodies)
+            .zip(&state.bodies)
+            .map(|((body, ws), bs)| ContactBody {
+                dofs: body.pattern().dofs(),
+                factor: &ws.factor,
+                state: bs,
+                velocity: &mut ws.vp_red,
+                workspace: &mut ws.contact,
+            })
+            .collect();
+        report.contact =
+            resolve_contacts(&scene.contact, h, &mut contact_bodies, &mut self.contact)?;
+        drop(contact_bodies);
+        report.contact_converged = report.contact.iter().all(|c| c.converged);
+        report.active_contacts = self.contact.active_contacts();
+        // Stage 5 of every body: v⁺, x⁺ and the servos' reactions.
         for (i, ((body, ws), bs)) in scene
             .bodies
             .iter()
@@ -240,33 +285,33 @@ impl Stepper {
         {
             let act = scene.body_actuation(i);
             let forces = &mut state.actuator_forces[i];
-            let (iterations, residual, contact) =
-                step_body(body, act, &scene.contact, ws, bs, forces, h, g, newton)?;
-            report.iterations.push(iterations);
-            report.residuals.push(residual);
-            report.contact_converged &= contact.converged;
-            report.contact.push(contact);
+            update(body, act, ws, bs, forces, h, g, newton);
         }
-        state.contacts = report.contact.iter().map(|c| c.active).sum();
+        state.contacts = report.active_contacts;
         state.time += h;
         state.steps += 1;
         Ok(report)
     }
+
+    /// The contact stage's shared buffers after the last step (contacts between bodies).
+    pub fn contact(&self) -> &SceneContactWorkspace {
+        &self.contact
+    }
 }
 
-/// One step of one body; returns (iterations, final residual if evaluated).
+/// Stages 1–4 of one body: its free velocity v_free (reduced) in `ws.vp_red`; returns
+/// (iterations, final residual if evaluated).
 #[allow(clippy::too_many_arguments)]
-fn step_body(
+fn free_step(
     body: &SoftBody,
     act: &BodyActuation,
-    contact: &SceneContact,
     ws: &mut BodyWorkspace,
-    bs: &mut BodyState,
+    bs: &BodyState,
     forces: &mut [f64],
     h: f64,
     g: Vec3,
     newton: usize,
-) -> Result<(usize, Option<f64>, ContactOutcome)> {
+) -> Result<(usize, Option<f64>)> {
     let pattern = body.pattern();
     let dofs = pattern.dofs();
     let opts = body.options();
@@ -423,18 +468,23 @@ fn step_body(
         residual = Some(r_norm);
     }
 
-    // Stage 4c: contact (scene::contact_stage): detect at xₙ, solve the NCP with G from the
-    // factor of A just used, and correct v⁺ = v_free + A⁻¹ h H_cᵀ λ.
-    let outcome = resolve_contacts(
-        contact,
-        dofs,
-        &ws.factor,
-        bs,
-        h,
-        &mut ws.vp_red,
-        &mut ws.contact,
-    )?;
+    Ok((iterations, residual))
+}
 
+/// Stage 5 of one body, after the contact stage: v⁺ and x⁺ from `ws.vp_red`, and the pinned
+/// servos' reaction torques.
+#[allow(clippy::too_many_arguments)]
+fn update(
+    body: &SoftBody,
+    act: &BodyActuation,
+    ws: &mut BodyWorkspace,
+    bs: &mut BodyState,
+    forces: &mut [f64],
+    h: f64,
+    g: Vec3,
+    newton: usize,
+) {
+    let dofs = body.pattern().dofs();
     // Stage 5: v⁺ (fixed nodes keep v = 0, prescribed ones get v_p⁺) and x⁺ = x + h v⁺.
     ws.full.fill(0.0); // fixed nodes keep v = 0
     dofs.expand(&ws.vp_red, &mut ws.full);
@@ -463,7 +513,6 @@ fn step_body(
     );
     bs.velocities.copy_from_slice(&ws.v_new);
     bs.positions.copy_from_slice(&ws.x_trial);
-    Ok((iterations, residual, outcome))
 }
 
 /// Factorises `ws.a`; a non-positive pivot becomes an error naming the body and node.

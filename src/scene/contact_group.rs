@@ -1,0 +1,312 @@
+//! One NCP of the contact stage (`scene::contact_stage`): the contacts of a group of bodies
+//! that touch each other (a single body when it touches no other), assembled from each body's
+//! own Jacobian block H_b and its own step factorisation,
+//!
+//! ```text
+//! G = Σ_b P_b (h H_b A_b⁻¹ H_bᵀ) P_bᵀ,   g = Σ_b P_b H_b v_free,b + correction,
+//! v_b⁺ = v_free,b + A_b⁻¹ h H_bᵀ P_bᵀ λ
+//! ```
+//!
+//! where P_b places the body's contacts (`ContactWorkspace::rows`) among the group's. A
+//! contact with one body in the group is a row block of that body's H_b only; a contact
+//! between two bodies is a row block of both. For a body alone P_b = I: its NCP is the one of
+//! a one-body scene. The NCP is solved by ADMM or PGS (`[contact] solver`), warm-started
+//! from the last step's λ of the group with the same contact set.
+
+use faer::dyn_stack::MemStack;
+
+use crate::contact::{
+    AdmmSettings, AdmmSolver, BodyContact, ContactMode, ContactProblem, PenetrationCorrection,
+    PgsSettings, PgsSolver, assemble_delassus, classify, free_contact_velocity, push_body_contact,
+    push_node_contacts, push_self_contacts,
+};
+use crate::error::Result;
+use crate::math::{DMat, DVec, Vec3};
+
+use super::contact_file::ContactSolverKind;
+use super::contact_stage::{ContactBody, ContactOutcome, SceneContact, mode_tolerance};
+
+/// What identifies a contact from one step to the next (warm start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ContactKey {
+    /// Node `node` of body `body` against obstacle `obstacle`.
+    Obstacle {
+        body: usize,
+        node: usize,
+        obstacle: usize,
+    },
+    /// Node `node` of body `body` against surface triangle `triangle` of body `face_body`
+    /// (the same body for a self-contact).
+    Face {
+        body: usize,
+        node: usize,
+        face_body: usize,
+        triangle: usize,
+    },
+}
+
+/// Buffers of the group NCPs and the last step's solutions (warm starts).
+#[derive(Default)]
+pub struct GroupWorkspace {
+    delassus: DMat,
+    g: Vec<f64>,
+    start_velocity: Vec<f64>,
+    gaps: Vec<f64>,
+    friction: Vec<f64>,
+    local: Vec<f64>,
+    keys: Vec<ContactKey>,
+    previous: Vec<(Vec<ContactKey>, Vec<f64>)>,
+    next: Vec<(Vec<ContactKey>, Vec<f64>)>,
+    admm: AdmmSolver,
+    pgs: PgsSolver,
+}
+
+impl GroupWorkspace {
+    /// Starts a step: the solutions of the groups solved from now on become the next step's
+    /// warm starts.
+    pub fn begin_step(&mut self) {
+        self.next.clear();
+    }
+
+    /// Ends a step (see [`Self::begin_step`]).
+    pub fn end_step(&mut self) {
+        std::mem::swap(&mut self.previous, &mut self.next);
+    }
+
+    /// Drops every warm start.
+    pub fn forget(&mut self) {
+        self.previous.clear();
+        self.next.clear();
+    }
+}
+
+/// Adds `local` (one value per row of a body's contacts) into `global` at the body's rows.
+fn scatter(rows: &[usize], local: &[f64], global: &mut [f64]) {
+    for (i, &gi) in rows.iter().enumerate() {
+        for p in 0..3 {
+            global[3 * gi + p] += local[3 * i + p];
+        }
+    }
+}
+
+/// `out` = the body's rows of `global`.
+fn gather(rows: &[usize], global: &[f64], out: &mut Vec<f64>) {
+    out.clear();
+    out.extend(
+        rows.iter()
+            .flat_map(|&gi| global[3 * gi..3 * gi + 3].iter()),
+    );
+}
+
+/// Builds, solves and applies the NCP of the bodies `members` (scene indices, increasing)
+/// whose contacts between each other are the entries of `body_contacts` linking them
+/// (module doc); writes their outcomes and returns the number of active contacts.
+pub fn solve_group(
+    contact: &SceneContact,
+    h: f64,
+    bodies: &mut [ContactBody],
+    members: &[usize],
+    body_contacts: &[BodyContact],
+    ws: &mut GroupWorkspace,
+    outcomes: &mut [ContactOutcome],
+) -> Result<usize> {
+    let settings = &contact.settings;
+    let between = settings.between_bodies;
+    for &b in members {
+        outcomes[b] = ContactOutcome {
+            converged: true,
+            obstacle_forces: vec![Vec3::zeros(); contact.obstacles.len()],
+            body_forces: if between {
+                vec![Vec3::zeros(); bodies.len()]
+            } else {
+                Vec::new()
+            },
+            ..Default::default()
+        };
+    }
+    // The group's contacts: each body's own (obstacles, then self), then those between them.
+    ws.keys.clear();
+    ws.gaps.clear();
+    ws.friction.clear();
+    for &b in members {
+        let w = &mut *bodies[b].workspace;
+        for c in &w.contacts {
+            w.rows.push(ws.keys.len());
+            ws.keys.push(ContactKey::Obstacle {
+                body: b,
+                node: c.node,
+                obstacle: c.obstacle,
+            });
+            ws.gaps.push(c.gap);
+            ws.friction.push(contact.friction[c.obstacle]);
+        }
+        for c in &w.self_contacts {
+            w.rows.push(ws.keys.len());
+            ws.keys.push(ContactKey::Face {
+                body: b,
+                node: c.node,
+                face_body: b,
+                triangle: c.hit.triangle,
+            });
+            ws.gaps.push(c.gap());
+            ws.friction.push(settings.friction);
+        }
+    }
+    if members.len() > 1 {
+        for c in body_contacts {
+            if members.binary_search(&c.node_body).is_err() {
+                continue;
+            }
+            for body in [c.node_body, c.face_body] {
+                bodies[body].workspace.rows.push(ws.keys.len());
+            }
+            ws.keys.push(ContactKey::Face {
+                body: c.node_body,
+                node: c.node,
+                face_body: c.face_body,
+                triangle: c.hit.triangle,
+            });
+            ws.gaps.push(c.gap());
+            ws.friction.push(settings.friction);
+        }
+    }
+    let k = ws.keys.len();
+    if k == 0 {
+        return Ok(0);
+    }
+    // G, g and the start velocity H v (for the correction), body by body.
+    if ws.delassus.nrows() != 3 * k {
+        ws.delassus = DMat::zeros(3 * k, 3 * k);
+    } else {
+        ws.delassus.fill(0.0);
+    }
+    ws.g.clear();
+    ws.g.resize(3 * k, 0.0);
+    ws.start_velocity.clear();
+    ws.start_velocity.resize(3 * k, 0.0);
+    for &b in members {
+        let body = &mut bodies[b];
+        let w = &mut *body.workspace;
+        push_node_contacts(&w.contacts, &mut w.jacobian)?;
+        push_self_contacts(&w.self_contacts, &mut w.jacobian)?;
+        for &i in &w.shared {
+            push_body_contact(&body_contacts[i], b, &mut w.jacobian)?;
+        }
+        assemble_delassus(
+            h,
+            &w.jacobian,
+            body.dofs,
+            body.factor,
+            &mut w.delassus_ws,
+            &mut w.delassus,
+        )?;
+        let rows = &w.rows;
+        for (i, &gi) in rows.iter().enumerate() {
+            for (j, &gj) in rows.iter().enumerate() {
+                for p in 0..3 {
+                    for q in 0..3 {
+                        ws.delassus[(3 * gi + p, 3 * gj + q)] += w.delassus[(3 * i + p, 3 * j + q)];
+                    }
+                }
+            }
+        }
+        ws.local.resize(3 * rows.len(), 0.0);
+        free_contact_velocity(&w.jacobian, &w.v_nodes, &mut ws.local);
+        scatter(rows, &ws.local, &mut ws.g);
+        w.jacobian.apply(&body.state.velocities, &mut ws.local);
+        scatter(rows, &ws.local, &mut ws.start_velocity);
+    }
+    PenetrationCorrection::default().apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
+    let problem = ContactProblem::new(
+        std::mem::replace(&mut ws.delassus, DMat::zeros(0, 0)),
+        DVec::from_column_slice(&ws.g),
+        &ws.friction,
+    )?;
+    let warm = ws
+        .previous
+        .iter()
+        .find(|(keys, _)| *keys == ws.keys)
+        .map(|(_, lambda)| lambda.as_slice());
+    let solution = match settings.solver {
+        ContactSolverKind::Admm => {
+            ws.admm.settings = AdmmSettings {
+                tolerance: settings.tolerance,
+                max_iterations: settings.max_iterations,
+                ..AdmmSettings::default()
+            };
+            ws.admm.solve(&problem, warm)?
+        }
+        ContactSolverKind::Pgs => {
+            ws.pgs.settings = PgsSettings {
+                tolerance: settings.tolerance,
+                max_iterations: settings.max_iterations,
+            };
+            ws.pgs.solve(&problem, warm)?
+        }
+    };
+    ws.delassus = problem.into_delassus();
+    let lambda = solution.lambda.as_slice();
+    ws.next.push((ws.keys.clone(), lambda.to_vec()));
+    let modes = classify(
+        lambda,
+        solution.sigma.as_slice(),
+        mode_tolerance(settings.tolerance),
+    );
+    // Each body: its rows of the solution, its outcome, v⁺ = v_free + A⁻¹ h H_bᵀ λ_b.
+    for &b in members {
+        let body = &mut bodies[b];
+        let w = &mut *body.workspace;
+        gather(&w.rows, lambda, &mut w.lambda);
+        gather(&w.rows, solution.sigma.as_slice(), &mut w.sigma);
+        gather(&w.rows, &ws.g, &mut w.g);
+        w.friction.clear();
+        w.friction.extend(w.rows.iter().map(|&gi| ws.friction[gi]));
+        let out = &mut outcomes[b];
+        out.detected = w.rows.len();
+        out.converged = solution.converged;
+        out.iterations = solution.iterations;
+        out.residual = solution.residuals.max();
+        out.active = w
+            .rows
+            .iter()
+            .filter(|&&gi| modes[gi] != ContactMode::Breaking)
+            .count();
+        out.normal_force = w.rows.iter().map(|&gi| lambda[3 * gi + 2]).sum();
+        let force = |c: usize, frame: &crate::math::Mat3| {
+            frame * Vec3::new(w.lambda[3 * c], w.lambda[3 * c + 1], w.lambda[3 * c + 2])
+        };
+        for (c, nc) in w.contacts.iter().enumerate() {
+            out.obstacle_forces[nc.obstacle] += force(c, &nc.frame);
+        }
+        let own = w.contacts.len() + w.self_contacts.len();
+        for (s, &i) in w.shared.iter().enumerate() {
+            let bc = &body_contacts[i];
+            // λ acts on the node's body along the frame, on the triangle's body against it.
+            let f = force(own + s, &bc.hit.frame);
+            if bc.node_body == b {
+                out.body_forces[bc.face_body] += f;
+            } else {
+                out.body_forces[bc.node_body] -= f;
+            }
+        }
+        w.full.fill(0.0);
+        for (r, l) in w.lambda.iter().enumerate() {
+            let l = h * l;
+            for (node, c) in w.jacobian.row(r) {
+                for p in 0..3 {
+                    w.full[3 * node + p] += l * c[p];
+                }
+            }
+        }
+        body.dofs.reduce(&w.full, &mut w.red);
+        let stack = MemStack::new(&mut w.solve_buffer);
+        body.factor.solve_vec_in_place(&mut w.red, stack);
+        for (v, d) in body.velocity.iter_mut().zip(&w.red) {
+            *v += d;
+        }
+    }
+    Ok(modes
+        .iter()
+        .filter(|m| **m != ContactMode::Breaking)
+        .count())
+}
