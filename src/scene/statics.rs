@@ -68,17 +68,24 @@ pub struct StaticReport {
 /// Solves every body of `scene` for static equilibrium under gravity, starting from `state`
 /// (velocities are set to zero), and writes every actuator's λ into `state.actuator_forces`
 /// (the given force, the solved one, a servo's reaction torque). Errors when a body does not
-/// converge, naming it, and when the scene has obstacles (contact in statics is not
-/// supported yet).
+/// converge, naming it, and when the scene has contact (obstacles, self-contact or contact
+/// between bodies: contact in statics is not supported yet).
 pub fn solve_static(
     scene: &Scene,
     state: &mut State,
     options: StaticOptions,
 ) -> Result<Vec<StaticReport>> {
-    if !scene.contact.obstacles.is_empty() {
+    if scene.contact.is_active() {
+        let what = if !scene.contact.obstacles.is_empty() {
+            "obstacle"
+        } else if scene.contact.settings.self_contact {
+            "contact.self_contact"
+        } else {
+            "contact.between_bodies"
+        };
         return Err(Error::invalid(
-            "obstacle",
-            "static equilibrium with contact is not supported yet: drop --static and step in time with damping (e.g. rayleigh_mass) until the scene settles, or remove the [[obstacle]] sections",
+            what,
+            "static equilibrium with contact is not supported yet: drop --static and step in time with damping (e.g. rayleigh_mass) until the scene settles, or remove the contact ([[obstacle]] sections, self_contact, between_bodies)",
         ));
     }
     let g = scene.gravity();
