@@ -105,16 +105,16 @@ fn momentum(scene: &Scene, state: &State) -> Vec3 {
         .sum()
 }
 
-/// A 20 mm cube on a 30 mm cube on the floor z = 0, offset so that the upper cube's bottom
-/// nodes project inside the lower cube's top triangles and the other way round (the cells
-/// are 10 mm; offsets of 5.3 and 4.1 mm stay off every edge and diagonal).
-#[test]
-fn a_cube_resting_on_another_is_held_up_by_exactly_its_weight() {
-    let lower = cube("lower", 3, [0.0, 0.0, 0.0], 0.03, 20.0);
-    let upper = cube("upper", 2, [0.0053, 0.0041, 0.03], 0.02, 20.0);
+/// A 20 mm cube (2³ cells) resting on a cube of `cells`³ 10 mm cells on the floor z = 0, its
+/// lower corner at (dx, dy): returns the two bodies' contact outcomes after 300 steps, the
+/// number of contacts between them, and the deepest penetration of the upper cube's nodes
+/// into the lower cube over the run.
+fn stacked(cells: usize, dx: f64, dy: f64) -> ([diffsoro::scene::ContactOutcome; 2], usize, f64) {
+    let side = 0.01 * cells as f64;
+    let lower = cube("lower", cells, [0.0, 0.0, 0.0], side, 20.0);
+    let upper = cube("upper", 2, [dx, dy, side], 0.02, 20.0);
     let floor = Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap();
     let scene = scene(vec![lower, upper], vec![floor], G, true);
-    let (m_lower, m_upper) = (1000.0 * 0.03f64.powi(3), 1000.0 * 0.02f64.powi(3));
     let mut state = scene.initial_state();
     let mut stepper = Stepper::new(&scene).unwrap();
     let mut deepest = f64::INFINITY;
@@ -126,31 +126,45 @@ fn a_cube_resting_on_another_is_held_up_by_exactly_its_weight() {
         report = Some(r);
     }
     let report = report.unwrap();
-    let (on_lower, on_upper) = (&report.contact[0], &report.contact[1]);
-    eprintln!("{on_lower:?}\n{on_upper:?}\ndeepest {deepest:e} m");
-    // Both ways: the upper cube's 9 bottom nodes on the lower top face, 4 lower top nodes
-    // under the upper bottom face.
-    assert_eq!(stepper.contact().body_contacts().len(), 13);
-    let weight_upper = Vec3::new(0.0, 0.0, m_upper * G);
-    let tol = 1e-6 * m_upper * G;
-    assert!(
-        (on_upper.body_forces[0] - weight_upper).norm() < tol,
-        "lower on upper {:?}",
-        on_upper.body_forces[0]
-    );
-    // Action and reaction, and the floor carries both cubes.
-    assert!((on_lower.body_forces[1] + weight_upper).norm() < tol);
-    let total = Vec3::new(0.0, 0.0, (m_lower + m_upper) * G);
-    assert!((on_lower.obstacle_forces[0] - total).norm() < 1e-6 * total.z);
-    assert!(on_upper.obstacle_forces[0].norm() == 0.0);
-    assert!(on_upper.body_forces[1].norm() == 0.0);
-    // Penetrations stay of the order h·tol/(1 − K_p) plus the curvature-free linearisation
-    // error (flat faces): 1e-9 m is 1e-7 of the cube.
-    assert!(
-        deepest > -1e-9,
-        "a node is {deepest} m inside the lower cube"
-    );
     assert_eq!(state.contacts, report.active_contacts);
+    let [a, b]: [_; 2] = report.contact.try_into().unwrap();
+    ([a, b], stepper.contact().body_contacts().len(), deepest)
+}
+
+/// The lower cube pushes the upper one up with exactly its weight, the floor carries both,
+/// and no node of the upper cube enters the lower one: for a 30 mm lower cube with the upper
+/// one offset so that its bottom nodes project inside the lower cube's top triangles and the
+/// other way round (offsets of 5.3 and 4.1 mm stay off every edge and diagonal: 9 + 4
+/// contacts), and for two identical 20 mm meshes stacked node on node (every contact point
+/// on a vertex: 9 + 9 contacts).
+#[test]
+fn a_cube_resting_on_another_is_held_up_by_exactly_its_weight() {
+    for (cells, dx, dy, expected) in [(3, 0.0053, 0.0041, 13), (2, 0.0, 0.0, 18)] {
+        let ([on_lower, on_upper], between, deepest) = stacked(cells, dx, dy);
+        eprintln!("{on_lower:?}\n{on_upper:?}\ndeepest {deepest:e} m");
+        assert_eq!(between, expected);
+        let m_lower = 1000.0 * (0.01 * cells as f64).powi(3);
+        let m_upper = 1000.0 * 0.02f64.powi(3);
+        let weight_upper = Vec3::new(0.0, 0.0, m_upper * G);
+        let tol = 1e-6 * m_upper * G;
+        assert!(
+            (on_upper.body_forces[0] - weight_upper).norm() < tol,
+            "lower on upper {:?}",
+            on_upper.body_forces[0]
+        );
+        // Action and reaction, and the floor carries both cubes.
+        assert!((on_lower.body_forces[1] + weight_upper).norm() < tol);
+        let total = Vec3::new(0.0, 0.0, (m_lower + m_upper) * G);
+        assert!((on_lower.obstacle_forces[0] - total).norm() < 1e-6 * total.z);
+        assert!(on_upper.obstacle_forces[0].norm() == 0.0);
+        assert!(on_upper.body_forces[1].norm() == 0.0);
+        // Penetrations stay of the order h·tol/(1 − K_p) (flat faces): 1e-9 m is 5e-8 of the
+        // cube.
+        assert!(
+            deepest > -1e-9,
+            "a node is {deepest} m inside the lower cube"
+        );
+    }
 }
 
 /// Two 20 mm cubes in zero gravity, the left one thrown at 0.5 m/s along +x at the right one,

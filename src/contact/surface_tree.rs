@@ -7,8 +7,10 @@
 //! `max(margin, thickness)`, built once and refitted every step (never rebuilt).
 //!
 //! Query ([`SurfaceTree::facing_triangle`]): a triangle T is a contact for a node at p when p
-//! projects **inside** T (all barycentric weights > 0; edge and vertex regions are left to the
-//! neighbouring triangles), the node's own surface normal faces T's (n_node · n_T < 0: the two
+//! projects **onto** T (every barycentric weight ≥ −[`WEIGHT_TOLERANCE`], so a node right
+//! above an edge or a vertex of the other surface, as when two meshes with matching nodes
+//! touch, still finds a triangle; a node beyond the surface's edges and corners, in the
+//! Voronoi region of a convex edge or vertex, does not), the node's own surface normal faces T's (n_node · n_T < 0: the two
 //! sides of a gap, not neighbours on one flat face), and the signed gap Φ = n_T · (p − c) lies
 //! in [−thickness, margin]; of several such triangles the one of smallest |Φ| is kept.
 //! `thickness` (m), the deepest penetration still recognised, is a quarter of the mean surface
@@ -25,6 +27,10 @@ use super::detection::contact_frame;
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Vec3};
 
+/// How far outside a triangle (in barycentric weight) a node's projection may fall and still
+/// count as on it: round-off for a node above an edge or vertex.
+pub const WEIGHT_TOLERANCE: f64 = 1e-9;
+
 /// Where a node meets a surface triangle ([`SurfaceTree::facing_triangle`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TriangleHit {
@@ -32,7 +38,8 @@ pub struct TriangleHit {
     pub triangle: usize,
     /// The triangle's vertices (nodes of the surface's body).
     pub vertices: [usize; 3],
-    /// Barycentric weights of the contact point c on the triangle (sum 1, all > 0).
+    /// Barycentric weights of the contact point c on the triangle (sum 1, each ≥
+    /// −[`WEIGHT_TOLERANCE`]).
     pub weights: [f64; 3],
     /// Signed gap Φ = n_T · (p − c) (m).
     pub gap: f64,
@@ -184,7 +191,7 @@ impl SurfaceTree {
             let wa = (b - p).cross(&(c - p)).dot(&n) / area2;
             let wb = (c - p).cross(&(a - p)).dot(&n) / area2;
             let wc = 1.0 - wa - wb;
-            if !(wa > 0.0 && wb > 0.0 && wc > 0.0) {
+            if !(wa.min(wb).min(wc) >= -WEIGHT_TOLERANCE) {
                 continue;
             }
             let gap = n.dot(&(p - a));
