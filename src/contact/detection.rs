@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use super::capsule::Capsule;
+use super::cuboid::{BoxRegion, box_region};
 use super::delassus::ContactJacobian;
 use super::mesh_obstacle::MeshObstacle;
 use crate::error::{Error, Result};
@@ -210,36 +211,23 @@ impl Obstacle {
                 rotation,
             } => {
                 let q = rotation.transpose() * (p - center);
-                let clamped = Vec3::new(
-                    q.x.clamp(-e.x, e.x),
-                    q.y.clamp(-e.y, e.y),
-                    q.z.clamp(-e.z, e.z),
-                );
-                let outside = q - clamped;
-                let d = outside.norm();
-                if d > 0.0 {
-                    Proximity {
+                match box_region(&q, &e) {
+                    BoxRegion::Outside { clamped, n, d, .. } => Proximity {
                         gap: d,
                         point: center + rotation * clamped,
-                        normal: rotation * (outside / d),
-                    }
-                } else {
-                    // Inside: the face with the largest (least negative) |q_k| − e_k.
-                    let mut k = 0;
-                    for j in 1..3 {
-                        if q[j].abs() - e[j] > q[k].abs() - e[k] {
-                            k = j;
+                        normal: rotation * n,
+                    },
+                    BoxRegion::Inside { k } => {
+                        let sign = if q[k] >= 0.0 { 1.0 } else { -1.0 };
+                        let mut on_face = q;
+                        on_face[k] = sign * e[k];
+                        let mut local_n = Vec3::zeros();
+                        local_n[k] = sign;
+                        Proximity {
+                            gap: q[k].abs() - e[k],
+                            point: center + rotation * on_face,
+                            normal: rotation * local_n,
                         }
-                    }
-                    let sign = if q[k] >= 0.0 { 1.0 } else { -1.0 };
-                    let mut on_face = q;
-                    on_face[k] = sign * e[k];
-                    let mut local_n = Vec3::zeros();
-                    local_n[k] = sign;
-                    Proximity {
-                        gap: q[k].abs() - e[k],
-                        point: center + rotation * on_face,
-                        normal: rotation * local_n,
                     }
                 }
             }

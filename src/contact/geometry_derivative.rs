@@ -18,42 +18,9 @@
 //!
 //! Frames are world frames; a frame matrix has columns `[t₁, t₂, n]`.
 
+use super::cuboid::{BoxRegion, box_region};
 use super::detection::{Obstacle, contact_frame};
 use crate::math::{Mat3, Vec3};
-
-/// Where a point lies relative to a box, in box coordinates (mirrors [`Obstacle::closest`]).
-enum BoxRegion {
-    /// Outside: `mask[k]` when axis k's clamp is active, `n` the local unit normal, `d` the
-    /// distance.
-    Outside { mask: [bool; 3], n: Vec3, d: f64 },
-    /// Inside (or on the surface): through a face normal to local axis `k`.
-    Inside { k: usize },
-}
-
-fn box_region(q: &Vec3, e: &Vec3) -> BoxRegion {
-    let clamped = Vec3::new(
-        q.x.clamp(-e.x, e.x),
-        q.y.clamp(-e.y, e.y),
-        q.z.clamp(-e.z, e.z),
-    );
-    let outside = q - clamped;
-    let d = outside.norm();
-    if d > 0.0 {
-        BoxRegion::Outside {
-            mask: [q.x.abs() > e.x, q.y.abs() > e.y, q.z.abs() > e.z],
-            n: outside / d,
-            d,
-        }
-    } else {
-        let mut k = 0;
-        for j in 1..3 {
-            if q[j].abs() - e[j] > q[k].abs() - e[k] {
-                k = j;
-            }
-        }
-        BoxRegion::Inside { k }
-    }
-}
 
 fn mask_matrix(mask: [bool; 3]) -> Mat3 {
     Mat3::from_diagonal(&Vec3::new(
@@ -103,7 +70,7 @@ impl Obstacle {
             } => {
                 let q = rotation.transpose() * (p - center);
                 match box_region(&q, &half_extents) {
-                    BoxRegion::Outside { mask, n, d } => {
+                    BoxRegion::Outside { mask, n, d, .. } => {
                         rotation
                             * ((Mat3::identity() - n * n.transpose()) * mask_matrix(mask) / d)
                             * rotation.transpose()

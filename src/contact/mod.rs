@@ -13,6 +13,7 @@ mod body_contact;
 mod broad_phase;
 mod capsule;
 mod cone;
+mod cuboid;
 mod delassus;
 mod detection;
 mod geometry_derivative;
