@@ -10,8 +10,8 @@ use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as GlamVector;
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 
-use super::detection::{NodeContact, Obstacle, contact_frame};
-use crate::error::{Error, Result};
+use super::detection::{NodeContact, Obstacle, contact_frame, validate_margin};
+use crate::error::Result;
 use crate::math::Vec3;
 
 fn to_glam(v: Vec3) -> GlamVector {
@@ -75,12 +75,7 @@ impl NodeBroadPhase {
         margin: f64,
         out: &mut Vec<NodeContact>,
     ) -> Result<()> {
-        if !(margin >= 0.0) || !margin.is_finite() {
-            return Err(Error::invalid(
-                "contact margin",
-                format!("{margin} must be finite and non-negative"),
-            ));
-        }
+        validate_margin(margin)?;
         let start = out.len();
         if candidates.is_empty() || obstacles.is_empty() {
             return Ok(());

@@ -245,6 +245,15 @@ pub fn contact_frame(n: &Vec3) -> Mat3 {
         (n.norm() - 1.0).abs() < 1e-6,
         "contact_frame: normal is not unit"
     );
+    let a = frame_helper_axis(n);
+    let t1 = (a - a.dot(n) * n).normalize();
+    let t2 = n.cross(&t1);
+    Mat3::from_columns(&[t1, t2, *n])
+}
+
+/// The world axis [`contact_frame`] builds `t₁` from: the one least aligned with `n` (lowest
+/// index on ties).
+pub(super) fn frame_helper_axis(n: &Vec3) -> Vec3 {
     let mut k = 0;
     for j in 1..3 {
         if n[j].abs() < n[k].abs() {
@@ -253,9 +262,18 @@ pub fn contact_frame(n: &Vec3) -> Mat3 {
     }
     let mut a = Vec3::zeros();
     a[k] = 1.0;
-    let t1 = (a - a.dot(n) * n).normalize();
-    let t2 = n.cross(&t1);
-    Mat3::from_columns(&[t1, t2, *n])
+    a
+}
+
+/// Checks a detection margin (m): finite and non-negative.
+pub(super) fn validate_margin(margin: f64) -> Result<()> {
+    if !(margin >= 0.0) || !margin.is_finite() {
+        return Err(Error::invalid(
+            "contact margin",
+            format!("{margin} must be finite and non-negative"),
+        ));
+    }
+    Ok(())
 }
 
 /// Every node of `candidates` (e.g. the body's surface nodes) within `margin` (m, ≥ 0) of an
@@ -269,12 +287,7 @@ pub fn detect_nodes(
     margin: f64,
     out: &mut Vec<NodeContact>,
 ) -> Result<()> {
-    if !(margin >= 0.0) || !margin.is_finite() {
-        return Err(Error::invalid(
-            "contact margin",
-            format!("{margin} must be finite and non-negative"),
-        ));
-    }
+    validate_margin(margin)?;
     for &node in candidates {
         let p = positions[node];
         for (o, obstacle) in obstacles.iter().enumerate() {

@@ -19,7 +19,7 @@
 //! Frames are world frames; a frame matrix has columns `[t₁, t₂, n]`.
 
 use super::cuboid::{BoxRegion, box_region};
-use super::detection::{Obstacle, contact_frame};
+use super::detection::{Obstacle, contact_frame, frame_helper_axis};
 use crate::math::{Mat3, Vec3};
 
 fn mask_matrix(mask: [bool; 3]) -> Mat3 {
@@ -144,15 +144,7 @@ impl Obstacle {
 pub fn contact_frame_derivative(n: &Vec3, dn: &Vec3) -> Mat3 {
     let frame = contact_frame(n);
     let t1: Vec3 = frame.column(0).into_owned();
-    // The helper axis contact_frame picked (least aligned with n, lowest index on ties).
-    let mut k = 0;
-    for j in 1..3 {
-        if n[j].abs() < n[k].abs() {
-            k = j;
-        }
-    }
-    let mut a = Vec3::zeros();
-    a[k] = 1.0;
+    let a = frame_helper_axis(n);
     let v = a - a.dot(n) * n;
     let dv = -a.dot(dn) * n - a.dot(n) * dn;
     let dt1 = (dv - t1 * t1.dot(&dv)) / v.norm();

@@ -23,8 +23,8 @@ use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as GlamVector;
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 
-use super::detection::contact_frame;
-use crate::error::{Error, Result};
+use super::detection::{contact_frame, validate_margin};
+use crate::error::Result;
 use crate::math::{Mat3, Vec3};
 
 /// How far outside a triangle (in barycentric weight) a node's projection may fall and still
@@ -118,12 +118,7 @@ impl SurfaceTree {
     ///
     /// Errors when `margin` is negative or not finite.
     pub fn refit(&mut self, positions: &[Vec3], margin: f64) -> Result<()> {
-        if !(margin >= 0.0) || !margin.is_finite() {
-            return Err(Error::invalid(
-                "contact margin",
-                format!("{margin} must be finite and non-negative"),
-            ));
-        }
+        validate_margin(margin)?;
         assert_eq!(
             positions.len(),
             self.node_normals.len(),
