@@ -379,6 +379,17 @@ impl ActuationWorkspace {
     }
 }
 
+/// The actuators whose λ the step solves for a target: (index, actuator, target).
+fn solved_targets(act: &BodyActuation) -> impl Iterator<Item = (usize, &Actuator, f64)> {
+    act.actuators
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a.drive {
+            Drive::Target(target) if is_solved(a) => Some((i, a, target)),
+            _ => None,
+        })
+}
+
 /// Starts a step: moves the force-driven λ in `forces` towards their inputs (`max_force_step`)
 /// and sets each solved actuator's target and bounds for the step from δ(xₙ) at `x` and λₙ.
 pub fn begin_step(
@@ -391,13 +402,7 @@ pub fn begin_step(
     ws.targets.clear();
     ws.step_targets.clear();
     ws.bounds.clear();
-    for (i, a) in act.actuators.iter().enumerate() {
-        let Drive::Target(target) = a.drive else {
-            continue;
-        };
-        if !is_solved(a) {
-            continue;
-        }
+    for (i, a, target) in solved_targets(act) {
         let now = a.kind.value(x);
         ws.step_targets
             .push(target.clamp(now - a.max_value_step, now + a.max_value_step));
@@ -417,13 +422,7 @@ pub fn begin_static(act: &BodyActuation, ws: &mut ActuationWorkspace, start: &[V
     ws.targets.clear();
     ws.step_targets.clear();
     ws.bounds.clear();
-    for (i, a) in act.actuators.iter().enumerate() {
-        let Drive::Target(target) = a.drive else {
-            continue;
-        };
-        if !is_solved(a) {
-            continue;
-        }
+    for (i, a, target) in solved_targets(act) {
         let now = a.kind.value(start);
         ws.step_targets.push(now + s * (target - now));
         ws.bounds.push(a.bounds);
