@@ -19,7 +19,8 @@ use diffsoro::diff::{
     InputTangent, Recorder, StateTangent, StepDerivative, TapeOptions, adjoint,
     forward_sensitivities, record_trajectory,
 };
-use diffsoro::math::{SplitMix64, relative_error};
+use diffsoro::contact::Obstacle;
+use diffsoro::math::{SplitMix64, Vec3, relative_error};
 use diffsoro::scene::{Scene, State};
 
 const NAMES: [&str; 4] = [
@@ -222,5 +223,75 @@ fn position_jacobian_with_pinned_servos_agrees_with_the_jvp() {
         .collect();
     let err = relative_error(from_jac.as_slice(), &from_jvp, 0.0);
     assert!(err < 1e-10, "position Jacobian vs JVP: {err:e}");
+}
+
+
+/// The fingers of scenes/gripper_grasp.toml pressing on the cylinder: after 40 steps of
+/// closing at 0.005 rad per step (θ = −0.2 rad, contact from about step 32), one step's
+/// derivatives (x, v, E, both angle targets) against finite differences, with the targets
+/// 3 mrad ahead of the current angle (within reach) and at the scene's −0.35 rad (the limit
+/// active), and JVP/VJP adjointness; the NCP solved to 1e-13.
+///
+/// A node that reached the cylinder lands exactly on it (its gap is 1e-12 m or less after the
+/// step: the contact velocity closes the gap), on the penetration correction's kink at
+/// Φ = 0, where finite differences see the average of two one-sided derivatives. So the test
+/// steps with the cylinder's radius 0.1 mm larger, which sinks those nodes 0.1 mm into it
+/// (as tests/diff_contact.rs sinks its blocks).
+#[test]
+fn fingers_pressing_the_object() {
+    let load = |overrides: &[&str]| {
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        let mut scene = Scene::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/gripper_grasp.toml"),
+            &overrides,
+        )
+        .unwrap();
+        scene.contact.settings.tolerance = 1e-13;
+        scene.contact.settings.max_iterations = 100_000;
+        scene
+    };
+    let start = warm_state(&load(&[]), 40);
+    let sunk = |mut scene: Scene| {
+        scene.contact.obstacles[0] = Obstacle::capsule(
+            Vec3::new(0.05, 0.04, -0.02),
+            Vec3::new(0.05, 0.04, 0.04),
+            0.0081,
+        )
+        .unwrap();
+        scene
+    };
+    let limited = sunk(load(&[]));
+    let mut probe = start.clone();
+    let report = diffsoro::scene::Stepper::new(&limited)
+        .unwrap()
+        .step(&limited, &mut probe)
+        .unwrap();
+    assert!(report.contact_converged);
+    assert!(
+        report.contact.iter().all(|c| c.active > 0),
+        "{:?}",
+        report.contact
+    );
+    let theta: Vec<f64> = margins(&limited, &start);
+    assert!(theta.iter().all(|m| *m > 0.1), "{theta:?}");
+    let within = sunk(load(&[
+        "soft_body.finger.servo.servo.angle=-0.203",
+        "soft_body.finger_right.servo.servo_right.angle=-0.203",
+    ]));
+    assert!(margins(&within, &start).iter().all(|m| *m < -0.001));
+    for scene in [&limited, &within] {
+        check_jvp_against_fd_from(scene, &NAMES, &start, 1, 1e-3);
+        let mut state = start.clone();
+        let (_, record) = Recorder::new(scene)
+            .unwrap()
+            .step(scene, &mut state)
+            .unwrap();
+        for b in &record.bodies {
+            let contact = b.contact().unwrap();
+            // Every contact's gap is away from the kink by far more than the perturbations.
+            assert!(contact.contacts().iter().all(|c| c.gap.abs() > 1e-5));
+        }
+        check_adjointness(scene, &record, &parameters(scene, &NAMES), 9);
+    }
 }
 

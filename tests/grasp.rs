@@ -32,15 +32,21 @@ fn optimised_grasp_beats_the_maximal_actuation_heuristic() {
     let steps = 150;
     let opt = grasp(
         &scene,
-        "tip",
-        origin,
+        &[("tip", origin)],
         steps,
         options,
         Some(weights),
         solver.as_mut(),
     )
     .unwrap();
-    let heur = grasp(&scene, "tip", origin, steps, options, None, solver.as_mut()).unwrap();
+    let heur = grasp(
+        &scene,
+        &[("tip", origin)],
+        steps,
+        options,
+        None,
+        solver.as_mut(),
+    ).unwrap();
     // The heuristic presses: contact forces appear.
     assert!(*heur.contact_force.last().unwrap() > 0.05);
     let (lo, lh) = (
