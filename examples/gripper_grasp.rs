@@ -95,5 +95,9 @@ fn setup() -> (Vec<(&'static str, Vec3)>, ControlOptions, ForceLimiting) {
         beta: 1e-4,
         regularisation: 1e-6,
     };
-    (vec![("tip", origin), ("tip_right", origin)], options, weights)
+    (
+        vec![("tip", origin), ("tip_right", origin)],
+        options,
+        weights,
+    )
 }

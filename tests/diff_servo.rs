@@ -15,11 +15,11 @@ use diff_support::{
     check_adjointness, check_jvp_against_fd_from, parameters, random_tangent, warm_state,
 };
 use diffsoro::actuator::{ActuatorKind, Drive};
+use diffsoro::contact::Obstacle;
 use diffsoro::diff::{
     InputTangent, Recorder, StateTangent, StepDerivative, TapeOptions, adjoint,
     forward_sensitivities, record_trajectory,
 };
-use diffsoro::contact::Obstacle;
 use diffsoro::math::{SplitMix64, Vec3, relative_error};
 use diffsoro::scene::{Scene, State};
 
@@ -156,12 +156,16 @@ fn adjoint_equals_forward_mode_through_pinned_servos() {
     let mut s = start.clone();
     let forward = forward_sensitivities(&scene, &mut s, steps, &params, &mut |_| {}).unwrap();
     let mut s = start.clone();
-    let mut tape = record_trajectory(&scene, &mut s, steps, TapeOptions::default(), &mut |_| {})
-        .unwrap();
+    let mut tape =
+        record_trajectory(&scene, &mut s, steps, TapeOptions::default(), &mut |_| {}).unwrap();
     let result = adjoint(&scene, &mut tape, &params, &w).unwrap();
     let fwd: Vec<f64> = forward.iter().map(|t| w.dot(t)).collect();
     let err = relative_error(&result.parameters, &fwd, 0.0);
-    assert!(err < 1e-9, "adjoint {:?} vs forward {fwd:?}", result.parameters);
+    assert!(
+        err < 1e-9,
+        "adjoint {:?} vs forward {fwd:?}",
+        result.parameters
+    );
     // The start state: ⟨adjoint, u⟩ = ⟨w, JVP u⟩.
     let mut recorder = Recorder::new(&scene).unwrap();
     let mut derivative = StepDerivative::new(&scene);
@@ -224,7 +228,6 @@ fn position_jacobian_with_pinned_servos_agrees_with_the_jvp() {
     let err = relative_error(from_jac.as_slice(), &from_jvp, 0.0);
     assert!(err < 1e-10, "position Jacobian vs JVP: {err:e}");
 }
-
 
 /// The fingers of scenes/gripper_grasp.toml pressing on the cylinder: after 40 steps of
 /// closing at 0.005 rad per step (θ = −0.2 rad, contact from about step 32), one step's
@@ -295,3 +298,29 @@ fn fingers_pressing_the_object() {
     }
 }
 
+/// What the derivatives still do not cover is refused with an error naming it: a
+/// displacement-driven cable (its λ is solved inside the step) and full Newton, also with
+/// pinned servos.
+#[test]
+fn uncovered_drives_are_refused_by_name() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("scenes/finger_obstacle.toml"))
+        .unwrap()
+        .replace("force = 3.0", "displacement = 0.002");
+    let file = diffsoro::scene::SceneFile::parse("finger.toml", &text, &[]).unwrap();
+    let scene = Scene::build(&file, &root.join("scenes")).unwrap();
+    let e = Recorder::new(&scene).err().unwrap().to_string();
+    assert!(
+        e.contains("soft_body.finger.cable") && e.contains("displacement/volume-driven"),
+        "{e}"
+    );
+    let newton = gripper(&["simulation.newton_iterations=3"]);
+    let e = Recorder::new(&newton).err().unwrap().to_string();
+    assert!(e.contains("newton_iterations"), "{e}");
+    // The pinned servos are covered, and their targets are parameters (rad).
+    let scene = gripper(&[]);
+    Recorder::new(&scene).unwrap();
+    let p = diffsoro::diff::Parameter::parse(&scene, "actuator:servo").unwrap();
+    assert_eq!(p.value(&scene), -0.2);
+    assert!(diffsoro::diff::every_parameter(&scene).contains(&p));
+}

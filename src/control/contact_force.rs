@@ -198,7 +198,10 @@ pub fn grasp(
                 .map(|e| (b, e.point, origin))
         });
         points.push(found.ok_or_else(|| {
-            Error::invalid(format!("effector `{name}`"), "the scene has no such effector")
+            Error::invalid(
+                format!("effector `{name}`"),
+                "the scene has no such effector",
+            )
         })?);
     }
     let mut scene = scene.clone();

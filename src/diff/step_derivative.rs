@@ -3,9 +3,9 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
+use crate::actuator::Drive;
 use crate::error::{Error, Result};
 use crate::fem::{MaterialParameter, ParameterDerivatives, StiffnessDerivativeState};
-use crate::actuator::Drive;
 use crate::math::{DMat, Vec3};
 use crate::scene::{PrescribedDerivative, Scene};
 

@@ -274,5 +274,7 @@ impl PrescribedDerivative {
 
 /// ∂/∂θ of o + R(θ)(X − o) at θ: a × (R(θ)(X − o)) (m/rad).
 fn motion(servo: &Servo, theta: f64, rest: Vec3) -> Vec3 {
-    servo.axis.cross(&(servo.rotate(theta, rest) - servo.origin))
+    servo
+        .axis
+        .cross(&(servo.rotate(theta, rest) - servo.origin))
 }

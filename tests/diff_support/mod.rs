@@ -40,8 +40,8 @@ pub fn random_tangent(scene: &Scene, rng: &mut SplitMix64, sx: f64, sv: f64) -> 
         for n in scene.body_actuation(b).pinned_nodes() {
             pinned[n] = true;
         }
-        for n in 0..body.node_count() {
-            if body.is_fixed(n) && !pinned[n] {
+        for (n, &pin) in pinned.iter().enumerate() {
+            if body.is_fixed(n) && !pin {
                 continue;
             }
             tb.positions[n] = sx * Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
