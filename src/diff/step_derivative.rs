@@ -540,7 +540,9 @@ impl StepDerivative {
     /// multi-right-hand-side solve with the step's factorisation: the right-hand sides are
     /// the columns of −h K − c_K T_{v⁺} + h ∂(H_aᵀλ)/∂x, built from the assembled sparse
     /// matrices (no refactorisation, no dense inverse). Contact-free steps only (errors
-    /// otherwise).
+    /// otherwise). The horn nodes of pinned servos are not free DOFs: their motion depends on
+    /// their own positions and the angle target only, so this free block needs no coupling
+    /// term (use [`Self::jvp`] for directions that move them).
     ///
     /// Errors: an element the law cannot evaluate.
     pub fn position_jacobian(

@@ -278,3 +278,40 @@ fn motion(servo: &Servo, theta: f64, rest: Vec3) -> Vec3 {
         .axis
         .cross(&(servo.rotate(theta, rest) - servo.origin))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::central_difference_jacobian;
+
+    /// J = a × (x(θ) − o) is the derivative of the horn's rigid rotation (central differences).
+    #[test]
+    fn motion_is_the_derivative_of_the_rotation() {
+        let rest = vec![
+            Vec3::new(0.01, 0.002, 0.003),
+            Vec3::new(-0.004, 0.011, 0.0),
+            Vec3::new(0.0, 0.0, 0.02),
+        ];
+        let servo = Servo::new(
+            Vec3::new(0.001, -0.002, 0.0),
+            Vec3::new(0.2, -0.1, 1.0),
+            &[0, 1, 2],
+            &rest,
+        )
+        .unwrap();
+        for (i, x) in rest.iter().enumerate() {
+            let theta = -0.3 + 0.2 * i as f64;
+            let fd = central_difference_jacobian(
+                |t: &crate::math::DVec| {
+                    crate::math::DVec::from_column_slice(servo.rotate(t[0], *x).as_slice())
+                },
+                &crate::math::DVec::from_element(1, theta),
+                1e-6,
+            );
+            let j = motion(&servo, theta, *x);
+            for k in 0..3 {
+                assert!((fd[(k, 0)] - j[k]).abs() < 1e-9, "{i}: {fd} vs {j}");
+            }
+        }
+    }
+}
