@@ -39,15 +39,21 @@ fn main() -> diffsoro::Result<()> {
     let start = std::time::Instant::now();
     let optimised = grasp(
         &scene,
-        "tip",
-        origin,
+        &[("tip", origin)],
         steps,
         options,
         Some(weights),
         solver.as_mut(),
     )?;
     let elapsed = start.elapsed().as_secs_f64();
-    let heuristic = grasp(&scene, "tip", origin, steps, options, None, solver.as_mut())?;
+    let heuristic = grasp(
+        &scene,
+        &[("tip", origin)],
+        steps,
+        options,
+        None,
+        solver.as_mut(),
+    )?;
     let line = |name: &str, r: &GraspReport| {
         let d = r.effector_distance.last().copied().unwrap_or(0.0);
         let f = r.contact_force.last().copied().unwrap_or(0.0);

@@ -84,8 +84,8 @@ fn thirty_step_derivatives_match_finite_differences_for_every_law() {
 }
 
 /// The two-finger gripper of scenes/gripper.toml with torque-driven servos (spread over the
-/// horn nodes; angle-driven servos pin their horn and are not differentiated): both servo
-/// torques, E and ν.
+/// horn nodes; the angle-driven servos of the scene itself, which pin their horn, are in
+/// tests/diff_servo.rs): both servo torques, E and ν.
 #[test]
 fn servo_torque_derivatives_match_finite_differences() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/gripper.toml");

@@ -31,7 +31,12 @@
 //! energy), so one solve A r̄ = v̄⁺ + h x̄⁺ gives every input cotangent.
 //!
 //! Fixed nodes are boundary conditions, not inputs: their components of a tangent are ignored
-//! on input and zero on output, and likewise for cotangents.
+//! on input and zero on output, and likewise for cotangents. The horn nodes of angle-driven
+//! (pinned) servos are removed from the system like fixed nodes but move,
+//! x_p⁺ = o + R(θ⁺)(X − o): their components are inputs and outputs, the servo's angle target
+//! is the parameter `actuator:NAME` (rad), and `scene::PrescribedDerivative` gives the terms
+//! (the coupling of the free rows to v_p⁺ and x_p, the one-sided derivative of the per-step
+//! angle limit) that this layer chains.
 
 mod contact_chain;
 mod finite_difference;

@@ -1,7 +1,7 @@
 //! Differentiable parameters of a scene and their names (DESIGN.md §4):
 //! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`.
 
-use crate::actuator::Drive;
+use crate::actuator::{Actuator, ActuatorKind, Drive};
 use crate::error::{Error, Result};
 use crate::fem::MaterialParameter;
 use crate::material::Material;
@@ -17,8 +17,10 @@ pub enum Parameter {
         /// Which material parameter.
         parameter: MaterialParameter,
     },
-    /// The input λ_a of a force-driven actuator (N for a cable, Pa for a cavity, N·m for a
-    /// servo), held constant over a run.
+    /// The input of an actuator, held constant over a run: λ_a of a force-driven actuator (N
+    /// for a cable, Pa for a cavity, N·m for a servo), or the angle target (rad, from rest)
+    /// of an angle-driven (pinned) servo, which the horn follows at most `max_angle_step` per
+    /// step (`scene::PrescribedDerivative` for the one-sided derivative at that limit).
     Actuator {
         /// Index of the soft body in the scene.
         body: usize,
@@ -118,8 +120,8 @@ impl Parameter {
         }
     }
 
-    /// The parameter's current value in `scene` (an actuator's given force; 0 for a
-    /// target-driven one).
+    /// The parameter's current value in `scene` (an actuator's given force, an angle-driven
+    /// servo's angle target; 0 for another target-driven actuator).
     pub fn value(&self, scene: &Scene) -> f64 {
         match *self {
             Parameter::Material { body, parameter } => {
@@ -130,16 +132,19 @@ impl Parameter {
                 }
             }
             Parameter::Actuator { body, index } => {
-                match scene.body_actuation(body).actuators[index].drive {
+                let a = &scene.body_actuation(body).actuators[index];
+                match a.drive {
                     Drive::Force(f) => f,
+                    Drive::Target(t) if is_angle_driven(a) => t,
                     Drive::Target(_) => 0.0,
                 }
             }
         }
     }
 
-    /// Sets the parameter in `scene`. Errors on an invalid material value (E ≤ 0, ν outside
-    /// (−1, 0.5)) naming it, or a non-finite actuator force.
+    /// Sets the parameter in `scene` (an angle-driven servo's target stays a target; any other
+    /// actuator becomes force-driven with this λ). Errors on an invalid material value (E ≤ 0,
+    /// ν outside (−1, 0.5)) naming it, or a non-finite actuator input.
     pub fn set(&self, scene: &mut Scene, value: f64) -> Result<()> {
         match *self {
             Parameter::Material { body, parameter } => {
@@ -166,14 +171,25 @@ impl Parameter {
                         format!("force {value} is not finite"),
                     ));
                 }
-                scene.actuation[body].actuators[index].drive = Drive::Force(value);
+                let a = &mut scene.actuation[body].actuators[index];
+                a.drive = if is_angle_driven(a) {
+                    Drive::Target(value)
+                } else {
+                    Drive::Force(value)
+                };
                 Ok(())
             }
         }
     }
 }
 
-/// Every parameter of `scene`: per body, E and ν, then each force-driven actuator.
+/// Whether `a` is an angle-driven servo (its horn pinned, `scene::prescribed`).
+fn is_angle_driven(a: &Actuator) -> bool {
+    matches!(a.drive, Drive::Target(_)) && matches!(a.kind, ActuatorKind::Servo(_))
+}
+
+/// Every parameter of `scene`: per body, E and ν, then each force-driven actuator and
+/// angle-driven servo.
 pub fn every_parameter(scene: &Scene) -> Vec<Parameter> {
     let mut out = Vec::new();
     for body in 0..scene.bodies.len() {
@@ -181,7 +197,7 @@ pub fn every_parameter(scene: &Scene) -> Vec<Parameter> {
             out.push(Parameter::Material { body, parameter });
         }
         for (index, a) in scene.body_actuation(body).actuators.iter().enumerate() {
-            if matches!(a.drive, Drive::Force(_)) {
+            if matches!(a.drive, Drive::Force(_)) || is_angle_driven(a) {
                 out.push(Parameter::Actuator { body, index });
             }
         }

@@ -3,7 +3,7 @@
 //! swapping buffers, never copied or recomputed (DESIGN.md §2: k directions cost k solves
 //! with the factorisation already computed).
 
-use crate::actuator::Drive;
+use crate::actuator::{ActuatorKind, Drive};
 use crate::contact::BoundaryGradient;
 use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor};
@@ -81,8 +81,10 @@ impl StepRecord {
 }
 
 /// Whether the derivatives of this crate cover `scene`'s step; errors say what is not
-/// covered: full Newton (`newton_iterations > 1`), target-driven actuators (whose λ is
-/// solved inside the step), per-step force limits, and self-contact.
+/// covered: full Newton (`newton_iterations > 1`), displacement- and volume-driven cables and
+/// cavities (whose λ is solved inside the step), per-step force limits, and self-contact.
+/// Angle-driven servos (pinned horns, `scene::prescribed`) are covered, their angle target
+/// being the parameter `actuator:NAME`.
 pub fn check_differentiable(scene: &Scene) -> Result<()> {
     if scene.simulation.newton_iterations != 1 {
         return Err(Error::invalid(
@@ -113,10 +115,10 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
                     "has a per-step force limit: derivatives cover actuators whose input is applied in full each step",
                 ));
             }
-            if matches!(a.drive, Drive::Target(_)) {
+            if matches!(a.drive, Drive::Target(_)) && !matches!(a.kind, ActuatorKind::Servo(_)) {
                 return Err(Error::invalid(
                     format!("soft_body.{}.{}", scene.bodies[b].name(), a.name),
-                    "is displacement/volume/angle-driven: derivatives cover force-driven actuators only (give `force`, `pressure` or `torque`)",
+                    "is displacement/volume-driven: derivatives cover force-driven actuators and angle-driven servos only (give `force` or `pressure`)",
                 ));
             }
         }

@@ -3,10 +3,11 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
+use crate::actuator::Drive;
 use crate::error::{Error, Result};
 use crate::fem::{MaterialParameter, ParameterDerivatives, StiffnessDerivativeState};
 use crate::math::{DMat, Vec3};
-use crate::scene::Scene;
+use crate::scene::{PrescribedDerivative, Scene};
 
 use super::parameter::Parameter;
 use super::record::StepRecord;
@@ -51,6 +52,14 @@ struct BodyBuffers {
     contact_force_tangents: DMat,
     /// Columns `solve` and `solve2` each hold scratch for.
     solve_columns: usize,
+    /// The pinned servos' derivatives (`scene::prescribed_derivative`).
+    prescribed: PrescribedDerivative,
+    /// dθ⁺ per direction and pinned servo (direction-major).
+    dtheta: Vec<f64>,
+    /// Pinned rows: dx_p⁺ / x̄_p and dv_p⁺ / v̄_p⁺ scratch, and M r̄ (per node).
+    pinned_x: Vec<Vec3>,
+    pinned_v: Vec<Vec3>,
+    pinned_m: Vec<Vec3>,
 }
 
 /// The derivatives of one step (forward and reverse mode), with reusable buffers.
@@ -65,7 +74,8 @@ impl StepDerivative {
             bodies: scene
                 .bodies
                 .iter()
-                .map(|b| {
+                .enumerate()
+                .map(|(i, b)| {
                     let n = b.node_count();
                     let nr = b.pattern().n();
                     BodyBuffers {
@@ -83,6 +93,11 @@ impl StepDerivative {
                         solve2: MemBuffer::new(faer::dyn_stack::StackReq::EMPTY),
                         contact_force_tangents: DMat::zeros(0, 0),
                         solve_columns: 0,
+                        prescribed: PrescribedDerivative::new(b, scene.body_actuation(i)),
+                        dtheta: Vec::new(),
+                        pinned_x: vec![Vec3::zeros(); n],
+                        pinned_v: vec![Vec3::zeros(); n],
+                        pinned_m: vec![Vec3::zeros(); n],
                     }
                 })
                 .collect(),
@@ -136,6 +151,35 @@ impl StepDerivative {
             if moves_x {
                 body.assemble_stiffness_derivative(&rec.x, &rec.v_plus, &mut buf.t)?;
             }
+            // Pinned servos: dθ⁺ per direction (target and, when clamped, x).
+            let pinned = act.pinned.len();
+            let c_m = 1.0 + h * opts.rayleigh_mass;
+            if pinned > 0 {
+                buf.prescribed.prepare(body, act, &rec.x);
+                buf.dtheta.clear();
+                for input in inputs {
+                    for (kp, pin) in act.pinned.iter().enumerate() {
+                        let d_target: f64 = parameters
+                            .iter()
+                            .zip(&input.parameters)
+                            .filter(|(q, _)| {
+                                **q == Parameter::Actuator {
+                                    body: b,
+                                    index: pin.actuator,
+                                }
+                            })
+                            .map(|(_, d)| d)
+                            .sum();
+                        let dt = buf.prescribed.angle_tangent(
+                            kp,
+                            d_target,
+                            &input.state.bodies[b].positions,
+                        );
+                        buf.dtheta.push(dt);
+                    }
+                }
+                assert_points(body, rec);
+            }
             for (p, q) in parameters.iter().enumerate() {
                 if let Parameter::Material {
                     body: qb,
@@ -157,6 +201,29 @@ impl StepDerivative {
                     reduce_nodes(dofs, &tan.velocities, &mut buf.red);
                     pattern.symmetric_product(body.mass_values(), &buf.red, col);
                 }
+                if pinned > 0 {
+                    // The pinned rows' coupling (scene::prescribed_derivative).
+                    buf.prescribed.motion_tangent(
+                        act,
+                        &buf.dtheta[c * pinned..(c + 1) * pinned],
+                        &tan.positions,
+                        h,
+                        &mut buf.pinned_x,
+                        &mut buf.pinned_v,
+                    );
+                    buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
+                    buf.prescribed.add_coupling_tangent(
+                        body,
+                        &rec.points,
+                        &rec.v_plus,
+                        &tan.positions,
+                        &tan.velocities,
+                        &buf.pinned_v,
+                        (h, c_m, c_k),
+                        &mut buf.nodal,
+                    );
+                    add_reduced(dofs, &buf.nodal, 1.0, col);
+                }
                 if moves_x {
                     // −h K dx − c_K T_{v⁺} dx + h ∂(H_aᵀλ)/∂x dx
                     reduce_nodes(dofs, &tan.positions, &mut buf.red);
@@ -164,6 +231,11 @@ impl StepDerivative {
                     pattern.symmetric_product_add(&buf.t.values, -c_k, &buf.red, col);
                     if !act.actuators.is_empty() || rec.contact.is_some() {
                         expand_nodes(dofs, &buf.red, &mut buf.nodal2);
+                        for (n, d) in buf.nodal2.iter_mut().enumerate() {
+                            if buf.prescribed.is_pinned(n) {
+                                *d = tan.positions[n];
+                            }
+                        }
                         buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
                         act.add_driven_force_derivative(
                             &rec.x,
@@ -192,6 +264,9 @@ impl StepDerivative {
                             }
                         }
                         Parameter::Actuator { index, .. } => {
+                            if let Drive::Target(_) = act.actuators[index].drive {
+                                continue; // an angle target: through dθ⁺ above
+                            }
                             buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
                             act.actuators[index].add_forces(
                                 &rec.x,
@@ -264,6 +339,16 @@ impl StepDerivative {
                     *r += h * d;
                 }
                 expand_nodes(dofs, &buf.red, &mut o.positions);
+                if pinned > 0 {
+                    buf.prescribed.motion_tangent(
+                        act,
+                        &buf.dtheta[c * pinned..(c + 1) * pinned],
+                        &tan.positions,
+                        h,
+                        &mut o.positions,
+                        &mut o.velocities,
+                    );
+                }
             }
         }
         Ok(outputs)
@@ -356,6 +441,23 @@ impl StepDerivative {
             reduce_nodes(dofs, &out.positions, &mut buf.red2);
             add_reduced(dofs, &buf.nodal, -h, &mut buf.red2);
             add_reduced(dofs, &buf.nodal2, -c_k, &mut buf.red2);
+            let pinned = act.pinned.len();
+            if pinned > 0 {
+                // Pinned rows (scene::prescribed_derivative): x̄_p = −h (K r̄)_p − c_K (T r̄)_p,
+                // v̄_p = (M r̄)_p, and the cotangent of v_p⁺, v̄_p⁺ − c_m (M r̄)_p − c_K (K r̄)_p.
+                let c_m = 1.0 + h * opts.rayleigh_mass;
+                buf.prescribed.prepare(body, act, &rec.x);
+                buf.pinned_m.iter_mut().for_each(|f| *f = Vec3::zeros());
+                buf.prescribed
+                    .add_mass_coupling(body, &buf.nodal3, 1.0, &mut buf.pinned_m);
+                for n in 0..body.node_count() {
+                    if buf.prescribed.is_pinned(n) {
+                        buf.pinned_x[n] = -h * buf.nodal[n] - c_k * buf.nodal2[n];
+                        buf.pinned_v[n] =
+                            out.velocities[n] - c_m * buf.pinned_m[n] - c_k * buf.nodal[n];
+                    }
+                }
+            }
             if !act.actuators.is_empty() {
                 buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
                 act.add_driven_force_derivative(
@@ -367,12 +469,36 @@ impl StepDerivative {
                     &mut buf.nodal,
                 );
                 add_reduced(dofs, &buf.nodal, 1.0, &mut buf.red2);
+                if pinned > 0 {
+                    for (n, f) in buf.nodal.iter().enumerate() {
+                        if buf.prescribed.is_pinned(n) {
+                            buf.pinned_x[n] += f;
+                        }
+                    }
+                }
             }
             if let (Some(contact), Some((xbar, _))) = (&rec.contact, extra.as_mut()) {
                 contact.force_cotangent(&buf.nodal3, h, xbar);
                 add_reduced(dofs, xbar, 1.0, &mut buf.red2);
             }
             expand_nodes(dofs, &buf.red2, &mut res.positions);
+            if pinned > 0 {
+                buf.dtheta.resize(pinned, 0.0);
+                buf.prescribed.angle_cotangents(
+                    act,
+                    &buf.pinned_v,
+                    &out.positions,
+                    h,
+                    &mut buf.pinned_x,
+                    &mut buf.dtheta,
+                );
+                for n in 0..body.node_count() {
+                    if buf.prescribed.is_pinned(n) {
+                        res.positions[n] = buf.pinned_x[n];
+                        res.velocities[n] = buf.pinned_m[n];
+                    }
+                }
+            }
             // parameters
             for (p, q) in parameters.iter().enumerate() {
                 if q.body() != b {
@@ -384,6 +510,17 @@ impl StepDerivative {
                         reduce_nodes(dofs, &buf.nodal3, &mut buf.red);
                         let rhs = &buf.material_rhs[material_slot(parameter)];
                         rhs.iter().zip(&buf.red).map(|(a, b)| a * b).sum::<f64>()
+                    }
+                    Parameter::Actuator { index, .. }
+                        if matches!(act.actuators[index].drive, Drive::Target(_)) =>
+                    {
+                        // An angle target: θ̄⁺ when the servo is not clamped.
+                        act.pinned
+                            .iter()
+                            .zip(&buf.dtheta)
+                            .filter(|(pin, _)| pin.actuator == index)
+                            .map(|(_, t)| t)
+                            .sum()
                     }
                     Parameter::Actuator { index, .. } => {
                         buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
@@ -403,7 +540,9 @@ impl StepDerivative {
     /// multi-right-hand-side solve with the step's factorisation: the right-hand sides are
     /// the columns of −h K − c_K T_{v⁺} + h ∂(H_aᵀλ)/∂x, built from the assembled sparse
     /// matrices (no refactorisation, no dense inverse). Contact-free steps only (errors
-    /// otherwise).
+    /// otherwise). The horn nodes of pinned servos are not free DOFs: their motion depends on
+    /// their own positions and the angle target only, so this free block needs no coupling
+    /// term (use [`Self::jvp`] for directions that move them).
     ///
     /// Errors: an element the law cannot evaluate.
     pub fn position_jacobian(
@@ -493,6 +632,19 @@ impl BodyBuffers {
                 add_reduced(dofs, &rec.forces, h / e, out);
                 reduce_nodes(dofs, &rec.v_plus, &mut self.red2);
                 pattern.symmetric_product_add(rec.stiffness(), -c_k / e, &self.red2, out);
+                if self.prescribed.is_active() {
+                    // −c_K K_fp v_p⁺ / E, the pinned horns' coupling.
+                    assert_points(body, rec);
+                    self.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
+                    self.prescribed.add_stiffness_coupling(
+                        body,
+                        &rec.points,
+                        &rec.v_plus,
+                        -c_k / e,
+                        &mut self.nodal,
+                    );
+                    add_reduced(dofs, &self.nodal, 1.0, out);
+                }
             }
             MaterialParameter::PoissonRatio => {
                 if rec.points.len() == body.elements().len() {
@@ -524,6 +676,16 @@ fn material_slot(parameter: MaterialParameter) -> usize {
         MaterialParameter::YoungModulus => 0,
         MaterialParameter::PoissonRatio => 1,
     }
+}
+
+/// The records keep every element's material point (`Recorder` asks the stepper to): the
+/// pinned servos' coupling derivatives use them.
+fn assert_points(body: &crate::fem::SoftBody, rec: &super::record::BodyRecord) {
+    assert_eq!(
+        rec.points.len(),
+        body.elements().len(),
+        "the step record keeps every element's material point"
+    );
 }
 
 fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {

@@ -152,6 +152,23 @@ impl Tetrahedron {
         let dp = point.tangent_action(&self.deformation_gradient_variation(dx));
         self.gradients.map(|g| self.volume * (dp * g))
     }
+
+    /// The action of this element's stiffness derivative `T_V = ∂(K_e V)/∂x` on `dx`, for the
+    /// nodal field `v` of the element: `V d²P[dF_V, dF_dx] gₙ` per node (N per unit of `v`·m⁻¹
+    /// times m; N·s/m when `v` is a velocity), symmetric in `v` and `dx`
+    /// (`fem::stiffness_derivative`).
+    pub fn stiffness_derivative_action(
+        &self,
+        point: &MaterialPoint,
+        v: [Vec3; 4],
+        dx: [Vec3; 4],
+    ) -> [Vec3; 4] {
+        let ddp = point.tangent_derivative(
+            &self.deformation_gradient_variation(v),
+            &self.deformation_gradient_variation(dx),
+        );
+        self.gradients.map(|g| self.volume * (ddp * g))
+    }
 }
 
 #[cfg(test)]

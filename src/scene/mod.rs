@@ -13,6 +13,7 @@ mod model;
 mod output;
 mod overrides;
 mod prescribed;
+mod prescribed_derivative;
 mod statics;
 mod step;
 
@@ -33,5 +34,6 @@ pub use model::{BodyState, Scene, State};
 pub use output::FrameSeries;
 pub use overrides::apply_override;
 pub use prescribed::{PinnedServo, PrescribedWorkspace};
+pub use prescribed_derivative::{AngleSlope, PrescribedDerivative};
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

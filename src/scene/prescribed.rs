@@ -159,7 +159,13 @@ impl PrescribedWorkspace {
 
 /// M_e u over one element, added into `out` (consistent mass; lumped adds nothing off the
 /// diagonal and is handled by the caller when needed).
-fn add_consistent_mass_action(body: &SoftBody, e: usize, u: &[Vec3], scale: f64, out: &mut [Vec3]) {
+pub(super) fn add_consistent_mass_action(
+    body: &SoftBody,
+    e: usize,
+    u: &[Vec3],
+    scale: f64,
+    out: &mut [Vec3],
+) {
     let t = &body.elements()[e];
     let w = body.options().density * t.volume / 20.0 * scale;
     let sum: Vec3 = t.nodes.iter().map(|&i| u[i]).sum();
