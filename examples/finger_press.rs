@@ -71,6 +71,7 @@ fn main() -> diffsoro::Result<()> {
         error_history: errors,
         actuation_history: actuation,
         actuators: controller.actuators().to_vec(),
+        grasp: None,
     };
     let dir = Path::new("out/examples/finger_press");
     report.write_outputs(dir)?;

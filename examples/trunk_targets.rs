@@ -58,6 +58,7 @@ fn main() -> diffsoro::Result<()> {
         error_history: errors,
         actuation_history: actuation,
         actuators: controller.actuators().to_vec(),
+        grasp: None,
     };
     let dir = Path::new("out/examples/trunk_targets");
     report.write_outputs(dir)?;

@@ -90,21 +90,46 @@ enum Command {
     },
     /// Drive an effector to a target by QP inverse control of the actuators; prints
     /// `{"target", "final_position", "final_error", "error_history", "actuation_history"}`.
+    /// With `--contact-weight`, limit the contact forces while driving one or more effectors
+    /// toward their grasp origins (paper 004 Eq. 17; the Gripper: one effector per finger).
     Control {
         /// The scene file (TOML, SI units).
         scene: PathBuf,
-        /// The effector to drive (an effector name of the scene, e.g. `tip`).
-        #[arg(long)]
-        effector: String,
-        /// The target position `X,Y,Z` (m).
-        #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
-        target: String,
+        /// The effector to drive (an effector name of the scene, e.g. `tip`); repeatable
+        /// with `--contact-weight`, one `--target` each.
+        #[arg(long, required = true)]
+        effector: Vec<String>,
+        /// The target position `X,Y,Z` (m); with `--contact-weight`, the effector's grasp
+        /// origin.
+        #[arg(
+            long,
+            value_name = "X,Y,Z",
+            allow_hyphen_values = true,
+            required = true
+        )]
+        target: Vec<String>,
         /// Number of control steps (default: the scene's `simulation.steps`).
         #[arg(long)]
         steps: Option<usize>,
-        /// Output folder: `control.json`, `error.svg`/`.csv`, `actuation.svg`/`.csv`.
+        /// Output folder: `control.json`, `error.svg`/`.csv`, `actuation.svg`/`.csv` (and
+        /// `contact_force.svg`/`.csv` with `--contact-weight`).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// β (1/N²): minimise α‖X_e‖² + β‖λ_c‖² (paper 004 Eq. 17) over every force-driven
+        /// actuator and angle-driven servo, with the contact forces' derivatives.
+        #[arg(long, value_name = "BETA")]
+        contact_weight: Option<f64>,
+        /// α (1/m²) of Eq. 17.
+        #[arg(long, value_name = "ALPHA", default_value_t = 1.0)]
+        effector_weight: f64,
+        /// With `--contact-weight`: the largest change of each input per step (the
+        /// actuators' units: N, Pa, N·m, or rad for an angle-driven servo; default 0.02).
+        #[arg(long, value_name = "D")]
+        max_change: Option<f64>,
+        /// With `--contact-weight`: run the paper's heuristic instead (every actuator at its
+        /// maximal closing all along) and report its loss with the same weights.
+        #[arg(long)]
+        heuristic: bool,
     },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
@@ -168,7 +193,19 @@ fn main() -> ExitCode {
             target,
             steps,
             out,
-        }) => control(&scene, &effector, &target, steps, out.as_deref()),
+            contact_weight,
+            effector_weight,
+            max_change,
+            heuristic,
+        }) => control(
+            &scene,
+            &effector,
+            &target,
+            steps,
+            out.as_deref(),
+            contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
+            heuristic || max_change.is_some(),
+        ),
         Some(Command::Bench { scene, steps, set }) => bench(&scene, steps, &set),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::Demo) => demo(),
@@ -435,20 +472,54 @@ fn calibrate(
     print_json(&report)
 }
 
-/// `control`: checks the input against the scene, runs the control loop, prints the report;
-/// with `out`, writes `control.json` and the plots.
+/// Eq. 17's (α, β, maximum change per step, heuristic) from the `control` flags.
+type ForceLimitingFlags = (f64, f64, Option<f64>, bool);
+
+/// `control`: checks the input against the scene, runs the control loop (or, with
+/// `force_limiting`, Eq. 17), prints the report; with `out`, writes `control.json` and the
+/// plots. `grasp_only_flags` says whether a flag that needs `--contact-weight` was given.
 fn control(
     path: &Path,
-    effector: &str,
-    target: &str,
+    effectors: &[String],
+    targets: &[String],
     steps: Option<usize>,
     out: Option<&Path>,
+    force_limiting: Option<ForceLimitingFlags>,
+    grasp_only_flags: bool,
 ) -> diffsoro::Result<()> {
-    use diffsoro::control::{ControlSetup, QpSettings, control_scene, default_qp_solver};
+    use diffsoro::control::{
+        ControlSetup, GraspSetup, QpSettings, control_scene, default_qp_solver, grasp_scene,
+    };
     let scene = Scene::load(path, &[])?;
-    let setup = ControlSetup::new(&scene, effector, target, steps)?;
     let mut solver = default_qp_solver(QpSettings::default());
-    let report = control_scene(&scene, &setup, solver.as_mut())?;
+    let report = match force_limiting {
+        Some((alpha, beta, max_change, heuristic)) => {
+            let setup = GraspSetup::new(
+                &scene, effectors, targets, steps, alpha, beta, max_change, heuristic,
+            )?;
+            grasp_scene(&scene, &setup, solver.as_mut())?
+        }
+        None => {
+            if grasp_only_flags {
+                return Err(diffsoro::Error::invalid(
+                    "--heuristic/--max-change",
+                    "belong to contact-force limiting: give --contact-weight BETA too",
+                ));
+            }
+            if effectors.len() != 1 || targets.len() != 1 {
+                return Err(diffsoro::Error::invalid(
+                    "--effector/--target",
+                    format!(
+                        "inverse control drives one effector to one target ({} effector(s), {} target(s)); several effectors need --contact-weight (paper 004 Eq. 17)",
+                        effectors.len(),
+                        targets.len()
+                    ),
+                ));
+            }
+            let setup = ControlSetup::new(&scene, &effectors[0], &targets[0], steps)?;
+            control_scene(&scene, &setup, solver.as_mut())?
+        }
+    };
     if let Some(dir) = out {
         let written = report.write_outputs(dir)?;
         eprintln!("wrote {} files in {}", written.len(), dir.display());

@@ -199,3 +199,122 @@ fn control_rejects_unknown_effectors_and_malformed_targets() {
     ]);
     assert_one_line_error(&out, &["--steps", "at least 1"]);
 }
+
+/// `control --contact-weight` (paper 004 Eq. 17) on the two-finger Gripper: the contract's
+/// keys plus the loss's two terms, consistent with the histories it prints (α·final_error² and
+/// β·‖λ_c‖² of the last step); the heuristic holds every servo at the scene's angle; the
+/// contact-force chart is written; inconsistent flags are one-line errors.
+#[test]
+fn control_limits_contact_forces_on_the_gripper() {
+    let dir = scratch("grasp");
+    let grasp = |extra: &[&str]| {
+        let mut args = vec![
+            "control",
+            "scenes/gripper_grasp.toml",
+            "--effector",
+            "tip",
+            "--target",
+            "0.05,0.0575,0.01",
+            "--effector",
+            "tip_right",
+            "--target",
+            "0.05,0.0575,0.01",
+            "--steps",
+            "45",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let mut reports = Vec::new();
+    for (strategy, extra) in [
+        ("optimised", vec!["--max-change", "0.004"]),
+        ("heuristic", vec!["--heuristic"]),
+    ] {
+        let out_dir = dir.join(strategy);
+        let mut args = vec![
+            "--contact-weight",
+            "1e-4",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(&extra);
+        let out = grasp(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for key in [
+            "target",
+            "final_position",
+            "final_error",
+            "error_history",
+            "actuation_history",
+            "contact_force_history",
+            "effector_term",
+            "contact_term",
+            "loss",
+        ] {
+            assert!(r.get(key).is_some(), "{strategy}: key {key}");
+        }
+        assert_eq!(r["strategy"], strategy);
+        let f = |k: &str| r[k].as_f64().unwrap();
+        let last = |k: &str| r[k].as_array().unwrap().last().unwrap().as_f64().unwrap();
+        assert_eq!(last("error_history"), f("final_error"));
+        assert!((f("effector_term") - f("final_error").powi(2)).abs() <= 1e-15);
+        assert!((f("contact_term") - 1e-4 * last("contact_force_history").powi(2)).abs() <= 1e-15);
+        assert_eq!(f("loss"), f("effector_term") + f("contact_term"));
+        assert_eq!(r["actuators"], serde_json::json!(["servo", "servo_right"]));
+        assert_eq!(r["error_history"].as_array().unwrap().len(), 45);
+        for name in ["control.json", "contact_force.svg", "contact_force.csv"] {
+            assert!(out_dir.join(name).is_file(), "{strategy}: {name}");
+        }
+        reports.push(r);
+    }
+    // The heuristic commands the scene's −0.35 rad on both servos at every step.
+    for row in reports[1]["actuation_history"].as_array().unwrap() {
+        assert_eq!(row, &serde_json::json!([-0.35, -0.35]));
+    }
+    // The optimised commands change by at most --max-change per step.
+    let rows = reports[0]["actuation_history"].as_array().unwrap();
+    for pair in rows.windows(2) {
+        for k in 0..2 {
+            let d = pair[1][k].as_f64().unwrap() - pair[0][k].as_f64().unwrap();
+            assert!(d.abs() <= 0.004 + 1e-15, "{d}");
+        }
+    }
+    // Inconsistent flags.
+    assert_one_line_error(
+        &run(&[
+            "control",
+            "scenes/gripper_grasp.toml",
+            "--effector",
+            "tip",
+            "--target",
+            "0.05,0.0575,0.01",
+            "--effector",
+            "tip_right",
+            "--contact-weight",
+            "1e-4",
+        ]),
+        &["one --target per --effector", "2 effector(s), 1 target(s)"],
+    );
+    assert_one_line_error(
+        &run(&[
+            "control",
+            "scenes/trunk.toml",
+            "--effector",
+            "tip",
+            "--target",
+            "0,0,0.1",
+            "--heuristic",
+        ]),
+        &["--contact-weight"],
+    );
+    assert_one_line_error(
+        &grasp(&["--contact-weight=-1"]),
+        &["--contact-weight", "non-negative"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -54,6 +54,10 @@ pub struct GraspReport {
     pub contact_force: Vec<f64>,
     /// λ_a applied during each step (the actuators' units; rad for an angle target).
     pub actuation: Vec<Vec<f64>>,
+    /// The controlled actuators' names, in the order of each actuation row.
+    pub actuators: Vec<String>,
+    /// Each effector's position after the last step (m, world frame), in the given order.
+    pub final_positions: Vec<Vec3>,
 }
 
 impl GraspReport {
@@ -225,6 +229,16 @@ pub fn grasp(
         effector_distance: Vec::with_capacity(steps),
         contact_force: Vec::with_capacity(steps),
         actuation: Vec::with_capacity(steps),
+        actuators: params
+            .iter()
+            .map(|p| match *p {
+                Parameter::Actuator { body, index } => {
+                    scene.body_actuation(body).actuators[index].name.clone()
+                }
+                Parameter::Material { .. } => unreachable!("actuators only"),
+            })
+            .collect(),
+        final_positions: Vec::new(),
     };
     let ne = points.len();
     for _ in 0..steps {
@@ -293,5 +307,9 @@ pub fn grasp(
         }
         recorder.recycle(record);
     }
+    report.final_positions = points
+        .iter()
+        .map(|(b, p, _)| p.position(&state.bodies[*b].positions))
+        .collect();
     Ok(report)
 }

@@ -4,6 +4,7 @@
 
 mod contact_force;
 mod controller;
+mod grasp_job;
 mod qp;
 mod qp_clarabel;
 #[cfg(feature = "osqp")]
@@ -13,12 +14,13 @@ mod setup;
 
 pub use contact_force::{ForceLimiting, GraspReport, grasp};
 pub use controller::{ControlOptions, InverseController, Linearisation};
+pub use grasp_job::{GraspSetup, GraspSummary, grasp_scene};
 pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
 pub use qp_clarabel::ClarabelSolver;
 #[cfg(feature = "osqp")]
 pub use qp_osqp::OsqpSolver;
 pub use report::ControlReport;
-pub use setup::{ControlSetup, control_scene, parse_target};
+pub use setup::{ControlSetup, check_effector, control_scene, parse_target};
 
 #[cfg(test)]
 mod qp_tests;

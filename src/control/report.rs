@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::grasp_job::GraspSummary;
 use crate::chart::{LineChart, write_chart};
 use crate::error::{Error, Result};
 use crate::mesh::io::write_file_atomic;
@@ -26,11 +27,16 @@ pub struct ControlReport {
     pub actuation_history: Vec<Vec<f64>>,
     /// The actuator names, in the order of each `actuation_history` row.
     pub actuators: Vec<String>,
+    /// With `--contact-weight` (paper 004 Eq. 17): the effectors, contact forces and the
+    /// loss's two terms, at the top level of the JSON; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub grasp: Option<GraspSummary>,
 }
 
 impl ControlReport {
     /// Writes `DIR/control.json` (this report), `DIR/error.svg` + `.csv` (distance to the
-    /// target per step) and `DIR/actuation.svg` + `.csv` (one line per actuator). Creates
+    /// target per step), `DIR/actuation.svg` + `.csv` (one line per actuator) and, with
+    /// contact-force limiting, `DIR/contact_force.svg` + `.csv` (‖λ_c‖ per step). Creates
     /// `dir` if needed. Returns the paths written. Errors if an actuation row does not have
     /// one value per actuator.
     pub fn write_outputs(&self, dir: &Path) -> Result<Vec<PathBuf>> {
@@ -74,6 +80,15 @@ impl ControlReport {
             let (svg, csv) = write_chart(&actuation, dir, "actuation")?;
             written.extend([svg, csv]);
         }
+        if let Some(g) = &self.grasp {
+            let steps: Vec<f64> = (1..=g.contact_force_history.len())
+                .map(|i| i as f64)
+                .collect();
+            let force = LineChart::new("Contact forces", "step", "‖λ_c‖ (N)", steps)
+                .with_series("contact force", g.contact_force_history.clone());
+            let (svg, csv) = write_chart(&force, dir, "contact_force")?;
+            written.extend([svg, csv]);
+        }
         let json = serde_json::to_vec_pretty(self)
             .map_err(|e| Error::invalid("control report", e.to_string()))?;
         let path = dir.join("control.json");
@@ -95,6 +110,7 @@ mod tests {
             error_history: vec![0.01, 0.002, 5e-4],
             actuation_history: vec![vec![0.1, 0.0], vec![0.2, 0.05], vec![0.25, 0.05]],
             actuators: vec!["c1".into(), "c2".into()],
+            grasp: None,
         }
     }
 

@@ -33,24 +33,7 @@ impl ControlSetup {
         target: &str,
         steps: Option<usize>,
     ) -> Result<ControlSetup> {
-        let effectors: Vec<&str> = scene
-            .actuation
-            .iter()
-            .flat_map(|a| a.effectors.iter().map(|e| e.name.as_str()))
-            .collect();
-        if !effectors.contains(&effector) {
-            return Err(Error::invalid(
-                format!("--effector `{effector}`"),
-                format!(
-                    "the scene has no such effector (its effectors: {})",
-                    if effectors.is_empty() {
-                        "none".to_string()
-                    } else {
-                        effectors.join(", ")
-                    }
-                ),
-            ));
-        }
+        check_effector(scene, effector)?;
         let target = parse_target(target)?;
         let steps = steps.unwrap_or(scene.simulation.steps);
         if steps == 0 {
@@ -63,6 +46,29 @@ impl ControlSetup {
             options: ControlOptions::default(),
         })
     }
+}
+
+/// Checks that `scene` has an effector named `name` (the error lists its effectors).
+pub fn check_effector(scene: &Scene, name: &str) -> Result<()> {
+    let effectors: Vec<&str> = scene
+        .actuation
+        .iter()
+        .flat_map(|a| a.effectors.iter().map(|e| e.name.as_str()))
+        .collect();
+    if effectors.contains(&name) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        format!("--effector `{name}`"),
+        format!(
+            "the scene has no such effector (its effectors: {})",
+            if effectors.is_empty() {
+                "none".to_string()
+            } else {
+                effectors.join(", ")
+            }
+        ),
+    ))
 }
 
 /// Parses a target `X,Y,Z` (m): exactly three comma-separated finite numbers (spaces around
@@ -139,5 +145,6 @@ pub fn control_scene(
         error_history,
         actuation_history,
         actuators: controller.actuators().to_vec(),
+        grasp: None,
     })
 }
