@@ -279,8 +279,9 @@ fn control_limits_contact_forces_on_the_gripper() {
     // The optimised commands change by at most --max-change per step.
     let rows = reports[0]["actuation_history"].as_array().unwrap();
     for pair in rows.windows(2) {
-        for k in 0..2 {
-            let d = pair[1][k].as_f64().unwrap() - pair[0][k].as_f64().unwrap();
+        let (now, next) = (pair[0].as_array().unwrap(), pair[1].as_array().unwrap());
+        for (a, b) in now.iter().zip(next) {
+            let d = b.as_f64().unwrap() - a.as_f64().unwrap();
             assert!(d.abs() <= 0.004 + 1e-15, "{d}");
         }
     }
