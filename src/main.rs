@@ -488,7 +488,8 @@ fn control(
     grasp_only_flags: bool,
 ) -> diffsoro::Result<()> {
     use diffsoro::control::{
-        ControlSetup, GraspSetup, QpSettings, control_scene, default_qp_solver, grasp_scene,
+        ControlSetup, GraspSetup, QpSettings, control_scene_with_progress, default_qp_solver,
+        grasp_scene,
     };
     let scene = Scene::load(path, &[])?;
     let mut solver = default_qp_solver(QpSettings::default());
@@ -497,7 +498,12 @@ fn control(
             let setup = GraspSetup::new(
                 &scene, effectors, targets, steps, alpha, beta, max_change, heuristic,
             )?;
-            grasp_scene(&scene, &setup, solver.as_mut())?
+            let bar = progress(setup.steps as u64, "control (Eq. 17)");
+            let report = grasp_scene(&scene, &setup, solver.as_mut(), &mut |done| {
+                bar.set_position(done as u64)
+            })?;
+            bar.finish_and_clear();
+            report
         }
         None => {
             if grasp_only_flags {
@@ -517,7 +523,13 @@ fn control(
                 ));
             }
             let setup = ControlSetup::new(&scene, &effectors[0], &targets[0], steps)?;
-            control_scene(&scene, &setup, solver.as_mut())?
+            let bar = progress(setup.steps as u64, "control");
+            let report =
+                control_scene_with_progress(&scene, &setup, solver.as_mut(), &mut |done| {
+                    bar.set_position(done as u64)
+                })?;
+            bar.finish_and_clear();
+            report
         }
     };
     if let Some(dir) = out {

@@ -187,6 +187,28 @@ pub fn grasp(
     weights: Option<ForceLimiting>,
     solver: &mut dyn QpSolver,
 ) -> Result<GraspReport> {
+    grasp_with_progress(
+        scene,
+        effectors,
+        steps,
+        options,
+        weights,
+        solver,
+        &mut |_| {},
+    )
+}
+
+/// [`grasp`], calling `progress` with the number of steps done after each step (for a
+/// progress bar).
+pub fn grasp_with_progress(
+    scene: &Scene,
+    effectors: &[(&str, Vec3)],
+    steps: usize,
+    options: ControlOptions,
+    weights: Option<ForceLimiting>,
+    solver: &mut dyn QpSolver,
+    progress: &mut dyn FnMut(usize),
+) -> Result<GraspReport> {
     check_differentiable(scene)?;
     if effectors.is_empty() {
         return Err(Error::invalid("grasp", "give at least one effector"));
@@ -241,7 +263,7 @@ pub fn grasp(
         final_positions: Vec::new(),
     };
     let ne = points.len();
-    for _ in 0..steps {
+    for step in 0..steps {
         act.apply(&mut scene)?;
         report.actuation.push(act.value.clone());
         let (_, record) = recorder.step(&scene, &mut state)?;
@@ -306,6 +328,7 @@ pub fn grasp(
             act.set(&next);
         }
         recorder.recycle(record);
+        progress(step + 1);
     }
     report.final_positions = points
         .iter()

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::contact_force::{ForceLimiting, grasp};
+use super::contact_force::{ForceLimiting, grasp_with_progress};
 use super::controller::ControlOptions;
 use super::qp::QpSolver;
 use super::report::ControlReport;
@@ -128,14 +128,16 @@ impl GraspSetup {
     }
 }
 
-/// Runs [`grasp`] on `scene` with `setup` (the optimised strategy, or the heuristic) and
+/// Runs [`super::grasp`] on `scene` with `setup` (the optimised strategy, or the heuristic) and
 /// reports it as a [`ControlReport`]: `target`/`final_position` of the first effector,
 /// `final_error` and `error_history` the norm ‖X_e‖ of the stacked offsets, and the
-/// [`GraspSummary`]. Errors as [`grasp`].
+/// [`GraspSummary`]; `progress` gets the number of steps done after each step. Errors as
+/// [`super::grasp`].
 pub fn grasp_scene(
     scene: &Scene,
     setup: &GraspSetup,
     solver: &mut dyn QpSolver,
+    progress: &mut dyn FnMut(usize),
 ) -> Result<ControlReport> {
     let effectors: Vec<(&str, Vec3)> = setup
         .effectors
@@ -143,13 +145,14 @@ pub fn grasp_scene(
         .map(|(n, t)| (n.as_str(), *t))
         .collect();
     let weights = (!setup.heuristic).then_some(setup.weights);
-    let run = grasp(
+    let run = grasp_with_progress(
         scene,
         &effectors,
         setup.steps,
         setup.options,
         weights,
         solver,
+        progress,
     )?;
     let (alpha, beta) = (setup.weights.alpha, setup.weights.beta);
     let (effector_term, contact_term) = run.final_terms(alpha, beta);

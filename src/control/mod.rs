@@ -12,7 +12,7 @@ mod qp_osqp;
 mod report;
 mod setup;
 
-pub use contact_force::{ForceLimiting, GraspReport, grasp};
+pub use contact_force::{ForceLimiting, GraspReport, grasp, grasp_with_progress};
 pub use controller::{ControlOptions, InverseController, Linearisation};
 pub use grasp_job::{GraspSetup, GraspSummary, grasp_scene};
 pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
@@ -20,7 +20,9 @@ pub use qp_clarabel::ClarabelSolver;
 #[cfg(feature = "osqp")]
 pub use qp_osqp::OsqpSolver;
 pub use report::ControlReport;
-pub use setup::{ControlSetup, check_effector, control_scene, parse_target};
+pub use setup::{
+    ControlSetup, check_effector, control_scene, control_scene_with_progress, parse_target,
+};
 
 #[cfg(test)]
 mod qp_tests;

@@ -120,6 +120,17 @@ pub fn control_scene(
     setup: &ControlSetup,
     solver: &mut dyn QpSolver,
 ) -> Result<ControlReport> {
+    control_scene_with_progress(scene, setup, solver, &mut |_| {})
+}
+
+/// [`control_scene`], calling `progress` with the number of steps done after each step (for
+/// a progress bar).
+pub fn control_scene_with_progress(
+    scene: &Scene,
+    setup: &ControlSetup,
+    solver: &mut dyn QpSolver,
+    progress: &mut dyn FnMut(usize),
+) -> Result<ControlReport> {
     let mut scene = scene.clone();
     let mut controller = InverseController::new(&scene, &setup.effector, setup.options)?;
     controller.apply(&mut scene)?;
@@ -128,7 +139,7 @@ pub fn control_scene(
     let mut error_history = Vec::with_capacity(setup.steps);
     let mut actuation_history = Vec::with_capacity(setup.steps);
     let mut position = controller.effector_position(&state);
-    for _ in 0..setup.steps {
+    for step in 0..setup.steps {
         actuation_history.push(controller.actuation().to_vec());
         let (_, record) = recorder.step(&scene, &mut state)?;
         position = controller.effector_position(&state);
@@ -137,6 +148,7 @@ pub fn control_scene(
         controller.update(&lin, setup.target, solver)?;
         controller.apply(&mut scene)?;
         recorder.recycle(record);
+        progress(step + 1);
     }
     Ok(ControlReport {
         target: setup.target.into(),
