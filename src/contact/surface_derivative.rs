@@ -177,7 +177,11 @@ mod tests {
             let (a, b, c) = (v(&mut rng), v(&mut rng), v(&mut rng));
             // Near-degenerate shapes excluded: every angle's sine above 0.2.
             let sine = |u: Vec3, w: Vec3| u.cross(&w).norm() / (u.norm() * w.norm());
-            if sine(b - a, c - a).min(sine(a - b, c - b)).min(sine(a - c, b - c)) < 0.2 {
+            if sine(b - a, c - a)
+                .min(sine(a - b, c - b))
+                .min(sine(a - c, b - c))
+                < 0.2
+            {
                 continue;
             }
             // A node near the triangle (inside or outside its edges), on either side.

@@ -82,7 +82,8 @@ impl StepRecord {
 
 /// Whether the derivatives of this crate cover `scene`'s step; errors say what is not
 /// covered: full Newton (`newton_iterations > 1`), displacement- and volume-driven cables and
-/// cavities (whose λ is solved inside the step), per-step force limits, and self-contact.
+/// cavities (whose λ is solved inside the step), per-step force limits, and contact between
+/// bodies. Contacts against obstacles and self-contacts are covered.
 /// Angle-driven servos (pinned horns, `scene::prescribed`) are covered, their angle target
 /// being the parameter `actuator:NAME`.
 pub fn check_differentiable(scene: &Scene) -> Result<()> {
@@ -95,16 +96,10 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
             ),
         ));
     }
-    if scene.contact.settings.self_contact {
-        return Err(Error::invalid(
-            "contact.self_contact",
-            "derivatives cover contacts of nodes against obstacles; self-contact is not differentiated yet",
-        ));
-    }
     if scene.contact.settings.between_bodies {
         return Err(Error::invalid(
             "contact.between_bodies",
-            "derivatives cover contacts of nodes against obstacles; contact between soft bodies is not differentiated yet",
+            "derivatives cover contacts against obstacles and self-contact; contact between soft bodies is not differentiated yet",
         ));
     }
     for b in 0..scene.bodies.len() {
