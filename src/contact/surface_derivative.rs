@@ -149,8 +149,8 @@ mod tests {
         let normal = |q: &[Vec3; 4]| projection(q).normal.as_slice().to_vec();
         let weights = |q: &[Vec3; 4]| projection(q).weights.to_vec();
         let frame = |q: &[Vec3; 4]| contact_frame(&projection(q).normal).as_slice().to_vec();
-        for k in 0..4 {
-            for j in 0..3 {
+        for (k, frame_k) in frames.iter().enumerate() {
+            for (j, frame_kj) in frame_k.iter().enumerate() {
                 let e = relative_error(&[d.gap_gradient[k][j]], &fd(&gap, pts, k, j), 1e-3);
                 assert!(e < 1e-6, "{label}: ∂Φ/∂x_{k}{j}: {e}");
                 let e = relative_error(
@@ -162,7 +162,7 @@ mod tests {
                 let w: Vec<f64> = (0..3).map(|i| d.weight_gradient[i][k][j]).collect();
                 let e = relative_error(&w, &fd(&weights, pts, k, j), 1e-3);
                 assert!(e < 1e-6, "{label}: ∂w/∂x_{k}{j}: {e}");
-                let e = relative_error(frames[k][j].as_slice(), &fd(&frame, pts, k, j), 1e-3);
+                let e = relative_error(frame_kj.as_slice(), &fd(&frame, pts, k, j), 1e-3);
                 assert!(e < 1e-6, "{label}: ∂F/∂x_{k}{j}: {e}");
             }
         }

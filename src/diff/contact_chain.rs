@@ -96,10 +96,8 @@ impl ContactPointSet {
         let [a, b, t] = c.hit.vertices;
         let [wa, wb, wc] = c.hit.weights;
         let mut weight_gradient = [[Vec3::zeros(); 4]; 4];
-        for k in 0..3 {
-            for j in 0..4 {
-                weight_gradient[k + 1][j] = -d.weight_gradient[k][j];
-            }
+        for (row, grad) in weight_gradient[1..].iter_mut().zip(&d.weight_gradient) {
+            *row = grad.map(|g| -g);
         }
         Ok(ContactPointSet {
             len: 4,
@@ -181,11 +179,11 @@ impl ContactPointSet {
         let Some(wg) = &self.weight_gradient else {
             return;
         };
-        for k in 0..self.len {
-            let b = beta(self.nodes[k]);
+        for (&node, grad) in self.nodes().iter().zip(wg) {
+            let b = beta(node);
             if b != 0.0 {
-                for j in 0..self.len {
-                    xbar[self.nodes[j]] += b * wg[k][j];
+                for (&n, g) in self.nodes().iter().zip(grad) {
+                    xbar[n] += b * g;
                 }
             }
         }
