@@ -111,7 +111,7 @@ fn contact_counts(scene: &Scene, state: &State) -> (usize, usize, usize) {
     let mut recorder = Recorder::new(scene).unwrap();
     let (report, record) = recorder.step(scene, &mut s).unwrap();
     assert!(report.contact_converged, "NCP did not converge");
-    let c = record.bodies[0].contact().unwrap();
+    let c = record.contact(0).unwrap();
     (
         c.contacts().len(),
         c.self_contacts().len(),
@@ -149,7 +149,7 @@ fn sliding_stack() {
     // The loaded self-contacts slide: on the boundary of the Coulomb cone, |λ_T| = μ λ_N.
     let mut s = state.clone();
     let (_, record) = Recorder::new(&scene).unwrap().step(&scene, &mut s).unwrap();
-    let c = record.bodies[0].contact().unwrap();
+    let c = record.contact(0).unwrap();
     let lambda = &c.lambda()[3 * c.contacts().len()..];
     let mut sliding = 0;
     for l in lambda.chunks(3).filter(|l| l[2] > 1e-6) {
