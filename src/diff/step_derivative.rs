@@ -429,7 +429,7 @@ impl StepDerivative {
                 .map(|b| vec![Vec3::zeros(); b.node_count()])
                 .collect()
         };
-        let mut extra: Option<(Vec<Vec<Vec3>>, Vec<Vec<Vec3>>)> = None;
+        let mut extra: Option<(NodalFields, NodalFields)> = None;
         if !record.contacts.is_empty() {
             let (mut xbar, mut vbar, mut abar) = (zeros(), zeros(), zeros());
             for group in &record.contacts {
@@ -608,14 +608,17 @@ impl StepDerivative {
     }
 }
 
+/// One nodal field per body of the scene.
+type NodalFields = Vec<Vec<Vec3>>;
+
 /// The contact terms' inputs of a forward pass, per direction then body (nodal fields).
 struct ContactInputs {
     /// dx with fixed and pinned components zero.
-    dx_free: Vec<Vec<Vec<Vec3>>>,
+    dx_free: Vec<NodalFields>,
     /// dv with fixed and pinned components zero.
-    dv_free: Vec<Vec<Vec<Vec3>>>,
+    dv_free: Vec<NodalFields>,
     /// h dH_c(dx)ᵀλ (dx with the pinned horn nodes' components).
-    force: Vec<Vec<Vec<Vec3>>>,
+    force: Vec<NodalFields>,
 }
 
 impl StepDerivative {
