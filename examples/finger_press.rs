@@ -45,7 +45,7 @@ fn main() -> diffsoro::Result<()> {
         let (_, record) = recorder.step(&scene, &mut state)?;
         position = controller.effector_position(&state);
         errors.push((position - target).norm());
-        let (count, normal) = record.bodies[0].contact().map_or((0, 0.0), |c| {
+        let (count, normal) = record.contact(0).map_or((0, 0.0), |c| {
             // λ per contact in its frame [t₁, t₂, n]: the normal component is the third.
             let normal: f64 = c.lambda().chunks(3).map(|l| l[2]).sum();
             (c.len(), normal)

@@ -6,7 +6,7 @@
 //! bodies against each other's surfaces (a refitted tree of surface triangles), the Delassus
 //! matrix assembled with the step's factorisation (DESIGN.md §1, paper 004 §II-B), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
-//! derivatives of detection, and the penetration correction's slopes (DESIGN.md §2).
+//! derivatives of detection (obstacles and surface triangles), and the penetration correction's slopes (DESIGN.md §2).
 
 mod admm;
 mod body_contact;
@@ -23,6 +23,7 @@ mod ncp_derivative;
 mod pgs;
 mod problem;
 mod self_contact;
+mod surface_derivative;
 mod surface_tree;
 
 pub use admm::{AdmmSettings, AdmmSolver};
@@ -46,4 +47,5 @@ pub use ncp_derivative::{
 pub use pgs::{PgsSettings, PgsSolver};
 pub use problem::{ContactProblem, NcpSolution, Residuals};
 pub use self_contact::{SelfContact, detect_self_contacts, push_self_contacts};
-pub use surface_tree::{SurfaceTree, TriangleHit};
+pub use surface_derivative::TriangleHitDerivative;
+pub use surface_tree::{SurfaceTree, TriangleHit, TriangleProjection, project_on_triangle};

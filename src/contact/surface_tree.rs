@@ -47,6 +47,39 @@ pub struct TriangleHit {
     pub frame: Mat3,
 }
 
+/// A point's projection onto the plane of a triangle (a, b, c): the triangle's unit normal
+/// n_T = (b − a) × (c − a)/‖…‖, the barycentric weights of the projection (sub-triangle
+/// areas along n_T over the triangle's, sum 1; negative outside the triangle) and the signed
+/// gap Φ = n_T · (p − a) (m). `contact::TriangleHitDerivative` differentiates it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TriangleProjection {
+    /// Unit normal n_T (right-handed around a, b, c).
+    pub normal: Vec3,
+    /// Barycentric weights (w_a, w_b, w_c) of the projection of p.
+    pub weights: [f64; 3],
+    /// Signed gap Φ (m).
+    pub gap: f64,
+}
+
+/// The projection of `p` (m) onto the triangle `corners` = (a, b, c) (m)
+/// ([`TriangleProjection`]); `None` for a degenerate triangle (zero or non-finite area).
+pub fn project_on_triangle(p: &Vec3, corners: &[Vec3; 3]) -> Option<TriangleProjection> {
+    let [a, b, c] = *corners;
+    let cross = (b - a).cross(&(c - a));
+    let area2 = cross.norm();
+    if !(area2 > 0.0) || !area2.is_finite() {
+        return None;
+    }
+    let n = cross / area2;
+    let wa = (b - p).cross(&(c - p)).dot(&n) / area2;
+    let wb = (c - p).cross(&(a - p)).dot(&n) / area2;
+    Some(TriangleProjection {
+        normal: n,
+        weights: [wa, wb, 1.0 - wa - wb],
+        gap: n.dot(&(p - a)),
+    })
+}
+
 /// One body's outward-oriented boundary triangles, their refitted tree and the area-weighted
 /// node normals of the last refit.
 #[derive(Clone, Default)]
@@ -175,21 +208,20 @@ impl SurfaceTree {
             if skip(&t) {
                 continue;
             }
-            let [a, b, c] = t.map(|i| positions[i]);
-            let cross = (b - a).cross(&(c - a));
-            let area2 = cross.norm();
-            if !(area2 > 0.0) || p_normal.dot(&cross) >= 0.0 {
+            let corners = t.map(|i| positions[i]);
+            let [a, b, c] = corners;
+            if p_normal.dot(&(b - a).cross(&(c - a))) >= 0.0 {
                 continue;
             }
-            let n = cross / area2;
-            // Barycentric weights of p's projection (sub-triangle areas along n).
-            let wa = (b - p).cross(&(c - p)).dot(&n) / area2;
-            let wb = (c - p).cross(&(a - p)).dot(&n) / area2;
-            let wc = 1.0 - wa - wb;
+            let Some(projection) = project_on_triangle(&p, &corners) else {
+                continue;
+            };
+            let [wa, wb, wc] = projection.weights;
             if !(wa.min(wb).min(wc) >= -WEIGHT_TOLERANCE) {
                 continue;
             }
-            let gap = n.dot(&(p - a));
+            let n = projection.normal;
+            let gap = projection.gap;
             if gap > margin || gap < -self.thickness {
                 continue;
             }

@@ -271,11 +271,11 @@ pub fn grasp_with_progress(
             let (b, p, o) = &points[r / 3];
             (p.position(&state.bodies[*b].positions) - o)[r % 3]
         });
-        let lambda_c: Vec<f64> = record
-            .bodies
-            .iter()
-            .filter_map(|b| b.contact())
-            .flat_map(|c| c.lambda().iter().copied())
+        // Each body's rows of its NCP's λ_c, bodies in scene order (the order of
+        // `contact_force_tangents`; a contact between two bodies appears for both).
+        let lambda_c: Vec<f64> = (0..record.bodies.len())
+            .filter_map(|b| record.contact(b).map(|c| c.body_lambda(b)))
+            .flatten()
             .collect();
         report.effector_distance.push(x.norm());
         report

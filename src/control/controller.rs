@@ -145,7 +145,7 @@ pub struct InverseController {
 impl InverseController {
     /// A controller of effector `effector` of `scene`, starting from the scene's forces
     /// (clamped into the bounds). Errors: a scene the derivatives do not cover
-    /// ([`check_differentiable`]: target-driven actuators, full Newton, self-contact), an
+    /// ([`check_differentiable`]: target-driven actuators, full Newton, per-step force limits), an
     /// unknown effector, a scene without force-driven actuators, bad options.
     pub fn new(scene: &Scene, effector: &str, options: ControlOptions) -> Result<Self> {
         check_differentiable(scene)?;

@@ -113,7 +113,7 @@ pub fn parse_target(text: &str) -> Result<Vec3> {
 /// forces clamped into the bounds), `error_history[n]` the distance to the target after it.
 ///
 /// Errors: a scene the derivatives do not cover (target-driven actuators, full Newton,
-/// self-contact), a failed step. A QP the solver cannot solve keeps λ (a status, not an
+/// per-step force limits), a failed step. A QP the solver cannot solve keeps λ (a status, not an
 /// error).
 pub fn control_scene(
     scene: &Scene,

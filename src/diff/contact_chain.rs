@@ -1,11 +1,32 @@
 //! The contact terms of the step derivative (paper 004 Eq. 10-11, paper 002 Appendix D),
 //! chaining what `contact` owns: the NCP implicit derivative ([`NcpDerivative`]), the
-//! derivatives of each node contact's frame (the rows of H_c) and gap with respect to the node
-//! position, and the slopes of the penetration correction.
+//! derivatives of each contact's frame (the rows of H_c), contact-point weights and gap with
+//! respect to the positions they are computed from, and the slopes of the penetration
+//! correction.
 //!
-//! With node contacts against static obstacles, `(H_c u)_i = F_iᵀ u_{n(i)}` (F_i the frame,
-//! columns `[t₁, t₂, n]`), σ = H_c v⁺ + e(Φ, H_c v) and `A v⁺ = … + h H_cᵀ λ`. For an input
-//! direction, with `a = A⁻¹(rhs + h dH_cᵀ λ)` the contact-free part of dv⁺:
+//! Every contact is a [`ContactPointSet`]: a contact point `Σ_k w_k x_{n(k)}` over one to four
+//! nodes with signed weights and a frame F (columns `[t₁, t₂, n]`), whose rows of H_c read
+//! `(H_c u)_i = F_iᵀ Σ_k w_k u_{n(k)}` (the relative velocity of the contact point). A node
+//! against a static obstacle is the one-node case (w = 1, F and Φ functions of that node,
+//! `Obstacle::frame_jacobian`, `Obstacle::gap_gradient`); a self-contact of a node p against a
+//! triangle (a, b, c) of its own body has nodes (p, a, b, c), weights (1, −w_a, −w_b, −w_c),
+//! and F, Φ and w functions of all four (`contact::TriangleHitDerivative`); a contact between
+//! bodies is the same with p in one body and (a, b, c) in the other. Nodes are (body, node)
+//! pairs.
+//!
+//! One [`ContactRecord`] per NCP of the step: a group of bodies that touch each other
+//! (`scene::contact_group`), or one body alone (P_b = I). Its quantities are the group's:
+//! with P_b placing body b's rows among the group's,
+//!
+//! ```text
+//! dq = Σ_b P_b (H_b a_b + geometry terms_b),   dλ = N dq,   dv_b⁺ = a_b + h W_b P_bᵀ dλ
+//! ```
+//!
+//! (W_b = A_b⁻¹ H_bᵀ, the body's `ContactWorkspace::solved_columns`), and the reverse sweep
+//! λ̄ = Σ_b P_b h W_bᵀ ā_b, q̄ = Nᵀ λ̄, ā_b += H_bᵀ P_bᵀ q̄.
+//!
+//! σ = H_c v⁺ + e(Φ, H_c v) and `A v⁺ = … + h H_cᵀ λ`. For an input direction, with
+//! `a = A⁻¹(rhs + h dH_cᵀ λ)` the contact-free part of dv⁺:
 //!
 //! ```text
 //! dq = H_c a + dH_c v⁺ + de          (dσ with λ held)
@@ -13,153 +34,478 @@
 //! dv⁺ = a + h W dλ,   W = A⁻¹ H_cᵀ   (kept from the step's Delassus assembly)
 //! ```
 //!
-//! with `dF_i = Σⱼ ∂F_i/∂p_j dx_{n(i),j}`, `de_N = s_Φ ∇Φ·dx_n + s_v (n·dv_n + dn·v_n)`. The
-//! reverse sweep transposes each line. Detection runs at the step's start positions, so all
-//! geometry depends on x only; the contact set is that of the forward step (a contact
-//! appearing inside a finite-difference interval is a mode switch, outside the derivative's
-//! scope).
+//! with, per contact, `dH_c u = dFᵀ Σ w_k u_k + Fᵀ Σ dw_k u_k`,
+//! `dF = Σ_j ∂F/∂x_j dx_j`, `dw_k = Σ_j ∇_j w_k · dx_j`, `dΦ = Σ_j ∇_jΦ · dx_j` (j over the
+//! contact's nodes) and `de_N = s_Φ dΦ + s_v d(H_c v)_N`. The reverse sweep transposes each
+//! line. Detection runs at the step's start positions, so all geometry depends on x only;
+//! the contact set (which obstacle, which triangle) is that of the forward step (a contact
+//! appearing or a node crossing onto another triangle inside a finite-difference interval is
+//! a mode switch, outside the derivative's scope).
 
 use crate::contact::{
-    BoundaryGradient, NcpDerivative, NodeContact, PenetrationCorrection, classify,
+    BodyContact, BoundaryGradient, NcpDerivative, NodeContact, PenetrationCorrection, SelfContact,
+    TriangleHit, TriangleHitDerivative, classify,
 };
-use crate::error::Result;
-use crate::linalg::DofMap;
+use crate::error::{Error, Result};
 use crate::math::{DMat, Mat3, Vec3};
 use crate::scene::{ContactWorkspace, Scene, mode_tolerance};
 
-/// One body's contacts in one step, with what their derivatives need.
+/// One contact as its derivatives see it: a contact point over up to four nodes (each a
+/// (body, node) pair) with signed weights, its frame, gap, and their derivatives with respect
+/// to the positions of those nodes (module doc).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactPointSet {
+    len: usize,
+    nodes: [(usize, usize); 4],
+    weights: [f64; 4],
+    frame: Mat3,
+    gap: f64,
+    /// `frame_jacobian[j][d]` = ∂F/∂x_{n(j), d} (1/m).
+    frame_jacobian: [[Mat3; 3]; 4],
+    /// ∇_{x_{n(j)}} Φ.
+    gap_gradient: [Vec3; 4],
+    /// `[k][j]` = ∇_{x_{n(j)}} w_k (1/m); `None` when the weights are constant.
+    weight_gradient: Option<[[Vec3; 4]; 4]>,
+    /// (s_Φ, s_v) of the penetration correction.
+    slopes: (f64, f64),
+}
+
+impl ContactPointSet {
+    /// The one-node set of an obstacle contact of body `body`, its derivatives from the
+    /// obstacle at the node's start position `p` (m).
+    fn obstacle(
+        body: usize,
+        c: &NodeContact,
+        obstacle: &crate::contact::Obstacle,
+        p: &Vec3,
+        slopes: (f64, f64),
+    ) -> Self {
+        let mut frame_jacobian = [[Mat3::zeros(); 3]; 4];
+        frame_jacobian[0] = obstacle.frame_jacobian(p);
+        let mut gap_gradient = [Vec3::zeros(); 4];
+        gap_gradient[0] = obstacle.gap_gradient(p);
+        ContactPointSet {
+            len: 1,
+            nodes: [(body, c.node); 4],
+            weights: [1.0, 0.0, 0.0, 0.0],
+            frame: c.frame,
+            gap: c.gap,
+            frame_jacobian,
+            gap_gradient,
+            weight_gradient: None,
+            slopes,
+        }
+    }
+
+    /// The four-node set (p, a, b, c) of node `node` of body `node_body` against the triangle
+    /// of `hit` on body `face_body`, its derivatives at the start positions `x` (m, per
+    /// body). Errors on a degenerate triangle.
+    fn surface(
+        (node_body, node): (usize, usize),
+        face_body: usize,
+        hit: &TriangleHit,
+        x: &[&[Vec3]],
+        slopes: (f64, f64),
+    ) -> Result<Self> {
+        let d = TriangleHitDerivative::of_hit(hit, &x[node_body][node], x[face_body]).ok_or_else(
+            || {
+                Error::invalid(
+                    format!("contact of node {node} of body {node_body}"),
+                    "its triangle is degenerate at the start positions",
+                )
+            },
+        )?;
+        let [a, b, t] = hit.vertices;
+        let [wa, wb, wc] = hit.weights;
+        let mut weight_gradient = [[Vec3::zeros(); 4]; 4];
+        for (row, grad) in weight_gradient[1..].iter_mut().zip(&d.weight_gradient) {
+            *row = grad.map(|g| -g);
+        }
+        Ok(ContactPointSet {
+            len: 4,
+            nodes: [
+                (node_body, node),
+                (face_body, a),
+                (face_body, b),
+                (face_body, t),
+            ],
+            weights: [1.0, -wa, -wb, -wc],
+            frame: hit.frame,
+            gap: hit.gap,
+            frame_jacobian: d.frame_jacobian(),
+            gap_gradient: d.gap_gradient,
+            weight_gradient: Some(weight_gradient),
+            slopes,
+        })
+    }
+
+    /// The (body, node) pairs of the contact point (the contact node first).
+    pub fn nodes(&self) -> &[(usize, usize)] {
+        &self.nodes[..self.len]
+    }
+
+    /// Their signed weights: the contact's rows of H_c read `Fᵀ Σ_k w_k u_{n(k)}`.
+    pub fn weights(&self) -> &[f64] {
+        &self.weights[..self.len]
+    }
+
+    /// The frame F (columns `[t₁, t₂, n]`, world frame).
+    pub fn frame(&self) -> &Mat3 {
+        &self.frame
+    }
+
+    /// The signed gap Φ at the start of the step (m).
+    pub fn gap(&self) -> f64 {
+        self.gap
+    }
+
+    /// Σ_k w_k u_{n(k)}: the contact point's relative value of the nodal field `u`.
+    fn relative(&self, u: &impl Fn(usize, usize) -> Vec3) -> Vec3 {
+        self.nodes()
+            .iter()
+            .zip(self.weights())
+            .map(|(&(b, n), w)| *w * u(b, n))
+            .sum()
+    }
+
+    /// dF for the nodal displacement `dx`.
+    fn frame_variation(&self, dx: &impl Fn(usize, usize) -> Vec3) -> Mat3 {
+        let mut df = Mat3::zeros();
+        for (&(b, n), jac) in self.nodes().iter().zip(&self.frame_jacobian) {
+            let d = dx(b, n);
+            df += jac[0] * d.x + jac[1] * d.y + jac[2] * d.z;
+        }
+        df
+    }
+
+    /// dΦ for the nodal displacement `dx`.
+    fn gap_variation(&self, dx: &impl Fn(usize, usize) -> Vec3) -> f64 {
+        self.nodes()
+            .iter()
+            .zip(&self.gap_gradient)
+            .map(|(&(b, n), g)| g.dot(&dx(b, n)))
+            .sum()
+    }
+
+    /// dw_k for the nodal displacement `dx` (zeros when the weights are constant).
+    fn weight_variations(&self, dx: &impl Fn(usize, usize) -> Vec3) -> [f64; 4] {
+        let Some(wg) = &self.weight_gradient else {
+            return [0.0; 4];
+        };
+        std::array::from_fn(|k| {
+            self.nodes()
+                .iter()
+                .zip(&wg[k])
+                .map(|(&(b, n), g)| g.dot(&dx(b, n)))
+                .sum()
+        })
+    }
+
+    /// Σ_k dw_k u_{n(k)}.
+    fn weighted(&self, dw: &[f64; 4], u: &impl Fn(usize, usize) -> Vec3) -> Vec3 {
+        self.nodes()
+            .iter()
+            .zip(dw)
+            .map(|(&(b, n), w)| *w * u(b, n))
+            .sum()
+    }
+
+    /// Adds Σ_k β_k ∇_j w_k to `xbar` at node j, with β_k = `beta(n(k))` (the transpose of
+    /// Σ_k dw_k β_k).
+    fn add_weight_cotangent(&self, beta: impl Fn(usize, usize) -> f64, xbar: &mut [Vec<Vec3>]) {
+        let Some(wg) = &self.weight_gradient else {
+            return;
+        };
+        for (&(bk, nk), grad) in self.nodes().iter().zip(wg) {
+            let beta_k = beta(bk, nk);
+            if beta_k != 0.0 {
+                for (&(b, n), g) in self.nodes().iter().zip(grad) {
+                    xbar[b][n] += beta_k * g;
+                }
+            }
+        }
+    }
+}
+
+/// One member body of a [`ContactRecord`]'s NCP.
+struct Member {
+    body: usize,
+    /// The group contact index of each of the body's contacts (P_b).
+    rows: Vec<usize>,
+    /// W_b = A_b⁻¹ H_bᵀ over the body's free DOFs (n_free × 3·rows, column major).
+    w: Vec<f64>,
+}
+
+/// The contacts of one NCP of a step (one body, or a group of bodies touching each other),
+/// with what their derivatives need (module doc).
 pub struct ContactRecord {
-    contacts: Vec<NodeContact>,
+    members: Vec<Member>,
+    contacts: Vec<(usize, NodeContact)>,
+    self_contacts: Vec<(usize, SelfContact)>,
+    body_contacts: Vec<BodyContact>,
+    /// Every contact in NCP order (per member: obstacle contacts, self-contacts; then the
+    /// contacts between members).
+    sets: Vec<ContactPointSet>,
     lambda: Vec<f64>,
     ncp: NcpDerivative,
-    /// W = A⁻¹ H_cᵀ over the free DOFs (n_free × 3k, column major).
-    w: Vec<f64>,
-    /// ∂F_i/∂p_j per contact.
-    frame_jacobian: Vec<[Mat3; 3]>,
-    /// ∇Φ per contact.
-    gap_gradient: Vec<Vec3>,
-    /// (s_Φ, s_v) per contact.
-    slopes: Vec<(f64, f64)>,
 }
 
 impl ContactRecord {
-    /// The contact part of a step record, from the contact stage's buffers `ws` after the
-    /// step (its contacts, λ, G, g and A⁻¹H_cᵀ) and the start positions `x`. `None` without
-    /// contact. Errors as [`NcpDerivative::new`].
+    /// The record of the NCP of bodies `members` (scene order, increasing) after the step:
+    /// each member's contact buffers `ws[b]` (its contacts, rows, λ, σ, its term of G and
+    /// A_b⁻¹H_bᵀ), the stage's contacts between bodies `between`, and the start positions
+    /// `x` of every body. `None` without contact. Errors as [`NcpDerivative::new`], and on a
+    /// degenerate contact triangle.
     pub(crate) fn build(
         scene: &Scene,
-        ws: &ContactWorkspace,
-        dofs: &DofMap,
-        x: &[Vec3],
+        members: &[usize],
+        ws: &[&ContactWorkspace],
+        between: &[BodyContact],
+        x: &[&[Vec3]],
         boundary: BoundaryGradient,
     ) -> Result<Option<ContactRecord>> {
-        let contacts = ws.contacts();
-        let k = contacts.len();
+        let h = scene.simulation.dt;
+        let correction = PenetrationCorrection::default();
+        let mut sets = Vec::new();
+        let mut contacts = Vec::new();
+        let mut self_contacts = Vec::new();
+        for &b in members {
+            let w = ws[b];
+            for c in w.contacts() {
+                let obstacle = &scene.contact.obstacles[c.obstacle];
+                let slopes = correction.normal_slopes(h, c.gap)?;
+                sets.push(ContactPointSet::obstacle(
+                    b,
+                    c,
+                    obstacle,
+                    &x[b][c.node],
+                    slopes,
+                ));
+                contacts.push((b, *c));
+            }
+            for c in w.self_contacts() {
+                let slopes = correction.normal_slopes(h, c.gap())?;
+                sets.push(ContactPointSet::surface((b, c.node), b, &c.hit, x, slopes)?);
+                self_contacts.push((b, *c));
+            }
+        }
+        let mut body_contacts = Vec::new();
+        if members.len() > 1 {
+            for c in between {
+                if members.binary_search(&c.node_body).is_err() {
+                    continue;
+                }
+                let slopes = correction.normal_slopes(h, c.gap())?;
+                sets.push(ContactPointSet::surface(
+                    (c.node_body, c.node),
+                    c.face_body,
+                    &c.hit,
+                    x,
+                    slopes,
+                )?);
+                body_contacts.push(*c);
+            }
+        }
+        let k = sets.len();
         if k == 0 {
             return Ok(None);
         }
-        let h = scene.simulation.dt;
-        let lambda = ws.lambda().to_vec();
-        let delassus = ws.delassus();
-        let sigma = ws.sigma().to_vec();
+        // The group's λ, σ, μ and G = Σ_b P_b G_b P_bᵀ from the members' rows.
+        let mut lambda = vec![0.0; 3 * k];
+        let mut sigma = vec![0.0; 3 * k];
+        let mut friction = vec![0.0; k];
+        let mut delassus = DMat::zeros(3 * k, 3 * k);
+        let mut own = 0;
+        let mut out_members = Vec::with_capacity(members.len());
+        for &b in members {
+            let w = ws[b];
+            let rows = w.rows();
+            let n_own = w.contacts().len() + w.self_contacts().len();
+            assert!(
+                rows.len() >= n_own && (0..n_own).all(|i| rows[i] == own + i),
+                "the NCP's rows are per body: obstacle contacts, self-contacts"
+            );
+            own += n_own;
+            assert_eq!(
+                3 * rows.len(),
+                w.lambda().len(),
+                "one λ per row of the body"
+            );
+            let g = w.delassus();
+            for (i, &gi) in rows.iter().enumerate() {
+                friction[gi] = w.friction()[i];
+                for p in 0..3 {
+                    lambda[3 * gi + p] = w.lambda()[3 * i + p];
+                    sigma[3 * gi + p] = w.sigma()[3 * i + p];
+                }
+                for (j, &gj) in rows.iter().enumerate() {
+                    for p in 0..3 {
+                        for q in 0..3 {
+                            delassus[(3 * gi + p, 3 * gj + q)] += g[(3 * i + p, 3 * j + q)];
+                        }
+                    }
+                }
+            }
+            let cols = w.solved_columns();
+            let n_free = scene.bodies[b].pattern().dofs().n_reduced();
+            assert_eq!(
+                cols.len(),
+                n_free * 3 * rows.len(),
+                "the contact stage's A⁻¹H_cᵀ matches the body's contacts"
+            );
+            out_members.push(Member {
+                body: b,
+                rows: rows.to_vec(),
+                w: cols.to_vec(),
+            });
+        }
+        assert_eq!(own + body_contacts.len(), k, "every contact of the NCP");
         let modes = classify(
             &lambda,
             &sigma,
             mode_tolerance(scene.contact.settings.tolerance),
         );
-        let ncp = NcpDerivative::new(delassus, ws.friction(), &lambda, &sigma, &modes, boundary)?;
-        // W = A⁻¹ H_cᵀ: the Delassus assembly of the step already solved for it.
-        let w = ws.solved_columns().to_vec();
-        assert_eq!(
-            w.len(),
-            dofs.n_reduced() * 3 * k,
-            "the contact stage's A⁻¹H_cᵀ matches its contacts"
-        );
-        let correction = PenetrationCorrection::default();
-        let mut frame_jacobian = Vec::with_capacity(k);
-        let mut gap_gradient = Vec::with_capacity(k);
-        let mut slopes = Vec::with_capacity(k);
-        for c in contacts {
-            let obstacle = &scene.contact.obstacles[c.obstacle];
-            let p = x[c.node];
-            frame_jacobian.push(obstacle.frame_jacobian(&p));
-            gap_gradient.push(obstacle.gap_gradient(&p));
-            slopes.push(correction.normal_slopes(h, c.gap)?);
-        }
+        let ncp = NcpDerivative::new(&delassus, &friction, &lambda, &sigma, &modes, boundary)?;
         Ok(Some(ContactRecord {
-            contacts: contacts.to_vec(),
+            members: out_members,
+            contacts,
+            self_contacts,
+            body_contacts,
+            sets,
             lambda,
             ncp,
-            w,
-            frame_jacobian,
-            gap_gradient,
-            slopes,
         }))
     }
 
-    /// Number of contacts.
+    /// Number of contacts of the NCP.
     pub fn len(&self) -> usize {
-        self.contacts.len()
-    }
-
-    /// The contacts (node, obstacle, gap, frame), in NCP order.
-    pub fn contacts(&self) -> &[NodeContact] {
-        &self.contacts
-    }
-
-    /// λ_c (N, 3 per contact in its frame `[t₁, t₂, n]`).
-    pub fn lambda(&self) -> &[f64] {
-        &self.lambda
-    }
-
-    /// Bytes held (W dominates: n_free × 3k values).
-    pub fn bytes(&self) -> usize {
-        8 * (self.w.len() + self.lambda.len()) + 120 * self.contacts.len()
+        self.sets.len()
     }
 
     /// Whether there is no contact.
     pub fn is_empty(&self) -> bool {
-        self.contacts.is_empty()
+        self.sets.is_empty()
     }
 
-    /// dF_i for a displacement `dx` of its node.
-    fn frame_variation(&self, i: usize, dx: &Vec3) -> Mat3 {
-        let j = &self.frame_jacobian[i];
-        j[0] * dx.x + j[1] * dx.y + j[2] * dx.z
+    /// The bodies of the NCP (scene indices, increasing).
+    pub fn bodies(&self) -> impl Iterator<Item = usize> + '_ {
+        self.members.iter().map(|m| m.body)
     }
 
-    /// Adds h dH_c(dx)ᵀ λ (the force change from the moving frames) to the nodal `out`.
-    pub(crate) fn add_force_variation(&self, dx: &[Vec3], h: f64, out: &mut [Vec3]) {
-        for (i, c) in self.contacts.iter().enumerate() {
-            let l = Vec3::new(
-                self.lambda[3 * i],
-                self.lambda[3 * i + 1],
-                self.lambda[3 * i + 2],
-            );
-            out[c.node] += h * self.frame_variation(i, &dx[c.node]) * l;
+    /// The obstacle contacts (body, contact), in NCP order.
+    pub fn contacts(&self) -> &[(usize, NodeContact)] {
+        &self.contacts
+    }
+
+    /// The self-contacts (body, contact: node against a triangle of the same body), in NCP
+    /// order.
+    pub fn self_contacts(&self) -> &[(usize, SelfContact)] {
+        &self.self_contacts
+    }
+
+    /// The contacts between bodies of the NCP, in NCP order (after every member's own).
+    pub fn body_contacts(&self) -> &[BodyContact] {
+        &self.body_contacts
+    }
+
+    /// Every contact as a contact point set, in NCP order (λ's order).
+    pub fn point_sets(&self) -> &[ContactPointSet] {
+        &self.sets
+    }
+
+    /// λ_c of the NCP (N, 3 per contact in its frame `[t₁, t₂, n]`).
+    pub fn lambda(&self) -> &[f64] {
+        &self.lambda
+    }
+
+    /// Body `body`'s rows of λ_c (its contacts in its own order: obstacle contacts,
+    /// self-contacts, contacts with other bodies); empty if it is not a member.
+    pub fn body_lambda(&self, body: usize) -> Vec<f64> {
+        self.member(body)
+            .map(|m| {
+                m.rows
+                    .iter()
+                    .flat_map(|&g| self.lambda[3 * g..3 * g + 3].iter().copied())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Number of contacts body `body` takes part in.
+    pub fn body_contact_count(&self, body: usize) -> usize {
+        self.member(body).map_or(0, |m| m.rows.len())
+    }
+
+    fn member(&self, body: usize) -> Option<&Member> {
+        self.members.iter().find(|m| m.body == body)
+    }
+
+    /// Bytes held (the W_b dominate: n_free × 3 rows values per body).
+    pub fn bytes(&self) -> usize {
+        self.members
+            .iter()
+            .map(|m| 8 * (m.w.len() + m.rows.len()))
+            .sum::<usize>()
+            + 8 * self.lambda.len()
+            + std::mem::size_of::<ContactPointSet>() * self.sets.len()
+            + std::mem::size_of::<(usize, NodeContact)>() * self.contacts.len()
+            + std::mem::size_of::<(usize, SelfContact)>() * self.self_contacts.len()
+            + std::mem::size_of::<BodyContact>() * self.body_contacts.len()
+    }
+
+    fn lambda_of(&self, i: usize) -> Vec3 {
+        Vec3::new(
+            self.lambda[3 * i],
+            self.lambda[3 * i + 1],
+            self.lambda[3 * i + 2],
+        )
+    }
+
+    /// Adds h dH_c(dx)ᵀ λ (the force change from the moving frames and contact points) to
+    /// the nodal `out` (per body).
+    pub(crate) fn add_force_variation(
+        &self,
+        dx: impl Fn(usize, usize) -> Vec3,
+        h: f64,
+        out: &mut [Vec<Vec3>],
+    ) {
+        for (i, s) in self.sets.iter().enumerate() {
+            let l = self.lambda_of(i);
+            let f = s.frame * l;
+            let df = s.frame_variation(&dx) * l;
+            let dw = s.weight_variations(&dx);
+            for ((&(b, n), w), dw) in s.nodes().iter().zip(s.weights()).zip(dw) {
+                out[b][n] += h * (dw * f + *w * df);
+            }
         }
     }
 
-    /// dq = H_c a + dH_c(dx) v⁺ + de(dx, dv) (module doc); `a`, `dx`, `dv` nodal; `v` the
-    /// start velocities, `v_plus` the end velocities.
+    /// dq = Σ_b P_b H_b a_b + dH_c(dx) v⁺ + de(dx, dv) (module doc); `a`, `dx`, `dv`, `v`
+    /// (start velocities) and `v_plus` (end velocities) nodal fields per (body, node).
     pub(crate) fn contact_velocity_variation(
         &self,
-        a: &[Vec3],
-        dx: &[Vec3],
-        dv: &[Vec3],
-        v: &[Vec3],
-        v_plus: &[Vec3],
+        a: impl Fn(usize, usize) -> Vec3,
+        dx: impl Fn(usize, usize) -> Vec3,
+        dv: impl Fn(usize, usize) -> Vec3,
+        v: impl Fn(usize, usize) -> Vec3,
+        v_plus: impl Fn(usize, usize) -> Vec3,
         dq: &mut [f64],
     ) {
-        for (i, c) in self.contacts.iter().enumerate() {
-            let n = c.node;
-            let df = self.frame_variation(i, &dx[n]);
-            let mut q = c.frame.transpose() * a[n] + df.transpose() * v_plus[n];
-            let (s_phi, s_v) = self.slopes[i];
-            let normal: Vec3 = c.frame.column(2).into_owned();
+        for (i, s) in self.sets.iter().enumerate() {
+            let df = s.frame_variation(&dx);
+            let dw = s.weight_variations(&dx);
+            let ft = s.frame.transpose();
+            let mut q = ft * s.relative(&a)
+                + df.transpose() * s.relative(&v_plus)
+                + ft * s.weighted(&dw, &v_plus);
+            let (s_phi, s_v) = s.slopes;
+            let normal: Vec3 = s.frame.column(2).into_owned();
             let dn: Vec3 = df.column(2).into_owned();
-            q.z += s_phi * self.gap_gradient[i].dot(&dx[n])
-                + s_v * (normal.dot(&dv[n]) + dn.dot(&v[n]));
+            q.z += s_phi * s.gap_variation(&dx)
+                + s_v
+                    * (normal.dot(&s.relative(&dv))
+                        + dn.dot(&s.relative(&v))
+                        + normal.dot(&s.weighted(&dw, &v)));
             dq[3 * i..3 * i + 3].copy_from_slice(q.as_slice());
         }
     }
@@ -169,78 +515,128 @@ impl ContactRecord {
         self.ncp.tangent_many(dq, dlambda);
     }
 
-    /// Adds h W dλ to the reduced `out`.
-    pub(crate) fn add_response(&self, dlambda: &[f64], h: f64, out: &mut [f64]) {
+    /// Adds h W_b P_bᵀ dλ to body `body`'s reduced `out` (`dlambda` one direction of the
+    /// NCP's dλ).
+    pub(crate) fn add_response(&self, body: usize, dlambda: &[f64], h: f64, out: &mut [f64]) {
+        let Some(m) = self.member(body) else {
+            return;
+        };
         let n = out.len();
-        for (r, d) in dlambda.iter().enumerate() {
-            if *d != 0.0 {
-                for (o, w) in out.iter_mut().zip(&self.w[r * n..(r + 1) * n]) {
-                    *o += h * d * w;
+        for (i, &g) in m.rows.iter().enumerate() {
+            for p in 0..3 {
+                let d = dlambda[3 * g + p];
+                let r = 3 * i + p;
+                if d != 0.0 {
+                    for (o, w) in out.iter_mut().zip(&m.w[r * n..(r + 1) * n]) {
+                        *o += h * d * w;
+                    }
                 }
             }
         }
     }
 
-    /// Reverse of the contact stage for a cotangent `vbar` (reduced) of dv⁺: returns q̄ and
-    /// adds H_cᵀ q̄ to the nodal `abar`.
-    pub(crate) fn velocity_cotangent(&self, vbar: &[f64], h: f64, abar: &mut [Vec3]) -> Vec<f64> {
-        let n = vbar.len();
-        let k3 = 3 * self.contacts.len();
-        let lambda_bar: Vec<f64> = (0..k3)
-            .map(|r| {
-                h * self.w[r * n..(r + 1) * n]
+    /// Body `body`'s rows of one direction of dλ (`dlambda`), appended to `out`.
+    pub(crate) fn gather_body(&self, body: usize, dlambda: &[f64], out: &mut Vec<f64>) {
+        if let Some(m) = self.member(body) {
+            out.extend(
+                m.rows
                     .iter()
-                    .zip(vbar)
-                    .map(|(a, b)| a * b)
-                    .sum::<f64>()
-            })
-            .collect();
+                    .flat_map(|&g| dlambda[3 * g..3 * g + 3].iter().copied()),
+            );
+        }
+    }
+
+    /// Reverse of the NCP for the cotangents `vbar(b)` (reduced, per member body) of dv_b⁺:
+    /// λ̄ = Σ_b P_b h W_bᵀ v̄_b, returns q̄ = Nᵀ λ̄.
+    pub(crate) fn velocity_cotangent<'a>(
+        &self,
+        vbar: impl Fn(usize) -> &'a [f64],
+        h: f64,
+    ) -> Vec<f64> {
+        let k3 = 3 * self.sets.len();
+        let mut lambda_bar = vec![0.0; k3];
+        for m in &self.members {
+            let vb = vbar(m.body);
+            let n = vb.len();
+            for (i, &g) in m.rows.iter().enumerate() {
+                for p in 0..3 {
+                    let r = 3 * i + p;
+                    lambda_bar[3 * g + p] += h * m.w[r * n..(r + 1) * n]
+                        .iter()
+                        .zip(vb)
+                        .map(|(a, b)| a * b)
+                        .sum::<f64>();
+                }
+            }
+        }
         let mut q_bar = vec![0.0; k3];
         self.ncp.cotangent(&lambda_bar, &mut q_bar);
-        for (i, c) in self.contacts.iter().enumerate() {
-            let q = Vec3::new(q_bar[3 * i], q_bar[3 * i + 1], q_bar[3 * i + 2]);
-            abar[c.node] += c.frame * q;
-        }
         q_bar
     }
 
-    /// Adds the transposes of the geometry terms of dq (dH_c v⁺ and de) for the cotangent
-    /// `q_bar` to the nodal cotangents `xbar` and `vbar`.
-    pub(crate) fn geometry_cotangent(
-        &self,
-        q_bar: &[f64],
-        v: &[Vec3],
-        v_plus: &[Vec3],
-        xbar: &mut [Vec3],
-        vbar: &mut [Vec3],
-    ) {
-        for (i, c) in self.contacts.iter().enumerate() {
-            let n = c.node;
-            let q = Vec3::new(q_bar[3 * i], q_bar[3 * i + 1], q_bar[3 * i + 2]);
-            let (s_phi, s_v) = self.slopes[i];
-            let jac = &self.frame_jacobian[i];
-            for (j, dj) in jac.iter().enumerate() {
-                let dn: Vec3 = dj.column(2).into_owned();
-                xbar[n][j] += q.dot(&(dj.transpose() * v_plus[n])) + q.z * s_v * dn.dot(&v[n]);
+    /// Adds H_cᵀ q̄ to the nodal `abar` (per body).
+    pub(crate) fn add_jacobian_transpose(&self, q_bar: &[f64], abar: &mut [Vec<Vec3>]) {
+        for (i, s) in self.sets.iter().enumerate() {
+            let q = s.frame * Vec3::new(q_bar[3 * i], q_bar[3 * i + 1], q_bar[3 * i + 2]);
+            for (&(b, n), w) in s.nodes().iter().zip(s.weights()) {
+                abar[b][n] += *w * q;
             }
-            xbar[n] += q.z * s_phi * self.gap_gradient[i];
-            let normal: Vec3 = c.frame.column(2).into_owned();
-            vbar[n] += q.z * s_v * normal;
         }
     }
 
-    /// Adds the transpose of h dH_c(dx)ᵀλ for the cotangent `rbar` (nodal) to `xbar`.
-    pub(crate) fn force_cotangent(&self, rbar: &[Vec3], h: f64, xbar: &mut [Vec3]) {
-        for (i, c) in self.contacts.iter().enumerate() {
-            let n = c.node;
-            let l = Vec3::new(
-                self.lambda[3 * i],
-                self.lambda[3 * i + 1],
-                self.lambda[3 * i + 2],
-            );
-            for (j, dj) in self.frame_jacobian[i].iter().enumerate() {
-                xbar[n][j] += h * rbar[n].dot(&(dj * l));
+    /// Adds the transposes of the geometry terms of dq (dH_c v⁺ and de) for the cotangent
+    /// `q_bar` to the nodal cotangents `xbar` and `vbar` (per body).
+    pub(crate) fn geometry_cotangent(
+        &self,
+        q_bar: &[f64],
+        v: impl Fn(usize, usize) -> Vec3,
+        v_plus: impl Fn(usize, usize) -> Vec3,
+        xbar: &mut [Vec<Vec3>],
+        vbar: &mut [Vec<Vec3>],
+    ) {
+        for (i, s) in self.sets.iter().enumerate() {
+            let q = Vec3::new(q_bar[3 * i], q_bar[3 * i + 1], q_bar[3 * i + 2]);
+            let (s_phi, s_v) = s.slopes;
+            let (u_plus, u) = (s.relative(&v_plus), s.relative(&v));
+            let normal: Vec3 = s.frame.column(2).into_owned();
+            for ((&(b, n), jac), gg) in s.nodes().iter().zip(&s.frame_jacobian).zip(&s.gap_gradient)
+            {
+                for (d, dj) in jac.iter().enumerate() {
+                    let dn: Vec3 = dj.column(2).into_owned();
+                    xbar[b][n][d] += q.dot(&(dj.transpose() * u_plus)) + q.z * s_v * dn.dot(&u);
+                }
+                xbar[b][n] += q.z * s_phi * gg;
             }
+            // Fᵀ Σ dw_k v⁺_k and s_v n · Σ dw_k v_k.
+            let fq = s.frame * q;
+            s.add_weight_cotangent(
+                |b, n| fq.dot(&v_plus(b, n)) + q.z * s_v * normal.dot(&v(b, n)),
+                xbar,
+            );
+            for (&(b, n), w) in s.nodes().iter().zip(s.weights()) {
+                vbar[b][n] += q.z * s_v * *w * normal;
+            }
+        }
+    }
+
+    /// Adds the transpose of h dH_c(dx)ᵀλ for the cotangent `rbar` (nodal, per body) to
+    /// `xbar` (per body).
+    pub(crate) fn force_cotangent(
+        &self,
+        rbar: impl Fn(usize, usize) -> Vec3,
+        h: f64,
+        xbar: &mut [Vec<Vec3>],
+    ) {
+        for (i, s) in self.sets.iter().enumerate() {
+            let l = self.lambda_of(i);
+            let rho = s.relative(&rbar);
+            for (&(b, n), jac) in s.nodes().iter().zip(&s.frame_jacobian) {
+                for (d, dj) in jac.iter().enumerate() {
+                    xbar[b][n][d] += h * rho.dot(&(dj * l));
+                }
+            }
+            let f = s.frame * l;
+            s.add_weight_cotangent(|b, n| h * rbar(b, n).dot(&f), xbar);
         }
     }
 }

@@ -46,7 +46,7 @@ mod step_derivative;
 mod tangent;
 mod trajectory;
 
-pub use contact_chain::ContactRecord;
+pub use contact_chain::{ContactPointSet, ContactRecord};
 pub use finite_difference::step_parameter_jacobian_fd;
 pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};

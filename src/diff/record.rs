@@ -32,8 +32,10 @@ pub struct BodyRecord {
     /// Every element's material point at xₙ, kept by the step's own force pass (the ν
     /// derivative reuses them instead of re-evaluating the law).
     pub(crate) points: Vec<MaterialPoint>,
-    /// The step's contacts and their derivatives, if any.
-    pub(crate) contact: Option<ContactRecord>,
+    /// The index in [`StepRecord::contacts`] of the NCP the body took part in, if any.
+    pub(crate) group: Option<usize>,
+    /// Number of contacts the body took part in.
+    pub(crate) contact_count: usize,
 }
 
 impl BodyRecord {
@@ -47,21 +49,22 @@ impl BodyRecord {
         &self.stiffness
     }
 
-    /// The body's contacts in this step and their derivatives, if any.
-    pub fn contact(&self) -> Option<&ContactRecord> {
-        self.contact.as_ref()
+    /// The index in [`StepRecord::contacts`] of the NCP the body took part in this step, if
+    /// any ([`StepRecord::contact`] gives the record itself).
+    pub fn contact_group(&self) -> Option<usize> {
+        self.group
     }
 
-    /// Number of contacts of the body in this step.
+    /// Number of contacts the body took part in this step (a contact between two bodies
+    /// counts for both).
     pub fn contacts(&self) -> usize {
-        self.contact.as_ref().map_or(0, ContactRecord::len)
+        self.contact_count
     }
 
     /// Bytes held by this record (the factor, the stiffness and the three nodal fields).
     pub fn bytes(&self) -> usize {
         8 * (self.factor.symbolic().factor_len() + self.stiffness.len() + 12 * self.x.len())
             + std::mem::size_of::<MaterialPoint>() * self.points.len()
-            + self.contact.as_ref().map_or(0, ContactRecord::bytes)
     }
 }
 
@@ -71,18 +74,32 @@ pub struct StepRecord {
     pub h: f64,
     /// Per soft body, in scene order.
     pub bodies: Vec<BodyRecord>,
+    /// One per NCP of the step with contacts (a body alone, or a group of bodies touching
+    /// each other), ordered by their smallest body.
+    pub contacts: Vec<ContactRecord>,
 }
 
 impl StepRecord {
     /// Bytes held by this record.
     pub fn bytes(&self) -> usize {
-        self.bodies.iter().map(BodyRecord::bytes).sum()
+        self.bodies.iter().map(BodyRecord::bytes).sum::<usize>()
+            + self
+                .contacts
+                .iter()
+                .map(ContactRecord::bytes)
+                .sum::<usize>()
+    }
+
+    /// The contacts (and their derivatives) of the NCP body `body` took part in, if any.
+    pub fn contact(&self, body: usize) -> Option<&ContactRecord> {
+        self.bodies[body].group.map(|g| &self.contacts[g])
     }
 }
 
 /// Whether the derivatives of this crate cover `scene`'s step; errors say what is not
 /// covered: full Newton (`newton_iterations > 1`), displacement- and volume-driven cables and
-/// cavities (whose λ is solved inside the step), per-step force limits, and self-contact.
+/// cavities (whose λ is solved inside the step) and per-step force limits. Contacts against
+/// obstacles, self-contacts and contacts between bodies are covered.
 /// Angle-driven servos (pinned horns, `scene::prescribed`) are covered, their angle target
 /// being the parameter `actuator:NAME`.
 pub fn check_differentiable(scene: &Scene) -> Result<()> {
@@ -93,18 +110,6 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
                 "is {}: derivatives cover the linearised step (newton_iterations = 1) only",
                 scene.simulation.newton_iterations
             ),
-        ));
-    }
-    if scene.contact.settings.self_contact {
-        return Err(Error::invalid(
-            "contact.self_contact",
-            "derivatives cover contacts of nodes against obstacles; self-contact is not differentiated yet",
-        ));
-    }
-    if scene.contact.settings.between_bodies {
-        return Err(Error::invalid(
-            "contact.between_bodies",
-            "derivatives cover contacts of nodes against obstacles; contact between soft bodies is not differentiated yet",
         ));
     }
     for b in 0..scene.bodies.len() {
@@ -173,16 +178,50 @@ impl Recorder {
             .map(|b| (b.positions.clone(), b.velocities.clone()))
             .collect();
         let report = self.stepper.step(scene, state)?;
-        let mut bodies = Vec::with_capacity(starts.len());
+        // One contact record per NCP: bodies grouped by their contacts between bodies.
+        let nb = starts.len();
+        let between = self.stepper.contact().body_contacts();
+        let mut parent: Vec<usize> = (0..nb).collect();
+        fn find(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                i = parent[i];
+            }
+            i
+        }
+        for c in between {
+            let (ra, rb) = (
+                find(&mut parent, c.node_body),
+                find(&mut parent, c.face_body),
+            );
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+        let mut contacts = Vec::new();
+        let mut groups = vec![None; nb];
+        {
+            let workspaces: Vec<&crate::scene::ContactWorkspace> =
+                (0..nb).map(|i| self.stepper.body(i).contact()).collect();
+            let x: Vec<&[Vec3]> = starts.iter().map(|(x, _)| x.as_slice()).collect();
+            for lead in 0..nb {
+                if find(&mut parent, lead) != lead {
+                    continue;
+                }
+                let members: Vec<usize> = (lead..nb)
+                    .filter(|&b| find(&mut parent, b) == lead)
+                    .collect();
+                if let Some(record) =
+                    ContactRecord::build(scene, &members, &workspaces, between, &x, self.boundary)?
+                {
+                    for &b in &members {
+                        groups[b] = Some(contacts.len());
+                    }
+                    contacts.push(record);
+                }
+            }
+        }
+        let mut bodies = Vec::with_capacity(nb);
         for (i, (x, v)) in starts.into_iter().enumerate() {
+            let contact_count = groups[i].map_or(0, |g: usize| contacts[g].body_contact_count(i));
             let ws = self.stepper.body_mut(i);
-            let contact = ContactRecord::build(
-                scene,
-                ws.contact(),
-                scene.bodies[i].pattern().dofs(),
-                &x,
-                self.boundary,
-            )?;
             let (mut factor, mut stiffness, mut points) =
                 self.spare[i].pop().unwrap_or_else(|| {
                     (
@@ -203,7 +242,8 @@ impl Recorder {
                 factor,
                 stiffness,
                 points,
-                contact,
+                group: groups[i],
+                contact_count,
             });
         }
         Ok((
@@ -211,6 +251,7 @@ impl Recorder {
             StepRecord {
                 h: scene.simulation.dt,
                 bodies,
+                contacts,
             },
         ))
     }

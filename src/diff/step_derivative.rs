@@ -134,6 +134,10 @@ impl StepDerivative {
         let h = record.h;
         let k = inputs.len();
         let mut outputs: Vec<StateTangent> = (0..k).map(|_| StateTangent::zeros(scene)).collect();
+        // The contact terms' inputs, per direction and body: dx over the free DOFs (and the
+        // pinned horn nodes, for the force variation), dv over the free DOFs, and
+        // h dH_c(dx)ᵀλ (a contact between bodies moves with both bodies' nodes).
+        let contact = self.contact_inputs(scene, record, inputs);
         for (b, (body, rec)) in scene.bodies.iter().zip(&record.bodies).enumerate() {
             let buf = &mut self.bodies[b];
             let pattern = body.pattern();
@@ -229,7 +233,7 @@ impl StepDerivative {
                     reduce_nodes(dofs, &tan.positions, &mut buf.red);
                     pattern.symmetric_product_add(rec.stiffness(), -h, &buf.red, col);
                     pattern.symmetric_product_add(&buf.t.values, -c_k, &buf.red, col);
-                    if !act.actuators.is_empty() || rec.contact.is_some() {
+                    if !act.actuators.is_empty() {
                         expand_nodes(dofs, &buf.red, &mut buf.nodal2);
                         for (n, d) in buf.nodal2.iter_mut().enumerate() {
                             if buf.prescribed.is_pinned(n) {
@@ -245,11 +249,13 @@ impl StepDerivative {
                             &buf.nodal2,
                             &mut buf.nodal,
                         );
-                        if let Some(contact) = &rec.contact {
-                            contact.add_force_variation(&buf.nodal2, h, &mut buf.nodal);
-                        }
                         add_reduced(dofs, &buf.nodal, 1.0, col);
                     }
+                }
+                if let Some(ci) = &contact
+                    && rec.group.is_some()
+                {
+                    add_reduced(dofs, &ci.force[c][b], 1.0, col);
                 }
                 for (p, q) in parameters.iter().enumerate() {
                     let dp = input.parameters[p];
@@ -299,36 +305,60 @@ impl StepDerivative {
                 },
             );
             buf.contact_force_tangents = DMat::zeros(0, k);
-            if let Some(contact) = &rec.contact {
-                // dq = H_c a + dH_c v⁺ + de, dλ = N dq, dv⁺ = a + h W dλ (contact_chain).
-                let mut dq = DMat::zeros(3 * contact.len(), k);
-                for (c, input) in inputs.iter().enumerate() {
-                    let tan = &input.state.bodies[b];
-                    expand_nodes(dofs, &buf.columns[c * nr..(c + 1) * nr], &mut buf.nodal);
-                    reduce_nodes(dofs, &tan.positions, &mut buf.red);
-                    expand_nodes(dofs, &buf.red, &mut buf.nodal2);
-                    reduce_nodes(dofs, &tan.velocities, &mut buf.red);
-                    expand_nodes(dofs, &buf.red, &mut buf.nodal3);
+        }
+        // dq = Σ_b P_b (H_b a_b + geometry terms), dλ = N dq, dv_b⁺ = a_b + h W_b P_bᵀ dλ per
+        // NCP (contact_chain).
+        if let Some(ci) = &contact {
+            for group in &record.contacts {
+                let mut dq = DMat::zeros(3 * group.len(), k);
+                let mut a: Vec<Vec<Vec3>> = vec![Vec::new(); scene.bodies.len()];
+                for c in 0..k {
+                    for b in group.bodies() {
+                        let nr = scene.bodies[b].pattern().n();
+                        a[b].resize(scene.bodies[b].node_count(), Vec3::zeros());
+                        expand_nodes(
+                            scene.bodies[b].pattern().dofs(),
+                            &self.bodies[b].columns[c * nr..(c + 1) * nr],
+                            &mut a[b],
+                        );
+                    }
                     let mut column = dq.column_mut(c);
-                    contact.contact_velocity_variation(
-                        &buf.nodal,
-                        &buf.nodal2,
-                        &buf.nodal3,
-                        &rec.v,
-                        &rec.v_plus,
+                    group.contact_velocity_variation(
+                        |b, n| a[b][n],
+                        |b, n| ci.dx_free[c][b][n],
+                        |b, n| ci.dv_free[c][b][n],
+                        |b, n| record.bodies[b].v[n],
+                        |b, n| record.bodies[b].v_plus[n],
                         column.as_mut_slice(),
                     );
                 }
-                let dlambda = &mut buf.contact_force_tangents;
-                contact.force_variation(&dq, dlambda);
-                for c in 0..k {
-                    contact.add_response(
-                        dlambda.column(c).as_slice(),
-                        h,
-                        &mut buf.columns[c * nr..(c + 1) * nr],
-                    );
+                let mut dlambda = DMat::zeros(0, k);
+                group.force_variation(&dq, &mut dlambda);
+                for b in group.bodies() {
+                    let buf = &mut self.bodies[b];
+                    let nr = scene.bodies[b].pattern().n();
+                    let mut rows = Vec::new();
+                    for c in 0..k {
+                        group.add_response(
+                            b,
+                            dlambda.column(c).as_slice(),
+                            h,
+                            &mut buf.columns[c * nr..(c + 1) * nr],
+                        );
+                        group.gather_body(b, dlambda.column(c).as_slice(), &mut rows);
+                    }
+                    let nrows = rows.len() / k.max(1);
+                    buf.contact_force_tangents = DMat::from_column_slice(nrows, k, &rows);
                 }
             }
+        }
+        for (b, body) in scene.bodies.iter().enumerate() {
+            let buf = &mut self.bodies[b];
+            let pattern = body.pattern();
+            let dofs = pattern.dofs();
+            let nr = pattern.n();
+            let act = scene.body_actuation(b);
+            let pinned = act.pinned.len();
             for (c, (input, out)) in inputs.iter().zip(&mut outputs).enumerate() {
                 let col = &buf.columns[c * nr..(c + 1) * nr];
                 let tan = &input.state.bodies[b];
@@ -355,10 +385,12 @@ impl StepDerivative {
     }
 
     /// The tangents of body `body`'s contact forces λ_c (N, 3 rows per contact in each
-    /// contact's frame `[t₁, t₂, n]`, contacts in the record's order; one column per input
-    /// direction) computed by the last [`StepDerivative::jvp`]; empty when that step had no
-    /// contact on the body. With [`crate::diff::ContactRecord`]'s frames this gives the
-    /// derivative of the contact forces with respect to the actuation (paper 004 Eq. 17).
+    /// contact's frame `[t₁, t₂, n]`, one column per input direction) computed by the last
+    /// [`StepDerivative::jvp`]: the body's rows of its NCP's dλ, in the order of
+    /// [`crate::diff::ContactRecord::body_lambda`] (obstacle contacts, self-contacts, contacts
+    /// with other bodies; a contact between two bodies appears for both); empty when that
+    /// step had no contact on the body. With the contacts' frames this gives the derivative
+    /// of the contact forces with respect to the actuation (paper 004 Eq. 17).
     pub fn contact_force_tangents(&self, body: usize) -> &DMat {
         &self.bodies[body].contact_force_tangents
     }
@@ -382,6 +414,47 @@ impl StepDerivative {
             state: StateTangent::zeros(scene),
             parameters: vec![0.0; parameters.len()],
         };
+        // ā_b = v̄_b⁺ + h x̄_b⁺ per body (reduced).
+        for (b, body) in scene.bodies.iter().enumerate() {
+            let buf = &mut self.bodies[b];
+            let dofs = body.pattern().dofs();
+            let out = &output.bodies[b];
+            reduce_nodes(dofs, &out.velocities, &mut buf.red);
+            add_reduced(dofs, &out.positions, h, &mut buf.red);
+        }
+        // Per NCP: q̄ = Nᵀ Σ_b P_b h W_bᵀ ā_b, ā_b += H_bᵀ P_bᵀ q̄, and the geometry
+        // cotangents x̄, v̄ of every body it touches (contact_chain).
+        let zeros = || -> Vec<Vec<Vec3>> {
+            scene
+                .bodies
+                .iter()
+                .map(|b| vec![Vec3::zeros(); b.node_count()])
+                .collect()
+        };
+        let mut extra: Option<(NodalFields, NodalFields)> = None;
+        if !record.contacts.is_empty() {
+            let (mut xbar, mut vbar, mut abar) = (zeros(), zeros(), zeros());
+            for group in &record.contacts {
+                let q_bar = group.velocity_cotangent(|b| &self.bodies[b].red, h);
+                group.add_jacobian_transpose(&q_bar, &mut abar);
+                group.geometry_cotangent(
+                    &q_bar,
+                    |b, n| record.bodies[b].v[n],
+                    |b, n| record.bodies[b].v_plus[n],
+                    &mut xbar,
+                    &mut vbar,
+                );
+            }
+            for (b, body) in scene.bodies.iter().enumerate() {
+                add_reduced(
+                    body.pattern().dofs(),
+                    &abar[b],
+                    1.0,
+                    &mut self.bodies[b].red,
+                );
+            }
+            extra = Some((xbar, vbar));
+        }
         for (b, (body, rec)) in scene.bodies.iter().zip(&record.bodies).enumerate() {
             let buf = &mut self.bodies[b];
             let pattern = body.pattern();
@@ -390,20 +463,7 @@ impl StepDerivative {
             let c_k = h * opts.rayleigh_stiffness + h * h;
             let act = scene.body_actuation(b);
             let out = &output.bodies[b];
-            // r̄ = A⁻¹ ā, ā = v̄⁺ + h x̄⁺ (+ H_cᵀ q̄ with contact: contact_chain)
-            reduce_nodes(dofs, &out.velocities, &mut buf.red);
-            add_reduced(dofs, &out.positions, h, &mut buf.red);
-            // Geometry cotangents of the contact terms, per node (x̄, v̄).
-            let mut extra = None;
-            if let Some(contact) = &rec.contact {
-                expand_nodes(dofs, &buf.red, &mut buf.nodal);
-                let q_bar = contact.velocity_cotangent(&buf.red, h, &mut buf.nodal);
-                reduce_nodes(dofs, &buf.nodal, &mut buf.red);
-                let mut xbar = vec![Vec3::zeros(); body.node_count()];
-                let mut vbar = vec![Vec3::zeros(); body.node_count()];
-                contact.geometry_cotangent(&q_bar, &rec.v, &rec.v_plus, &mut xbar, &mut vbar);
-                extra = Some((xbar, vbar));
-            }
+            // r̄ = A⁻¹ ā
             if buf.solve_columns < 1 {
                 buf.solve = MemBuffer::new(rec.factor().solve_scratch(1));
                 buf.solve_columns = 1;
@@ -414,7 +474,7 @@ impl StepDerivative {
             // v̄ = M r̄
             pattern.symmetric_product(body.mass_values(), &buf.red, &mut buf.red2);
             if let Some((_, vbar)) = &extra {
-                add_reduced(dofs, vbar, 1.0, &mut buf.red2);
+                add_reduced(dofs, &vbar[b], 1.0, &mut buf.red2);
             }
             expand_nodes(dofs, &buf.red2, &mut res.velocities);
             // x̄ = x̄⁺ − h K r̄ − c_K T_{v⁺} r̄ + h ∂(H_aᵀλ)/∂x r̄
@@ -477,9 +537,8 @@ impl StepDerivative {
                     }
                 }
             }
-            if let (Some(contact), Some((xbar, _))) = (&rec.contact, extra.as_mut()) {
-                contact.force_cotangent(&buf.nodal3, h, xbar);
-                add_reduced(dofs, xbar, 1.0, &mut buf.red2);
+            if let Some((xbar, _)) = &extra {
+                add_reduced(dofs, &xbar[b], 1.0, &mut buf.red2);
             }
             expand_nodes(dofs, &buf.red2, &mut res.positions);
             if pinned > 0 {
@@ -530,11 +589,98 @@ impl StepDerivative {
                 };
             }
         }
+        // The transpose of h dH_c(dx)ᵀλ, which needs r̄ of every body of each NCP: added to
+        // the free components of x̄ (as the geometry terms above).
+        if !record.contacts.is_empty() {
+            let mut xbar = zeros();
+            for group in &record.contacts {
+                group.force_cotangent(|b, n| self.bodies[b].nodal3[n], h, &mut xbar);
+            }
+            for (b, body) in scene.bodies.iter().enumerate() {
+                let dofs = body.pattern().dofs();
+                let buf = &mut self.bodies[b];
+                reduce_nodes(dofs, &xbar[b], &mut buf.red);
+                expand_nodes(dofs, &buf.red, &mut buf.nodal);
+                for (r, x) in result.state.bodies[b].positions.iter_mut().zip(&buf.nodal) {
+                    *r += x;
+                }
+            }
+        }
         Ok(result)
     }
 }
 
+/// One nodal field per body of the scene.
+type NodalFields = Vec<Vec<Vec3>>;
+
+/// The contact terms' inputs of a forward pass, per direction then body (nodal fields).
+struct ContactInputs {
+    /// dx with fixed and pinned components zero.
+    dx_free: Vec<NodalFields>,
+    /// dv with fixed and pinned components zero.
+    dv_free: Vec<NodalFields>,
+    /// h dH_c(dx)ᵀλ (dx with the pinned horn nodes' components).
+    force: Vec<NodalFields>,
+}
+
 impl StepDerivative {
+    /// The contact terms' inputs of `inputs` ([`ContactInputs`]); `None` for a step
+    /// without contact.
+    fn contact_inputs(
+        &self,
+        scene: &Scene,
+        record: &StepRecord,
+        inputs: &[InputTangent],
+    ) -> Option<ContactInputs> {
+        if record.contacts.is_empty() {
+            return None;
+        }
+        let h = record.h;
+        let mut out = ContactInputs {
+            dx_free: Vec::with_capacity(inputs.len()),
+            dv_free: Vec::with_capacity(inputs.len()),
+            force: Vec::with_capacity(inputs.len()),
+        };
+        for input in inputs {
+            let mut dx_free = Vec::with_capacity(scene.bodies.len());
+            let mut dx_pinned = Vec::with_capacity(scene.bodies.len());
+            let mut dv_free = Vec::with_capacity(scene.bodies.len());
+            for (b, body) in scene.bodies.iter().enumerate() {
+                let dofs = body.pattern().dofs();
+                let tan = &input.state.bodies[b];
+                let mut red = vec![0.0; dofs.n_reduced()];
+                let mut dx = vec![Vec3::zeros(); body.node_count()];
+                let mut dv = vec![Vec3::zeros(); body.node_count()];
+                reduce_nodes(dofs, &tan.positions, &mut red);
+                expand_nodes(dofs, &red, &mut dx);
+                reduce_nodes(dofs, &tan.velocities, &mut red);
+                expand_nodes(dofs, &red, &mut dv);
+                let mut with_pinned = dx.clone();
+                let prescribed = &self.bodies[b].prescribed;
+                for (n, d) in with_pinned.iter_mut().enumerate() {
+                    if prescribed.is_pinned(n) {
+                        *d = tan.positions[n];
+                    }
+                }
+                dx_free.push(dx);
+                dx_pinned.push(with_pinned);
+                dv_free.push(dv);
+            }
+            let mut force: Vec<Vec<Vec3>> = scene
+                .bodies
+                .iter()
+                .map(|b| vec![Vec3::zeros(); b.node_count()])
+                .collect();
+            for group in &record.contacts {
+                group.add_force_variation(|b, n| dx_pinned[b][n], h, &mut force);
+            }
+            out.dx_free.push(dx_free);
+            out.dv_free.push(dv_free);
+            out.force.push(force);
+        }
+        Some(out)
+    }
+
     /// The full Jacobian d v⁺/d x of body `body` over its free DOFs (n_free × n_free, column
     /// j = the derivative with respect to free DOF j; d x⁺/d x = I + h d v⁺/d x), as one
     /// multi-right-hand-side solve with the step's factorisation: the right-hand sides are
@@ -553,7 +699,7 @@ impl StepDerivative {
     ) -> Result<crate::math::DMat> {
         let h = record.h;
         let (model, rec) = (&scene.bodies[body], &record.bodies[body]);
-        if rec.contact.is_some() {
+        if rec.group.is_some() {
             return Err(Error::invalid(
                 format!("soft_body.{}", model.name()),
                 "position_jacobian covers contact-free steps; use jvp with contact",

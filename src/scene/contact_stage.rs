@@ -253,6 +253,13 @@ impl ContactWorkspace {
         &self.jacobian
     }
 
+    /// The row block (contact index) in its NCP of each of the body's contacts, in the
+    /// body's order (obstacle contacts, self-contacts, then its contacts with other bodies in
+    /// the order of `SceneContactWorkspace::body_contacts`): P_b of `scene::contact_group`.
+    pub fn rows(&self) -> &[usize] {
+        &self.rows
+    }
+
     /// Whether the body shared its last NCP with other bodies (it touched one).
     pub fn touched_another_body(&self) -> bool {
         !self.shared.is_empty()
