@@ -9,12 +9,14 @@
 
 mod diff_support;
 
-use diff_support::{check_adjointness, check_jvp_against_fd_from, parameters, random_tangent};
+use diff_support::{
+    check_adjoint_against_forward, check_adjointness, check_jvp_against_fd_from, parameters,
+};
 use diffsoro::contact::Obstacle;
-use diffsoro::diff::{Recorder, TapeOptions, adjoint, forward_sensitivities, record_trajectory};
+use diffsoro::diff::Recorder;
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
 use diffsoro::material::{Law, Material};
-use diffsoro::math::{SplitMix64, Vec3, relative_error};
+use diffsoro::math::Vec3;
 use diffsoro::mesh::{TriangleSurface, box_mesh};
 use diffsoro::scene::{ContactSection, Scene, SceneContact, SimulationSection, State, Stepper};
 
@@ -140,21 +142,7 @@ fn adjoint_equals_forward_mode_with_contact() {
     let scene = block(Law::Corotational, vec![floor()], 0.2);
     let params = parameters(&scene, &PARAMS);
     let start = sunk(&scene, Vec3::new(0.2, 0.0, 0.0));
-    let mut rng = SplitMix64::new(13);
-    let w = random_tangent(&scene, &mut rng, 1.0, 0.1);
-    let mut s = start.clone();
-    let tangents = forward_sensitivities(&scene, &mut s, 8, &params, &mut |_| {}).unwrap();
-    let forward: Vec<f64> = tangents.iter().map(|t| w.dot(t)).collect();
-    let mut s = start.clone();
-    let mut tape =
-        record_trajectory(&scene, &mut s, 8, TapeOptions::default(), &mut |_| {}).unwrap();
-    let adj = adjoint(&scene, &mut tape, &params, &w).unwrap();
-    let err = relative_error(&adj.parameters, &forward, 0.0);
-    assert!(
-        err < 1e-10,
-        "adjoint {:?} vs forward {forward:?}",
-        adj.parameters
-    );
+    check_adjoint_against_forward(&scene, &start, 8, &params, 13);
 }
 
 /// Node-vs-triangle: sticking on a closed triangle-mesh slab (the boundary of a box mesh,

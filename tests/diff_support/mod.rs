@@ -2,7 +2,10 @@
 //! differences of the forward simulator (Richardson-extrapolated) to check derivatives with.
 #![allow(dead_code)]
 
-use diffsoro::diff::{InputTangent, Parameter, Recorder, StateTangent, StepDerivative, StepRecord};
+use diffsoro::diff::{
+    InputTangent, Parameter, Recorder, StateTangent, StepDerivative, StepRecord, TapeOptions,
+    adjoint, forward_sensitivities, record_trajectory,
+};
 use diffsoro::math::{SplitMix64, Vec3, relative_error};
 use diffsoro::scene::{Scene, State, Stepper};
 
@@ -233,4 +236,30 @@ pub fn check_adjointness(scene: &Scene, record: &StepRecord, params: &[Parameter
             "⟨w, Ju⟩ = {lhs:e}, ⟨Jᵀw, u⟩ = {rhs:e}"
         );
     }
+}
+
+/// The adjoint gradient of the scalar loss wᵀ(x, v) after `steps` steps from `start`, for a
+/// random cotangent w (`seed`), equals the forward-mode gradient along `params` (1e-10).
+pub fn check_adjoint_against_forward(
+    scene: &Scene,
+    start: &State,
+    steps: usize,
+    params: &[Parameter],
+    seed: u64,
+) {
+    let mut rng = SplitMix64::new(seed);
+    let w = random_tangent(scene, &mut rng, 1.0, 0.1);
+    let mut s = start.clone();
+    let tangents = forward_sensitivities(scene, &mut s, steps, params, &mut |_| {}).unwrap();
+    let forward: Vec<f64> = tangents.iter().map(|t| w.dot(t)).collect();
+    let mut s = start.clone();
+    let mut tape =
+        record_trajectory(scene, &mut s, steps, TapeOptions::default(), &mut |_| {}).unwrap();
+    let adj = adjoint(scene, &mut tape, params, &w).unwrap();
+    let err = relative_error(&adj.parameters, &forward, 0.0);
+    assert!(
+        err < 1e-10,
+        "adjoint {:?} vs forward {forward:?}",
+        adj.parameters
+    );
 }
