@@ -1,0 +1,215 @@
+//! Forward (JVP) and reverse (VJP) derivatives of one step from its [`StepRecord`]
+//! (equations in the module doc of `diff`): the shared buffers and input checks here, one
+//! file per mode (`forward`: JVP and the contact-force tangents; `reverse`: VJP;
+//! `position_jacobian`: the full d v⁺/d x of a contact-free step).
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+
+use crate::actuator::Drive;
+use crate::error::{Error, Result};
+use crate::fem::{MaterialParameter, ParameterDerivatives, StiffnessDerivativeState};
+use crate::math::{DMat, Vec3};
+use crate::scene::{PrescribedDerivative, Scene};
+
+mod forward;
+mod position_jacobian;
+mod reverse;
+
+use super::parameter::Parameter;
+use super::record::StepRecord;
+use super::tangent::{BodyTangent, StateTangent, add_reduced, expand_nodes, reduce_nodes};
+
+/// One input direction of a step: a tangent of the start state and one component per
+/// parameter of the list the derivative is taken for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputTangent {
+    /// Direction in the start state (x, v).
+    pub state: StateTangent,
+    /// Direction in the parameters (same order as the parameter list).
+    pub parameters: Vec<f64>,
+}
+
+/// The cotangents of a step's inputs for one output cotangent (reverse mode).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepVjp {
+    /// Cotangent of the start state (x, v).
+    pub state: StateTangent,
+    /// Cotangent of each parameter of the list.
+    pub parameters: Vec<f64>,
+}
+
+/// One nodal field per body of the scene.
+type NodalFields = Vec<Vec<Vec3>>;
+
+/// Per-body buffers of the step derivatives, allocated once per scene.
+struct BodyBuffers {
+    t: StiffnessDerivativeState,
+    params: ParameterDerivatives,
+    /// Per material parameter (E, ν): its column of the right-hand side,
+    /// h ∂f/∂p − c_K ∂(K v⁺)/∂p over the free DOFs, when computed for the current record.
+    material_rhs: [Vec<f64>; 2],
+    nodal: Vec<Vec3>,
+    nodal2: Vec<Vec3>,
+    nodal3: Vec<Vec3>,
+    rows: Vec<(usize, Vec3)>,
+    red: Vec<f64>,
+    red2: Vec<f64>,
+    columns: Vec<f64>,
+    solve: MemBuffer,
+    solve2: MemBuffer,
+    /// dλ_c of the last forward pass (3 rows per contact, one column per direction).
+    contact_force_tangents: DMat,
+    /// Columns `solve` and `solve2` each hold scratch for.
+    solve_columns: usize,
+    /// The pinned servos' derivatives (`scene::prescribed_derivative`).
+    prescribed: PrescribedDerivative,
+    /// dθ⁺ per direction and pinned servo (direction-major).
+    dtheta: Vec<f64>,
+    /// Pinned rows: dx_p⁺ / x̄_p and dv_p⁺ / v̄_p⁺ scratch, and M r̄ (per node).
+    pinned_x: Vec<Vec3>,
+    pinned_v: Vec<Vec3>,
+    pinned_m: Vec<Vec3>,
+}
+
+/// The derivatives of one step (forward and reverse mode), with reusable buffers.
+pub struct StepDerivative {
+    bodies: Vec<BodyBuffers>,
+}
+
+impl StepDerivative {
+    /// Buffers for the bodies of `scene`.
+    pub fn new(scene: &Scene) -> StepDerivative {
+        StepDerivative {
+            bodies: scene
+                .bodies
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let n = b.node_count();
+                    let nr = b.pattern().n();
+                    BodyBuffers {
+                        t: b.stiffness_derivative_state(),
+                        params: b.parameter_derivatives_state(),
+                        material_rhs: [vec![0.0; nr], vec![0.0; nr]],
+                        nodal: vec![Vec3::zeros(); n],
+                        nodal2: vec![Vec3::zeros(); n],
+                        nodal3: vec![Vec3::zeros(); n],
+                        rows: Vec::new(),
+                        red: vec![0.0; nr],
+                        red2: vec![0.0; nr],
+                        columns: Vec::new(),
+                        solve: MemBuffer::new(faer::dyn_stack::StackReq::EMPTY),
+                        solve2: MemBuffer::new(faer::dyn_stack::StackReq::EMPTY),
+                        contact_force_tangents: DMat::zeros(0, 0),
+                        solve_columns: 0,
+                        prescribed: PrescribedDerivative::new(b, scene.body_actuation(i)),
+                        dtheta: Vec::new(),
+                        pinned_x: vec![Vec3::zeros(); n],
+                        pinned_v: vec![Vec3::zeros(); n],
+                        pinned_m: vec![Vec3::zeros(); n],
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+impl BodyBuffers {
+    /// Fills `material_rhs` for `parameter`: h ∂f/∂p − c_K ∂(K v⁺)/∂p over the free DOFs.
+    /// For E it follows from the record without an element pass: every law's Lamé pair is
+    /// proportional to E at fixed ν (`material::Lame`), and f and K are linear in it, so
+    /// ∂f/∂E = f/E and ∂(K v⁺)/∂E = K v⁺/E. For ν, one element pass from the material
+    /// points the step kept (no re-evaluation of the law: no co-rotational SVD).
+    fn material_rhs(
+        &mut self,
+        body: &crate::fem::SoftBody,
+        rec: &super::record::BodyRecord,
+        h: f64,
+        parameter: MaterialParameter,
+    ) -> Result<()> {
+        let pattern = body.pattern();
+        let dofs = pattern.dofs();
+        let c_k = h * body.options().rayleigh_stiffness + h * h;
+        let out = &mut self.material_rhs[material_slot(parameter)];
+        match parameter {
+            MaterialParameter::YoungModulus => {
+                let e = body.material().young_modulus();
+                out.fill(0.0);
+                add_reduced(dofs, &rec.forces, h / e, out);
+                reduce_nodes(dofs, &rec.v_plus, &mut self.red2);
+                pattern.symmetric_product_add(rec.stiffness(), -c_k / e, &self.red2, out);
+                if self.prescribed.is_active() {
+                    // −c_K K_fp v_p⁺ / E, the pinned horns' coupling.
+                    assert_points(body, rec);
+                    self.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
+                    self.prescribed.add_stiffness_coupling(
+                        body,
+                        &rec.points,
+                        &rec.v_plus,
+                        -c_k / e,
+                        &mut self.nodal,
+                    );
+                    add_reduced(dofs, &self.nodal, 1.0, out);
+                }
+            }
+            MaterialParameter::PoissonRatio => {
+                if rec.points.len() == body.elements().len() {
+                    body.evaluate_parameter_derivatives_at(
+                        &rec.points,
+                        &rec.v_plus,
+                        parameter,
+                        &mut self.params,
+                    );
+                } else {
+                    body.evaluate_parameter_derivatives(
+                        &rec.x,
+                        &rec.v_plus,
+                        parameter,
+                        &mut self.params,
+                    )?;
+                }
+                out.fill(0.0);
+                add_reduced(dofs, &self.params.forces, h, out);
+                add_reduced(dofs, &self.params.stiffness_action, -c_k, out);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn material_slot(parameter: MaterialParameter) -> usize {
+    match parameter {
+        MaterialParameter::YoungModulus => 0,
+        MaterialParameter::PoissonRatio => 1,
+    }
+}
+
+/// The records keep every element's material point (`Recorder` asks the stepper to): the
+/// pinned servos' coupling derivatives use them.
+fn assert_points(body: &crate::fem::SoftBody, rec: &super::record::BodyRecord) {
+    assert_eq!(
+        rec.points.len(),
+        body.elements().len(),
+        "the step record keeps every element's material point"
+    );
+}
+
+fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {
+    a.iter().zip(b).map(|(u, v)| u.dot(v)).sum()
+}
+
+/// Errors unless `t` has one entry per body and one row per node of each.
+fn check_shape(scene: &Scene, t: &StateTangent, what: &str) -> Result<()> {
+    let ok = t.bodies.len() == scene.bodies.len()
+        && t.bodies.iter().zip(&scene.bodies).all(|(tb, b)| {
+            tb.positions.len() == b.node_count() && tb.velocities.len() == b.node_count()
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            what,
+            "does not have one row per node of every soft body of the scene",
+        ))
+    }
+}

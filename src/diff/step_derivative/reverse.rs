@@ -1,0 +1,219 @@
+//! Reverse mode (VJP) of one step.
+
+use super::*;
+
+impl StepDerivative {
+    /// Reverse mode: the cotangents of the step's inputs (start state and `parameters`) for
+    /// the cotangent `output` of (x⁺, v⁺): one solve A r̄ = v̄⁺ + h x̄⁺ per body (A is
+    /// symmetric), then the transposed terms of the forward equation, with K r̄ and T_{v⁺} r̄
+    /// from one element pass.
+    ///
+    /// Errors: a cotangent of the wrong shape, an element the law cannot evaluate.
+    pub fn vjp(
+        &mut self,
+        scene: &Scene,
+        record: &StepRecord,
+        parameters: &[Parameter],
+        output: &StateTangent,
+    ) -> Result<StepVjp> {
+        check_shape(scene, output, "output cotangent")?;
+        let h = record.h;
+        let mut result = StepVjp {
+            state: StateTangent::zeros(scene),
+            parameters: vec![0.0; parameters.len()],
+        };
+        // ā_b = v̄_b⁺ + h x̄_b⁺ per body (reduced).
+        for (b, body) in scene.bodies.iter().enumerate() {
+            let buf = &mut self.bodies[b];
+            let dofs = body.pattern().dofs();
+            let out = &output.bodies[b];
+            reduce_nodes(dofs, &out.velocities, &mut buf.red);
+            add_reduced(dofs, &out.positions, h, &mut buf.red);
+        }
+        // Per NCP: q̄ = Nᵀ Σ_b P_b h W_bᵀ ā_b, ā_b += H_bᵀ P_bᵀ q̄, and the geometry
+        // cotangents x̄, v̄ of every body it touches (contact_chain).
+        let zeros = || -> Vec<Vec<Vec3>> {
+            scene
+                .bodies
+                .iter()
+                .map(|b| vec![Vec3::zeros(); b.node_count()])
+                .collect()
+        };
+        let mut extra: Option<(NodalFields, NodalFields)> = None;
+        if !record.contacts.is_empty() {
+            let (mut xbar, mut vbar, mut abar) = (zeros(), zeros(), zeros());
+            for group in &record.contacts {
+                let q_bar = group.velocity_cotangent(|b| &self.bodies[b].red, h);
+                group.add_jacobian_transpose(&q_bar, &mut abar);
+                group.geometry_cotangent(
+                    &q_bar,
+                    |b, n| record.bodies[b].v[n],
+                    |b, n| record.bodies[b].v_plus[n],
+                    &mut xbar,
+                    &mut vbar,
+                );
+            }
+            for (b, body) in scene.bodies.iter().enumerate() {
+                add_reduced(
+                    body.pattern().dofs(),
+                    &abar[b],
+                    1.0,
+                    &mut self.bodies[b].red,
+                );
+            }
+            extra = Some((xbar, vbar));
+        }
+        for (b, (body, rec)) in scene.bodies.iter().zip(&record.bodies).enumerate() {
+            let buf = &mut self.bodies[b];
+            let pattern = body.pattern();
+            let dofs = pattern.dofs();
+            let opts = body.options();
+            let c_k = h * opts.rayleigh_stiffness + h * h;
+            let act = scene.body_actuation(b);
+            let out = &output.bodies[b];
+            // r̄ = A⁻¹ ā
+            if buf.solve_columns < 1 {
+                buf.solve = MemBuffer::new(rec.factor().solve_scratch(1));
+                buf.solve_columns = 1;
+            }
+            rec.factor()
+                .solve_vec_in_place(&mut buf.red, MemStack::new(&mut buf.solve));
+            let res: &mut BodyTangent = &mut result.state.bodies[b];
+            // v̄ = M r̄
+            pattern.symmetric_product(body.mass_values(), &buf.red, &mut buf.red2);
+            if let Some((_, vbar)) = &extra {
+                add_reduced(dofs, &vbar[b], 1.0, &mut buf.red2);
+            }
+            expand_nodes(dofs, &buf.red2, &mut res.velocities);
+            // x̄ = x̄⁺ − h K r̄ − c_K T_{v⁺} r̄ + h ∂(H_aᵀλ)/∂x r̄
+            expand_nodes(dofs, &buf.red, &mut buf.nodal3); // r̄ per node
+            if rec.points.len() == body.elements().len() {
+                body.stiffness_actions_at(
+                    &rec.points,
+                    &rec.v_plus,
+                    &buf.nodal3,
+                    &mut buf.t,
+                    &mut buf.nodal,
+                    &mut buf.nodal2,
+                );
+            } else {
+                body.stiffness_actions(
+                    &rec.x,
+                    &rec.v_plus,
+                    &buf.nodal3,
+                    &mut buf.t,
+                    &mut buf.nodal,
+                    &mut buf.nodal2,
+                )?;
+            }
+            reduce_nodes(dofs, &out.positions, &mut buf.red2);
+            add_reduced(dofs, &buf.nodal, -h, &mut buf.red2);
+            add_reduced(dofs, &buf.nodal2, -c_k, &mut buf.red2);
+            let pinned = act.pinned.len();
+            if pinned > 0 {
+                // Pinned rows (scene::prescribed_derivative): x̄_p = −h (K r̄)_p − c_K (T r̄)_p,
+                // v̄_p = (M r̄)_p, and the cotangent of v_p⁺, v̄_p⁺ − c_m (M r̄)_p − c_K (K r̄)_p.
+                let c_m = 1.0 + h * opts.rayleigh_mass;
+                buf.prescribed.prepare(body, act, &rec.x);
+                buf.pinned_m.iter_mut().for_each(|f| *f = Vec3::zeros());
+                buf.prescribed
+                    .add_mass_coupling(body, &buf.nodal3, 1.0, &mut buf.pinned_m);
+                for n in 0..body.node_count() {
+                    if buf.prescribed.is_pinned(n) {
+                        buf.pinned_x[n] = -h * buf.nodal[n] - c_k * buf.nodal2[n];
+                        buf.pinned_v[n] =
+                            out.velocities[n] - c_m * buf.pinned_m[n] - c_k * buf.nodal[n];
+                    }
+                }
+            }
+            if !act.actuators.is_empty() {
+                buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
+                act.add_driven_force_derivative(
+                    &rec.x,
+                    &rec.actuator_forces,
+                    h,
+                    0.0,
+                    &buf.nodal3,
+                    &mut buf.nodal,
+                );
+                add_reduced(dofs, &buf.nodal, 1.0, &mut buf.red2);
+                if pinned > 0 {
+                    for (n, f) in buf.nodal.iter().enumerate() {
+                        if buf.prescribed.is_pinned(n) {
+                            buf.pinned_x[n] += f;
+                        }
+                    }
+                }
+            }
+            if let Some((xbar, _)) = &extra {
+                add_reduced(dofs, &xbar[b], 1.0, &mut buf.red2);
+            }
+            expand_nodes(dofs, &buf.red2, &mut res.positions);
+            if pinned > 0 {
+                buf.dtheta.resize(pinned, 0.0);
+                buf.prescribed.angle_cotangents(
+                    act,
+                    &buf.pinned_v,
+                    &out.positions,
+                    h,
+                    &mut buf.pinned_x,
+                    &mut buf.dtheta,
+                );
+                for n in 0..body.node_count() {
+                    if buf.prescribed.is_pinned(n) {
+                        res.positions[n] = buf.pinned_x[n];
+                        res.velocities[n] = buf.pinned_m[n];
+                    }
+                }
+            }
+            // parameters
+            for (p, q) in parameters.iter().enumerate() {
+                if q.body() != b {
+                    continue;
+                }
+                result.parameters[p] += match *q {
+                    Parameter::Material { parameter, .. } => {
+                        buf.material_rhs(body, rec, h, parameter)?;
+                        reduce_nodes(dofs, &buf.nodal3, &mut buf.red);
+                        let rhs = &buf.material_rhs[material_slot(parameter)];
+                        rhs.iter().zip(&buf.red).map(|(a, b)| a * b).sum::<f64>()
+                    }
+                    Parameter::Actuator { index, .. }
+                        if matches!(act.actuators[index].drive, Drive::Target(_)) =>
+                    {
+                        // An angle target: θ̄⁺ when the servo is not clamped.
+                        act.pinned
+                            .iter()
+                            .zip(&buf.dtheta)
+                            .filter(|(pin, _)| pin.actuator == index)
+                            .map(|(_, t)| t)
+                            .sum()
+                    }
+                    Parameter::Actuator { index, .. } => {
+                        buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
+                        act.actuators[index].add_forces(&rec.x, h, &mut buf.rows, &mut buf.nodal);
+                        dot(&buf.nodal, &buf.nodal3)
+                    }
+                };
+            }
+        }
+        // The transpose of h dH_c(dx)ᵀλ, which needs r̄ of every body of each NCP: added to
+        // the free components of x̄ (as the geometry terms above).
+        if !record.contacts.is_empty() {
+            let mut xbar = zeros();
+            for group in &record.contacts {
+                group.force_cotangent(|b, n| self.bodies[b].nodal3[n], h, &mut xbar);
+            }
+            for (b, body) in scene.bodies.iter().enumerate() {
+                let dofs = body.pattern().dofs();
+                let buf = &mut self.bodies[b];
+                reduce_nodes(dofs, &xbar[b], &mut buf.red);
+                expand_nodes(dofs, &buf.red, &mut buf.nodal);
+                for (r, x) in result.state.bodies[b].positions.iter_mut().zip(&buf.nodal) {
+                    *r += x;
+                }
+            }
+        }
+        Ok(result)
+    }
+}
