@@ -208,7 +208,7 @@ impl InverseController {
         if parameters.is_empty() {
             return Err(Error::invalid(
                 "control",
-                "the scene has no force-driven actuator to control",
+                "the scene has no force-driven actuator to control (angle-driven servos are controlled through the form of paper 004 Eq. 17: give --contact-weight, 0 for effector tracking alone)",
             ));
         }
         let nodes = scene.bodies[body].node_count();
