@@ -106,17 +106,7 @@ impl Actuation {
                     s.value(&start.bodies[body].positions),
                 ),
                 (_, Drive::Force(f)) => {
-                    let [lo, hi] = act.bounds;
-                    let hi = if hi.is_finite() {
-                        hi
-                    } else {
-                        options.force_cap.max(lo)
-                    };
-                    let lo = if lo.is_finite() {
-                        lo
-                    } else {
-                        -options.force_cap.min(hi)
-                    };
+                    let (lo, hi) = options.force_bounds(act.bounds);
                     (lo, hi, f)
                 }
                 _ => continue,

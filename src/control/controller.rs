@@ -85,6 +85,26 @@ pub struct ControlOptions {
     pub regularisation: f64,
 }
 
+impl ControlOptions {
+    /// The bounds [lo, hi] of a force-driven actuator whose scene bounds are `bounds`: a
+    /// finite scene bound as it is, an infinite one replaced by ±`force_cap` (kept consistent
+    /// with the other bound).
+    pub fn force_bounds(&self, bounds: [f64; 2]) -> (f64, f64) {
+        let [lo, hi] = bounds;
+        let hi = if hi.is_finite() {
+            hi
+        } else {
+            self.force_cap.max(lo)
+        };
+        let lo = if lo.is_finite() {
+            lo
+        } else {
+            -self.force_cap.min(hi)
+        };
+        (lo, hi)
+    }
+}
+
 impl Default for ControlOptions {
     /// `force_cap = 0.3`, `max_change = 0.02`, `regularisation = 1e-3`, sized for the
     /// Trunk's cables (N): 0.3 N on one long cable moves its tip by about 1.5 cm. Above it
@@ -187,17 +207,7 @@ impl InverseController {
         for b in 0..scene.bodies.len() {
             for (index, a) in scene.body_actuation(b).actuators.iter().enumerate() {
                 let Drive::Force(f) = a.drive else { continue };
-                let [lo, hi] = a.bounds;
-                let hi = if hi.is_finite() {
-                    hi
-                } else {
-                    options.force_cap.max(lo)
-                };
-                let lo = if lo.is_finite() {
-                    lo
-                } else {
-                    -options.force_cap.min(hi)
-                };
+                let (lo, hi) = options.force_bounds(a.bounds);
                 parameters.push(Parameter::Actuator { body: b, index });
                 names.push(a.name.clone());
                 lower.push(lo);
