@@ -10,7 +10,7 @@ use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as GlamVector;
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 
-use super::detection::{NodeContact, Obstacle, contact_frame, validate_margin};
+use super::detection::{NodeContact, Obstacle, validate_margin};
 use crate::error::Result;
 use crate::math::Vec3;
 
@@ -83,16 +83,7 @@ impl NodeBroadPhase {
         self.refit(positions, candidates, margin);
         for (o, obstacle) in obstacles.iter().enumerate() {
             let mut test = |node: usize| {
-                let prox = obstacle.closest(&positions[node]);
-                if prox.gap <= margin {
-                    out.push(NodeContact {
-                        node,
-                        obstacle: o,
-                        gap: prox.gap,
-                        point: prox.point,
-                        frame: contact_frame(&prox.normal),
-                    });
-                }
+                out.extend(obstacle.node_contact(o, node, &positions[node], margin));
             };
             match obstacle.aabb() {
                 None => candidates.iter().for_each(|&n| test(n)),

@@ -289,21 +289,32 @@ pub fn detect_nodes(
 ) -> Result<()> {
     validate_margin(margin)?;
     for &node in candidates {
-        let p = positions[node];
         for (o, obstacle) in obstacles.iter().enumerate() {
-            let prox = obstacle.closest(&p);
-            if prox.gap <= margin {
-                out.push(NodeContact {
-                    node,
-                    obstacle: o,
-                    gap: prox.gap,
-                    point: prox.point,
-                    frame: contact_frame(&prox.normal),
-                });
-            }
+            out.extend(obstacle.node_contact(o, node, &positions[node], margin));
         }
     }
     Ok(())
+}
+
+impl Obstacle {
+    /// The contact of node `node` at `p` (m) with this obstacle (index `index` in the
+    /// scene's list) when its gap is at most `margin` (m): the narrow phase of detection.
+    pub fn node_contact(
+        &self,
+        index: usize,
+        node: usize,
+        p: &Vec3,
+        margin: f64,
+    ) -> Option<NodeContact> {
+        let prox = self.closest(p);
+        (prox.gap <= margin).then(|| NodeContact {
+            node,
+            obstacle: index,
+            gap: prox.gap,
+            point: prox.point,
+            frame: contact_frame(&prox.normal),
+        })
+    }
 }
 
 /// Appends the 3 rows of `H_c` of each node contact (the frame axes on the node) to
