@@ -139,16 +139,15 @@ impl StepDerivative {
                                 *d = tan.positions[n];
                             }
                         }
-                        buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-                        act.add_driven_force_derivative(
-                            &rec.x,
-                            &rec.actuator_forces,
+                        add_actuator_force_tangent(
+                            act,
+                            rec,
                             h,
-                            0.0,
+                            dofs,
                             &buf.nodal2,
                             &mut buf.nodal,
+                            col,
                         );
-                        add_reduced(dofs, &buf.nodal, 1.0, col);
                     }
                 }
                 if let Some(ci) = &contact

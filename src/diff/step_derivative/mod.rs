@@ -194,6 +194,23 @@ fn assert_points(body: &crate::fem::SoftBody, rec: &super::record::BodyRecord) {
     );
 }
 
+/// Adds h ∂(H_aᵀλ)/∂x dx, the change of the driven actuators' forces (`actuator`'s) for the
+/// nodal displacement `dx` (m per unit direction) at the record's x and λ_a, to the reduced
+/// `col`; `forces` (one entry per node) holds those nodal forces on return.
+fn add_actuator_force_tangent(
+    actuation: &crate::scene::BodyActuation,
+    rec: &super::record::BodyRecord,
+    h: f64,
+    dofs: &crate::linalg::DofMap,
+    dx: &[Vec3],
+    forces: &mut [Vec3],
+    col: &mut [f64],
+) {
+    forces.iter_mut().for_each(|f| *f = Vec3::zeros());
+    actuation.add_driven_force_derivative(&rec.x, &rec.actuator_forces, h, 0.0, dx, forces);
+    add_reduced(dofs, forces, 1.0, col);
+}
+
 fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {
     a.iter().zip(b).map(|(u, v)| u.dot(v)).sum()
 }

@@ -56,17 +56,16 @@ impl StepDerivative {
                 buf.red[j] = 1.0;
                 expand_nodes(dofs, &buf.red, &mut buf.nodal2);
                 buf.red[j] = 0.0;
-                buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-                act.add_driven_force_derivative(
-                    &rec.x,
-                    &rec.actuator_forces,
+                let mut col = jac.column_mut(j);
+                add_actuator_force_tangent(
+                    act,
+                    rec,
                     h,
-                    0.0,
+                    dofs,
                     &buf.nodal2,
                     &mut buf.nodal,
+                    col.as_mut_slice(),
                 );
-                let mut col = jac.column_mut(j);
-                add_reduced(dofs, &buf.nodal, 1.0, col.as_mut_slice());
             }
         }
         let mut stack = MemBuffer::new(rec.factor().solve_scratch(n));

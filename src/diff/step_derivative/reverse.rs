@@ -127,16 +127,15 @@ impl StepDerivative {
                 }
             }
             if !act.actuators.is_empty() {
-                buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-                act.add_driven_force_derivative(
-                    &rec.x,
-                    &rec.actuator_forces,
+                add_actuator_force_tangent(
+                    act,
+                    rec,
                     h,
-                    0.0,
+                    dofs,
                     &buf.nodal3,
                     &mut buf.nodal,
+                    &mut buf.red2,
                 );
-                add_reduced(dofs, &buf.nodal, 1.0, &mut buf.red2);
                 if pinned > 0 {
                     for (n, f) in buf.nodal.iter().enumerate() {
                         if buf.prescribed.is_pinned(n) {
