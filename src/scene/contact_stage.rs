@@ -259,11 +259,6 @@ impl ContactWorkspace {
     pub fn rows(&self) -> &[usize] {
         &self.rows
     }
-
-    /// Whether the body shared its last NCP with other bodies (it touched one).
-    pub fn touched_another_body(&self) -> bool {
-        !self.shared.is_empty()
-    }
 }
 
 /// The mode tolerance the contact stage classifies with for an NCP tolerance `tolerance`:
