@@ -20,89 +20,14 @@ mod diff_support;
 
 use diff_support::{
     check_adjoint_against_forward, check_adjointness, check_jvp_against_fd_from, parameters,
+    stacked_cubes::{UPPER_NODES, one_body, start},
 };
-use diffsoro::contact::Obstacle;
 use diffsoro::diff::{InputTangent, Recorder, StateTangent, StepDerivative};
-use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
-use diffsoro::material::{Law, Material};
+use diffsoro::material::Law;
 use diffsoro::math::{Vec3, relative_error};
-use diffsoro::mesh::{Mesh, box_mesh};
-use diffsoro::scene::{ContactSection, Scene, SceneContact, SimulationSection, State, Stepper};
+use diffsoro::scene::{Scene, State, Stepper};
 
-const SINK: f64 = 1e-4;
-const LOWER: f64 = 0.03;
-const UPPER: f64 = 0.02;
 const PARAMS: [&str; 2] = ["young_modulus:stack", "poisson_ratio:stack"];
-
-/// The two cubes as one mesh (lower cube's nodes first), the upper one `SINK` into the lower.
-fn stack_mesh() -> (Mesh, usize) {
-    let a = box_mesh([3, 3, 3], [0.0; 3], [LOWER; 3]).unwrap();
-    let lo = Vec3::new(0.0053, 0.0041, LOWER - SINK);
-    let b = box_mesh([2, 2, 2], lo.into(), (lo + Vec3::repeat(UPPER)).into()).unwrap();
-    let n = a.node_count();
-    let mut x = a.positions().to_vec();
-    x.extend_from_slice(b.positions());
-    let mut tets = a.tetrahedra().to_vec();
-    tets.extend(b.tetrahedra().iter().map(|t| t.map(|i| i + n)));
-    (
-        Mesh::new(x, tets, Vec::new(), Default::default()).unwrap(),
-        n,
-    )
-}
-
-/// The stack on the floor z = 0 (friction `mu_floor`), self-contact with friction `mu_self`,
-/// NCP solved to 1e-13.
-fn stack(law: Law, mu_floor: f64, mu_self: f64) -> Scene {
-    let (mesh, _) = stack_mesh();
-    let nodes = mesh.node_count();
-    let body = SoftBody::new(
-        "stack",
-        mesh,
-        SoftBodyOptions {
-            material: Material::new(law, 1e5, 0.3).unwrap(),
-            density: 1000.0,
-            mass: MassKind::Lumped,
-            rayleigh_mass: 1.0,
-            rayleigh_stiffness: 0.0,
-            fixed: vec![false; nodes],
-        },
-    )
-    .unwrap();
-    Scene {
-        contact: SceneContact {
-            obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
-            friction: vec![mu_floor],
-            settings: ContactSection {
-                friction: mu_self,
-                self_contact: true,
-                tolerance: 1e-13,
-                max_iterations: 50_000,
-                ..ContactSection::default()
-            },
-        },
-        ..Scene::new(
-            SimulationSection {
-                dt: 0.01,
-                steps: 0,
-                gravity: [0.0, 0.0, -9.81],
-                newton_iterations: 1,
-            },
-            vec![body],
-        )
-    }
-}
-
-/// The rest state sunk `SINK` into the floor, the upper cube moving with `upper_velocity`.
-fn start(scene: &Scene, upper_velocity: Vec3) -> State {
-    let (_, n_lower) = stack_mesh();
-    let mut state = scene.initial_state();
-    let body = &mut state.bodies[0];
-    for x in &mut body.positions {
-        x.z -= SINK;
-    }
-    body.velocities[n_lower..].fill(upper_velocity);
-    state
-}
 
 /// (obstacle contacts, self-contacts, active contacts) of one step from `state`.
 fn contact_counts(scene: &Scene, state: &State) -> (usize, usize, usize) {
@@ -121,8 +46,8 @@ fn contact_counts(scene: &Scene, state: &State) -> (usize, usize, usize) {
 #[test]
 fn sticking_stack() {
     for law in [Law::Corotational, Law::NeoHookean] {
-        let scene = stack(law, 0.9, 0.9);
-        let state = start(&scene, Vec3::zeros());
+        let scene = one_body(law, 0.9, 0.9);
+        let state = start(&scene, UPPER_NODES, Vec3::zeros());
         // 4 × 4 bottom nodes on the floor; 9 + 4 node-triangle pairs between the cubes.
         let (floor, own, active) = contact_counts(&scene, &state);
         assert_eq!((floor, own), (16, 13));
@@ -137,8 +62,8 @@ fn sticking_stack() {
 
 #[test]
 fn sliding_stack() {
-    let scene = stack(Law::StVK, 0.9, 0.2);
-    let state = start(&scene, Vec3::new(0.1, 0.0, 0.0));
+    let scene = one_body(Law::StVK, 0.9, 0.2);
+    let state = start(&scene, UPPER_NODES, Vec3::new(0.1, 0.0, 0.0));
     let (floor, own, active) = contact_counts(&scene, &state);
     assert_eq!((floor, own), (16, 13));
     assert!(
@@ -164,9 +89,9 @@ fn sliding_stack() {
 /// ⟨w, J u⟩ = ⟨Jᵀ w, u⟩ with sticking floor contacts and sliding self-contacts.
 #[test]
 fn jvp_and_vjp_are_adjoint_with_self_contact() {
-    let scene = stack(Law::NeoHookean, 0.9, 0.2);
+    let scene = one_body(Law::NeoHookean, 0.9, 0.2);
     let params = parameters(&scene, &PARAMS);
-    let mut state = start(&scene, Vec3::new(0.1, 0.0, 0.0));
+    let mut state = start(&scene, UPPER_NODES, Vec3::new(0.1, 0.0, 0.0));
     let mut recorder = Recorder::new(&scene).unwrap();
     let (_, record) = recorder.step(&scene, &mut state).unwrap();
     assert_eq!(record.bodies[0].contacts(), 29);
@@ -176,9 +101,9 @@ fn jvp_and_vjp_are_adjoint_with_self_contact() {
 /// The adjoint gradient of a scalar loss after 6 sliding steps equals the forward-mode one.
 #[test]
 fn adjoint_equals_forward_mode_with_self_contact() {
-    let scene = stack(Law::Corotational, 0.9, 0.2);
+    let scene = one_body(Law::Corotational, 0.9, 0.2);
     let params = parameters(&scene, &PARAMS);
-    let start = start(&scene, Vec3::new(0.1, 0.0, 0.0));
+    let start = start(&scene, UPPER_NODES, Vec3::new(0.1, 0.0, 0.0));
     check_adjoint_against_forward(&scene, &start, 6, &params, 31);
 }
 
@@ -187,9 +112,9 @@ fn adjoint_equals_forward_mode_with_self_contact() {
 /// no contact frame).
 #[test]
 fn contact_force_tangents_with_self_contact() {
-    let scene = stack(Law::NeoHookean, 0.9, 0.9);
+    let scene = one_body(Law::NeoHookean, 0.9, 0.9);
     let params = parameters(&scene, &PARAMS[..1]);
-    let state = start(&scene, Vec3::zeros());
+    let state = start(&scene, UPPER_NODES, Vec3::zeros());
     let mut recorder = Recorder::new(&scene).unwrap();
     let mut s = state.clone();
     let (_, record) = recorder.step(&scene, &mut s).unwrap();

@@ -2,6 +2,8 @@
 //! differences of the forward simulator (Richardson-extrapolated) to check derivatives with.
 #![allow(dead_code)]
 
+pub mod stacked_cubes;
+
 use diffsoro::diff::{
     InputTangent, Parameter, Recorder, StateTangent, StepDerivative, StepRecord, TapeOptions,
     adjoint, forward_sensitivities, record_trajectory,
