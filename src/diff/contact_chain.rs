@@ -48,7 +48,7 @@ use crate::contact::{
 };
 use crate::error::{Error, Result};
 use crate::math::{DMat, Mat3, Vec3};
-use crate::scene::{ContactWorkspace, Scene, mode_tolerance};
+use crate::scene::{ContactWorkspace, GroupNcp, Scene, mode_tolerance};
 
 /// One contact as its derivatives see it: a contact point over up to four nodes (each a
 /// (body, node) pair) with signed weights, its frame, gap, and their derivatives with respect
@@ -258,13 +258,14 @@ impl ContactRecord {
     /// degenerate contact triangle.
     pub(crate) fn build(
         scene: &Scene,
-        members: &[usize],
+        ncp: &GroupNcp,
         ws: &[&ContactWorkspace],
         between: &[BodyContact],
         x: &[&[Vec3]],
         boundary: BoundaryGradient,
     ) -> Result<Option<ContactRecord>> {
         let h = scene.simulation.dt;
+        let members = ncp.members();
         let correction = PenetrationCorrection::default();
         let mut sets = Vec::new();
         let mut contacts = Vec::new();
@@ -310,11 +311,7 @@ impl ContactRecord {
         if k == 0 {
             return Ok(None);
         }
-        // The group's λ, σ, μ and G = Σ_b P_b G_b P_bᵀ from the members' rows.
-        let mut lambda = vec![0.0; 3 * k];
-        let mut sigma = vec![0.0; 3 * k];
-        let mut friction = vec![0.0; k];
-        let mut delassus = DMat::zeros(3 * k, 3 * k);
+        assert_eq!(3 * k, ncp.lambda().len(), "one λ per contact of the NCP");
         let mut own = 0;
         let mut out_members = Vec::with_capacity(members.len());
         for &b in members {
@@ -326,26 +323,6 @@ impl ContactRecord {
                 "the NCP's rows are per body: obstacle contacts, self-contacts"
             );
             own += n_own;
-            assert_eq!(
-                3 * rows.len(),
-                w.lambda().len(),
-                "one λ per row of the body"
-            );
-            let g = w.delassus();
-            for (i, &gi) in rows.iter().enumerate() {
-                friction[gi] = w.friction()[i];
-                for p in 0..3 {
-                    lambda[3 * gi + p] = w.lambda()[3 * i + p];
-                    sigma[3 * gi + p] = w.sigma()[3 * i + p];
-                }
-                for (j, &gj) in rows.iter().enumerate() {
-                    for p in 0..3 {
-                        for q in 0..3 {
-                            delassus[(3 * gi + p, 3 * gj + q)] += g[(3 * i + p, 3 * j + q)];
-                        }
-                    }
-                }
-            }
             let cols = w.solved_columns();
             let n_free = scene.bodies[b].pattern().dofs().n_reduced();
             assert_eq!(
@@ -360,12 +337,20 @@ impl ContactRecord {
             });
         }
         assert_eq!(own + body_contacts.len(), k, "every contact of the NCP");
+        let lambda = ncp.lambda().to_vec();
         let modes = classify(
             &lambda,
-            &sigma,
+            ncp.sigma(),
             mode_tolerance(scene.contact.settings.tolerance),
         );
-        let ncp = NcpDerivative::new(&delassus, &friction, &lambda, &sigma, &modes, boundary)?;
+        let ncp = NcpDerivative::new(
+            ncp.delassus(),
+            ncp.friction(),
+            &lambda,
+            ncp.sigma(),
+            &modes,
+            boundary,
+        )?;
         Ok(Some(ContactRecord {
             members: out_members,
             contacts,

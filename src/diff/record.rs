@@ -178,40 +178,20 @@ impl Recorder {
             .map(|b| (b.positions.clone(), b.velocities.clone()))
             .collect();
         let report = self.stepper.step(scene, state)?;
-        // One contact record per NCP: bodies grouped by their contacts between bodies.
+        // One contact record per NCP of the step (the contact stage's groups).
         let nb = starts.len();
         let between = self.stepper.contact().body_contacts();
-        let mut parent: Vec<usize> = (0..nb).collect();
-        fn find(parent: &mut [usize], mut i: usize) -> usize {
-            while parent[i] != i {
-                i = parent[i];
-            }
-            i
-        }
-        for c in between {
-            let (ra, rb) = (
-                find(&mut parent, c.node_body),
-                find(&mut parent, c.face_body),
-            );
-            parent[ra.max(rb)] = ra.min(rb);
-        }
         let mut contacts = Vec::new();
         let mut groups = vec![None; nb];
         {
             let workspaces: Vec<&crate::scene::ContactWorkspace> =
                 (0..nb).map(|i| self.stepper.body(i).contact()).collect();
             let x: Vec<&[Vec3]> = starts.iter().map(|(x, _)| x.as_slice()).collect();
-            for lead in 0..nb {
-                if find(&mut parent, lead) != lead {
-                    continue;
-                }
-                let members: Vec<usize> = (lead..nb)
-                    .filter(|&b| find(&mut parent, b) == lead)
-                    .collect();
+            for ncp in self.stepper.contact().groups() {
                 if let Some(record) =
-                    ContactRecord::build(scene, &members, &workspaces, between, &x, self.boundary)?
+                    ContactRecord::build(scene, ncp, &workspaces, between, &x, self.boundary)?
                 {
-                    for &b in &members {
+                    for &b in ncp.members() {
                         groups[b] = Some(contacts.len());
                     }
                     contacts.push(record);

@@ -45,10 +45,52 @@ enum ContactKey {
     },
 }
 
+/// One NCP of the last step: the bodies it couples (scene indices, increasing) and what was
+/// solved: G (s/kg), λ (N) and σ = G λ + g (m/s) in the contacts' frames, and each contact's
+/// Coulomb coefficient, in the NCP's row order (module doc).
+#[derive(Debug, Clone, Default)]
+pub struct GroupNcp {
+    members: Vec<usize>,
+    delassus: DMat,
+    lambda: Vec<f64>,
+    sigma: Vec<f64>,
+    friction: Vec<f64>,
+}
+
+impl GroupNcp {
+    /// The bodies of the NCP (scene indices, increasing).
+    pub fn members(&self) -> &[usize] {
+        &self.members
+    }
+
+    /// G = Σ_b P_b h H_b A_b⁻¹ H_bᵀ P_bᵀ ((m/s)/N).
+    pub fn delassus(&self) -> &DMat {
+        &self.delassus
+    }
+
+    /// λ (N, 3 per contact).
+    pub fn lambda(&self) -> &[f64] {
+        &self.lambda
+    }
+
+    /// σ = G λ + g (m/s, 3 per contact), as the solver returned it.
+    pub fn sigma(&self) -> &[f64] {
+        &self.sigma
+    }
+
+    /// The Coulomb coefficient of each contact.
+    pub fn friction(&self) -> &[f64] {
+        &self.friction
+    }
+}
+
 /// Buffers of the group NCPs and the last step's solutions (warm starts).
 #[derive(Default)]
 pub struct GroupWorkspace {
-    delassus: DMat,
+    /// The NCPs solved in the last step (the first `solved_count`; later slots are reused
+    /// buffers).
+    solved: Vec<GroupNcp>,
+    solved_count: usize,
     g: Vec<f64>,
     start_velocity: Vec<f64>,
     gaps: Vec<f64>,
@@ -66,6 +108,7 @@ impl GroupWorkspace {
     /// warm starts.
     pub fn begin_step(&mut self) {
         self.next.clear();
+        self.solved_count = 0;
     }
 
     /// Ends a step (see [`Self::begin_step`]).
@@ -77,6 +120,12 @@ impl GroupWorkspace {
     pub fn forget(&mut self) {
         self.previous.clear();
         self.next.clear();
+        self.solved_count = 0;
+    }
+
+    /// The NCPs of the last step, one per group of bodies with contacts.
+    pub fn solved(&self) -> &[GroupNcp] {
+        &self.solved[..self.solved_count]
     }
 }
 
@@ -174,11 +223,19 @@ pub fn solve_group(
     if k == 0 {
         return Ok(0);
     }
+    // This step's next NCP slot (its buffers reused from earlier steps).
+    if ws.solved.len() == ws.solved_count {
+        ws.solved.push(GroupNcp::default());
+    }
+    let ncp = &mut ws.solved[ws.solved_count];
+    ws.solved_count += 1;
+    ncp.members.clear();
+    ncp.members.extend_from_slice(members);
     // G, g and the start velocity H v (for the correction), body by body.
-    if ws.delassus.nrows() != 3 * k {
-        ws.delassus = DMat::zeros(3 * k, 3 * k);
+    if ncp.delassus.nrows() != 3 * k {
+        ncp.delassus = DMat::zeros(3 * k, 3 * k);
     } else {
-        ws.delassus.fill(0.0);
+        ncp.delassus.fill(0.0);
     }
     ws.g.clear();
     ws.g.resize(3 * k, 0.0);
@@ -205,7 +262,8 @@ pub fn solve_group(
             for (j, &gj) in rows.iter().enumerate() {
                 for p in 0..3 {
                     for q in 0..3 {
-                        ws.delassus[(3 * gi + p, 3 * gj + q)] += w.delassus[(3 * i + p, 3 * j + q)];
+                        ncp.delassus[(3 * gi + p, 3 * gj + q)] +=
+                            w.delassus[(3 * i + p, 3 * j + q)];
                     }
                 }
             }
@@ -218,7 +276,7 @@ pub fn solve_group(
     }
     PenetrationCorrection::default().apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
     let problem = ContactProblem::new(
-        std::mem::replace(&mut ws.delassus, DMat::zeros(0, 0)),
+        std::mem::replace(&mut ncp.delassus, DMat::zeros(0, 0)),
         DVec::from_column_slice(&ws.g),
         &ws.friction,
     )?;
@@ -244,8 +302,14 @@ pub fn solve_group(
             ws.pgs.solve(&problem, warm)?
         }
     };
-    ws.delassus = problem.into_delassus();
+    ncp.delassus = problem.into_delassus();
     let lambda = solution.lambda.as_slice();
+    ncp.lambda.clear();
+    ncp.lambda.extend_from_slice(lambda);
+    ncp.sigma.clear();
+    ncp.sigma.extend_from_slice(solution.sigma.as_slice());
+    ncp.friction.clear();
+    ncp.friction.extend_from_slice(&ws.friction);
     ws.next.push((ws.keys.clone(), lambda.to_vec()));
     let modes = classify(
         lambda,
@@ -257,10 +321,6 @@ pub fn solve_group(
         let body = &mut bodies[b];
         let w = &mut *body.workspace;
         gather(&w.rows, lambda, &mut w.lambda);
-        gather(&w.rows, solution.sigma.as_slice(), &mut w.sigma);
-        gather(&w.rows, &ws.g, &mut w.g);
-        w.friction.clear();
-        w.friction.extend(w.rows.iter().map(|&gi| ws.friction[gi]));
         let out = &mut outcomes[b];
         out.detected = w.rows.len();
         out.converged = solution.converged;

@@ -51,7 +51,7 @@ use crate::linalg::{DofMap, NumericFactor};
 use crate::math::{DMat, Vec3};
 
 use super::contact_file::{ContactSection, ObstacleSection};
-use super::contact_group::{GroupWorkspace, solve_group};
+use super::contact_group::{GroupNcp, GroupWorkspace, solve_group};
 use super::model::BodyState;
 
 /// The scene's contact model: static obstacles, each with its Coulomb coefficient, and the
@@ -136,11 +136,9 @@ pub struct ContactWorkspace {
     pub(super) rows: Vec<usize>,
     pub(super) jacobian: ContactJacobian,
     pub(super) delassus_ws: DelassusWorkspace,
+    /// The body's term h H_b A_b⁻¹ H_bᵀ of its NCP's G (assembly buffer).
     pub(super) delassus: DMat,
-    pub(super) g: Vec<f64>,
     pub(super) lambda: Vec<f64>,
-    pub(super) sigma: Vec<f64>,
-    pub(super) friction: Vec<f64>,
     pub(super) v_nodes: Vec<Vec3>,
     pub(super) full: Vec<f64>,
     pub(super) red: Vec<f64>,
@@ -175,10 +173,7 @@ impl ContactWorkspace {
             jacobian: ContactJacobian::new(body.node_count()),
             delassus_ws: DelassusWorkspace::default(),
             delassus: DMat::zeros(0, 0),
-            g: Vec::new(),
             lambda: Vec::new(),
-            sigma: Vec::new(),
-            friction: Vec::new(),
             v_nodes: vec![Vec3::zeros(); body.node_count()],
             full: vec![0.0; 3 * body.node_count()],
             red: vec![0.0; dofs.n_reduced()],
@@ -194,16 +189,12 @@ impl ContactWorkspace {
         self.shared.clear();
         self.rows.clear();
         self.jacobian.clear();
-        self.g.clear();
         self.lambda.clear();
-        self.sigma.clear();
-        self.friction.clear();
     }
 }
 
-/// What the step's derivatives read of the last step's contacts. For a body alone in its NCP
-/// these are that NCP's; for a body sharing one with other bodies, its own rows of it (and
-/// its own term of G).
+/// What the step's derivatives read of one body's part of the last step's contacts (the NCP
+/// itself, G, λ, σ and μ, is the stage's: [`SceneContactWorkspace::groups`]).
 impl ContactWorkspace {
     /// The obstacle contacts of the last step, in NCP order (empty when none was detected).
     pub fn contacts(&self) -> &[NodeContact] {
@@ -218,28 +209,6 @@ impl ContactWorkspace {
     /// λ (N, 3 per contact in each contact's frame `[t₁, t₂, n]`) at the body's contacts.
     pub fn lambda(&self) -> &[f64] {
         &self.lambda
-    }
-
-    /// σ = G λ + g (m/s) at the body's contacts, as the NCP solver returned it.
-    pub fn sigma(&self) -> &[f64] {
-        &self.sigma
-    }
-
-    /// The body's term h H_b A_b⁻¹ H_bᵀ of the Delassus matrix (s/kg) over its contacts:
-    /// the whole G when the body is alone in its NCP.
-    pub fn delassus(&self) -> &DMat {
-        &self.delassus
-    }
-
-    /// The free contact velocity g (m/s, penetration correction included) at the body's
-    /// contacts.
-    pub fn free_velocity(&self) -> &[f64] {
-        &self.g
-    }
-
-    /// The Coulomb coefficient of each of the body's contacts.
-    pub fn friction(&self) -> &[f64] {
-        &self.friction
     }
 
     /// `A⁻¹ H_bᵀ` of the last step (free DOFs, column-major, one column per row of H_b), kept
@@ -299,6 +268,12 @@ impl SceneContactWorkspace {
     /// The contacts between bodies of the last step (the stage's list, in NCP order).
     pub fn body_contacts(&self) -> &[BodyContact] {
         &self.body_contacts
+    }
+
+    /// The NCPs of the last step: one per group of bodies with contacts (a body alone, or
+    /// bodies that touch each other), with their members, G, λ, σ and μ.
+    pub fn groups(&self) -> &[GroupNcp] {
+        self.group.solved()
     }
 
     /// Active (sticking or sliding) contacts of the last step over the scene, each counted

@@ -21,6 +21,7 @@ pub use actuation::{ActuationWorkspace, BodyActuation, EMBEDDING_TOLERANCE};
 pub use contact_file::{
     ContactSection, ContactSolverKind, ObstacleKind, ObstacleSection, axis_angle_matrix,
 };
+pub use contact_group::GroupNcp;
 pub use contact_stage::{
     ContactBody, ContactOutcome, ContactWorkspace, SceneContact, SceneContactWorkspace,
     mode_tolerance, resolve_contacts,
