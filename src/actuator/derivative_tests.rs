@@ -168,3 +168,74 @@ fn servo_forces_give_the_torque() {
         .sum();
     assert!((torque - 0.25).abs() < 1e-12, "{torque}");
 }
+
+/// The cable's tangent blocks (what the step puts into A) against its Hessian action, and
+/// the third derivative d/dx[(∂²L/∂x²) w]·dx against central differences of that action.
+#[test]
+fn cable_tangent_blocks_and_third_derivative_match() {
+    let m = mesh();
+    let pts = [
+        [0.055, 0.015, 0.005],
+        [0.03, 0.012, 0.006],
+        [0.004, 0.005, 0.007],
+    ];
+    let points: Vec<EmbeddedPoint> = pts
+        .iter()
+        .map(|p| EmbeddedPoint::locate(&m, Vec3::from(*p), 1e-9, "p").unwrap())
+        .collect();
+    let x = deformed(&m);
+    let n = x.len();
+    let w: Vec<Vec3> = (0..n)
+        .map(|i| Vec3::new((0.3 * i as f64).cos(), (0.7 * i as f64).sin(), 0.2))
+        .collect();
+    for pull_point in [None, Some(Vec3::new(-0.01, 0.01, 0.005))] {
+        let c = Cable {
+            points: points.clone(),
+            pull_point,
+        };
+        // Blocks, densely summed, vs the Hessian action on unit vectors.
+        let mut dense = crate::math::DMat::zeros(3 * n, 3 * n);
+        c.hessian_blocks(&x, 1.0, |i, j, b| {
+            for p in 0..3 {
+                for q in 0..3 {
+                    dense[(3 * i + p, 3 * j + q)] += b[(p, q)];
+                }
+            }
+        });
+        let mut action = crate::math::DMat::zeros(3 * n, 3 * n);
+        for j in 0..3 * n {
+            let mut dx = vec![Vec3::zeros(); n];
+            dx[j / 3][j % 3] = 1.0;
+            let mut out = vec![Vec3::zeros(); n];
+            c.hessian_action(&x, &dx, 1.0, &mut out);
+            action.set_column(j, &flat(&out));
+        }
+        let e = relative_error(dense.as_slice(), action.as_slice(), 1e-300);
+        assert!(e < 1e-13, "blocks vs action {e:e}");
+        // Every block's nodes are in one of the coupling cliques.
+        let cliques = c.segment_nodes();
+        c.hessian_blocks(&x, 1.0, |i, j, _| {
+            assert!(cliques.iter().any(|k| k.contains(&i) && k.contains(&j)));
+        });
+        // Third derivative vs central differences of the action on w.
+        let fd = central_difference_jacobian(
+            |y| {
+                let mut out = vec![Vec3::zeros(); n];
+                c.hessian_action(&to_vec3(y), &w, 1.0, &mut out);
+                flat(&out)
+            },
+            &flat(&x),
+            1e-7,
+        );
+        let mut analytic = crate::math::DMat::zeros(3 * n, 3 * n);
+        for j in 0..3 * n {
+            let mut dx = vec![Vec3::zeros(); n];
+            dx[j / 3][j % 3] = 1.0;
+            let mut out = vec![Vec3::zeros(); n];
+            c.hessian_derivative_action(&x, &w, &dx, 1.0, &mut out);
+            analytic.set_column(j, &flat(&out));
+        }
+        let e = relative_error(analytic.as_slice(), fd.as_slice(), 1e-300);
+        assert!(e < 1e-6, "third derivative vs FD {e:e}");
+    }
+}

@@ -6,7 +6,7 @@
 //! the volume and the angle, so σ = +1. In every case σλ δ is the work-conjugate pair, so
 //! f_a = ∂(σλδ)/∂x.
 
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
 
 use super::cable::Cable;
 use super::cavity::Cavity;
@@ -97,6 +97,52 @@ impl ActuatorKind {
             ActuatorKind::Cable(c) => c.hessian_action(x, dx, scale, out),
             ActuatorKind::Pneumatic(c) => c.hessian_action(x, dx, scale, out),
             ActuatorKind::Servo(s) => s.hessian_action(x, dx, scale, out),
+        }
+    }
+}
+
+impl ActuatorKind {
+    /// Whether a force-driven actuator of this kind has its tangent −∂f_a/∂x = −σλ ∂²δ/∂x²
+    /// held implicitly in the step matrix A (the linearised force at x⁺, not at xₙ): a
+    /// cable's, λ ∂²L/∂x², positive semi-definite for λ ≥ 0. Held explicitly, a tensioned
+    /// cable's bow-string stiffness feeds energy into the step: a trunk compressed by its
+    /// cables past its Euler load is held straight only by that stiffness. A cavity's
+    /// −p ∂²V/∂x² and a servo's −τ ∂²θ/∂x² are indefinite and stay explicit.
+    pub fn tangent_in_step(&self) -> bool {
+        matches!(self, ActuatorKind::Cable(_))
+    }
+
+    /// The node lists its implicit tangent couples ([`Self::tangent_in_step`]; empty for
+    /// the others).
+    pub fn tangent_cliques(&self) -> Vec<Vec<usize>> {
+        match self {
+            ActuatorKind::Cable(c) => c.segment_nodes(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Calls `add(i, j, B)` with the 3×3 blocks of `scale` · ∂²δ/∂x² for the kinds whose
+    /// tangent is implicit ([`crate::actuator::Cable::hessian_blocks`]); nothing for the
+    /// others.
+    pub fn hessian_blocks(&self, x: &[Vec3], scale: f64, add: impl FnMut(usize, usize, &Mat3)) {
+        if let ActuatorKind::Cable(c) = self {
+            c.hessian_blocks(x, scale, add);
+        }
+    }
+
+    /// Adds `scale` · d/dx[(∂²δ/∂x²) w] · dx into `out` for the kinds whose tangent is
+    /// implicit ([`crate::actuator::Cable::hessian_derivative_action`]); nothing for the
+    /// others.
+    pub fn hessian_derivative_action(
+        &self,
+        x: &[Vec3],
+        w: &[Vec3],
+        dx: &[Vec3],
+        scale: f64,
+        out: &mut [Vec3],
+    ) {
+        if let ActuatorKind::Cable(c) = self {
+            c.hessian_derivative_action(x, w, dx, scale, out);
         }
     }
 }

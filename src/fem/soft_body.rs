@@ -47,6 +47,19 @@ impl SoftBody {
     /// Builds the model of the body `name` from its mesh (coordinates in m) and options.
     /// Errors name the body: a `fixed` list of the wrong length, a body with no tetrahedron.
     pub fn new(name: &str, mesh: Mesh, options: SoftBodyOptions) -> Result<SoftBody> {
+        SoftBody::with_couplings(name, mesh, options, &[] as &[Vec<usize>])
+    }
+
+    /// As [`SoftBody::new`], with the pattern widened by `couplings`: node lists that a
+    /// term outside the elements couples (an actuator's tangent in A, e.g. a cable segment's
+    /// embedded points, which lie in different elements). Errors as [`SoftBody::new`], or
+    /// a coupling naming a node out of range.
+    pub fn with_couplings<C: AsRef<[usize]>>(
+        name: &str,
+        mesh: Mesh,
+        options: SoftBodyOptions,
+        couplings: &[C],
+    ) -> Result<SoftBody> {
         let n = mesh.node_count();
         if options.fixed.len() != n {
             return Err(Error::invalid(
@@ -72,7 +85,8 @@ impl SoftBody {
             .map(|&t| Tetrahedron::new(t, mesh.positions()))
             .collect();
         let removed: Vec<bool> = options.fixed.iter().flat_map(|&f| [f; 3]).collect();
-        let pattern = SymmetricPattern::new(n, 3, mesh.tetrahedra(), &removed)?;
+        let pattern =
+            SymmetricPattern::with_couplings(n, 3, mesh.tetrahedra(), couplings, &removed)?;
         let node_mass = lumped_masses(
             n,
             &elements

@@ -53,6 +53,20 @@ impl SymmetricPattern {
         cliques: &[C],
         removed: &[bool],
     ) -> Result<Self> {
+        Self::with_couplings::<C, C>(n_nodes, block_size, cliques, &[], removed)
+    }
+
+    /// As [`SymmetricPattern::new`], with the structure widened by `couplings`: further node
+    /// lists whose nodes all couple (e.g. the points a cable's tangent links, which lie in
+    /// different elements) but which have no block in the assembly plan; their values are
+    /// added through [`SymmetricPattern::value_index`], looked up once.
+    pub fn with_couplings<C: AsRef<[usize]>, D: AsRef<[usize]>>(
+        n_nodes: usize,
+        block_size: usize,
+        cliques: &[C],
+        couplings: &[D],
+        removed: &[bool],
+    ) -> Result<Self> {
         if block_size == 0 {
             return Err(Error::invalid("block_size", "must be at least 1"));
         }
@@ -68,8 +82,12 @@ impl SymmetricPattern {
                 ),
             ));
         }
-        for (e, clique) in cliques.iter().enumerate() {
-            let clique = clique.as_ref();
+        let all: Vec<&[usize]> = cliques
+            .iter()
+            .map(AsRef::as_ref)
+            .chain(couplings.iter().map(AsRef::as_ref))
+            .collect();
+        for (e, clique) in all.iter().enumerate() {
             if clique.is_empty() {
                 return Err(Error::invalid(format!("clique {e}"), "has no node"));
             }
@@ -82,7 +100,7 @@ impl SymmetricPattern {
         }
 
         let dofs = DofMap::new(removed);
-        let neighbours = upper_node_neighbours(n_nodes, cliques);
+        let neighbours = upper_node_neighbours(n_nodes, &all);
         let (col_ptr, row_idx) = lower_csc(&dofs, block_size, &neighbours);
         let (row_ptr, row_col, row_val) =
             strictly_lower_by_rows(dofs.n_reduced(), &col_ptr, &row_idx);

@@ -456,7 +456,8 @@ pub fn add_force_driven(
     add_reduced(dofs, &ws.nodal, scale, rhs);
 }
 
-fn add_reduced(dofs: &DofMap, nodal: &[Vec3], scale: f64, out: &mut [f64]) {
+/// Adds `scale` · the nodal vectors `nodal` to the reduced vector `out` (free DOFs only).
+pub(super) fn add_reduced(dofs: &DofMap, nodal: &[Vec3], scale: f64, out: &mut [f64]) {
     for (n, f) in nodal.iter().enumerate() {
         for k in 0..3 {
             if let Some(r) = dofs.reduced_index(3 * n + k) {

@@ -4,6 +4,7 @@
 
 mod actuation;
 mod actuation_file;
+mod actuator_tangent;
 mod contact_file;
 mod contact_group;
 mod contact_stage;
@@ -18,6 +19,10 @@ mod statics;
 mod step;
 
 pub use actuation::{ActuationWorkspace, BodyActuation, EMBEDDING_TOLERANCE};
+pub use actuator_tangent::{
+    ActuatorTangent, add_tangent_action, add_tangent_derivative_action,
+    add_tangent_force_derivative, couplings as actuator_couplings,
+};
 pub use contact_file::{
     ContactSection, ContactSolverKind, ObstacleKind, ObstacleSection, axis_angle_matrix,
 };

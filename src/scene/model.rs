@@ -122,8 +122,11 @@ impl Scene {
                 rayleigh_stiffness: b.rayleigh_stiffness,
                 fixed,
             };
+            let couplings = super::actuator_tangent::couplings(&act);
             actuation.push(act);
-            bodies.push(SoftBody::new(&b.name, mesh, options)?);
+            bodies.push(SoftBody::with_couplings(
+                &b.name, mesh, options, &couplings,
+            )?);
         }
         Ok(Scene {
             simulation: file.simulation.clone(),

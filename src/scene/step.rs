@@ -38,9 +38,10 @@ use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use crate::math::Vec3;
 
 use super::actuation::{
-    ActuationWorkspace, BodyActuation, TargetSolve, add_force_driven, begin_step,
+    ActuationWorkspace, BodyActuation, TargetSolve, add_force_driven, add_reduced, begin_step,
     solve_target_driven, targets_met,
 };
+use super::actuator_tangent::{ActuatorTangent, add_tangent_action};
 use super::contact_stage::{
     ContactBody, ContactOutcome, ContactWorkspace, SceneContactWorkspace, resolve_contacts,
 };
@@ -69,6 +70,11 @@ pub struct BodyWorkspace {
     full: Vec<f64>,
     x_trial: Vec<Vec3>,
     actuation: ActuationWorkspace,
+    /// Where the force-driven cables' tangent K_a goes in A (`scene::actuator_tangent`).
+    tangent: ActuatorTangent,
+    /// Nodal scratch: the free velocities, and K_a applied to them.
+    nodal_v: Vec<Vec3>,
+    nodal_f: Vec<Vec3>,
     prescribed: PrescribedWorkspace,
     /// v⁺ per node (stage 5).
     v_new: Vec<Vec3>,
@@ -116,6 +122,12 @@ impl BodyWorkspace {
         let actuation = ActuationWorkspace::new(act, body.node_count(), &factor);
         let contact = ContactWorkspace::new(body, &factor);
         let prescribed = PrescribedWorkspace::new(body, act)?;
+        let tangent = ActuatorTangent::new(
+            act,
+            pattern,
+            body.rest_positions(),
+            &format!("soft_body.{}", body.name()),
+        )?;
         Ok(BodyWorkspace {
             elastic: body.elastic_state(),
             k_start: vec![0.0; pattern.nnz()],
@@ -131,6 +143,9 @@ impl BodyWorkspace {
             full: vec![0.0; 3 * body.node_count()],
             x_trial: vec![Vec3::zeros(); body.node_count()],
             actuation,
+            tangent,
+            nodal_v: vec![Vec3::zeros(); body.node_count()],
+            nodal_f: vec![Vec3::zeros(); body.node_count()],
             prescribed,
             v_new: vec![Vec3::zeros(); body.node_count()],
             contact,
@@ -331,9 +346,11 @@ fn free_step(
         &bs.velocities,
         h,
     )?;
-    // Stage 2: A = (1 + hα) M + (hβ + h²) K.
+    // Stage 2: A = (1 + hα) M + (hβ + h²) K, and h² K_a(xₙ), the force-driven cables'
+    // tangent (scene::actuator_tangent).
     ws.a.copy_from_slice(&ws.elastic.stiffness);
     axpby(c_m, body.mass_values(), c_k, &mut ws.a);
+    ws.tangent.add(act, &bs.positions, forces, h * h, &mut ws.a);
     // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs.
     for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
         let f = h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
@@ -361,6 +378,24 @@ fn free_step(
         h,
         &mut ws.rhs,
     );
+    // Stage 3b': − h² K_a v over the free DOFs.
+    if !ws.tangent.is_empty() {
+        ws.full.fill(0.0);
+        dofs.expand(&ws.v_red, &mut ws.full);
+        for (n, w) in ws.nodal_v.iter_mut().enumerate() {
+            *w = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
+        }
+        ws.nodal_f.iter_mut().for_each(|f| *f = Vec3::zeros());
+        add_tangent_action(
+            act,
+            &bs.positions,
+            forces,
+            &ws.nodal_v,
+            1.0,
+            &mut ws.nodal_f,
+        );
+        add_reduced(dofs, &ws.nodal_f, -h * h, &mut ws.rhs);
+    }
     // Stage 3c: coupling of the free rows to the prescribed velocities.
     add_linear_coupling(&ws.prescribed, dofs, c_m, c_k, &mut ws.rhs);
     // Stage 4: factorise A once and solve for Δv.
@@ -407,9 +442,11 @@ fn free_step(
             && (r_norm > 1e-13 * scale
                 || !targets_met(act, &ws.actuation, &ws.x_trial, forces, 1e-12))
         {
-            // Jacobian J = (1 + hα) M + hβ K(xₙ) + h² K(xₖ), with K(xₖ) from the residual.
+            // Jacobian J = (1 + hα) M + hβ K(xₙ) + h² (K(xₖ) + K_a(xₖ)), with K(xₖ) from the
+            // residual.
             ws.a.copy_from_slice(&ws.elastic.stiffness);
             axpby(c_m, body.mass_values(), h * h, &mut ws.a);
+            ws.tangent.add(act, &ws.x_trial, forces, h * h, &mut ws.a);
             if beta != 0.0 {
                 axpby(h * beta, &ws.k_start, 1.0, &mut ws.a);
             }

@@ -95,6 +95,9 @@ impl StepDerivative {
                 }
             }
             buf.columns.resize(nr * k, 0.0);
+            if !act.actuators.is_empty() {
+                free_velocities(dofs, rec, &mut buf.red, &mut buf.v_free);
+            }
             for (c, input) in inputs.iter().enumerate() {
                 let tan = &input.state.bodies[b];
                 let col = &mut buf.columns[c * nr..(c + 1) * nr];
@@ -144,6 +147,7 @@ impl StepDerivative {
                             rec,
                             h,
                             dofs,
+                            &buf.v_free,
                             &buf.nodal2,
                             &mut buf.nodal,
                             col,
@@ -176,6 +180,15 @@ impl StepDerivative {
                                 &rec.x,
                                 h * dp,
                                 &mut buf.rows,
+                                &mut buf.nodal,
+                            );
+                            // − h² (∂K_a/∂λ) v⁺ of a cable whose tangent is in A.
+                            crate::scene::add_tangent_force_derivative(
+                                act,
+                                index,
+                                &rec.x,
+                                &buf.v_free,
+                                -h * h * dp,
                                 &mut buf.nodal,
                             );
                             add_reduced(dofs, &buf.nodal, 1.0, col);

@@ -69,6 +69,8 @@ struct BodyBuffers {
     pinned_x: Vec<Vec3>,
     pinned_v: Vec<Vec3>,
     pinned_m: Vec<Vec3>,
+    /// v⁺ over the free DOFs (`free_velocities`).
+    v_free: Vec<Vec3>,
 }
 
 /// The derivatives of one step (forward and reverse mode), with reusable buffers.
@@ -107,6 +109,7 @@ impl StepDerivative {
                         pinned_x: vec![Vec3::zeros(); n],
                         pinned_v: vec![Vec3::zeros(); n],
                         pinned_m: vec![Vec3::zeros(); n],
+                        v_free: vec![Vec3::zeros(); n],
                     }
                 })
                 .collect(),
@@ -194,21 +197,47 @@ fn assert_points(body: &crate::fem::SoftBody, rec: &super::record::BodyRecord) {
     );
 }
 
-/// Adds h ∂(H_aᵀλ)/∂x dx, the change of the driven actuators' forces (`actuator`'s) for the
-/// nodal displacement `dx` (m per unit direction) at the record's x and λ_a, to the reduced
-/// `col`; `forces` (one entry per node) holds those nodal forces on return.
+/// Adds h ∂(H_aᵀλ)/∂x dx − h² d(K_a v⁺)/dx dx, the change of the driven actuators' forces
+/// (`actuator`'s) for the nodal displacement `dx` (m per unit direction) at the record's x
+/// and λ_a, with that of the force-driven cables' tangent held in A
+/// (`scene::actuator_tangent`, applied to `v_free`, v⁺ over the free DOFs), to the reduced
+/// `col`; `forces` (one entry per node) holds those nodal terms on return. Symmetric in
+/// `dx`, so it serves the reverse mode with the cotangent in place of `dx`.
+#[allow(clippy::too_many_arguments)]
 fn add_actuator_force_tangent(
     actuation: &crate::scene::BodyActuation,
     rec: &super::record::BodyRecord,
     h: f64,
     dofs: &crate::linalg::DofMap,
+    v_free: &[Vec3],
     dx: &[Vec3],
     forces: &mut [Vec3],
     col: &mut [f64],
 ) {
     forces.iter_mut().for_each(|f| *f = Vec3::zeros());
     actuation.add_driven_force_derivative(&rec.x, &rec.actuator_forces, h, 0.0, dx, forces);
+    crate::scene::add_tangent_derivative_action(
+        actuation,
+        &rec.x,
+        &rec.actuator_forces,
+        v_free,
+        dx,
+        -h * h,
+        forces,
+    );
     add_reduced(dofs, forces, 1.0, col);
+}
+
+/// v⁺ of the record over the free DOFs (zero on fixed and pinned nodes) into `out`, with
+/// `red` as scratch: what the cables' tangent in A acts on.
+fn free_velocities(
+    dofs: &crate::linalg::DofMap,
+    rec: &super::record::BodyRecord,
+    red: &mut [f64],
+    out: &mut [Vec3],
+) {
+    reduce_nodes(dofs, &rec.v_plus, red);
+    expand_nodes(dofs, red, out);
 }
 
 fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {

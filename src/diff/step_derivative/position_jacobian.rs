@@ -51,6 +51,7 @@ impl StepDerivative {
         }
         let act = scene.body_actuation(body);
         if !act.actuators.is_empty() {
+            free_velocities(dofs, rec, &mut buf.red, &mut buf.v_free);
             buf.red.fill(0.0);
             for j in 0..n {
                 buf.red[j] = 1.0;
@@ -62,6 +63,7 @@ impl StepDerivative {
                     rec,
                     h,
                     dofs,
+                    &buf.v_free,
                     &buf.nodal2,
                     &mut buf.nodal,
                     col.as_mut_slice(),

@@ -127,11 +127,13 @@ impl StepDerivative {
                 }
             }
             if !act.actuators.is_empty() {
+                free_velocities(dofs, rec, &mut buf.red, &mut buf.v_free);
                 add_actuator_force_tangent(
                     act,
                     rec,
                     h,
                     dofs,
+                    &buf.v_free,
                     &buf.nodal3,
                     &mut buf.nodal,
                     &mut buf.red2,
@@ -191,6 +193,14 @@ impl StepDerivative {
                     Parameter::Actuator { index, .. } => {
                         buf.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
                         act.actuators[index].add_forces(&rec.x, h, &mut buf.rows, &mut buf.nodal);
+                        crate::scene::add_tangent_force_derivative(
+                            act,
+                            index,
+                            &rec.x,
+                            &buf.v_free,
+                            -h * h,
+                            &mut buf.nodal,
+                        );
                         dot(&buf.nodal, &buf.nodal3)
                     }
                 };

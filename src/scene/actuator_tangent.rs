@@ -1,0 +1,181 @@
+//! The force-driven actuators' tangent held implicitly in the step (DESIGN.md §1):
+//! K_a = −∂f_a/∂x = Σ −σλ ∂²δ/∂x² over the force-driven actuators whose kind has
+//! [`ActuatorKind::tangent_in_step`] (cables: λ ∂²L/∂x², positive semi-definite for λ ≥ 0).
+//! The step linearises their force at the end of the step, f_a(x⁺) ≈ f_a(xₙ) − h K_a v⁺, so
+//!
+//! ```text
+//! A = (1 + hα) M + hβ K + h² (K + K_a),    b = h (f_ext + f + f_a − D v) − h² (K + K_a) v
+//! ```
+//!
+//! A cable held explicitly (K_a out of A) feeds energy into every step once its bow-string
+//! stiffness is what keeps the body up (a trunk pulled by its cables past its Euler load):
+//! the robot never comes to rest. K_a's blocks link the nodes of a cable segment's two
+//! embedded points, which lie in different elements: the body's pattern is widened by
+//! [`couplings`] when it is built, and [`ActuatorTangent`] looks up where every block entry
+//! goes once.
+
+use crate::actuator::{ActuatorKind, Drive};
+use crate::error::{Error, Result};
+use crate::linalg::SymmetricPattern;
+use crate::math::{Mat3, Vec3};
+
+use super::actuation::BodyActuation;
+
+/// Marks a block entry of a removed (fixed) degree of freedom or of the upper triangle.
+const SKIP: u32 = u32::MAX;
+
+/// The node lists the implicit actuator tangents of `act` couple (every cable segment's
+/// nodes), to widen the body's pattern with ([`crate::fem::SoftBody::with_couplings`]).
+pub fn couplings(act: &BodyActuation) -> Vec<Vec<usize>> {
+    act.actuators
+        .iter()
+        .flat_map(|a| a.kind.tangent_cliques())
+        .collect()
+}
+
+/// Whether actuator `a`'s tangent is in the step: force-driven and of a kind that has one.
+fn in_step(drive: &Drive, kind: &ActuatorKind) -> bool {
+    matches!(drive, Drive::Force(_)) && kind.tangent_in_step()
+}
+
+/// Where each entry of K_a's blocks goes in the values of the body's pattern, looked up once
+/// (the order of the blocks depends on the actuators' structure only).
+#[derive(Debug, Clone, Default)]
+pub struct ActuatorTangent {
+    /// Per block entry (9 per block, row-major), its value index or [`SKIP`].
+    indices: Vec<u32>,
+}
+
+impl ActuatorTangent {
+    /// The plan of `act`'s implicit tangents on `pattern` (which must hold [`couplings`]),
+    /// with `rest` the body's rest positions (any positions do: only the structure is read).
+    ///
+    /// Errors, naming `what`, if a block entry is missing from the pattern (a body built
+    /// without [`couplings`]).
+    pub fn new(
+        act: &BodyActuation,
+        pattern: &SymmetricPattern,
+        rest: &[Vec3],
+        what: &str,
+    ) -> Result<ActuatorTangent> {
+        let dofs = pattern.dofs();
+        let mut indices = Vec::new();
+        let mut missing = false;
+        for a in act.actuators.iter().filter(|a| in_step(&a.drive, &a.kind)) {
+            a.kind.hessian_blocks(rest, 1.0, |i, j, _| {
+                for p in 0..3 {
+                    for q in 0..3 {
+                        let index =
+                            match (dofs.reduced_index(3 * i + p), dofs.reduced_index(3 * j + q)) {
+                                (Some(r), Some(c)) if r >= c => {
+                                    pattern.value_index(r, c).map_or_else(
+                                        || {
+                                            missing = true;
+                                            SKIP
+                                        },
+                                        |v| v as u32,
+                                    )
+                                }
+                                _ => SKIP,
+                            };
+                        indices.push(index);
+                    }
+                }
+            });
+        }
+        if missing {
+            return Err(Error::invalid(
+                what,
+                "its pattern lacks the cables' couplings: build it with SoftBody::with_couplings(…, scene::actuator_couplings(…))",
+            ));
+        }
+        Ok(ActuatorTangent { indices })
+    }
+
+    /// Whether no actuator's tangent is in the step.
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+
+    /// Adds `scale` · K_a(x) to the pattern's `values` (lower triangle), λ from `forces`.
+    pub fn add(
+        &self,
+        act: &BodyActuation,
+        x: &[Vec3],
+        forces: &[f64],
+        scale: f64,
+        values: &mut [f64],
+    ) {
+        let mut at = 0;
+        for (a, f) in act.actuators.iter().zip(forces) {
+            if !in_step(&a.drive, &a.kind) {
+                continue;
+            }
+            // K_a = −σλ ∂²δ/∂x².
+            let s = -a.kind.sign() * f * scale;
+            a.kind.hessian_blocks(x, s, |_, _, block: &Mat3| {
+                for p in 0..3 {
+                    for q in 0..3 {
+                        let index = self.indices[at];
+                        if index != SKIP {
+                            values[index as usize] += block[(p, q)];
+                        }
+                        at += 1;
+                    }
+                }
+            });
+        }
+        debug_assert_eq!(at, self.indices.len());
+    }
+}
+
+/// Adds `scale` · K_a(x) w (N per unit w) into `out` (one vector per node), λ from `forces`.
+pub fn add_tangent_action(
+    act: &BodyActuation,
+    x: &[Vec3],
+    forces: &[f64],
+    w: &[Vec3],
+    scale: f64,
+    out: &mut [Vec3],
+) {
+    for (a, f) in act.actuators.iter().zip(forces) {
+        if in_step(&a.drive, &a.kind) && *f != 0.0 {
+            a.kind.hessian_action(x, w, -a.kind.sign() * f * scale, out);
+        }
+    }
+}
+
+/// Adds `scale` · d/dx[K_a(x) w] · dx (N per unit w and dx) into `out`, λ from `forces`:
+/// symmetric in `w` and `dx` (a third derivative), so it serves forward and reverse mode.
+pub fn add_tangent_derivative_action(
+    act: &BodyActuation,
+    x: &[Vec3],
+    forces: &[f64],
+    w: &[Vec3],
+    dx: &[Vec3],
+    scale: f64,
+    out: &mut [Vec3],
+) {
+    for (a, f) in act.actuators.iter().zip(forces) {
+        if in_step(&a.drive, &a.kind) && *f != 0.0 {
+            a.kind
+                .hessian_derivative_action(x, w, dx, -a.kind.sign() * f * scale, out);
+        }
+    }
+}
+
+/// Adds `scale` · (∂K_a/∂λ_i) w = −σ ∂²δ_i/∂x² w · `scale` of actuator `index` into `out`
+/// (nothing when its tangent is not in the step): the tangent's part of d/dλ_i.
+pub fn add_tangent_force_derivative(
+    act: &BodyActuation,
+    index: usize,
+    x: &[Vec3],
+    w: &[Vec3],
+    scale: f64,
+    out: &mut [Vec3],
+) {
+    let a = &act.actuators[index];
+    if in_step(&a.drive, &a.kind) {
+        a.kind.hessian_action(x, w, -a.kind.sign() * scale, out);
+    }
+}
