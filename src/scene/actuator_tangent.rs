@@ -4,12 +4,15 @@
 //! The step linearises their force at the end of the step, f_a(x⁺) ≈ f_a(xₙ) − h K_a v⁺, so
 //!
 //! ```text
-//! A = (1 + hα) M + hβ K + h² (K + K_a),    b = h (f_ext + f + f_a − D v) − h² (K + K_a) v
+//! A = (1 + hα) M + (hβ + h²)(K + K_a),    b = h (f_ext + f + f_a − D v) − h² (K + K_a) v
 //! ```
 //!
-//! A cable held explicitly (K_a out of A) feeds energy into every step once its bow-string
-//! stiffness is what keeps the body up (a trunk pulled by its cables past its Euler load):
-//! the robot never comes to rest. K_a's blocks link the nodes of a cable segment's two
+//! with the Rayleigh damping D = αM + β(K + K_a) built on the same total stiffness. A cable
+//! held explicitly (K_a out of A) feeds energy into every step once its bow-string stiffness
+//! is what keeps the body up (a trunk pulled by its cables past its Euler load, where the
+//! elastic K alone is indefinite), and so does a damping βK without K_a (negative along the
+//! buckling mode): the robot never comes to rest. With both, D is positive semi-definite at
+//! every stable equilibrium (K + K_a is). K_a's blocks link the nodes of a cable segment's two
 //! embedded points, which lie in different elements: the body's pattern is widened by
 //! [`couplings`] when it is built, and [`ActuatorTangent`] looks up where every block entry
 //! goes once.

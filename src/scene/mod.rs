@@ -8,6 +8,7 @@ mod actuator_tangent;
 mod contact_file;
 mod contact_group;
 mod contact_stage;
+mod energy;
 mod file;
 mod final_state;
 mod model;
@@ -31,6 +32,7 @@ pub use contact_stage::{
     ContactBody, ContactOutcome, ContactWorkspace, SceneContact, SceneContactWorkspace,
     mode_tolerance, resolve_contacts,
 };
+pub use energy::Energy;
 pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,
     SoftBodySection,

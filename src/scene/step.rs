@@ -7,9 +7,17 @@
 //! damping (K taken at the start of the step), and per body
 //!
 //! ```text
-//! A Δv = h (f_ext + f(x) − D v) − h² K v,     A = M + hD + h²K = (1 + hα) M + (hβ + h²) K
-//! v⁺ = v + Δv,   x⁺ = x + h v⁺
+//! A Δv = h (f_ext + f(x) − D v) − h² K̂ v,     A = M + hD + h²K̂ = (1 + hα) M + (hβ + h²) K̂
+//! v⁺ = v + Δv,   x⁺ = x + h v⁺,               K̂ = K + K_a,  D = αM + βK̂
 //! ```
+//!
+//! where K_a = −∂f_a/∂x is the tangent of the force-driven cables (`scene::actuator_tangent`):
+//! their force is linearised at the end of the step like the elastic force, and the
+//! stiffness-proportional damping uses the same total stiffness K̂. Both matter once cable
+//! tension compresses a body past its own buckling load (the Trunk under ~1 N): the elastic
+//! K is then indefinite and only the cables' bow-string stiffness K_a holds the body, so a
+//! cable held at xₙ, or a damping βK without K_a (negative along the buckling mode), feeds
+//! energy into every step and the robot never comes to rest.
 //!
 //! over the free degrees of freedom (fixed nodes are removed from the system and keep v = 0;
 //! the horn nodes of angle-driven servos are removed too but move with the horn,
@@ -346,11 +354,11 @@ fn free_step(
         &bs.velocities,
         h,
     )?;
-    // Stage 2: A = (1 + hα) M + (hβ + h²) K, and h² K_a(xₙ), the force-driven cables'
+    // Stage 2: A = (1 + hα) M + (hβ + h²)(K + K_a), K_a(xₙ) the force-driven cables'
     // tangent (scene::actuator_tangent).
     ws.a.copy_from_slice(&ws.elastic.stiffness);
     axpby(c_m, body.mass_values(), c_k, &mut ws.a);
-    ws.tangent.add(act, &bs.positions, forces, h * h, &mut ws.a);
+    ws.tangent.add(act, &bs.positions, forces, c_k, &mut ws.a);
     // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs.
     for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
         let f = h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
@@ -378,7 +386,7 @@ fn free_step(
         h,
         &mut ws.rhs,
     );
-    // Stage 3b': − h² K_a v over the free DOFs.
+    // Stage 3b': − (hβ + h²) K_a v over the free DOFs.
     if !ws.tangent.is_empty() {
         ws.full.fill(0.0);
         dofs.expand(&ws.v_red, &mut ws.full);
@@ -394,7 +402,7 @@ fn free_step(
             1.0,
             &mut ws.nodal_f,
         );
-        add_reduced(dofs, &ws.nodal_f, -h * h, &mut ws.rhs);
+        add_reduced(dofs, &ws.nodal_f, -c_k, &mut ws.rhs);
     }
     // Stage 3c: coupling of the free rows to the prescribed velocities.
     add_linear_coupling(&ws.prescribed, dofs, c_m, c_k, &mut ws.rhs);
@@ -422,7 +430,10 @@ fn free_step(
     let mut residual = None;
     if newton > 1 {
         if beta != 0.0 {
+            // The damping's stiffness K(xₙ) + K_a(xₙ) (scene::actuator_tangent).
             ws.k_start.copy_from_slice(&ws.elastic.stiffness);
+            ws.tangent
+                .add(act, &bs.positions, forces, 1.0, &mut ws.k_start);
         }
         let scale = residual_scale(body, bs, h, g, &ws.elastic.forces);
         let targets = act.has_targets();
@@ -442,8 +453,8 @@ fn free_step(
             && (r_norm > 1e-13 * scale
                 || !targets_met(act, &ws.actuation, &ws.x_trial, forces, 1e-12))
         {
-            // Jacobian J = (1 + hα) M + hβ K(xₙ) + h² (K(xₖ) + K_a(xₖ)), with K(xₖ) from the
-            // residual.
+            // Jacobian J = (1 + hα) M + hβ (K + K_a)(xₙ) + h² (K + K_a)(xₖ), with K(xₖ) from
+            // the residual.
             ws.a.copy_from_slice(&ws.elastic.stiffness);
             axpby(c_m, body.mass_values(), h * h, &mut ws.a);
             ws.tangent.add(act, &ws.x_trial, forces, h * h, &mut ws.a);
@@ -563,7 +574,7 @@ fn factorize(body: &SoftBody, ws: &mut BodyWorkspace) -> Result<()> {
 }
 
 /// Evaluates R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) into `ws.rhs` (reduced, N·s)
-/// with D = αM + βK(xₙ) and f_ext including the actuators (λ from `forces`, at x + h v⁺) and
+/// with D = αM + β(K + K_a)(xₙ) and f_ext including the actuators (λ from `forces`, at x + h v⁺) and
 /// the coupling to prescribed nodes, K(x + h v⁺) into `ws.elastic.stiffness`, and returns ‖R‖₂.
 fn newton_residual(
     body: &SoftBody,

@@ -145,7 +145,7 @@ impl StepDerivative {
                         add_actuator_force_tangent(
                             act,
                             rec,
-                            h,
+                            (h, c_k),
                             dofs,
                             &buf.v_free,
                             &buf.nodal2,
@@ -188,7 +188,7 @@ impl StepDerivative {
                                 index,
                                 &rec.x,
                                 &buf.v_free,
-                                -h * h * dp,
+                                -c_k * dp,
                                 &mut buf.nodal,
                             );
                             add_reduced(dofs, &buf.nodal, 1.0, col);

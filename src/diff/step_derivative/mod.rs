@@ -197,7 +197,7 @@ fn assert_points(body: &crate::fem::SoftBody, rec: &super::record::BodyRecord) {
     );
 }
 
-/// Adds h ∂(H_aᵀλ)/∂x dx − h² d(K_a v⁺)/dx dx, the change of the driven actuators' forces
+/// Adds h ∂(H_aᵀλ)/∂x dx − c_K d(K_a v⁺)/dx dx, the change of the driven actuators' forces
 /// (`actuator`'s) for the nodal displacement `dx` (m per unit direction) at the record's x
 /// and λ_a, with that of the force-driven cables' tangent held in A
 /// (`scene::actuator_tangent`, applied to `v_free`, v⁺ over the free DOFs), to the reduced
@@ -207,7 +207,7 @@ fn assert_points(body: &crate::fem::SoftBody, rec: &super::record::BodyRecord) {
 fn add_actuator_force_tangent(
     actuation: &crate::scene::BodyActuation,
     rec: &super::record::BodyRecord,
-    h: f64,
+    (h, c_k): (f64, f64),
     dofs: &crate::linalg::DofMap,
     v_free: &[Vec3],
     dx: &[Vec3],
@@ -222,7 +222,7 @@ fn add_actuator_force_tangent(
         &rec.actuator_forces,
         v_free,
         dx,
-        -h * h,
+        -c_k,
         forces,
     );
     add_reduced(dofs, forces, 1.0, col);

@@ -61,7 +61,7 @@ impl StepDerivative {
                 add_actuator_force_tangent(
                     act,
                     rec,
-                    h,
+                    (h, c_k),
                     dofs,
                     &buf.v_free,
                     &buf.nodal2,

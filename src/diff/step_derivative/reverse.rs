@@ -131,7 +131,7 @@ impl StepDerivative {
                 add_actuator_force_tangent(
                     act,
                     rec,
-                    h,
+                    (h, c_k),
                     dofs,
                     &buf.v_free,
                     &buf.nodal3,
@@ -198,7 +198,7 @@ impl StepDerivative {
                             index,
                             &rec.x,
                             &buf.v_free,
-                            -h * h,
+                            -c_k,
                             &mut buf.nodal,
                         );
                         dot(&buf.nodal, &buf.nodal3)
