@@ -130,6 +130,11 @@ enum Command {
         /// maximal closing all along) and report its loss with the same weights.
         #[arg(long)]
         heuristic: bool,
+        /// Static inverse control: find the actuation whose static equilibrium puts the
+        /// effector on the target (a pose, not a trajectory); `--steps` then bounds the
+        /// number of iterations (each a static solve and a QP).
+        #[arg(long = "static")]
+        static_mode: bool,
     },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
@@ -197,6 +202,7 @@ fn main() -> ExitCode {
             effector_weight,
             max_change,
             heuristic,
+            static_mode,
         }) => control(
             &scene,
             &effector,
@@ -205,6 +211,7 @@ fn main() -> ExitCode {
             out.as_deref(),
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
             heuristic || max_change.is_some(),
+            static_mode,
         ),
         Some(Command::Bench { scene, steps, set }) => bench(&scene, steps, &set),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
@@ -478,6 +485,7 @@ type ForceLimitingFlags = (f64, f64, Option<f64>, bool);
 /// `control`: checks the input against the scene, runs the control loop (or, with
 /// `force_limiting`, Eq. 17), prints the report; with `out`, writes `control.json` and the
 /// plots. `grasp_only_flags` says whether a flag that needs `--contact-weight` was given.
+#[allow(clippy::too_many_arguments)]
 fn control(
     path: &Path,
     effectors: &[String],
@@ -486,11 +494,18 @@ fn control(
     out: Option<&Path>,
     force_limiting: Option<ForceLimitingFlags>,
     grasp_only_flags: bool,
+    static_mode: bool,
 ) -> diffsoro::Result<()> {
     use diffsoro::control::{
         ControlSetup, GraspSetup, QpSettings, control_scene_with_progress, default_qp_solver,
-        grasp_scene,
+        grasp_scene, static_control,
     };
+    if static_mode && force_limiting.is_some() {
+        return Err(diffsoro::Error::invalid(
+            "--static",
+            "static inverse control drives one effector; it does not combine with --contact-weight",
+        ));
+    }
     let scene = Scene::load(path, &[])?;
     let mut solver = default_qp_solver(QpSettings::default());
     let report = match force_limiting {
@@ -523,11 +538,20 @@ fn control(
                 ));
             }
             let setup = ControlSetup::new(&scene, &effectors[0], &targets[0], steps)?;
-            let bar = progress(setup.steps as u64, "control");
-            let report =
-                control_scene_with_progress(&scene, &setup, solver.as_mut(), &mut |done| {
-                    bar.set_position(done as u64)
-                })?;
+            let bar = progress(
+                setup.steps as u64,
+                if static_mode {
+                    "control (static)"
+                } else {
+                    "control"
+                },
+            );
+            let mut tick = |done: usize| bar.set_position(done as u64);
+            let report = if static_mode {
+                static_control(&scene, &setup, solver.as_mut(), &mut tick)?
+            } else {
+                control_scene_with_progress(&scene, &setup, solver.as_mut(), &mut tick)?
+            };
             bar.finish_and_clear();
             report
         }

@@ -45,8 +45,9 @@
 //! a single QP with a ‖λ + Δλ‖² term does the same only with a bias of the effector, 2 mm
 //! on the Trunk at a weight that prevents co-contraction). This is one Gauss-Newton step per time step on the static map λ ↦ p_eq(λ)
 //! with the state fed back; at a fixed point (v = v⁺ = 0, Δλ = 0) the effector sits where
-//! the QP put it. Neglected: the derivative of the cable forces with respect to x in the
-//! static tangent, and the contacts' compliance (with contact, `W` is the contact-free
+//! the QP put it. K stands for the static tangent K + K_a, the force-driven cables' tangent
+//! included (`scene::actuator_tangent`; the step holds it in A and in the damping, so the
+//! prediction above stays exact to first order). Neglected: the contacts' compliance (with contact, `W` is the contact-free
 //! compliance; the contact forces of the current step are in `p_eq`). When K is not
 //! positive definite (the co-rotational tangent is exact, and indefinite in the Trunk's
 //! compressed, gravity-sagged states) K + μM with μ = 10, 100, 1000 s⁻² stands in for it (a
@@ -60,9 +61,10 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use crate::actuator::{Drive, EmbeddedPoint};
 use crate::diff::{Parameter, StepRecord, check_differentiable};
 use crate::error::{Error, Result};
-use crate::linalg::{FactorKind, NumericFactor};
+use crate::fem::Stiffness;
+use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor};
 use crate::math::{DMat, DVec, Vec3};
-use crate::scene::{Scene, State};
+use crate::scene::{ActuatorTangent, Scene, State};
 
 use super::qp::{Qp, QpSolution, QpSolver, QpStatus};
 
@@ -152,6 +154,10 @@ pub struct InverseController {
     last: Option<QpSolution>,
     /// Buffers of the linearisation, reused across steps.
     stiffness_factor: Option<NumericFactor>,
+    /// Where the force-driven cables' tangent K_a goes in the static tangent K + K_a.
+    tangent: ActuatorTangent,
+    /// K + K_a(xₙ) of the last linearisation (the body's pattern).
+    static_tangent: Vec<f64>,
     columns: Vec<f64>,
     shifted: Vec<f64>,
     /// The rung of [`SHIFTS`] that worked last.
@@ -222,6 +228,13 @@ impl InverseController {
             ));
         }
         let nodes = scene.bodies[body].node_count();
+        let model = &scene.bodies[body];
+        let tangent = ActuatorTangent::new(
+            scene.body_actuation(body),
+            model.pattern(),
+            model.rest_positions(),
+            &format!("soft_body.{}", model.name()),
+        )?;
         Ok(InverseController {
             body,
             effector: point,
@@ -233,6 +246,8 @@ impl InverseController {
             options,
             last: None,
             stiffness_factor: None,
+            tangent,
+            static_tangent: Vec::new(),
             columns: Vec::new(),
             shifted: Vec::new(),
             rung: 0,
@@ -310,7 +325,7 @@ impl InverseController {
     }
 
     /// The effector's linearisation after the step recorded in `record`, `state` being the
-    /// state it ended in (module doc): one numeric factorisation of K(xₙ) and one
+    /// state it ended in (module doc): one numeric factorisation of K + K_a at xₙ and one
     /// (k+1)-column solve. No allocation after the first call.
     pub fn linearise(
         &mut self,
@@ -321,25 +336,93 @@ impl InverseController {
         let b = self.body;
         let model = &scene.bodies[b];
         let rec = &record.bodies[b];
+        let h = record.h;
+        let (alpha, beta) = (
+            model.options().rayleigh_mass,
+            model.options().rayleigh_stiffness,
+        );
+        let c_k = h * beta + h * h;
+        let momentum = Momentum {
+            v: &rec.v,
+            v_plus: &rec.v_plus,
+            h,
+            alpha,
+            beta,
+        };
+        let position = self.effector_position(state);
+        self.linearise_at(
+            scene,
+            &rec.x,
+            rec.stiffness(),
+            &rec.actuator_forces,
+            position,
+            Some((momentum, rec.factor(), c_k)),
+        )
+    }
+
+    /// The effector's linearisation at a static equilibrium `state` of `scene` (λ applied):
+    /// position = prediction = the effector there, and W = J_e (K + K_a)⁻¹ H̃ at it, the
+    /// static compliance ([`static_control`](super::static_control)). Errors: an element
+    /// the law cannot evaluate.
+    pub fn linearise_static(&mut self, scene: &Scene, state: &State) -> Result<Linearisation> {
+        let b = self.body;
+        let model = &scene.bodies[b];
+        let x = &state.bodies[b].positions;
+        let mut elastic = model.elastic_state();
+        model.evaluate_elastic(x, Stiffness::Assemble, &mut elastic)?;
+        let position = self.effector_position(state);
+        let forces = state.actuator_forces[b].clone();
+        self.linearise_at(scene, x, &elastic.stiffness, &forces, position, None)
+    }
+
+    /// The shared core of [`Self::linearise`] and [`Self::linearise_static`]: factorises
+    /// K + K_a (`stiffness` = K at `x`, λ = `forces`), shifted by μM when indefinite, and
+    /// solves for the compliance columns and, after a step (`step`: its momentum, its
+    /// factor and c_K, the fallback when every shift fails), the equilibrium prediction.
+    fn linearise_at(
+        &mut self,
+        scene: &Scene,
+        x: &[Vec3],
+        stiffness: &[f64],
+        forces: &[f64],
+        position: Vec3,
+        step: Option<(Momentum, &NumericFactor, f64)>,
+    ) -> Result<Linearisation> {
+        let b = self.body;
+        let model = &scene.bodies[b];
         let pattern = model.pattern();
         let dofs = pattern.dofs();
         let n = pattern.n();
-        let h = record.h;
-        let alpha = model.options().rayleigh_mass;
-        let beta = model.options().rayleigh_stiffness;
         let k = self.parameters.len();
         let columns = k + 1;
-        // K's factor, on the step factor's symbolic analysis.
-        let symbolic = rec.factor().symbolic();
+        // K's factor, on the body's symbolic analysis (the step factor's when there is one).
+        let symbolic = match &step {
+            Some((_, factor, _)) => factor.symbolic().clone(),
+            None => match &self.stiffness_factor {
+                Some(f) => f.symbolic().clone(),
+                None => std::sync::Arc::new(SymbolicFactor::new(pattern)?),
+            },
+        };
         if self
             .stiffness_factor
             .as_ref()
-            .is_none_or(|f| !std::sync::Arc::ptr_eq(f.symbolic(), symbolic))
+            .is_none_or(|f| !std::sync::Arc::ptr_eq(f.symbolic(), &symbolic))
         {
-            self.stiffness_factor = Some(NumericFactor::new(symbolic.clone(), FactorKind::Llt));
-            self.solve = MemBuffer::new(rec.factor().solve_scratch(columns));
+            let factor = NumericFactor::new(symbolic, FactorKind::Llt);
+            self.solve = MemBuffer::new(factor.solve_scratch(columns));
+            self.stiffness_factor = Some(factor);
         }
         let factor = self.stiffness_factor.as_mut().expect("set above");
+        // The static tangent K + K_a: the cables' tangent is part of the step's A.
+        self.static_tangent.clear();
+        self.static_tangent.extend_from_slice(stiffness);
+        self.tangent.add(
+            scene.body_actuation(b),
+            x,
+            forces,
+            1.0,
+            &mut self.static_tangent,
+        );
         // K + μM for μ from the ladder, starting one rung below the last that worked (so a
         // state that keeps K indefinite costs about two factorisations, not four), else
         // A/(hβ + h²).
@@ -348,11 +431,11 @@ impl InverseController {
         let mut shift = f64::INFINITY;
         for (rung, &mu) in SHIFTS.iter().enumerate().skip(start) {
             let values: &[f64] = if mu == 0.0 {
-                rec.stiffness()
+                &self.static_tangent
             } else {
                 self.shifted.clear();
                 self.shifted.extend(
-                    rec.stiffness()
+                    self.static_tangent
                         .iter()
                         .zip(model.mass_values())
                         .map(|(k, m)| k + mu * m),
@@ -369,17 +452,19 @@ impl InverseController {
         if !factored {
             self.rung = SHIFTS.len();
         }
-        // Column 0: M ((v⁺ − v)/h + α v⁺); column 1 + j: H̃_j at xₙ (zero for an actuator of
-        // another body).
+        // Column 0: M ((v⁺ − v)/h + α v⁺) after a step (zero at equilibrium); column 1 + j:
+        // H̃_j at x (zero for an actuator of another body).
         self.columns.clear();
         self.columns.resize(n * columns, 0.0);
-        self.reduced.resize(n, 0.0);
-        for (r, &full) in self.reduced.iter_mut().zip(dofs.free_dofs()) {
-            let (node, c) = (full / 3, full % 3);
-            let (v, vp) = (rec.v[node][c], rec.v_plus[node][c]);
-            *r = (vp - v) / h + alpha * vp;
+        if let Some((m, _, _)) = &step {
+            self.reduced.resize(n, 0.0);
+            for (r, &full) in self.reduced.iter_mut().zip(dofs.free_dofs()) {
+                let (node, c) = (full / 3, full % 3);
+                let (v, vp) = (m.v[node][c], m.v_plus[node][c]);
+                *r = (vp - v) / m.h + m.alpha * vp;
+            }
+            pattern.symmetric_product(model.mass_values(), &self.reduced, &mut self.columns[..n]);
         }
-        pattern.symmetric_product(model.mass_values(), &self.reduced, &mut self.columns[..n]);
         let act = scene.body_actuation(b);
         for (j, p) in self.parameters.iter().enumerate() {
             let Parameter::Actuator { body, index } = *p else {
@@ -389,7 +474,7 @@ impl InverseController {
                 continue;
             }
             self.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-            act.actuators[index].add_forces(&rec.x, 1.0, &mut self.rows, &mut self.nodal);
+            act.actuators[index].add_forces(x, 1.0, &mut self.rows, &mut self.nodal);
             let col = &mut self.columns[(j + 1) * n..(j + 2) * n];
             for (c, &full) in col.iter_mut().zip(dofs.free_dofs()) {
                 *c = self.nodal[full / 3][full % 3];
@@ -398,11 +483,14 @@ impl InverseController {
         let stack = MemStack::new(&mut self.solve);
         if factored {
             factor.solve_columns_in_place(&mut self.columns, columns, stack);
-        } else {
-            let c_k = h * beta + h * h;
-            rec.factor()
-                .solve_columns_in_place(&mut self.columns, columns, stack);
+        } else if let Some((_, step_factor, c_k)) = &step {
+            step_factor.solve_columns_in_place(&mut self.columns, columns, stack);
             self.columns.iter_mut().for_each(|c| *c *= c_k);
+        } else {
+            return Err(Error::invalid(
+                format!("soft_body.{}", model.name()),
+                "the static tangent K + K_a is not positive definite at the equilibrium (an unstable equilibrium): no static compliance",
+            ));
         }
         // J_e applied to each column.
         let effector = self.effector;
@@ -422,9 +510,13 @@ impl InverseController {
             let d = apply(&self.columns[(j + 1) * n..(j + 2) * n]);
             jacobian.set_column(j, &d);
         }
-        let position = self.effector_position(state);
-        let velocity = effector.position(&rec.v_plus);
-        let predicted = position + beta * velocity + apply(&self.columns[..n]);
+        let predicted = match &step {
+            Some((m, _, _)) => {
+                let velocity = effector.position(m.v_plus);
+                position + m.beta * velocity + apply(&self.columns[..n])
+            }
+            None => position,
+        };
         Ok(Linearisation {
             position,
             predicted,
@@ -510,4 +602,13 @@ impl InverseController {
         self.last = Some(solution);
         Ok(status)
     }
+}
+
+/// The momentum terms of a recorded step the equilibrium prediction needs.
+struct Momentum<'a> {
+    v: &'a [Vec3],
+    v_plus: &'a [Vec3],
+    h: f64,
+    alpha: f64,
+    beta: f64,
 }

@@ -11,6 +11,7 @@ mod qp_clarabel;
 mod qp_osqp;
 mod report;
 mod setup;
+mod static_control;
 
 pub use contact_force::{ForceLimiting, GraspReport, grasp, grasp_with_progress};
 pub use controller::{ControlOptions, InverseController, Linearisation};
@@ -23,6 +24,7 @@ pub use report::ControlReport;
 pub use setup::{
     ControlSetup, check_effector, control_scene, control_scene_with_progress, parse_target,
 };
+pub use static_control::{PATIENCE, STATIC_TOLERANCE, static_control};
 
 #[cfg(test)]
 mod qp_tests;
