@@ -14,21 +14,23 @@
 //! its free degrees of freedom is
 //!
 //! ```text
-//! A v⁺ = M v + h (f_ext + f(x) + H_a(x)ᵀλ_a) + h H_c(x)ᵀλ_c,   A = (1 + hα) M + (hβ + h²) K(x)
+//! A v⁺ = M v + h (f_ext + f(x) + H_a(x)ᵀλ_a) + h H_c(x)ᵀλ_c,
+//! A = (1 + hα) M + (hβ + h²)(K(x) + K_a(x))
 //! x⁺ = x + h v⁺
 //! ```
 //!
-//! (the step's `A Δv = b` with Δv = v⁺ − v rearranged). Differentiating, with
-//! `c_K = hβ + h²` and `T_V = ∂(K V)/∂x`:
+//! (the step's `A Δv = b` with Δv = v⁺ − v rearranged; K_a = −∂f_a/∂x of the force-driven
+//! cables, `scene::actuator_tangent`). Differentiating, with `c_K = hβ + h²`,
+//! `T_V = ∂(K V)/∂x` and `T^a_V = ∂(K_a V)/∂x`:
 //!
 //! ```text
 //! A dv⁺ = M dv + h (−K dx + ∂f/∂p dp + ∂(H_aᵀλ_a)/∂x dx + H_aᵀ dλ_a)
-//!         − c_K (T_{v⁺} dx + ∂(K v⁺)/∂p dp) + [contact terms]
+//!         − c_K (T_{v⁺} dx + ∂(K v⁺)/∂p dp + T^a_{v⁺} dx + ∂K_a/∂λ_a v⁺ dλ_a) + [contact terms]
 //! dx⁺ = dx + h dv⁺
 //! ```
 //!
-//! Reverse mode transposes this with A = Aᵀ, K = Kᵀ and T_V = T_Vᵀ (both Hessians of the
-//! energy), so one solve A r̄ = v̄⁺ + h x̄⁺ gives every input cotangent.
+//! Reverse mode transposes this with A = Aᵀ, K = Kᵀ, T_V = T_Vᵀ and T^a_V = (T^a_V)ᵀ (all
+//! Hessians of energies), so one solve A r̄ = v̄⁺ + h x̄⁺ gives every input cotangent.
 //!
 //! Fixed nodes are boundary conditions, not inputs: their components of a tangent are ignored
 //! on input and zero on output, and likewise for cotangents. The horn nodes of angle-driven

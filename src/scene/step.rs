@@ -359,7 +359,7 @@ fn free_step(
     ws.a.copy_from_slice(&ws.elastic.stiffness);
     axpby(c_m, body.mass_values(), c_k, &mut ws.a);
     ws.tangent.add(act, &bs.positions, forces, c_k, &mut ws.a);
-    // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs.
+    // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs (K_a below).
     for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
         let f = h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
         out.copy_from_slice(f.as_slice());
