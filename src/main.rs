@@ -257,9 +257,34 @@ fn print_json_compact(value: &impl Serialize) -> diffsoro::Result<()> {
     write_stdout(&text)
 }
 
-fn info(mesh: &Path) -> diffsoro::Result<()> {
-    let mesh = diffsoro::mesh::read_mesh(mesh)?;
+fn info(path: &Path) -> diffsoro::Result<()> {
+    let mesh = diffsoro::mesh::read_mesh(path)?;
+    if mesh.tetrahedra().is_empty() {
+        return Err(diffsoro::Error::invalid(
+            path.display().to_string(),
+            format!(
+                "the mesh has no tetrahedra ({} nodes, {} triangles): diffsoro needs a tetrahedral volume mesh",
+                mesh.node_count(),
+                mesh.triangles().len()
+            ),
+        ));
+    }
+    if let (count @ 1.., Some(first)) = mesh.reoriented() {
+        eprintln!(
+            "warning: {}: {count} tetrahedra had a negative signed volume and were re-oriented (first: tetrahedron {first})",
+            path.display()
+        );
+    }
     print_json(&mesh.info())
+}
+
+/// Loads a scene (`Scene::load`) and prints its warnings on stderr, once each.
+fn load_scene(path: &Path, set: &[String]) -> diffsoro::Result<Scene> {
+    let scene = Scene::load(path, set)?;
+    for warning in scene.warnings() {
+        eprintln!("warning: {warning}");
+    }
+    Ok(scene)
 }
 
 /// The project's own files (meshes, scenes) as shipped beside the sources.
@@ -290,7 +315,7 @@ fn simulate(
     strict: bool,
     sensitivity: &[String],
 ) -> diffsoro::Result<FinalState> {
-    let scene = Scene::load(path, set)?;
+    let scene = load_scene(path, set)?;
     let parameters = sensitivity
         .iter()
         .map(|name| Parameter::parse(&scene, name.trim()))
@@ -416,7 +441,7 @@ fn calibrate(
     set: &[String],
 ) -> diffsoro::Result<()> {
     use diffsoro::calibrate::{CalibrationProgress, CalibrationSetup, LmOptions, calibrate_scene};
-    let scene = Scene::load(path, set)?;
+    let scene = load_scene(path, set)?;
     let setup = CalibrationSetup::new(&scene, observed, params, init)?;
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
     let steps = scene.simulation.steps as u64;
@@ -506,7 +531,7 @@ fn control(
             "static inverse control drives one effector; it does not combine with --contact-weight",
         ));
     }
-    let scene = Scene::load(path, &[])?;
+    let scene = load_scene(path, &[])?;
     let mut solver = default_qp_solver(QpSettings::default());
     let report = match force_limiting {
         Some((alpha, beta, max_change, heuristic)) => {
@@ -591,7 +616,7 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
     if steps == 0 {
         return Err(diffsoro::Error::invalid("--steps", "must be at least 1"));
     }
-    let scene = Scene::load(path, set)?;
+    let scene = load_scene(path, set)?;
     let mut state = scene.initial_state();
     let mut stepper = Stepper::new(&scene)?;
     stepper.step(&scene, &mut state)?; // warm-up: first-touch of every buffer

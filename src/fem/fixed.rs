@@ -5,7 +5,8 @@ use crate::mesh::Mesh;
 
 /// Per node, whether it is fixed: inside the closed box `[min, max]` (m, in the mesh's
 /// coordinates) or in the mesh group `group` (any kind). `what` names the body in errors:
-/// an unknown group, or a box or group that fixes no node (almost always a unit mistake).
+/// an unknown group, a box or group that fixes no node (almost always a unit mistake), or
+/// boxes and groups that together fix every node (nothing could move).
 pub fn fixed_nodes(
     mesh: &Mesh,
     fixed_box: Option<[[f64; 3]; 2]>,
@@ -48,6 +49,20 @@ pub fn fixed_nodes(
         for n in nodes {
             fixed[n] = true;
         }
+    }
+    if !fixed.is_empty() && fixed.iter().all(|&f| f) {
+        let key = match (fixed_box.is_some(), group.is_some()) {
+            (true, true) => format!("{what}.fixed_box/fixed_group"),
+            (true, false) => format!("{what}.fixed_box"),
+            _ => format!("{what}.fixed_group"),
+        };
+        return Err(Error::invalid(
+            key,
+            format!(
+                "fixes every node of the mesh ({} nodes): nothing could move (units are metres after `scale`)",
+                fixed.len()
+            ),
+        ));
     }
     Ok(fixed)
 }

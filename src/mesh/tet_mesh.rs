@@ -30,6 +30,8 @@ pub struct Mesh {
     tetrahedra: Vec<[usize; 4]>,
     triangles: Vec<[usize; 3]>,
     groups: Groups,
+    /// How many tetrahedra [`Mesh::new`] re-oriented, and the first one's index.
+    reoriented: (usize, Option<usize>),
 }
 
 /// The summary `diffsoro info` prints (DESIGN.md §4).
@@ -73,6 +75,7 @@ impl Mesh {
         mut groups: Groups,
     ) -> Result<Mesh> {
         let n = positions.len();
+        let mut reoriented = (0, None);
         if let Some(i) = positions
             .iter()
             .position(|p| !p.iter().all(|c| c.is_finite()))
@@ -105,6 +108,8 @@ impl Mesh {
             }
             if six_v < 0.0 {
                 tet.swap(2, 3);
+                reoriented.0 += 1;
+                reoriented.1.get_or_insert(e);
             }
         }
         for (t, tri) in triangles.iter().enumerate() {
@@ -142,7 +147,15 @@ impl Mesh {
             tetrahedra,
             triangles,
             groups,
+            reoriented,
         })
+    }
+
+    /// How many tetrahedra had a negative signed volume in the input and were re-oriented
+    /// (nodes 2 and 3 swapped), and the index of the first: worth a warning, since a mesher
+    /// that writes inverted elements may have written others wrong too.
+    pub fn reoriented(&self) -> (usize, Option<usize>) {
+        self.reoriented
     }
 
     /// Node positions (the mesh's unit; metres once a scene has applied its `scale`).
@@ -307,6 +320,24 @@ mod tests {
         let mesh = Mesh::new(unit_tet(), vec![[0, 2, 1, 3]], vec![], Groups::default()).unwrap();
         assert!((mesh.volume() - 1.0 / 6.0).abs() < 1e-15);
         assert_eq!(mesh.tetrahedra()[0], [0, 2, 3, 1]);
+        assert_eq!(mesh.reoriented(), (1, Some(0)));
+        // Two tetrahedra, the second inverted: counted once, the first index named; a scaled
+        // copy keeps the count.
+        let mut p = unit_tet();
+        p.push(Vec3::new(1.0, 1.0, 1.0));
+        let mesh = Mesh::new(
+            p,
+            vec![[0, 1, 2, 3], [1, 2, 4, 3]],
+            vec![],
+            Groups::default(),
+        );
+        let mesh = mesh.unwrap();
+        let six_v = six_signed_volume([1, 2, 4, 3].map(|i| &mesh.positions()[i]));
+        assert_eq!(
+            mesh.reoriented(),
+            (usize::from(six_v < 0.0), (six_v < 0.0).then_some(1))
+        );
+        assert_eq!(mesh.scaled(0.001).unwrap().reoriented(), mesh.reoriented());
     }
 
     #[test]

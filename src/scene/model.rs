@@ -42,7 +42,7 @@ pub struct BodyState {
 /// The state of a whole scene.
 #[derive(Debug, Clone, PartialEq)]
 pub struct State {
-    /// Simulated time (s).
+    /// Simulated time (s): steps × dt after a step (exact to one rounding, not a running sum).
     pub time: f64,
     /// Steps taken.
     pub steps: usize,
@@ -155,6 +155,23 @@ impl Scene {
                 .collect(),
             contacts: 0,
         }
+    }
+
+    /// What a user should hear about the scene as built, one line each, naming the key:
+    /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`). The CLI prints
+    /// them on stderr.
+    pub fn warnings(&self) -> Vec<String> {
+        self.bodies
+            .iter()
+            .filter_map(|b| match b.mesh().reoriented() {
+                (0, _) => None,
+                (count, first) => Some(format!(
+                    "soft_body.{}.mesh: {count} tetrahedra had a negative signed volume and were re-oriented (nodes 2 and 3 swapped; first: tetrahedron {})",
+                    b.name(),
+                    first.unwrap_or(0)
+                )),
+            })
+            .collect()
     }
 
     /// The actuators and effectors of body `i` (none when `actuation` has no entry for it).
