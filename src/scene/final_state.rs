@@ -58,6 +58,14 @@ pub struct FinalState {
     /// Rigid robots: name, q, v.
     #[serde(default)]
     pub robots: Vec<serde_json::Value>,
+    /// Steps whose contact NCP stopped at its iteration limit (their last iterate was
+    /// used; `--strict` makes that an error instead).
+    #[serde(default)]
+    pub unconverged_steps: usize,
+    /// What the run should tell its reader, one sentence each (e.g. unconverged contact
+    /// steps); empty when all went well.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// d(final positions)/d(parameter) per requested name (`young_modulus:BODY`, …).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sensitivities: std::collections::BTreeMap<String, Vec<[f64; 3]>>,
@@ -91,6 +99,15 @@ impl FinalState {
             time: state.time,
             steps: state.steps,
             contacts: state.contacts,
+            unconverged_steps: state.unconverged_steps,
+            warnings: if state.unconverged_steps > 0 {
+                vec![format!(
+                    "the contact NCP stopped at its iteration limit in {} of {} steps; their solver's last iterate was used",
+                    state.unconverged_steps, state.steps
+                )]
+            } else {
+                Vec::new()
+            },
             soft_bodies: scene
                 .bodies
                 .iter()

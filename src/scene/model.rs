@@ -53,6 +53,9 @@ pub struct State {
     pub actuator_forces: Vec<Vec<f64>>,
     /// Active (sticking or sliding) contacts after the last step, all bodies.
     pub contacts: usize,
+    /// Steps whose contact NCP stopped at its iteration limit (the step went on with the
+    /// solver's last iterate; `StepReport::contact_converged`).
+    pub unconverged_steps: usize,
 }
 
 impl Scene {
@@ -154,6 +157,7 @@ impl Scene {
                 .map(|i| self.body_actuation(i).initial_forces())
                 .collect(),
             contacts: 0,
+            unconverged_steps: 0,
         }
     }
 

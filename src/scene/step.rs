@@ -311,6 +311,9 @@ impl Stepper {
             update(body, act, ws, bs, forces, h, g, newton);
         }
         state.contacts = report.active_contacts;
+        if !report.contact_converged {
+            state.unconverged_steps += 1;
+        }
         // Time as steps × dt, not a running sum (which drifts: 1e5 steps of 0.01 s summed
         // give 999.9999999992356 s).
         state.steps += 1;
