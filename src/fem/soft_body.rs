@@ -7,7 +7,7 @@ use crate::material::Material;
 use crate::math::Vec3;
 use crate::mesh::Mesh;
 
-use super::mass::{MassKind, consistent_mass_block, lumped_masses};
+use super::mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
 use super::tetrahedron::Tetrahedron;
 
 /// What a soft body is made of and how it is held (everything but its mesh).
@@ -15,9 +15,10 @@ use super::tetrahedron::Tetrahedron;
 pub struct SoftBodyOptions {
     /// Constitutive law and its parameters.
     pub material: Material,
-    /// Mass density ρ (kg/m³).
+    /// Mass density ρ (kg/m³); with [`MassKind::Uniform`], the mean density total mass / rest
+    /// volume.
     pub density: f64,
-    /// Lumped or consistent mass.
+    /// Lumped, consistent or uniform mass.
     pub mass: MassKind,
     /// Rayleigh mass coefficient α (1/s) of D = αM + βK.
     pub rayleigh_mass: f64,
@@ -73,18 +74,19 @@ impl SoftBody {
             .collect();
         let removed: Vec<bool> = options.fixed.iter().flat_map(|&f| [f; 3]).collect();
         let pattern = SymmetricPattern::new(n, 3, mesh.tetrahedra(), &removed)?;
-        let node_mass = lumped_masses(
-            n,
-            &elements
-                .iter()
-                .map(|e| (e.nodes, e.volume))
-                .collect::<Vec<_>>(),
-            options.density,
-        );
+        let element_volumes: Vec<([usize; 4], f64)> =
+            elements.iter().map(|e| (e.nodes, e.volume)).collect();
+        let node_mass = if options.mass == MassKind::Uniform {
+            uniform_masses(n, &element_volumes, options.density)
+        } else {
+            lumped_masses(n, &element_volumes, options.density)
+        };
         let mut mass_values = vec![0.0; pattern.nnz()];
         let dof_mass: Vec<f64> = node_mass.iter().flat_map(|&m| [m; 3]).collect();
         match options.mass {
-            MassKind::Lumped => pattern.add_full_diagonal(&mut mass_values, 1.0, &dof_mass),
+            MassKind::Lumped | MassKind::Uniform => {
+                pattern.add_full_diagonal(&mut mass_values, 1.0, &dof_mass)
+            }
             MassKind::Consistent => {
                 let mut blocks = vec![0.0; pattern.plan().block_buffer_len()];
                 for (e, chunk) in elements.iter().zip(blocks.chunks_mut(144)) {
@@ -169,7 +171,8 @@ impl SoftBody {
         &self.pattern
     }
 
-    /// Lumped nodal masses (kg); also the gravity-load weights.
+    /// Nodal masses (kg): the lumped ones, or the uniform ones with [`MassKind::Uniform`]; also
+    /// the gravity-load weights fₙ = mₙ g.
     pub fn node_masses(&self) -> &[f64] {
         &self.node_mass
     }

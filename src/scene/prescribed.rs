@@ -331,7 +331,7 @@ pub fn reaction_torques(
     stiffness_action(body, &ws.elements, &ws.points, v_new, &mut r);
     for (n, rn) in r.iter_mut().enumerate() {
         *rn *= (h * beta + c) / h;
-        if body.options().mass == MassKind::Lumped {
+        if body.options().mass.is_diagonal() {
             let m = body.node_masses()[n];
             *rn += m * ((1.0 + h * alpha) * v_new[n] - inputs.v_old[n]) / h;
         }
