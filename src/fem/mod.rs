@@ -6,6 +6,7 @@ mod elastic;
 mod fixed;
 mod mass;
 mod parameter_derivative;
+mod rest_frame;
 mod soft_body;
 mod stiffness_derivative;
 mod tetrahedron;

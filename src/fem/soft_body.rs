@@ -3,11 +3,12 @@
 
 use crate::error::{Error, Result};
 use crate::linalg::SymmetricPattern;
-use crate::material::Material;
+use crate::material::{Material, SofaRestFrame};
 use crate::math::Vec3;
 use crate::mesh::Mesh;
 
 use super::mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
+use super::rest_frame::rest_frames;
 use super::tetrahedron::Tetrahedron;
 
 /// What a soft body is made of and how it is held (everything but its mesh).
@@ -37,6 +38,7 @@ pub struct SoftBody {
     mesh: Mesh,
     options: SoftBodyOptions,
     elements: Vec<Tetrahedron>,
+    frames: Vec<SofaRestFrame>,
     pattern: SymmetricPattern,
     node_mass: Vec<f64>,
     mass_values: Vec<f64>,
@@ -72,6 +74,8 @@ impl SoftBody {
             .iter()
             .map(|&t| Tetrahedron::new(t, mesh.positions()))
             .collect();
+        let frames = rest_frames(options.material.law(), &elements, mesh.positions())
+            .map_err(|e| prefix_body(e, name))?;
         let removed: Vec<bool> = options.fixed.iter().flat_map(|&f| [f; 3]).collect();
         let pattern = SymmetricPattern::new(n, 3, mesh.tetrahedra(), &removed)?;
         let element_volumes: Vec<([usize; 4], f64)> =
@@ -118,6 +122,7 @@ impl SoftBody {
             mesh,
             options,
             elements,
+            frames,
             pattern,
             node_mass,
             mass_values,
@@ -156,9 +161,19 @@ impl SoftBody {
         &self.options.material
     }
 
-    /// Replaces the material (same law or not); the pattern and mass are unchanged.
+    /// Replaces the material (same law or not); the pattern and mass are unchanged, the rest
+    /// frames of `corotational_sofa` computed or dropped as the new law needs.
     pub fn set_material(&mut self, material: Material) {
+        if material.law() != self.options.material.law() {
+            self.frames = rest_frames(material.law(), &self.elements, self.mesh.positions())
+                .expect("the rest frames of a mesh that built a body are computable");
+        }
         self.options.material = material;
+    }
+
+    /// Per element, the rest frame of the `corotational_sofa` law; empty for the other laws.
+    pub(super) fn rest_frames(&self) -> &[SofaRestFrame] {
+        &self.frames
     }
 
     /// The tetrahedra with their rest data.
@@ -208,5 +223,16 @@ impl SoftBody {
                 .map(|&(e, local)| element_vectors[e as usize][local as usize])
                 .sum();
         });
+    }
+}
+
+/// Prefixes an `Invalid` error's item with the body (`tetrahedron 3` →
+/// `soft_body.NAME.tetrahedron 3`).
+fn prefix_body(e: Error, name: &str) -> Error {
+    match e {
+        Error::Invalid { what, message } => {
+            Error::invalid(format!("soft_body.{name}.{what}"), message)
+        }
+        other => other,
     }
 }
