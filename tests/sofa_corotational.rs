@@ -290,8 +290,9 @@ fn derivatives_refuse_the_law_with_a_one_line_error_naming_the_key() {
 #[test]
 fn statics_converge_with_it_and_the_sag_is_close_to_corotational() {
     // The 100 mm cantilever (E = 100 kPa) sags about 73 mm under its weight, a large
-    // rotation: the laws still agree to about 2e-5 relative (checked within 1 %), and Newton
-    // converges with the symmetric R K₀ Rᵀ in place of the exact tangent.
+    // rotation: the laws still agree to about 2e-5 relative (checked within 1 %). Statics
+    // solves the law's own equilibrium with the `corotational` tangent as Newton matrix
+    // (scene::statics: R K₀ Rᵀ lacks the geometric terms and diverges on the Trunk).
     let sag = |law: &str| {
         let scene = beam_scene(law);
         let mut state = scene.initial_state();
@@ -305,4 +306,72 @@ fn statics_converge_with_it_and_the_sag_is_close_to_corotational() {
     eprintln!("beam sag: corotational_sofa {s:.6e} m, corotational {c:.6e} m");
     assert!(c > 1e-4, "sag {c}");
     assert!((s - c).abs() < 1e-2 * c, "sofa {s} vs corotational {c}");
+}
+
+/// The real SoftRobots Trunk (outside the repository, SOFA SoftRobots, LGPL-3.0).
+fn real_trunk() -> std::path::PathBuf {
+    root().join("../shared/meshes-real/trunk/trunk.vtk")
+}
+
+#[test]
+#[ignore = "needs ../shared/meshes-real"]
+fn on_the_real_trunk_under_sideways_gravity_the_laws_differ_by_about_two_tenths_of_a_percent() {
+    // Issue 20 §4: E 450 kPa, ν 0.45, density-lumped mass (ρ = 1000 kg/m³), base slab
+    // z ∈ [0, 20] mm fixed, gravity −y, `--static`: a sag of about 150 mm. Measured here
+    // (2026-11): sag 150.80 mm (corotational) and 150.63 mm (corotational_sofa), i.e. the sags
+    // differ by 0.11 %, and the largest distance between the two equilibria is 0.22 % of the
+    // sag (the issue quotes 0.19 %); the test checks the latter in [0.1 %, 0.3 %].
+    let mesh = real_trunk();
+    if !mesh.is_file() {
+        eprintln!("skipped: {} is absent", mesh.display());
+        return;
+    }
+    let solve = |law: &str| {
+        let text = format!(
+            r#"
+            [simulation]
+            dt = 0.01
+            gravity = [0.0, -9.81, 0.0]
+            [[soft_body]]
+            name = "trunk"
+            mesh = "{mesh}"
+            scale = 0.001
+            law = "{law}"
+            young_modulus = 450.0e3
+            poisson_ratio = 0.45
+            density = 1000.0
+            fixed_box = [[-0.02, -0.02, 0.0], [0.02, 0.02, 0.02]]
+            "#,
+            mesh = mesh.display()
+        );
+        let scene =
+            Scene::build(&SceneFile::parse("trunk.toml", &text, &[]).unwrap(), root()).unwrap();
+        let mut state = scene.initial_state();
+        solve_static(&scene, &mut state, StaticOptions::default()).unwrap();
+        let rest = scene.bodies[0].rest_positions().to_vec();
+        (rest, state.bodies[0].positions.clone())
+    };
+    let (rest, corot) = solve("corotational");
+    let (_, sofa) = solve("corotational_sofa");
+    let sag = |x: &[Vec3]| {
+        x.iter()
+            .zip(&rest)
+            .map(|(p, q)| q.y - p.y)
+            .fold(0.0, f64::max)
+    };
+    let (s_corot, s_sofa) = (sag(&corot), sag(&sofa));
+    let apart = corot
+        .iter()
+        .zip(&sofa)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max)
+        / s_corot;
+    eprintln!(
+        "sag corotational {s_corot:.6} m, corotational_sofa {s_sofa:.6} m; largest distance {:.3} % of the sag, sags differ by {:.3} %",
+        100.0 * apart,
+        100.0 * (s_sofa - s_corot).abs() / s_corot
+    );
+    assert!((0.12..0.18).contains(&s_corot), "sag {s_corot}");
+    assert!((s_sofa - s_corot).abs() < 0.03 * s_corot);
+    assert!((1e-3..3e-3).contains(&apart), "{apart}");
 }
