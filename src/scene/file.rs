@@ -64,7 +64,11 @@ pub struct SoftBodySection {
     pub name: String,
     /// Mesh file, relative to the scene file (.msh, .vtk, .vtu).
     pub mesh: PathBuf,
-    /// Constitutive law: `corotational`, `stvk` or `neo_hookean`.
+    /// Constitutive law: `corotational`, `stvk`, `neo_hookean` or `corotational_sofa` (SOFA's
+    /// `TetrahedronFEMForceField` polar convention: R = Q_s Q_mᵀ from the edges of the
+    /// element's first node, stiffness R K₀ Rᵀ; depends on the node order, its exact tangent is
+    /// not symmetric, a small net torque per element; no derivatives). See
+    /// [`crate::material::Law`].
     pub law: Law,
     /// Young's modulus E (Pa), > 0.
     pub young_modulus: f64,
