@@ -101,8 +101,18 @@ impl StepRecord {
 /// cavities (whose λ is solved inside the step) and per-step force limits. Contacts against
 /// obstacles, self-contacts and contacts between bodies are covered.
 /// Angle-driven servos (pinned horns, `scene::prescribed`) are covered, their angle target
-/// being the parameter `actuator:NAME`.
+/// being the parameter `actuator:NAME`. Bodies of law `corotational_sofa` (no exact tangent,
+/// [`crate::material::Law::has_exact_tangent`]) are refused.
 pub fn check_differentiable(scene: &Scene) -> Result<()> {
+    for body in &scene.bodies {
+        let law = body.material().law();
+        if !law.has_exact_tangent() {
+            return Err(Error::invalid(
+                format!("soft_body.{}.law", body.name()),
+                law.no_exact_tangent(),
+            ));
+        }
+    }
     if scene.simulation.newton_iterations != 1 {
         return Err(Error::invalid(
             "simulation.newton_iterations",

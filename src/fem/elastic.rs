@@ -117,7 +117,7 @@ impl SoftBody {
                         *f = tet.deformation_gradient(x);
                     }
                     let mut failure = None;
-                    material.at_lanes(fs.each_ref(), |k, point| {
+                    self.material_lanes(group * LANES, fs.each_ref(), |k, point| {
                         let Some(tet) = tets.get(k) else { return };
                         let point = match point {
                             Ok(p) => p,

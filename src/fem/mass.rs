@@ -1,8 +1,9 @@
-//! Mass of a soft body: lumped (diagonal) or consistent, for linear tetrahedra of density ρ.
+//! Mass of a soft body: lumped (diagonal) or consistent, for linear tetrahedra of density ρ,
+//! or uniform (SOFA's `UniformMass`: the body's mass spread evenly over its nodes).
 
 use serde::Deserialize;
 
-/// Lumped or consistent mass matrix (scene key `mass`).
+/// Lumped, consistent or uniform mass matrix (scene key `mass`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum MassKind {
@@ -11,6 +12,17 @@ pub enum MassKind {
     Lumped,
     /// The consistent mass of linear tetrahedra, ∫ρ NᵢNⱼ dV = ρV(1 + δᵢⱼ)/20 per component.
     Consistent,
+    /// SOFA's `UniformMass` (as the SoftRobots scenes use): the body's mass ρV (V the rest
+    /// volume; in a scene file, the key `total_mass`) spread evenly over ALL the mesh's nodes,
+    /// mₙ = ρV/N for N nodes, fixed nodes and nodes of no tetrahedron included (diagonal M).
+    Uniform,
+}
+
+impl MassKind {
+    /// Whether the mass matrix is diagonal (lumped or uniform), M = diag(mₙ).
+    pub fn is_diagonal(self) -> bool {
+        !matches!(self, MassKind::Consistent)
+    }
 }
 
 /// Nodal lumped masses (kg): node n gets ρVₑ/4 from every tetrahedron e it belongs to. Nodes
@@ -24,6 +36,14 @@ pub fn lumped_masses(n_nodes: usize, elements: &[([usize; 4], f64)], density: f6
         }
     }
     m
+}
+
+/// Nodal uniform masses (kg), SOFA's `UniformMass`: every one of the `n_nodes` nodes gets
+/// mₙ = ρ Σₑ Vₑ / N (N = `n_nodes`, every node counted, whether fixed or in no tetrahedron),
+/// so that Σₙ mₙ = ρ Σₑ Vₑ, the same total as [`lumped_masses`].
+pub fn uniform_masses(n_nodes: usize, elements: &[([usize; 4], f64)], density: f64) -> Vec<f64> {
+    let total: f64 = elements.iter().map(|(_, v)| density * v).sum();
+    vec![total / n_nodes as f64; n_nodes]
 }
 
 /// The 12×12 consistent mass block of one tetrahedron (kg), row-major, local index `3n + a`:
@@ -61,5 +81,19 @@ mod tests {
         assert!((lumped.iter().sum::<f64>() - rho * v).abs() < 1e-18);
         // ∫ρ N₀² dV = ρV/10 for a linear tetrahedron (Zienkiewicz), = 2ρV/20.
         assert!((block[0] - rho * v / 10.0).abs() < 1e-18);
+    }
+
+    #[test]
+    fn uniform_masses_spread_the_element_mass_over_every_node() {
+        // Two tetrahedra on 6 nodes (node 5 in none): each node gets ρ(V₁ + V₂)/6.
+        let (rho, v1, v2) = (1200.0, 2.5e-6, 1.5e-6);
+        let m = uniform_masses(6, &[([0, 1, 2, 3], v1), ([1, 2, 3, 4], v2)], rho);
+        let each = rho * (v1 + v2) / 6.0;
+        assert!(
+            m.iter().all(|&mn| (mn - each).abs() <= 1e-15 * each),
+            "{m:?}"
+        );
+        assert!(MassKind::Uniform.is_diagonal() && MassKind::Lumped.is_diagonal());
+        assert!(!MassKind::Consistent.is_diagonal());
     }
 }

@@ -1,18 +1,19 @@
 //! Soft bodies (layer 2; uses `mesh`, `material`, `linalg`): linear tetrahedra, their rest
 //! precomputation, internal forces and stiffness assembled in parallel into a pattern fixed
-//! once per mesh, lumped or consistent mass, and fixed nodes (projected out of the system).
+//! once per mesh, lumped, consistent or uniform mass, and fixed nodes (projected out of the system).
 
 mod elastic;
 mod fixed;
 mod mass;
 mod parameter_derivative;
+mod rest_frame;
 mod soft_body;
 mod stiffness_derivative;
 mod tetrahedron;
 
 pub use elastic::{ElasticState, Stiffness};
 pub use fixed::fixed_nodes;
-pub use mass::{MassKind, consistent_mass_block, lumped_masses};
+pub use mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
 pub use parameter_derivative::{MaterialParameter, ParameterDerivatives};
 pub use soft_body::{SoftBody, SoftBodyOptions};
 pub use stiffness_derivative::StiffnessDerivativeState;

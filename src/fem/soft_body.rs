@@ -3,11 +3,12 @@
 
 use crate::error::{Error, Result};
 use crate::linalg::SymmetricPattern;
-use crate::material::Material;
+use crate::material::{Material, SofaRestFrame};
 use crate::math::Vec3;
 use crate::mesh::Mesh;
 
-use super::mass::{MassKind, consistent_mass_block, lumped_masses};
+use super::mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
+use super::rest_frame::rest_frames;
 use super::tetrahedron::Tetrahedron;
 
 /// What a soft body is made of and how it is held (everything but its mesh).
@@ -15,9 +16,10 @@ use super::tetrahedron::Tetrahedron;
 pub struct SoftBodyOptions {
     /// Constitutive law and its parameters.
     pub material: Material,
-    /// Mass density ρ (kg/m³).
+    /// Mass density ρ (kg/m³); with [`MassKind::Uniform`], the mean density total mass / rest
+    /// volume.
     pub density: f64,
-    /// Lumped or consistent mass.
+    /// Lumped, consistent or uniform mass.
     pub mass: MassKind,
     /// Rayleigh mass coefficient α (1/s) of D = αM + βK.
     pub rayleigh_mass: f64,
@@ -36,6 +38,7 @@ pub struct SoftBody {
     mesh: Mesh,
     options: SoftBodyOptions,
     elements: Vec<Tetrahedron>,
+    frames: Vec<SofaRestFrame>,
     pattern: SymmetricPattern,
     node_mass: Vec<f64>,
     mass_values: Vec<f64>,
@@ -84,21 +87,24 @@ impl SoftBody {
             .iter()
             .map(|&t| Tetrahedron::new(t, mesh.positions()))
             .collect();
+        let frames = rest_frames(options.material.law(), &elements, mesh.positions())
+            .map_err(|e| prefix_body(e, name))?;
         let removed: Vec<bool> = options.fixed.iter().flat_map(|&f| [f; 3]).collect();
         let pattern =
             SymmetricPattern::with_couplings(n, 3, mesh.tetrahedra(), couplings, &removed)?;
-        let node_mass = lumped_masses(
-            n,
-            &elements
-                .iter()
-                .map(|e| (e.nodes, e.volume))
-                .collect::<Vec<_>>(),
-            options.density,
-        );
+        let element_volumes: Vec<([usize; 4], f64)> =
+            elements.iter().map(|e| (e.nodes, e.volume)).collect();
+        let node_mass = if options.mass == MassKind::Uniform {
+            uniform_masses(n, &element_volumes, options.density)
+        } else {
+            lumped_masses(n, &element_volumes, options.density)
+        };
         let mut mass_values = vec![0.0; pattern.nnz()];
         let dof_mass: Vec<f64> = node_mass.iter().flat_map(|&m| [m; 3]).collect();
         match options.mass {
-            MassKind::Lumped => pattern.add_full_diagonal(&mut mass_values, 1.0, &dof_mass),
+            MassKind::Lumped | MassKind::Uniform => {
+                pattern.add_full_diagonal(&mut mass_values, 1.0, &dof_mass)
+            }
             MassKind::Consistent => {
                 let mut blocks = vec![0.0; pattern.plan().block_buffer_len()];
                 for (e, chunk) in elements.iter().zip(blocks.chunks_mut(144)) {
@@ -130,6 +136,7 @@ impl SoftBody {
             mesh,
             options,
             elements,
+            frames,
             pattern,
             node_mass,
             mass_values,
@@ -168,9 +175,19 @@ impl SoftBody {
         &self.options.material
     }
 
-    /// Replaces the material (same law or not); the pattern and mass are unchanged.
+    /// Replaces the material (same law or not); the pattern and mass are unchanged, the rest
+    /// frames of `corotational_sofa` computed or dropped as the new law needs.
     pub fn set_material(&mut self, material: Material) {
+        if material.law() != self.options.material.law() {
+            self.frames = rest_frames(material.law(), &self.elements, self.mesh.positions())
+                .expect("the rest frames of a mesh that built a body are computable");
+        }
         self.options.material = material;
+    }
+
+    /// Per element, the rest frame of the `corotational_sofa` law; empty for the other laws.
+    pub(super) fn rest_frames(&self) -> &[SofaRestFrame] {
+        &self.frames
     }
 
     /// The tetrahedra with their rest data.
@@ -183,7 +200,8 @@ impl SoftBody {
         &self.pattern
     }
 
-    /// Lumped nodal masses (kg); also the gravity-load weights.
+    /// Nodal masses (kg): the lumped ones, or the uniform ones with [`MassKind::Uniform`]; also
+    /// the gravity-load weights fₙ = mₙ g.
     pub fn node_masses(&self) -> &[f64] {
         &self.node_mass
     }
@@ -219,5 +237,16 @@ impl SoftBody {
                 .map(|&(e, local)| element_vectors[e as usize][local as usize])
                 .sum();
         });
+    }
+}
+
+/// Prefixes an `Invalid` error's item with the body (`tetrahedron 3` →
+/// `soft_body.NAME.tetrahedron 3`).
+fn prefix_body(e: Error, name: &str) -> Error {
+    match e {
+        Error::Invalid { what, message } => {
+            Error::invalid(format!("soft_body.{name}.{what}"), message)
+        }
+        other => other,
     }
 }

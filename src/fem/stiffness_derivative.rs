@@ -69,22 +69,19 @@ impl SoftBody {
             x.len() == self.node_count() && v.len() == self.node_count(),
             "assemble_stiffness_derivative: field lengths"
         );
-        let material = *self.material();
         first_failure(
             self.elements()
                 .par_iter()
                 .zip(state.blocks.par_chunks_mut(144))
                 .enumerate()
-                .filter_map(
-                    |(e, (tet, block))| match material.at(&tet.deformation_gradient(x)) {
-                        Ok(point) => {
-                            let dfv = tet.deformation_gradient_variation(element_field(tet, v));
-                            tet.stiffness(&point.tangent_derivative_matrix(&dfv), block);
-                            None
-                        }
-                        Err(err) => Some((e, err)),
-                    },
-                ),
+                .filter_map(|(e, (tet, block))| match self.material_point(e, x) {
+                    Ok(point) => {
+                        let dfv = tet.deformation_gradient_variation(element_field(tet, v));
+                        tet.stiffness(&point.tangent_derivative_matrix(&dfv), block);
+                        None
+                    }
+                    Err(err) => Some((e, err)),
+                }),
         )?;
         self.pattern().assemble(&state.blocks, &mut state.values);
         Ok(())
@@ -108,21 +105,18 @@ impl SoftBody {
             x.len() == n && v.len() == n && w.len() == n && k_w.len() == n && t_w.len() == n,
             "stiffness_actions: field lengths"
         );
-        let material = *self.material();
         first_failure(
             self.elements()
                 .par_iter()
                 .zip(state.first.par_iter_mut())
                 .zip(state.second.par_iter_mut())
                 .enumerate()
-                .filter_map(|(e, ((tet, kw), tw))| {
-                    match material.at(&tet.deformation_gradient(x)) {
-                        Ok(point) => {
-                            (*kw, *tw) = element_actions(tet, &point, v, w);
-                            None
-                        }
-                        Err(err) => Some((e, err)),
+                .filter_map(|(e, ((tet, kw), tw))| match self.material_point(e, x) {
+                    Ok(point) => {
+                        (*kw, *tw) = element_actions(tet, &point, v, w);
+                        None
                     }
+                    Err(err) => Some((e, err)),
                 }),
         )?;
         self.gather(&state.first, k_w);

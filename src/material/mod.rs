@@ -20,6 +20,7 @@
 //! [`Mat9`] (`H[(i + 3j, k + 3l)] = ∂P_ij/∂F_kl`).
 
 mod corotational;
+mod corotational_sofa;
 mod lame;
 mod neo_hookean;
 mod stvk;
@@ -29,6 +30,7 @@ mod tensor;
 pub(crate) mod testing;
 
 pub use corotational::CorotationalPoint;
+pub use corotational_sofa::{CorotationalSofaPoint, SofaRestFrame};
 pub use lame::{Lame, LameDerivatives};
 pub use neo_hookean::NeoHookeanPoint;
 pub use stvk::StVKPoint;
@@ -39,7 +41,8 @@ use crate::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
-/// A constitutive law (scene key `law`): `"corotational"`, `"stvk"` or `"neo_hookean"`.
+/// A constitutive law (scene key `law`): `"corotational"` (the default of the scenes),
+/// `"corotational_sofa"`, `"stvk"` or `"neo_hookean"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
 pub enum Law {
     /// Energy-consistent co-rotational elasticity, Ψ = μ‖F − R‖²_F + (λ/2) tr(RᵀF − I)².
@@ -51,11 +54,23 @@ pub enum Law {
     /// Compressible Neo-Hookean, Ψ = (μ/2)(tr FᵀF − 3) − μ ln J + (λ/2)(ln J)².
     #[serde(rename = "neo_hookean")]
     NeoHookean,
+    /// SOFA's `TetrahedronFEMForceField` (`polar`/`svd`): R = Q_s Q_mᵀ from the polar factors
+    /// of the current and rest edge matrices (edges from the element's first node, not
+    /// polar(F)), ε = sym(RᵀF) − I, P = R(2μ ε + λ tr(ε) I), stiffness R K₀ Rᵀ with R held
+    /// fixed. Depends on the node order, its exact tangent is not symmetric (not
+    /// implemented: no derivatives), small net torque per element ([`CorotationalSofaPoint`]).
+    #[serde(rename = "corotational_sofa")]
+    CorotationalSofa,
 }
 
 impl Law {
     /// Every law, in declaration order.
-    pub const ALL: [Law; 3] = [Law::Corotational, Law::StVK, Law::NeoHookean];
+    pub const ALL: [Law; 4] = [
+        Law::Corotational,
+        Law::StVK,
+        Law::NeoHookean,
+        Law::CorotationalSofa,
+    ];
 
     /// The scene-file name of the law.
     pub fn name(self) -> &'static str {
@@ -63,7 +78,22 @@ impl Law {
             Law::Corotational => "corotational",
             Law::StVK => "stvk",
             Law::NeoHookean => "neo_hookean",
+            Law::CorotationalSofa => "corotational_sofa",
         }
+    }
+
+    /// Whether the law's stiffness is the exact, symmetric Hessian of an energy with its second
+    /// directional derivatives implemented (what the derivative layer needs): all but
+    /// `corotational_sofa`.
+    pub fn has_exact_tangent(self) -> bool {
+        !matches!(self, Law::CorotationalSofa)
+    }
+
+    /// The one-line reason derivatives refuse a law without exact tangent.
+    pub fn no_exact_tangent(self) -> String {
+        format!(
+            "law {self} has no exact tangent; derivatives need corotational, stvk or neo_hookean"
+        )
     }
 }
 
@@ -81,9 +111,12 @@ impl FromStr for Law {
             "corotational" => Ok(Law::Corotational),
             "stvk" => Ok(Law::StVK),
             "neo_hookean" => Ok(Law::NeoHookean),
+            "corotational_sofa" => Ok(Law::CorotationalSofa),
             other => Err(Error::invalid(
                 "law",
-                format!("unknown law `{other}` (expected corotational, stvk or neo_hookean)"),
+                format!(
+                    "unknown law `{other}` (expected corotational, stvk, neo_hookean or corotational_sofa)"
+                ),
             )),
         }
     }
@@ -204,11 +237,27 @@ impl Material {
     /// The law evaluated at the deformation gradient `f`, with this material's (μ, λ).
     /// Errors: [`DeformationError::NonFinite`] for a NaN/∞ entry,
     /// [`DeformationError::Inverted`] for det F ≤ 0 under the Neo-Hookean law.
+    /// For `corotational_sofa`, whose rotation depends on the element's rest edges, this is
+    /// the element of orthonormal rest edges ([`SofaRestFrame::identity`]); elements are
+    /// evaluated with [`Material::at_in_frame`].
     pub fn at(&self, f: &Mat3) -> Result<MaterialPoint, DeformationError> {
+        self.at_in_frame(f, &SofaRestFrame::identity())
+    }
+
+    /// [`Material::at`] for an element of rest frame `frame`, which only `corotational_sofa`
+    /// reads (the other laws are functions of F alone).
+    pub fn at_in_frame(
+        &self,
+        f: &Mat3,
+        frame: &SofaRestFrame,
+    ) -> Result<MaterialPoint, DeformationError> {
         let state = match self.law {
             Law::Corotational => LawPoint::Corotational(CorotationalPoint::at(f)?),
             Law::StVK => LawPoint::StVK(StVKPoint::at(f)?),
             Law::NeoHookean => LawPoint::NeoHookean(NeoHookeanPoint::at(f)?),
+            Law::CorotationalSofa => {
+                LawPoint::CorotationalSofa(CorotationalSofaPoint::in_frame(f, frame)?)
+            }
         };
         Ok(MaterialPoint {
             state,
@@ -219,7 +268,8 @@ impl Material {
     /// [`Material::at`] of `N` deformation gradients at once, handed to `each(k, point)` for
     /// k = 0, 1, …, each point bit for bit the one of [`Material::at`] alone. Faster for the
     /// co-rotational law, whose SVDs then run side by side (see `Svd3::new_lanes`); the
-    /// other laws evaluate one after the other.
+    /// other laws evaluate one after the other (`corotational_sofa` in the identity frame, as
+    /// [`Material::at`]: elements use [`Material::at_in_frame`]).
     pub(crate) fn at_lanes<const N: usize>(
         &self,
         fs: [&Mat3; N],
@@ -268,6 +318,7 @@ enum LawPoint {
     Corotational(CorotationalPoint),
     StVK(StVKPoint),
     NeoHookean(NeoHookeanPoint),
+    CorotationalSofa(CorotationalSofaPoint),
 }
 
 /// A material evaluated at one deformation gradient: the law's state plus the Lamé pair
@@ -284,6 +335,7 @@ macro_rules! dispatch {
             LawPoint::Corotational($p) => $e,
             LawPoint::StVK($p) => $e,
             LawPoint::NeoHookean($p) => $e,
+            LawPoint::CorotationalSofa($p) => $e,
         }
     };
 }

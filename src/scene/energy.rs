@@ -11,7 +11,7 @@ use super::model::{Scene, State};
 /// The energy of a state, summed over the soft bodies (J).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Energy {
-    /// ½ vᵀMv over the free degrees of freedom (lumped mass: every node).
+    /// ½ vᵀMv over the free degrees of freedom (diagonal mass: every node).
     pub kinetic: f64,
     /// Σₑ VₑΨ(Fₑ), the elastic energy.
     pub elastic: f64,
@@ -51,7 +51,7 @@ impl Scene {
                 .map(|(m, x)| m * g.dot(x))
                 .sum::<f64>();
             e.kinetic += match body.options().mass {
-                MassKind::Lumped => {
+                MassKind::Lumped | MassKind::Uniform => {
                     0.5 * masses
                         .iter()
                         .zip(&bs.velocities)

@@ -64,17 +64,29 @@ pub struct SoftBodySection {
     pub name: String,
     /// Mesh file, relative to the scene file (.msh, .vtk, .vtu).
     pub mesh: PathBuf,
-    /// Constitutive law: `corotational`, `stvk` or `neo_hookean`.
+    /// Constitutive law: `corotational`, `stvk`, `neo_hookean` or `corotational_sofa` (SOFA's
+    /// `TetrahedronFEMForceField` polar convention: R = Q_s Q_mᵀ from the edges of the
+    /// element's first node, stiffness R K₀ Rᵀ; depends on the node order, its exact tangent is
+    /// not symmetric, a small net torque per element; no derivatives). See
+    /// [`crate::material::Law`].
     pub law: Law,
     /// Young's modulus E (Pa), > 0.
     pub young_modulus: f64,
     /// Poisson's ratio ν, in (−1, 0.5).
     pub poisson_ratio: f64,
-    /// Mass density ρ (kg/m³), > 0.
-    pub density: f64,
-    /// Mass matrix kind.
+    /// Mass density ρ (kg/m³), > 0; required unless `mass = "uniform"`, where it must be
+    /// absent (the mass is then `total_mass`).
+    #[serde(default)]
+    pub density: Option<f64>,
+    /// Mass matrix kind: `"lumped"` (default; ρVₑ/4 to each node of every tetrahedron),
+    /// `"consistent"` or `"uniform"` (SOFA's `UniformMass`: `total_mass` spread evenly over
+    /// all the mesh's nodes, fixed ones included, diagonal).
     #[serde(default)]
     pub mass: MassKind,
+    /// Total mass (kg), > 0: required with `mass = "uniform"` (each of the N nodes gets
+    /// total_mass/N), not allowed otherwise.
+    #[serde(default)]
+    pub total_mass: Option<f64>,
     /// Rayleigh mass coefficient α (1/s) of D = αM + βK.
     #[serde(default)]
     pub rayleigh_mass: f64,
@@ -291,7 +303,7 @@ impl SceneFile {
                     format!("must be in (−1, 0.5), got {}", b.poisson_ratio),
                 ));
             }
-            positive(&at("density"), b.density)?;
+            validate_mass(b, &at)?;
             positive(&at("scale"), b.scale)?;
             non_negative(&at("rayleigh_mass"), b.rayleigh_mass)?;
             non_negative(&at("rayleigh_stiffness"), b.rayleigh_stiffness)?;
@@ -328,6 +340,31 @@ impl SceneFile {
             o.validate(i)?;
         }
         Ok(())
+    }
+}
+
+/// `density` alone (lumped or consistent mass) or `total_mass` alone (`mass = "uniform"`),
+/// positive and finite.
+fn validate_mass(b: &SoftBodySection, at: &dyn Fn(&str) -> String) -> Result<()> {
+    match (b.mass, b.density, b.total_mass) {
+        (MassKind::Uniform, None, Some(m)) => positive(&at("total_mass"), m),
+        (MassKind::Uniform, Some(_), _) => Err(Error::invalid(
+            at("density"),
+            "is not used with mass = \"uniform\" (give total_mass, kg, only)",
+        )),
+        (MassKind::Uniform, None, None) => Err(Error::invalid(
+            at("total_mass"),
+            "is required with mass = \"uniform\" (kg, spread evenly over the nodes)",
+        )),
+        (_, _, Some(_)) => Err(Error::invalid(
+            at("total_mass"),
+            "is only used with mass = \"uniform\" (give density, kg/m³, for lumped or consistent mass)",
+        )),
+        (_, Some(rho), None) => positive(&at("density"), rho),
+        (_, None, None) => Err(Error::invalid(
+            at("density"),
+            "is required (kg/m³), or mass = \"uniform\" with total_mass (kg)",
+        )),
     }
 }
 
@@ -387,6 +424,61 @@ mod tests {
         assert_eq!(s.simulation.gravity, [0.0, 0.0, -9.81]);
         assert_eq!(s.soft_body[0].mass, MassKind::Lumped);
         assert_eq!(s.soft_body[0].scale, 1.0);
+        assert_eq!(s.soft_body[0].density, Some(1000.0));
+        assert_eq!(s.soft_body[0].total_mass, None);
+    }
+
+    #[test]
+    fn uniform_mass_takes_total_mass_instead_of_density() {
+        let uniform = BEAM.replace(
+            "density = 1000.0",
+            "mass = \"uniform\"\n        total_mass = 0.25",
+        );
+        let s = SceneFile::parse("s.toml", &uniform, &[]).unwrap();
+        assert_eq!(s.soft_body[0].mass, MassKind::Uniform);
+        assert_eq!(s.soft_body[0].total_mass, Some(0.25));
+        assert_eq!(s.soft_body[0].density, None);
+        for (text, set, key) in [
+            (
+                &uniform,
+                "soft_body.beam.total_mass=0",
+                "soft_body.beam.total_mass",
+            ),
+            (
+                &uniform,
+                "soft_body.beam.total_mass=inf",
+                "soft_body.beam.total_mass",
+            ),
+            (
+                &uniform,
+                "soft_body.beam.density=1000",
+                "soft_body.beam.density",
+            ),
+            (
+                &uniform,
+                "soft_body.beam.mass=\"lumped\"",
+                "soft_body.beam.total_mass",
+            ),
+        ] {
+            let e = SceneFile::parse("s.toml", text, &[set.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(key), "{set}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+        let neither = BEAM.replace("density = 1000.0", "");
+        let e = SceneFile::parse("s.toml", &neither, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("soft_body.beam.density"), "{e}");
+        let e = SceneFile::parse(
+            "s.toml",
+            &neither,
+            &["soft_body.beam.mass=\"uniform\"".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("soft_body.beam.total_mass"), "{e}");
     }
 
     #[test]
@@ -414,6 +506,8 @@ mod tests {
             ),
             ("simulation.dt=0", "simulation.dt"),
             ("soft_body.beam.density=nan", "soft_body.beam.density"),
+            ("soft_body.beam.mass=\"uniform\"", "soft_body.beam.density"),
+            ("soft_body.beam.total_mass=0.5", "soft_body.beam.total_mass"),
         ] {
             let e = SceneFile::parse("s.toml", BEAM, &[set.to_string()])
                 .unwrap_err()

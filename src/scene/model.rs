@@ -117,9 +117,21 @@ impl Scene {
             for n in act.pinned_nodes() {
                 fixed[n] = true;
             }
+            // Uniform mass: the mean density total_mass / V, whose ρV/N per node is
+            // total_mass/N (fem::uniform_masses); validate() saw exactly one of the two keys.
+            let density = match (b.density, b.total_mass) {
+                (Some(rho), _) => rho,
+                (None, Some(m)) => m / mesh.volume(),
+                (None, None) => {
+                    return Err(Error::invalid(
+                        format!("{what}.density"),
+                        "is required (kg/m³), or mass = \"uniform\" with total_mass (kg)",
+                    ));
+                }
+            };
             let options = SoftBodyOptions {
                 material,
-                density: b.density,
+                density,
                 mass: b.mass,
                 rayleigh_mass: b.rayleigh_mass,
                 rayleigh_stiffness: b.rayleigh_stiffness,

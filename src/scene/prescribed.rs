@@ -196,14 +196,8 @@ pub fn prescribe(
             ws.v_plus[i] = (servo.rotate(theta, rest[i]) - x[i]) / h;
         }
     }
-    let material = *body.material();
     for (slot, &e) in ws.points.iter_mut().zip(&ws.elements) {
-        let t = &body.elements()[e];
-        *slot = Some(
-            material
-                .at(&t.deformation_gradient(x))
-                .map_err(|err| err.at_element(e))?,
-        );
+        *slot = Some(body.material_point(e, x).map_err(|err| err.at_element(e))?);
     }
     stiffness_action(body, &ws.elements, &ws.points, &ws.v_plus, &mut ws.kv);
     ws.mv_plus.fill(Vec3::zeros());
@@ -331,7 +325,7 @@ pub fn reaction_torques(
     stiffness_action(body, &ws.elements, &ws.points, v_new, &mut r);
     for (n, rn) in r.iter_mut().enumerate() {
         *rn *= (h * beta + c) / h;
-        if body.options().mass == MassKind::Lumped {
+        if body.options().mass.is_diagonal() {
             let m = body.node_masses()[n];
             *rn += m * ((1.0 + h * alpha) * v_new[n] - inputs.v_old[n]) / h;
         }

@@ -13,6 +13,14 @@
 //! servos pin their horn nodes at the rigid rotation by θ₀ + s(θ − θ₀) (`scene::prescribed`);
 //! their λ is the reaction torque −Σ ((x − o) × (f + m g + f_a))·a on the horn nodes.
 //! Per-step limits (`max_*_step`) do not apply: statics has no steps.
+//! A law without exact tangent (`corotational_sofa`) solves its own equilibrium
+//! f(x) + f_ext = 0, but its stiffness R K₀ Rᵀ lacks the stress-dependent terms of the
+//! rotation's derivative: on a slender body under large rotation (the Trunk sagging 150 mm)
+//! those terms are of the order of the soft global modes' stiffness and Newton with R K₀ Rᵀ
+//! diverges. Its Newton matrix is therefore the exact tangent of `corotational` (same E, ν) at
+//! the same x, whose forces differ from it by O(strain × rotation mismatch); Newton then
+//! converges linearly (more iterations are allowed), and Π uses the law's own energy
+//! Σ V Ψ(F; R) (R held at each x), with the residual test as fallback.
 
 use std::sync::Arc;
 
@@ -21,6 +29,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use crate::error::{Error, Result};
 use crate::fem::{SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
+use crate::material::{Law, Material};
 use crate::math::Vec3;
 
 use super::actuation::{
@@ -28,6 +37,27 @@ use super::actuation::{
 };
 use super::model::{BodyState, Scene, State};
 use super::prescribed::{place_pinned, servo_of};
+
+/// For a law without exact tangent, the body whose stiffness is the Newton matrix: the same
+/// body under `corotational` (same E, ν), whose exact tangent includes the stress-dependent
+/// (geometric) terms that R K₀ Rᵀ lacks. None for the other laws (their own K).
+fn newton_tangent_body(body: &SoftBody) -> Result<Option<SoftBody>> {
+    let m = body.material();
+    if m.law().has_exact_tangent() {
+        return Ok(None);
+    }
+    let mut twin = body.clone();
+    twin.set_material(Material::new(
+        Law::Corotational,
+        m.young_modulus(),
+        m.poisson_ratio(),
+    )?);
+    Ok(Some(twin))
+}
+
+/// Newton iterations per load step, as a multiple of [`StaticOptions::max_iterations`], for a
+/// law without exact tangent (linear convergence).
+const INEXACT_ITERATIONS_FACTOR: usize = 4;
 
 /// Settings of the static solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -194,6 +224,14 @@ fn solve_body(
     let mut buffer = MemBuffer::new(factor.solve_scratch(1));
     let mut actuation = ActuationWorkspace::new(act, body.node_count(), &factor);
     let targets = act.has_targets();
+    // A law without exact tangent (`corotational_sofa`): see the module documentation.
+    let tangent_body = newton_tangent_body(body)?;
+    let mut tangent_state = tangent_body.as_ref().map(SoftBody::elastic_state);
+    let max_iterations = if tangent_body.is_none() {
+        opts.max_iterations
+    } else {
+        INEXACT_ITERATIONS_FACTOR * opts.max_iterations
+    };
     let mut potential = Potential {
         body,
         act,
@@ -238,7 +276,7 @@ fn solve_body(
         place_pinned(body, act, &x0, s, &mut x);
         begin_static(act, &mut actuation, &x0, s);
         let mut converged = false;
-        for _ in 0..opts.max_iterations {
+        for _ in 0..max_iterations {
             iterations += 1;
             let (pi, scale) = potential.evaluate(&x, s, Stiffness::Assemble, &mut r)?;
             last_residual = norm(&r) / scale.max(f64::MIN_POSITIVE);
@@ -248,7 +286,14 @@ fn solve_body(
                 break;
             }
             // Newton direction K dx = r; shift K by τM while it is not positive definite.
-            k.copy_from_slice(&potential.elastic.stiffness);
+            let newton_k = match (&tangent_body, &mut tangent_state) {
+                (Some(b), Some(state)) => {
+                    b.evaluate_elastic(&x, Stiffness::Assemble, state)?;
+                    &state.stiffness
+                }
+                _ => &potential.elastic.stiffness,
+            };
+            k.copy_from_slice(newton_k);
             let mut shift = 0.0;
             let mass_scale = k.iter().map(|v| v.abs()).fold(0.0, f64::max)
                 / body
@@ -269,7 +314,7 @@ fn solve_body(
                         "static solve: the stiffness cannot be made positive definite",
                     ));
                 }
-                k.copy_from_slice(&potential.elastic.stiffness);
+                k.copy_from_slice(newton_k);
                 axpby(shift, body.mass_values(), 1.0, &mut k);
             }
             dx.copy_from_slice(&r);

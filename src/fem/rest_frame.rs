@@ -1,0 +1,69 @@
+//! The per-element rest frames of the `corotational_sofa` law (its rotation R = Q_s Q_mᵀ needs
+//! each element's rest edge matrix D_m and its polar factor Q_m), and the evaluation of a
+//! body's material at its elements, which passes them on.
+
+use crate::error::{Error, Result};
+use crate::material::{DeformationError, Law, MaterialPoint, SofaRestFrame};
+use crate::math::{Mat3, Vec3};
+
+use super::soft_body::SoftBody;
+use super::tetrahedron::Tetrahedron;
+
+/// The rest frames of `elements` (rest positions `rest`, m) when `law` needs them
+/// (`corotational_sofa`), else none. D_m = [X_b − X_a, X_c − X_a, X_d − X_a] in the element's
+/// node order. Errors name the element (an SVD that does not converge).
+pub(super) fn rest_frames(
+    law: Law,
+    elements: &[Tetrahedron],
+    rest: &[Vec3],
+) -> Result<Vec<SofaRestFrame>> {
+    if law != Law::CorotationalSofa {
+        return Ok(Vec::new());
+    }
+    elements
+        .iter()
+        .enumerate()
+        .map(|(e, t)| {
+            let [a, b, c, d] = t.nodes.map(|n| rest[n]);
+            SofaRestFrame::new(&Mat3::from_columns(&[b - a, c - a, d - a]))
+                .map_err(|err| err.at_element(e))
+        })
+        .collect::<std::result::Result<_, Error>>()
+}
+
+impl SoftBody {
+    /// The material evaluated at element `e` for node positions `x` (m): F = Σₙ xₙ gₙᵀ and, for
+    /// `corotational_sofa`, the element's rest frame.
+    pub fn material_point(&self, e: usize, x: &[Vec3]) -> Result<MaterialPoint, DeformationError> {
+        let f = self.elements()[e].deformation_gradient(x);
+        match self.rest_frames().get(e) {
+            Some(frame) => self.material().at_in_frame(&f, frame),
+            None => self.material().at(&f),
+        }
+    }
+
+    /// The material at the deformation gradients `fs` of elements `first`, `first + 1`, …
+    /// (indices past the last element: the identity frame), handed to `each(k, point)` in
+    /// order: `Material::at_lanes` (side-by-side SVDs) when no element needs a rest frame.
+    pub(super) fn material_lanes<const N: usize>(
+        &self,
+        first: usize,
+        fs: [&Mat3; N],
+        mut each: impl FnMut(usize, Result<MaterialPoint, DeformationError>),
+    ) {
+        let frames = self.rest_frames();
+        if frames.is_empty() {
+            self.material().at_lanes(fs, each);
+        } else {
+            for (k, f) in fs.iter().enumerate() {
+                each(
+                    k,
+                    match frames.get(first + k) {
+                        Some(frame) => self.material().at_in_frame(f, frame),
+                        None => self.material().at(f),
+                    },
+                );
+            }
+        }
+    }
+}
