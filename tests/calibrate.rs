@@ -87,6 +87,7 @@ fn fit(
         params: Parametrisation::parse(&[param]).unwrap(),
         initial: vec![Some(initial)],
         observed: observed.clone(),
+        restarts: 0,
     };
     let mut evaluations = 0;
     let report = calibrate_scene(&scene, &setup, &LmOptions::default(), &mut |event| {
