@@ -492,7 +492,10 @@ fn a_range_that_excludes_the_true_value_ends_just_inside_it() {
     let loss = report["loss"].as_array().unwrap();
     let end = loss.last().unwrap().as_f64().unwrap();
     let at_bound = beam_loss_at(0.4, &observed);
-    assert!(at_bound > 1e-5, "ν = 0.4 is far from the data: {at_bound:e}");
+    assert!(
+        at_bound > 1e-5,
+        "ν = 0.4 is far from the data: {at_bound:e}"
+    );
     assert!(
         ((end - at_bound) / at_bound).abs() < 1e-3,
         "final loss {end:e}, loss at ν = 0.4 {at_bound:e}"

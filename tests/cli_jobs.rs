@@ -402,7 +402,10 @@ fn set_overrides_the_scene_of_every_command() {
         run(&args)
     };
     // Row 0 of the actuation is the scene's own forces clamped into the bounds.
-    let report = stdout_json(&control(&["--set", "soft_body.trunk.cable.c2.max_force=0.2"]));
+    let report = stdout_json(&control(&[
+        "--set",
+        "soft_body.trunk.cable.c2.max_force=0.2",
+    ]));
     assert_eq!(report["error_history"].as_array().unwrap().len(), 3);
     assert_eq!(report["actuation_history"][0][1], 0.1, "{report}");
     let report = stdout_json(&control(&["--max-force", "c2=0.05"]));

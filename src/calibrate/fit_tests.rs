@@ -181,24 +181,35 @@ fn a_minimum_outside_the_box_ends_on_its_face_never_beyond() {
     struct Shifted;
     impl LeastSquares for Shifted {
         fn evaluate(&mut self, p: &[f64]) -> crate::Result<(DVec, DMat)> {
-            assert!((-1.0..=1.0).contains(&p[0]), "evaluated outside the box: {}", p[0]);
+            assert!(
+                (-1.0..=1.0).contains(&p[0]),
+                "evaluated outside the box: {}",
+                p[0]
+            );
             Ok((DVec::from_element(1, p[0] - 2.0), DMat::identity(1, 1)))
         }
     }
     for start in [-1.0, 0.0, 0.5, 1.0] {
-        let result =
-            levenberg_marquardt_in_box(&mut Shifted, &[start], &[-1.0], &[1.0], &LmOptions::default())
-                .unwrap();
+        let result = levenberg_marquardt_in_box(
+            &mut Shifted,
+            &[start],
+            &[-1.0],
+            &[1.0],
+            &LmOptions::default(),
+        )
+        .unwrap();
         assert_eq!(result.params, [1.0], "from {start}");
         assert_eq!(result.loss, 0.5);
         assert_eq!(result.stop, LmStop::Gradient);
         assert!(result.history.iter().all(|h| h.params[0] <= 1.0));
     }
-    let e = levenberg_marquardt_in_box(&mut Shifted, &[1.5], &[-1.0], &[1.0], &LmOptions::default())
-        .unwrap_err();
+    let e =
+        levenberg_marquardt_in_box(&mut Shifted, &[1.5], &[-1.0], &[1.0], &LmOptions::default())
+            .unwrap_err();
     assert!(e.to_string().contains("outside its box"), "{e}");
-    let e = levenberg_marquardt_in_box(&mut Shifted, &[0.0], &[1.0], &[-1.0], &LmOptions::default())
-        .unwrap_err();
+    let e =
+        levenberg_marquardt_in_box(&mut Shifted, &[0.0], &[1.0], &[-1.0], &LmOptions::default())
+            .unwrap_err();
     assert!(e.to_string().contains("empty"), "{e}");
 }
 
@@ -333,7 +344,10 @@ fn starts_on_closed_ends_move_inside_and_ranges_are_checked() {
         let e = map.coordinates(&[value]).unwrap_err().to_string();
         assert!(e.contains("out of range") && e.contains(range), "{e}");
     }
-    let bounded = map.clone().with_bounds(&["poisson_ratio:b=0.2,0.4"]).unwrap();
+    let bounded = map
+        .clone()
+        .with_bounds(&["poisson_ratio:b=0.2,0.4"])
+        .unwrap();
     let e = bounded.coordinates(&[0.45]).unwrap_err().to_string();
     assert!(e.contains("0.2 ≤ ν ≤ 0.4"), "{e}");
     let top = bounded.physical(&bounded.coordinates(&[0.4]).unwrap())[0];

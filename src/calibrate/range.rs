@@ -102,11 +102,7 @@ impl ParameterRange {
     /// within `[lower, upper]`.
     pub fn contains(&self, kind: ParameterKind, value: f64) -> bool {
         let (lo, hi) = kind.physical_limits();
-        value.is_finite()
-            && value > lo
-            && value < hi
-            && value >= self.lower
-            && value <= self.upper
+        value.is_finite() && value > lo && value < hi && value >= self.lower && value <= self.upper
     }
 
     /// The range as text for messages: `0 ≤ ν < 0.5`, `0 < E`, `any finite value`.

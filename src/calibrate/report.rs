@@ -207,7 +207,11 @@ mod tests {
         assert!((report.params["poisson_ratio:beam"] - 0.45).abs() < 1e-12);
         assert_eq!(report.loss, [1e-4, 1e-9, 1e-20]);
         assert!(report.converged);
-        assert!(report.stopped.starts_with("converged"), "{}", report.stopped);
+        assert!(
+            report.stopped.starts_with("converged"),
+            "{}",
+            report.stopped
+        );
         assert!(report.at_bound.is_empty() && report.restarts == 0);
         let nu = &report.param_history["poisson_ratio:beam"];
         assert!((nu[0] - 0.3).abs() < 1e-12 && nu.len() == 3);
@@ -286,7 +290,11 @@ mod tests {
         };
         let report = CalibrationReport::from_fit(&map, &held);
         assert!(!report.converged);
-        assert!(report.stopped.starts_with("held by a bound"), "{}", report.stopped);
+        assert!(
+            report.stopped.starts_with("held by a bound"),
+            "{}",
+            report.stopped
+        );
         assert_eq!(report.at_bound["poisson_ratio:beam"], 0.4);
         let nu = report.params["poisson_ratio:beam"];
         assert!(nu < 0.4 && nu > 0.4 - 1e-6, "{nu} just inside 0.4");

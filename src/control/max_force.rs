@@ -30,10 +30,7 @@ pub fn set_max_forces(scene: &mut Scene, entries: &[String]) -> Result<()> {
             .ok_or_else(|| {
                 Error::invalid(
                     what(),
-                    format!(
-                        "`{}` is not a positive number (N, Pa or N·m)",
-                        value.trim()
-                    ),
+                    format!("`{}` is not a positive number (N, Pa or N·m)", value.trim()),
                 )
             })?;
         let actuator = scene
