@@ -532,6 +532,20 @@ fn run_calibration(
                 started.elapsed().as_secs_f64()
             );
         }
+        CalibrationProgress::Restart { restart, values } => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            let values: Vec<String> = names
+                .iter()
+                .zip(values)
+                .map(|(n, v)| format!("{n} = {v:.6e}"))
+                .collect();
+            eprintln!(
+                "restart {restart}: the fit so far missed the answer (a local minimum or a bound); starting again from {}",
+                values.join(", ")
+            );
+        }
         CalibrationProgress::Failed {
             evaluation,
             values,

@@ -155,14 +155,11 @@ pub fn calibrate_scene(
         .collect();
     let s0 = map.coordinates(&start)?;
     let (lower, upper) = map.coordinate_box();
-    let mut run = |s: &[f64]| {
-        let mut problem = Reparametrised {
-            problem: &mut fit,
-            map,
-        };
+    let run = |fit: &mut FinalStateFit<'_>, s: &[f64]| {
+        let mut problem = Reparametrised { problem: fit, map };
         levenberg_marquardt_in_box(&mut problem, s, &lower, &upper, options)
     };
-    let mut best: LmResult = run(&s0)?;
+    let mut best: LmResult = run(&mut fit, &s0)?;
     let initial_loss = best.history[0].loss;
     let gridded: Vec<usize> = (0..map.len())
         .filter(|&k| map.ranges[k].is_finite(map.names[k].kind))
@@ -179,8 +176,12 @@ pub fn calibrate_scene(
                 s[i] = lower[i] + t * (upper[i] - lower[i]);
             }
             restarts += 1;
+            fit.announce(CalibrationProgress::Restart {
+                restart: k,
+                values: &map.physical(&s),
+            });
             // A start whose simulation fails (a NaN residual) is an error of the fit: skip it.
-            if let Ok(result) = run(&s)
+            if let Ok(result) = run(&mut fit, &s)
                 && result.loss < best.loss
             {
                 best = result;

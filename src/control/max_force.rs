@@ -60,7 +60,16 @@ pub fn set_max_forces(scene: &mut Scene, entries: &[String]) -> Result<()> {
         };
         match actuator.kind {
             ActuatorKind::Servo(_) => actuator.bounds = [-value, value],
-            _ => actuator.bounds[1] = value.max(actuator.bounds[0]),
+            _ if value <= actuator.bounds[0] => {
+                return Err(Error::invalid(
+                    what(),
+                    format!(
+                        "{value} is not above the actuator's lower bound {}",
+                        actuator.bounds[0]
+                    ),
+                ));
+            }
+            _ => actuator.bounds[1] = value,
         }
     }
     Ok(())
