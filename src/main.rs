@@ -718,6 +718,9 @@ struct BenchReport {
     step_ms: f64,
     gradient_ms: Option<f64>,
     finite_difference_ms: Option<f64>,
+    /// Timed steps whose contact NCP stopped at its iteration limit (their time is that of
+    /// an unfinished solve, so `step_ms` understates a converged one).
+    unconverged_steps: usize,
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -762,12 +765,14 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
     let mut contacts = Vec::with_capacity(steps);
     let bar = progress(steps as u64, "bench");
     let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
+    let mut unconverged_steps = 0;
     for _ in 0..steps {
         let start_state = state.clone();
         let start = Instant::now();
         let report = stepper.step(&scene, &mut state)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         contacts.push(report.active_contacts as f64);
+        unconverged_steps += usize::from(!report.contact_converged);
         if let Some((recorder, derivative)) = derivative.as_mut() {
             let mut s = start_state.clone();
             let (_, record) = recorder.step(&scene, &mut s)?;
@@ -785,6 +790,11 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if unconverged_steps > 0 {
+        eprintln!(
+            "warning: the contact NCP stopped at its iteration limit in {unconverged_steps} of {steps} timed steps: step_ms times unfinished solves"
+        );
+    }
     print_json(&BenchReport {
         nodes: scene.bodies.iter().map(|b| b.node_count()).sum(),
         tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
@@ -792,6 +802,7 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
         step_ms: median(times),
         gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
         finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),
+        unconverged_steps,
     })
 }
 
