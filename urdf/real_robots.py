@@ -46,9 +46,14 @@ def robots_dir():
 def copy_with_header(name, rel):
     src = os.path.join(robots_dir(), rel)
     text = open(src).read()
+    # The package's README.md of the robot names the upstream repository and its licence.
+    readme = open(os.path.join(robots_dir(), rel.split("/")[0], "README.md")).read()
+    upstream = re.search(r"upstream: (\S+)", readme).group(1)
+    licence = re.search(r"license: (\S+)", readme).group(1)
     header = (
         "<!-- diffsoro test robot: copied verbatim (this comment added) from the pip package\n"
-        f"     example-robot-data {metadata.version('example-robot-data')}, file robots/{rel}\n"
+        f"     example-robot-data {metadata.version('example-robot-data')} (BSD-3-Clause), file robots/{rel}\n"
+        f"     (upstream {upstream}, licence {licence}),\n"
         "     by urdf/real_robots.py (python3 urdf/real_robots.py with pin and example-robot-data\n"
         "     installed). Mesh files are not copied: mesh references stay names. -->\n"
     )
