@@ -226,6 +226,12 @@ fn collision_elements_form_the_collision_model() {
         }
         s => panic!("{s:?}"),
     }
+    // A negative scale factor mirrors the mesh, as robot files do for left and right parts.
+    let mirrored = text.replace(r#"scale="2 2 2""#, r#"scale="1 -1 1""#);
+    assert!(matches!(
+        &parse(&mirrored).unwrap().geometries[5].shape,
+        Shape::Mesh { scale, .. } if *scale == Vec3::new(1.0, -1.0, 1.0)
+    ));
     assert!(matches!(
         &m.geometries[5].shape,
         Shape::Mesh { path: None, format: MeshFormat::Obj, scale, .. } if *scale == Vec3::new(2.0, 2.0, 2.0)
@@ -268,6 +274,10 @@ fn collision_elements_form_the_collision_model() {
         (
             r#"<collision></collision>"#,
             "link 'b' <collision>: lacks <geometry>",
+        ),
+        (
+            r#"<collision><geometry><mesh filename="m.obj" scale="1 0 1"/></geometry></collision>"#,
+            "link 'b' <mesh>: mesh 'm.obj': a scale factor is zero",
         ),
     ] {
         let e = err_text(&two_links(&format!("{INERTIAL}{bad}"), ""));

@@ -545,8 +545,9 @@ impl Parser<'_, '_> {
                     )
                 })?;
                 let scale = self.vec3_or(node, "scale", Vec3::new(1.0, 1.0, 1.0))?;
-                if scale.iter().any(|&s| s <= 0.0) {
-                    return Err(self.err(node, "mesh scale must be positive"));
+                // Negative factors mirror the mesh (used for left/right parts); zero flattens it.
+                if scale.iter().any(|&s| s == 0.0) {
+                    return Err(self.err(node, format!("mesh '{uri}': a scale factor is zero")));
                 }
                 Shape::Mesh {
                     uri: uri.to_string(),
