@@ -402,6 +402,21 @@ fn frame_only_links_add_nothing() {
 }
 
 #[test]
+fn a_massless_link_between_two_moving_joints_is_accepted() {
+    // Two revolute joints meeting at a virtual link without inertia (a two-axis hip): the
+    // first joint moves the second joint's body, so M stays regular.
+    let text = format!(
+        r#"<robot name="r"><link name="a">{INERTIAL}</link><link name="mid"/><link name="leg">{LEG}</link>
+        <joint name="yaw" type="revolute"><parent link="a"/><child link="mid"/><axis xyz="0 0 1"/></joint>
+        <joint name="pitch" type="revolute"><parent link="mid"/><child link="leg"/><axis xyz="0 1 0"/></joint></robot>"#
+    );
+    let m = parse(&text).unwrap();
+    assert_eq!(m.nv, 2);
+    assert!(m.inertias[1].is_zero());
+    assert!(mass_matrix_is_spd(&m));
+}
+
+#[test]
 fn a_tiny_dummy_root_link_with_a_semi_definite_inertia_is_accepted() {
     // Go1's `base`: mass 1e-6 and all six inertia entries 1e-6 (eigenvalues 3e-6, 0, 0).
     let m = parse_ff(&dummy_root(GO1_BASE, LEG, "")).unwrap();
