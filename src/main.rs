@@ -546,11 +546,7 @@ fn run_calibration(
             if let Some(b) = bar.take() {
                 b.finish_and_clear();
             }
-            let values: Vec<String> = names
-                .iter()
-                .zip(values)
-                .map(|(n, v)| format!("{n} = {v:.6e}"))
-                .collect();
+            let values = named_values(&names, values);
             let warning = if unconverged_contact_steps > 0 {
                 format!(
                     " (warning: the contact NCP stopped at its iteration limit in {unconverged_contact_steps} steps)"
@@ -568,11 +564,7 @@ fn run_calibration(
             if let Some(b) = bar.take() {
                 b.finish_and_clear();
             }
-            let values: Vec<String> = names
-                .iter()
-                .zip(values)
-                .map(|(n, v)| format!("{n} = {v:.6e}"))
-                .collect();
+            let values = named_values(&names, values);
             eprintln!(
                 "restart {restart}: the fit so far missed the answer (a local minimum or a bound); starting again from {}",
                 values.join(", ")
@@ -597,6 +589,15 @@ fn run_calibration(
         eprintln!("wrote {} files in {}", written.len(), dir.display());
     }
     print_json(&report)
+}
+
+/// `name = value` for each parameter of a calibration progress line.
+fn named_values(names: &[String], values: &[f64]) -> Vec<String> {
+    names
+        .iter()
+        .zip(values)
+        .map(|(n, v)| format!("{n} = {v:.6e}"))
+        .collect()
 }
 
 /// Eq. 17's (α, β, maximum change per step, heuristic) from the `control` flags.
