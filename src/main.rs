@@ -384,6 +384,15 @@ fn simulate(
         ));
     }
     let mut state = scene.initial_state();
+    if let Some(dir) = out
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(diffsoro::Error::invalid(
+            format!("--out `{}`", dir.display()),
+            "exists and is not a folder",
+        ));
+    }
     let mut frames = out
         .map(|dir| FrameSeries::create(dir, &scene))
         .transpose()?;

@@ -152,3 +152,75 @@ fn reoriented_tetrahedra_are_reported() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("re-oriented").count(), 1, "{err}");
 }
+
+/// Messages point at the right place: a bad `--set` value names the argument (not the scene
+/// file), a bad key in the file names its line, a mesh path that is a folder says so, and an
+/// `--out` that is a file says so.
+#[test]
+fn messages_name_the_argument_the_line_or_the_path() {
+    let run = |args: &[&str]| {
+        let out = bin().args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        err
+    };
+    let err = run(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--set",
+        "soft_body.beam.young_modulus=abc",
+    ]);
+    assert!(
+        err.contains("--set soft_body.beam.young_modulus=abc") && !err.contains("whole file"),
+        "{err}"
+    );
+    let err = run(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--set",
+        "soft_body.beam.lawx=1",
+    ]);
+    assert!(
+        err.contains("--set soft_body.beam.lawx=1") && err.contains("lawx"),
+        "{err}"
+    );
+
+    let dir = temp_dir("messages");
+    let text = std::fs::read_to_string("scenes/beam.toml").unwrap();
+    let line = 1 + text[..text.find("young_modulus").unwrap()]
+        .matches('\n')
+        .count();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, text.replacen("young_modulus", "young_modulu", 1)).unwrap();
+    let err = run(&["simulate", bad.to_str().unwrap()]);
+    assert!(
+        err.contains(&format!("line {line}")) && err.contains("young_modulu"),
+        "{err}"
+    );
+    let err = run(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--set",
+        "soft_body.beam.mesh=.",
+    ]);
+    assert!(
+        err.contains("soft_body.beam.mesh") && err.contains("folder"),
+        "{err}"
+    );
+    let file = dir.join("a_file");
+    std::fs::write(&file, "").unwrap();
+    let err = run(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--steps",
+        "1",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        err.contains("--out") && err.contains("not a folder"),
+        "{err}"
+    );
+}

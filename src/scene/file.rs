@@ -246,23 +246,32 @@ impl SceneFile {
     /// Parses a scene from TOML text, after applying the `--set` overrides; `file` names it in
     /// errors. Unknown keys and type errors are reported with their key and line.
     pub fn parse(file: &str, text: &str, overrides: &[String]) -> Result<SceneFile> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| {
-            Error::parse(
-                file,
-                crate::error::Location::Whole,
-                one_line(&e.to_string()),
-            )
-        })?;
+        // The file alone first, typed, so an error names its line (toml's span); then each
+        // `--set` in turn, so a bad override is named as the argument it is, not the file.
+        let located = |e: toml::de::Error| {
+            let location = e.span().map_or(crate::error::Location::Whole, |span| {
+                crate::error::Location::Line(
+                    1 + text[..span.start.min(text.len())].matches('\n').count(),
+                )
+            });
+            Error::parse(file, location, toml_message(&e))
+        };
+        let scene: SceneFile = toml::from_str(text).map_err(located)?;
+        if overrides.is_empty() {
+            scene.validate()?;
+            return Ok(scene);
+        }
+        let mut table: toml::Table = toml::from_str(text).map_err(located)?;
         for o in overrides {
             super::overrides::apply_override(&mut table, o)?;
+            table
+                .clone()
+                .try_into::<SceneFile>()
+                .map_err(|e| Error::invalid(format!("--set {o}"), toml_message(&e)))?;
         }
-        let scene: SceneFile = table.try_into().map_err(|e: toml::de::Error| {
-            Error::parse(
-                file,
-                crate::error::Location::Whole,
-                one_line(&e.to_string()),
-            )
-        })?;
+        let scene: SceneFile = table
+            .try_into()
+            .map_err(|e: toml::de::Error| Error::invalid("--set", toml_message(&e)))?;
         scene.validate()?;
         Ok(scene)
     }
@@ -391,6 +400,11 @@ fn non_negative(what: &str, v: f64) -> Result<()> {
 }
 
 /// TOML errors span several lines (with a caret under the culprit); the CLI prints one line.
+/// A toml error's own message on one line, without the snippet toml adds around the span.
+fn toml_message(e: &toml::de::Error) -> String {
+    one_line(e.message())
+}
+
 fn one_line(message: &str) -> String {
     message
         .split('\n')

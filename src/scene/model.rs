@@ -88,6 +88,12 @@ impl Scene {
         for b in &file.soft_body {
             let what = format!("soft_body.{}", b.name);
             let mesh_path = dir.join(&b.mesh);
+            if mesh_path.is_dir() {
+                return Err(Error::invalid(
+                    format!("{what}.mesh"),
+                    format!("{} is a folder, not a mesh file", mesh_path.display()),
+                ));
+            }
             if !mesh_path.is_file() {
                 return Err(Error::invalid(
                     format!("{what}.mesh"),
