@@ -85,7 +85,7 @@ pub fn calibrate<'py>(
     scene: &PyScene,
     observed: &Bound<'py, PyAny>,
     params: Vec<String>,
-    init: Option<Vec<(String, f64)>>,
+    init: Option<std::collections::BTreeMap<String, f64>>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let scene = &scene.scene;
