@@ -24,7 +24,11 @@ pub fn vec3_to_array<'py>(py: Python<'py>, p: Vec3) -> Bound<'py, PyArray1<f64>>
 
 /// A nodal field from an (n, 3) array of any strides; `what` names it in errors (shape,
 /// non-finite entries).
-pub fn array_to_nodes(array: &PyReadonlyArray2<'_, f64>, n: usize, what: &str) -> PyResult<Vec<Vec3>> {
+pub fn array_to_nodes(
+    array: &PyReadonlyArray2<'_, f64>,
+    n: usize,
+    what: &str,
+) -> PyResult<Vec<Vec3>> {
     let view = array.as_array();
     if view.shape() != [n, 3] {
         return Err(invalid(
@@ -45,9 +49,11 @@ pub fn array_to_nodes(array: &PyReadonlyArray2<'_, f64>, n: usize, what: &str) -
 
 /// A serialisable value as Python objects (dicts, lists, floats, …) through `json.loads`:
 /// floats are exactly those of the CLI's JSON.
-pub fn to_python<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| invalid("JSON output", e))?;
+pub fn to_python<'py>(
+    py: Python<'py>,
+    value: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(value).map_err(|e| invalid("JSON output", e))?;
     py.import("json")?.call_method1("loads", (text,))
 }
 

@@ -51,7 +51,10 @@ impl Callback {
 
 /// The observed final state: a dict as `Simulation.final_state()` returns (or the CLI
 /// writes), or the path of a JSON file.
-fn observation(observed: &Bound<'_, PyAny>, scene: &diffsoro::scene::Scene) -> PyResult<FinalState> {
+fn observation(
+    observed: &Bound<'_, PyAny>,
+    scene: &diffsoro::scene::Scene,
+) -> PyResult<FinalState> {
     if observed.is_instance_of::<PyDict>() {
         let text = to_json_text(observed)?;
         return serde_json::from_str(&text)

@@ -46,7 +46,11 @@ impl PyScene {
     /// value or an unknown key (the message names it).
     #[staticmethod]
     #[pyo3(signature = (path, overrides = None))]
-    fn load(py: Python<'_>, path: PathBuf, overrides: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        overrides: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         let set = override_strings(overrides)?;
         let scene = py.detach(|| guarded(|| Scene::load(&path, &set)))?;
         Ok(PyScene { scene })
@@ -76,7 +80,11 @@ impl PyScene {
     /// The soft bodies' names, in scene order.
     #[getter]
     fn bodies(&self) -> Vec<String> {
-        self.scene.bodies.iter().map(|b| b.name().to_string()).collect()
+        self.scene
+            .bodies
+            .iter()
+            .map(|b| b.name().to_string())
+            .collect()
     }
 
     /// The actuators' names (cables, cavities, servos), body by body in scene order.

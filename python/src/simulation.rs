@@ -144,7 +144,11 @@ impl PySimulation {
     ) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
         for (body, bt) in self.scene.bodies.iter().zip(&t.bodies) {
-            let field = if velocities { &bt.velocities } else { &bt.positions };
+            let field = if velocities {
+                &bt.velocities
+            } else {
+                &bt.positions
+            };
             out.set_item(body.name(), nodes_to_array(py, field))?;
         }
         Ok(out)
@@ -372,9 +376,8 @@ impl PySimulation {
     ) -> PyResult<Bound<'py, PyDict>> {
         let parsed = self.parameters(&params)?;
         let output = self.tangent(positions, velocities, "vjp")?;
-        let result = self.with_derivatives(py, |d, scene, state| {
-            d.vjp(scene, state, &parsed, &output)
-        })?;
+        let result =
+            self.with_derivatives(py, |d, scene, state| d.vjp(scene, state, &parsed, &output))?;
         let out = PyDict::new(py);
         out.set_item("positions", self.per_body(py, &result.state, false)?)?;
         out.set_item("velocities", self.per_body(py, &result.state, true)?)?;
@@ -391,7 +394,11 @@ impl PySimulation {
             "Simulation(time={}, steps={}, bodies={:?})",
             self.state.time,
             self.state.steps,
-            self.scene.bodies.iter().map(|b| b.name()).collect::<Vec<_>>()
+            self.scene
+                .bodies
+                .iter()
+                .map(|b| b.name())
+                .collect::<Vec<_>>()
         )
     }
 }
