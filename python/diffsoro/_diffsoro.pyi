@@ -81,7 +81,9 @@ class Simulation:
         """Node positions (m), owned (n, 3) float64, mesh-file node order."""
     def velocities(self, body: str) -> Array:
         """Node velocities (m/s), owned (n, 3) float64, mesh-file node order."""
-    def set_state(self, body: str, positions: npt.ArrayLike, velocities: npt.ArrayLike) -> None:
+    def set_state(
+        self, body: str, positions: npt.ArrayLike, velocities: npt.ArrayLike
+    ) -> None:
         """Sets a body's positions (m) and velocities (m/s), (n, 3) each."""
     def set_actuation(self, name: str, value: float) -> None:
         """An actuator's input for the next steps: N, Pa or N·m (force), rad (angle servo)."""

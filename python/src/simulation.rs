@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use diffsoro::diff::{InputTangent, Parameter, StateTangent};
 use diffsoro::math::Vec3;
 use diffsoro::scene::{FinalState, Scene, State, StaticOptions, StepReport, Stepper, solve_static};
-use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
+use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -14,6 +14,9 @@ use crate::convert::{array_to_nodes, nodes_to_array, to_python, vec3_to_array};
 use crate::derivatives::{Derivatives, parameter_jacobian};
 use crate::errors::{ConvergenceError, guarded, invalid, to_py};
 use crate::scene::PyScene;
+
+/// An (n, 3) array-like of nodal values (any real dtype, converted to float64).
+type Nodes<'py> = PyArrayLike2<'py, f64, AllowTypeChange>;
 
 /// A simulation of a scene: its own copy of the scene (actuation set by `set_actuation`), the
 /// state (positions m, velocities m/s, time s) and the stepper. Starts at the scene's rest
@@ -114,8 +117,8 @@ impl PySimulation {
     /// A state tangent from per-body (n, 3) arrays (bodies not given: zero).
     fn tangent(
         &self,
-        positions: Option<BTreeMap<String, PyReadonlyArray2<'_, f64>>>,
-        velocities: Option<BTreeMap<String, PyReadonlyArray2<'_, f64>>>,
+        positions: Option<BTreeMap<String, Nodes<'_>>>,
+        velocities: Option<BTreeMap<String, Nodes<'_>>>,
         what: &str,
     ) -> PyResult<StateTangent> {
         let mut t = StateTangent::zeros(&self.scene);
@@ -224,8 +227,8 @@ impl PySimulation {
     fn set_state(
         &mut self,
         body: &str,
-        positions: PyReadonlyArray2<'_, f64>,
-        velocities: PyReadonlyArray2<'_, f64>,
+        positions: Nodes<'_>,
+        velocities: Nodes<'_>,
     ) -> PyResult<()> {
         let b = PyScene::body_index(&self.scene, body)?;
         let n = self.scene.bodies[b].node_count();
@@ -345,8 +348,8 @@ impl PySimulation {
         &mut self,
         py: Python<'py>,
         parameters: Option<BTreeMap<String, f64>>,
-        positions: Option<BTreeMap<String, PyReadonlyArray2<'_, f64>>>,
-        velocities: Option<BTreeMap<String, PyReadonlyArray2<'_, f64>>>,
+        positions: Option<BTreeMap<String, Nodes<'_>>>,
+        velocities: Option<BTreeMap<String, Nodes<'_>>>,
     ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
         let parameters = parameters.unwrap_or_default();
         let names: Vec<String> = parameters.keys().cloned().collect();
@@ -370,8 +373,8 @@ impl PySimulation {
     fn vjp<'py>(
         &mut self,
         py: Python<'py>,
-        positions: Option<BTreeMap<String, PyReadonlyArray2<'_, f64>>>,
-        velocities: Option<BTreeMap<String, PyReadonlyArray2<'_, f64>>>,
+        positions: Option<BTreeMap<String, Nodes<'_>>>,
+        velocities: Option<BTreeMap<String, Nodes<'_>>>,
         params: Vec<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let parsed = self.parameters(&params)?;

@@ -114,3 +114,26 @@ def test_callback_exception_reaches_the_caller():
 
     with pytest.raises(KeyError, match="from the callback"):
         diffsoro.control(scene, effector="tip", target=[-0.1, 0.01, 0.007], steps=2, progress=boom)
+
+
+def test_array_likes_are_converted():
+    sim = diffsoro.Simulation(diffsoro.Scene.load(SCENES / "beam.toml"))
+    x = sim.positions("beam")
+    sim.set_state("beam", x.tolist(), np.zeros(x.shape, dtype=np.int32))
+    assert np.array_equal(sim.positions("beam"), x)
+
+
+def test_strict_unconverged_contact_is_convergence_error(cli):
+    # One NCP iteration cannot reach the tolerance once the pulled finger hits the block.
+    overrides = {"contact.max_iterations": 1}
+    sim = diffsoro.Simulation(diffsoro.Scene.load(SCENES / "finger_obstacle.toml", overrides=overrides), strict=True)
+    with pytest.raises(diffsoro.ConvergenceError) as e:
+        sim.run(100)
+    assert isinstance(e.value, RuntimeError)
+    assert str(e.value) == cli.error(
+        "simulate", "scenes/finger_obstacle.toml", "--strict", "--steps", "100", "--set", "contact.max_iterations=1"
+    )
+    # Without strict, the run goes on and the final state counts the steps.
+    lax = diffsoro.Simulation(diffsoro.Scene.load(SCENES / "finger_obstacle.toml", overrides=overrides))
+    lax.run(sim.steps)
+    assert lax.final_state()["unconverged_steps"] >= 1
