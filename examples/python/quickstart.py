@@ -17,15 +17,15 @@ for _ in range(100):  # 100 steps of dt = 0.01 s
     sim.step()
     path.append(sim.effector("tip"))  # (3,) m
     print(sim.time, *path[-1])
-path = np.array(path)
-print(f"tip moved {np.linalg.norm(path[-1] - path[0]) * 1e3:.1f} mm", flush=True)
+tip = np.array(path)  # (100, 3) m
+print(f"tip moved {np.linalg.norm(tip[-1] - tip[0]) * 1e3:.1f} mm", flush=True)
 
 try:
     import matplotlib.pyplot as plt
 except ImportError:
     plt = None
 if plt is not None:
-    plt.plot(path[:, 0], path[:, 1])
+    plt.plot(tip[:, 0], tip[:, 1])
     plt.xlabel("x (m)")
     plt.ylabel("y (m)")
     plt.title("Trunk tip, cable c2 at 0.5 N")

@@ -5,26 +5,29 @@ SI units: m, m/s, s, Pa, N (cables), Pa (cavities), N·m or rad (servos), J.
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
 
+__all__ = ["Scene", "Simulation", "calibrate", "control", "ConvergenceError", "__version__"]
+
 __version__: str
 
-OverrideValue = bool | int | float | str | Sequence[Any]
-Array = npt.NDArray[np.float64]
+_OverrideValue = bool | int | float | str | Sequence[Any]
+_Array = npt.NDArray[np.float64]
 
 class ConvergenceError(RuntimeError):
     """A step's contact NCP stopped at its iteration limit under strict=True."""
 
+@final
 class Scene:
     """A scene: settings, soft bodies, actuators, effectors, obstacles (SI units). Immutable."""
 
     @staticmethod
     def load(
         path: str | os.PathLike[str],
-        overrides: Mapping[str, OverrideValue] | None = None,
+        overrides: Mapping[str, _OverrideValue] | None = None,
     ) -> Scene:
         """Reads a scene file (TOML) with `--set`-style overrides ({dotted path: value}).
 
@@ -34,7 +37,7 @@ class Scene:
     def from_toml(
         text: str,
         base_dir: str | os.PathLike[str] | None = None,
-        overrides: Mapping[str, OverrideValue] | None = None,
+        overrides: Mapping[str, _OverrideValue] | None = None,
     ) -> Scene:
         """Parses a scene from TOML text; relative paths start at base_dir (default ".")."""
     @property
@@ -58,10 +61,11 @@ class Scene:
     def node_count(self, body: str) -> int:
         """Number of mesh nodes of soft body `body`."""
 
+@final
 class Simulation:
     """A scene's state stepped in time (GIL released during steps)."""
 
-    def __init__(self, scene: Scene, strict: bool = False) -> None:
+    def __new__(cls, scene: Scene, strict: bool = False) -> Simulation:
         """From the scene's rest state, time 0. strict=True: unconverged contact raises
         ConvergenceError."""
     def step(self) -> None:
@@ -77,9 +81,9 @@ class Simulation:
     @property
     def scene(self) -> Scene:
         """A copy of the simulation's scene (with set_actuation's inputs)."""
-    def positions(self, body: str) -> Array:
+    def positions(self, body: str) -> _Array:
         """Node positions (m), owned (n, 3) float64, mesh-file node order."""
-    def velocities(self, body: str) -> Array:
+    def velocities(self, body: str) -> _Array:
         """Node velocities (m/s), owned (n, 3) float64, mesh-file node order."""
     def set_state(
         self, body: str, positions: npt.ArrayLike, velocities: npt.ArrayLike
@@ -87,7 +91,7 @@ class Simulation:
         """Sets a body's positions (m) and velocities (m/s), (n, 3) each."""
     def set_actuation(self, name: str, value: float) -> None:
         """An actuator's input for the next steps: N, Pa or N·m (force), rad (angle servo)."""
-    def effector(self, name: str) -> Array:
+    def effector(self, name: str) -> _Array:
         """Effector position (m), shape (3,)."""
     def static_equilibrium(self) -> dict[str, dict[str, float]]:
         """Static equilibrium from the current state: {body: {"iterations", "load_steps",
@@ -96,7 +100,7 @@ class Simulation:
         """The CLI's final-state JSON of the current state, as a dict."""
     def energy(self) -> dict[str, float]:
         """Energy (J): {"kinetic", "elastic", "gravity", "actuators", "total"}."""
-    def step_jacobian(self, params: Sequence[str]) -> dict[str, Array]:
+    def step_jacobian(self, params: Sequence[str]) -> dict[str, _Array]:
         """{name: (N, 3) d x⁺/d p} for one step from the current state (not advanced); N =
         nodes of every body in scene order."""
     def jvp(
@@ -104,7 +108,7 @@ class Simulation:
         parameters: Mapping[str, float] | None = None,
         positions: Mapping[str, npt.ArrayLike] | None = None,
         velocities: Mapping[str, npt.ArrayLike] | None = None,
-    ) -> tuple[dict[str, Array], dict[str, Array]]:
+    ) -> tuple[dict[str, _Array], dict[str, _Array]]:
         """Forward mode of one step: (dx⁺, dv⁺) per body for the given input direction."""
     def vjp(
         self,
