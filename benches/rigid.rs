@@ -1,5 +1,6 @@
 //! Rigid-body dynamics timings (RNEA, CRBA, ABA, ABA derivatives) on UR5, the quadruped on a
-//! free-flyer (nv 18) and the humanoid on a free-flyer (nv 38), one core.
+//! free-flyer (nv 18) and the humanoid on a free-flyer (nv 38), and the real UR5 and Go1 files of
+//! example-robot-data (`urdf/real/`; not yet measured), one core.
 //! Reference (Pinocchio 4.1 C++ on the same machine, median): UR5 RNEA 0.69 µs, CRBA 0.32 µs,
 //! ABA 1.56 µs, ABA derivatives 3.37 µs; quadruped ABA 3.54 µs, derivatives 11.5 µs; humanoid
 //! ABA 9.0 µs, derivatives 39.6 µs.
@@ -67,6 +68,10 @@ fn benches(c: &mut Criterion) {
     bench_model(c, "ur5", &load("ur5.urdf", Base::Fixed));
     bench_model(c, "quadruped_ff", &load("quadruped.urdf", Base::FreeFlyer));
     bench_model(c, "humanoid_ff", &load("humanoid.urdf", Base::FreeFlyer));
+    // The real robot files of example-robot-data (urdf/real/), for side-by-side comparisons
+    // with Pinocchio on the same URDF.
+    bench_model(c, "ur5_real", &load("real/ur5_robot.urdf", Base::Fixed));
+    bench_model(c, "go1_ff", &load("real/go1.urdf", Base::FreeFlyer));
 }
 
 criterion_group!(rigid, benches);

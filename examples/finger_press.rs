@@ -21,10 +21,13 @@ use diffsoro::scene::Scene;
 fn main() -> diffsoro::Result<()> {
     let mut scene = Scene::load(
         Path::new("scenes/finger_obstacle.toml"),
-        &["soft_body.finger.cable.cable.force=0".to_string()],
+        &[
+            "soft_body.finger.cable.cable.force=0".to_string(),
+            // The cable's bound, stated: control takes bounds from the scene only.
+            "soft_body.finger.cable.cable.max_force=3".to_string(),
+        ],
     )?;
     let options = ControlOptions {
-        force_cap: 3.0,
         max_change: 0.05,
         regularisation: 1e-3,
     };

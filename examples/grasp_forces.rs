@@ -17,14 +17,17 @@ use diffsoro::scene::Scene;
 
 fn main() -> diffsoro::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let scene = Scene::load(&root.join("scenes/finger_obstacle.toml"), &[])?;
+    // The cable's bound, stated: control takes bounds from the scene only.
+    let scene = Scene::load(
+        &root.join("scenes/finger_obstacle.toml"),
+        &["soft_body.finger.cable.cable.max_force=3".to_string()],
+    )?;
     // The grasp origin: 10 mm up from the rest tip, inside the block the finger closes on.
     let tip = scene.body_actuation(0).effectors[0]
         .point
         .position(scene.bodies[0].rest_positions());
     let origin = tip + Vec3::new(0.0, 0.010, 0.0);
     let options = ControlOptions {
-        force_cap: 3.0,
         max_change: 0.05,
         regularisation: 1e-3,
     };

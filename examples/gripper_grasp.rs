@@ -85,7 +85,6 @@ fn main() -> diffsoro::Result<()> {
 fn setup() -> (Vec<(&'static str, Vec3)>, ControlOptions, ForceLimiting) {
     let origin = Vec3::new(0.05, 0.0575, 0.01);
     let options = ControlOptions {
-        force_cap: 1.0,
         // Below the servos' 0.005 rad per step, so the targets stay within reach.
         max_change: 0.004,
         regularisation: 1e-3,

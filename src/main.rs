@@ -18,6 +18,9 @@ use diffsoro::scene::{FinalState, FrameSeries, Scene, StaticOptions, Stepper, so
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+mod out_folder;
+use out_folder::with_out_folder;
+
 /// diffsoro: a differentiable soft-robot simulator (tetrahedral FEM, exact frictional contact,
 /// implicit differentiation). With no command, prints this help and runs the built-in demo.
 #[derive(Parser)]
@@ -62,9 +65,12 @@ enum Command {
         #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
         sensitivity: Vec<String>,
     },
-    /// Fit material parameters (Young's modulus, Poisson's ratio per body) so that the scene's
-    /// final state matches an observed one, by Levenberg-Marquardt; prints
-    /// `{"params", "iterations", "loss", "converged"}`.
+    /// Fit material parameters (Young's modulus, Poisson's ratio per body) or actuator inputs
+    /// so that the scene's final state matches an observed one, by Levenberg-Marquardt with
+    /// every iterate strictly inside each parameter's range; prints `{"params", "iterations",
+    /// "loss", "converged", "stopped", "at_bound", "restarts", …}`. `converged` is true only
+    /// when the loss fell to 1e-6 of the initial loss with no parameter held by a bound;
+    /// `stopped` says why it stopped otherwise (a local minimum, a bound, the iteration limit).
     Calibrate {
         /// The scene file (TOML, SI units).
         scene: PathBuf,
@@ -76,11 +82,24 @@ enum Command {
         #[arg(long = "param", value_name = "NAME", required = true)]
         params: Vec<String>,
         /// Starting value of a parameter (default: the scene's), e.g.
-        /// `young_modulus:beam=1e5`; repeatable.
+        /// `young_modulus:beam=1e5`, within its range (a value on a closed end starts just
+        /// inside it); repeatable.
         #[arg(long = "init", value_name = "NAME=VALUE")]
         init: Vec<String>,
+        /// The admissible range of a parameter, `NAME=LO,HI` (either end may be empty for the
+        /// default end), e.g. `poisson_ratio:beam=0,0.45`, `young_modulus:beam=1e5,`,
+        /// `actuator:c1=0,2`. Defaults: E > 0 (Pa), 0 ≤ ν < 0.5, actuators unbounded. Iterates
+        /// stay strictly inside (by 1e-6 of the range's width); repeatable.
+        #[arg(long = "bounds", value_name = "NAME=LO,HI", allow_hyphen_values = true)]
+        bounds: Vec<String>,
+        /// When the first fit misses the answer (a local minimum or a bound), how many more
+        /// fits to start from evenly spaced points of the parameters' finite ranges (ν, or
+        /// any parameter with both `--bounds` ends); the best fit is reported.
+        #[arg(long, value_name = "N", default_value_t = diffsoro::calibrate::DEFAULT_RESTARTS)]
+        restarts: usize,
         /// Output folder: `calibration.json`, `loss.svg`/`.csv` and one plot (+ CSV) per
-        /// parameter.
+        /// parameter. Created (or checked writable) before the fit starts; removed again if
+        /// the fit fails and it was created for it.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override one scene value by dotted path, as for `simulate` (e.g.
@@ -112,9 +131,23 @@ enum Command {
         #[arg(long)]
         steps: Option<usize>,
         /// Output folder: `control.json`, `error.svg`/`.csv`, `actuation.svg`/`.csv` (and
-        /// `contact_force.svg`/`.csv` with `--contact-weight`).
+        /// `contact_force.svg`/`.csv` with `--contact-weight`). Created (or checked writable)
+        /// before the run starts; removed again if the run fails and it was created for it.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Override one scene value by dotted path, as for `simulate` (e.g.
+        /// `soft_body.trunk.cable.c2.max_force=0.5`); repeatable.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// The largest input of a force-driven actuator, `NAME=VALUE` (a cable's tension in N,
+        /// a cavity's pressure in Pa, a servo's torque in N·m, which is then bounded by
+        /// ±VALUE), as the scene's `max_force`/`max_pressure`/`max_torque` would; repeatable.
+        /// Bounds come only from the scene and this flag: without one a cable's tension is
+        /// only ≥ 0 (and a cavity's pressure or a servo's torque unbounded), and the change
+        /// per step is limited (0.02 in the actuators' units by default, `--max-change` with
+        /// `--contact-weight`), which keeps steps small.
+        #[arg(long = "max-force", value_name = "NAME=VALUE")]
+        max_force: Vec<String>,
         /// β (1/N²): minimise α‖X_e‖² + β‖λ_c‖² (paper 004 Eq. 17) over every force-driven
         /// actuator and angle-driven servo, with the contact forces' derivatives.
         #[arg(long, value_name = "BETA")]
@@ -159,7 +192,12 @@ enum Command {
     },
     /// Run the built-in demo: the Trunk scene of `scenes/trunk.toml` under gravity, written
     /// to `out/demo/` for ParaView.
-    Demo,
+    Demo {
+        /// Override one scene value by dotted path, as for `simulate` (e.g.
+        /// `soft_body.trunk.cable.c2.force=0.3`); repeatable.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -189,15 +227,30 @@ fn main() -> ExitCode {
             observed,
             params,
             init,
+            bounds,
+            restarts,
             out,
             set,
-        }) => calibrate(&scene, &observed, &params, &init, out.as_deref(), &set),
+        }) => calibrate(
+            &scene,
+            &observed,
+            &CalibrateFlags {
+                params: &params,
+                bounds: &bounds,
+                init: &init,
+                restarts,
+            },
+            out.as_deref(),
+            &set,
+        ),
         Some(Command::Control {
             scene,
             effector,
             target,
             steps,
             out,
+            set,
+            max_force,
             contact_weight,
             effector_weight,
             max_change,
@@ -205,9 +258,13 @@ fn main() -> ExitCode {
             static_mode,
         }) => control(
             &scene,
-            &effector,
-            &target,
-            steps,
+            &ControlFlags {
+                effectors: &effector,
+                targets: &target,
+                steps,
+                set: &set,
+                max_force: &max_force,
+            },
             out.as_deref(),
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
             heuristic || max_change.is_some(),
@@ -215,11 +272,11 @@ fn main() -> ExitCode {
         ),
         Some(Command::Bench { scene, steps, set }) => bench(&scene, steps, &set),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
-        Some(Command::Demo) => demo(),
+        Some(Command::Demo { set }) => demo(&set),
         None => {
             eprintln!("{}", Cli::command().render_help());
             eprintln!("\nNo command given: running the built-in demo (`diffsoro demo`).\n");
-            demo()
+            demo(&[])
         }
     };
     match result {
@@ -429,20 +486,44 @@ fn simulate(
     Ok(final_state)
 }
 
-/// `calibrate`: checks the input against the scene, fits (a progress bar per simulation of
-/// the run, a line per evaluation on stderr), prints the report; with `out`, writes
-/// `calibration.json` and the plots.
+/// The `calibrate` flags that define the fit.
+struct CalibrateFlags<'a> {
+    params: &'a [String],
+    bounds: &'a [String],
+    init: &'a [String],
+    restarts: usize,
+}
+
+/// `calibrate`: checks the input against the scene and `--out` (created before the fit,
+/// removed again if the fit fails), fits (a progress bar per simulation of the run, a line
+/// per evaluation on stderr), prints the report; with `out`, writes `calibration.json` and
+/// the plots.
 fn calibrate(
     path: &Path,
     observed: &Path,
-    params: &[String],
-    init: &[String],
+    flags: &CalibrateFlags<'_>,
     out: Option<&Path>,
     set: &[String],
 ) -> diffsoro::Result<()> {
-    use diffsoro::calibrate::{CalibrationProgress, CalibrationSetup, LmOptions, calibrate_scene};
     let scene = load_scene(path, set)?;
-    let setup = CalibrationSetup::new(&scene, observed, params, init)?;
+    let mut setup = diffsoro::calibrate::CalibrationSetup::new(
+        &scene,
+        observed,
+        flags.params,
+        flags.bounds,
+        flags.init,
+    )?;
+    setup.restarts = flags.restarts;
+    with_out_folder(out, |out| run_calibration(&scene, &setup, out))
+}
+
+/// The fit of [`calibrate`] once its input is checked.
+fn run_calibration(
+    scene: &Scene,
+    setup: &diffsoro::calibrate::CalibrationSetup,
+    out: Option<&Path>,
+) -> diffsoro::Result<()> {
+    use diffsoro::calibrate::{CalibrationProgress, LmOptions, calibrate_scene};
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
     let steps = scene.simulation.steps as u64;
     let mut bar: Option<ProgressBar> = None;
@@ -465,11 +546,7 @@ fn calibrate(
             if let Some(b) = bar.take() {
                 b.finish_and_clear();
             }
-            let values: Vec<String> = names
-                .iter()
-                .zip(values)
-                .map(|(n, v)| format!("{n} = {v:.6e}"))
-                .collect();
+            let values = named_values(&names, values);
             let warning = if unconverged_contact_steps > 0 {
                 format!(
                     " (warning: the contact NCP stopped at its iteration limit in {unconverged_contact_steps} steps)"
@@ -481,6 +558,16 @@ fn calibrate(
                 "simulation {evaluation}: {}, loss {loss:.3e} m², {:.1} s elapsed{warning}",
                 values.join(", "),
                 started.elapsed().as_secs_f64()
+            );
+        }
+        CalibrationProgress::Restart { restart, values } => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            let values = named_values(&names, values);
+            eprintln!(
+                "restart {restart}: the fit so far missed the answer (a local minimum or a bound); starting again from {}",
+                values.join(", ")
             );
         }
         CalibrationProgress::Failed {
@@ -496,7 +583,7 @@ fn calibrate(
             );
         }
     };
-    let report = calibrate_scene(&scene, &setup, &LmOptions::default(), &mut on_progress)?;
+    let report = calibrate_scene(scene, setup, &LmOptions::default(), &mut on_progress)?;
     if let Some(dir) = out {
         let written = report.write_outputs(dir)?;
         eprintln!("wrote {} files in {}", written.len(), dir.display());
@@ -504,18 +591,35 @@ fn calibrate(
     print_json(&report)
 }
 
+/// `name = value` for each parameter of a calibration progress line.
+fn named_values(names: &[String], values: &[f64]) -> Vec<String> {
+    names
+        .iter()
+        .zip(values)
+        .map(|(n, v)| format!("{n} = {v:.6e}"))
+        .collect()
+}
+
 /// Eq. 17's (α, β, maximum change per step, heuristic) from the `control` flags.
 type ForceLimitingFlags = (f64, f64, Option<f64>, bool);
 
-/// `control`: checks the input against the scene, runs the control loop (or, with
-/// `force_limiting`, Eq. 17), prints the report; with `out`, writes `control.json` and the
-/// plots. `grasp_only_flags` says whether a flag that needs `--contact-weight` was given.
-#[allow(clippy::too_many_arguments)]
+/// The `control` flags that define the problem.
+struct ControlFlags<'a> {
+    effectors: &'a [String],
+    targets: &'a [String],
+    steps: Option<usize>,
+    set: &'a [String],
+    max_force: &'a [String],
+}
+
+/// `control`: loads the scene with `--set` and `--max-force`, checks the input against it and
+/// `--out` (created before the run, removed again if the run fails), runs the control loop
+/// (or, with `force_limiting`, Eq. 17), prints the report; with `out`, writes `control.json`
+/// and the plots. `grasp_only_flags` says whether a flag that needs `--contact-weight` was
+/// given.
 fn control(
     path: &Path,
-    effectors: &[String],
-    targets: &[String],
-    steps: Option<usize>,
+    flags: &ControlFlags<'_>,
     out: Option<&Path>,
     force_limiting: Option<ForceLimitingFlags>,
     grasp_only_flags: bool,
@@ -523,7 +627,7 @@ fn control(
 ) -> diffsoro::Result<()> {
     use diffsoro::control::{
         ControlSetup, GraspSetup, QpSettings, control_scene_with_progress, default_qp_solver,
-        grasp_scene, static_control,
+        grasp_scene, set_max_forces, static_control,
     };
     if static_mode && force_limiting.is_some() {
         return Err(diffsoro::Error::invalid(
@@ -531,20 +635,18 @@ fn control(
             "static inverse control drives one effector; it does not combine with --contact-weight",
         ));
     }
-    let scene = load_scene(path, &[])?;
+    let (effectors, targets, steps) = (flags.effectors, flags.targets, flags.steps);
+    let mut scene = load_scene(path, flags.set)?;
+    set_max_forces(&mut scene, flags.max_force)?;
     let mut solver = default_qp_solver(QpSettings::default());
-    let report = match force_limiting {
-        Some((alpha, beta, max_change, heuristic)) => {
-            let setup = GraspSetup::new(
-                &scene, effectors, targets, steps, alpha, beta, max_change, heuristic,
-            )?;
-            let bar = progress(setup.steps as u64, "control (Eq. 17)");
-            let report = grasp_scene(&scene, &setup, solver.as_mut(), &mut |done| {
-                bar.set_position(done as u64)
-            })?;
-            bar.finish_and_clear();
-            report
-        }
+    enum Job {
+        Grasp(GraspSetup),
+        Track(ControlSetup),
+    }
+    let job = match force_limiting {
+        Some((alpha, beta, max_change, heuristic)) => Job::Grasp(GraspSetup::new(
+            &scene, effectors, targets, steps, alpha, beta, max_change, heuristic,
+        )?),
         None => {
             if grasp_only_flags {
                 return Err(diffsoro::Error::invalid(
@@ -562,30 +664,49 @@ fn control(
                     ),
                 ));
             }
-            let setup = ControlSetup::new(&scene, &effectors[0], &targets[0], steps)?;
-            let bar = progress(
-                setup.steps as u64,
-                if static_mode {
-                    "control (static)"
-                } else {
-                    "control"
-                },
-            );
-            let mut tick = |done: usize| bar.set_position(done as u64);
-            let report = if static_mode {
-                static_control(&scene, &setup, solver.as_mut(), &mut tick)?
-            } else {
-                control_scene_with_progress(&scene, &setup, solver.as_mut(), &mut tick)?
-            };
-            bar.finish_and_clear();
-            report
+            Job::Track(ControlSetup::new(
+                &scene,
+                &effectors[0],
+                &targets[0],
+                steps,
+            )?)
         }
     };
-    if let Some(dir) = out {
-        let written = report.write_outputs(dir)?;
-        eprintln!("wrote {} files in {}", written.len(), dir.display());
-    }
-    print_json(&report)
+    with_out_folder(out, |out| {
+        let report = match &job {
+            Job::Grasp(setup) => {
+                let bar = progress(setup.steps as u64, "control (Eq. 17)");
+                let report = grasp_scene(&scene, setup, solver.as_mut(), &mut |done| {
+                    bar.set_position(done as u64)
+                })?;
+                bar.finish_and_clear();
+                report
+            }
+            Job::Track(setup) => {
+                let bar = progress(
+                    setup.steps as u64,
+                    if static_mode {
+                        "control (static)"
+                    } else {
+                        "control"
+                    },
+                );
+                let mut tick = |done: usize| bar.set_position(done as u64);
+                let report = if static_mode {
+                    static_control(&scene, setup, solver.as_mut(), &mut tick)?
+                } else {
+                    control_scene_with_progress(&scene, setup, solver.as_mut(), &mut tick)?
+                };
+                bar.finish_and_clear();
+                report
+            }
+        };
+        if let Some(dir) = out {
+            let written = report.write_outputs(dir)?;
+            eprintln!("wrote {} files in {}", written.len(), dir.display());
+        }
+        print_json(&report)
+    })
 }
 
 /// The `bench` result (DESIGN.md §4); fields of later features are `null` until they exist.
@@ -598,6 +719,9 @@ struct BenchReport {
     step_ms: f64,
     gradient_ms: Option<f64>,
     finite_difference_ms: Option<f64>,
+    /// Timed steps whose contact NCP stopped at its iteration limit (their time is that of
+    /// an unfinished solve, so `step_ms` understates a converged one).
+    unconverged_steps: usize,
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -642,12 +766,14 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
     let mut contacts = Vec::with_capacity(steps);
     let bar = progress(steps as u64, "bench");
     let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
+    let mut unconverged_steps = 0;
     for _ in 0..steps {
         let start_state = state.clone();
         let start = Instant::now();
         let report = stepper.step(&scene, &mut state)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         contacts.push(report.active_contacts as f64);
+        unconverged_steps += usize::from(!report.contact_converged);
         if let Some((recorder, derivative)) = derivative.as_mut() {
             let mut s = start_state.clone();
             let (_, record) = recorder.step(&scene, &mut s)?;
@@ -665,6 +791,11 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if unconverged_steps > 0 {
+        eprintln!(
+            "warning: the contact NCP stopped at its iteration limit in {unconverged_steps} of {steps} timed steps: step_ms times unfinished solves"
+        );
+    }
     print_json(&BenchReport {
         nodes: scene.bodies.iter().map(|b| b.node_count()).sum(),
         tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
@@ -672,6 +803,7 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
         step_ms: median(times),
         gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
         finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),
+        unconverged_steps,
     })
 }
 
@@ -687,8 +819,9 @@ fn dynamics(urdf: &Path, case: &Path) -> diffsoro::Result<()> {
     print_json_compact(&dynamics_report(urdf, &case)?)
 }
 
-/// The built-in demo: the Trunk under gravity for 1 s, frames in `out/demo/`.
-fn demo() -> diffsoro::Result<()> {
+/// The built-in demo: the Trunk under gravity for 1 s (with the `--set` overrides), frames in
+/// `out/demo/`.
+fn demo(set: &[String]) -> diffsoro::Result<()> {
     let scene = project_file("scenes/trunk.toml");
     let out = PathBuf::from("out/demo");
     eprintln!(
@@ -696,7 +829,7 @@ fn demo() -> diffsoro::Result<()> {
         scene.display(),
         out.display()
     );
-    let final_state = simulate(&scene, Some(100), Some(&out), &[], false, false, &[])?;
+    let final_state = simulate(&scene, Some(100), Some(&out), set, false, false, &[])?;
     let body = &final_state.soft_bodies[0];
     let sag = body
         .positions

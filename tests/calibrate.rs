@@ -5,6 +5,12 @@
 //! Levenberg–Marquardt iterations: a damped cantilever (no contact) and a beam settling on two
 //! capsule supports (frictional contact in every step). Plus the errors of a non-differentiable
 //! scene and of an observation that does not match, and the `calibrate` command end to end.
+//!
+//! Ranges (issue 20 §3), through the command: on `scenes/beam.toml` an observation made by
+//! `simulate` at a known ν is recovered from ν = 0 and ν = 0.1 (where the loss falls toward
+//! negative ν: restarts find the answer); a `--bounds` that excludes the true ν ends just
+//! inside its end with the loss of that end, not converged; a first fit without restarts ends
+//! at ν's lower bound or at a local minimum, and says so.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,10 +93,12 @@ fn fit(
         params: Parametrisation::parse(&[param]).unwrap(),
         initial: vec![Some(initial)],
         observed: observed.clone(),
+        restarts: 0,
     };
     let mut evaluations = 0;
     let report = calibrate_scene(&scene, &setup, &LmOptions::default(), &mut |event| {
-        if let CalibrationProgress::Evaluated { .. } = event {
+        // A trial whose simulation fails (e.g. near ν = 0.5) is a simulation too.
+        if let CalibrationProgress::Evaluated { .. } | CalibrationProgress::Failed { .. } = event {
             evaluations += 1;
         }
     })
@@ -345,5 +353,204 @@ fn a_failed_trial_simulation_is_a_rejected_step_but_a_failed_start_is_an_error()
     assert_eq!(failures.len(), 1);
     assert_eq!(failures[0].0, 2);
     assert!(failures[0].1.contains("inverted"), "{}", failures[0].1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Runs `diffsoro ARGS` in the crate root; panics with its stderr when it fails.
+fn diffsoro(args: &[&str]) -> std::process::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `simulate scenes/beam.toml --set soft_body.beam.poisson_ratio=NU`, written into `dir`.
+fn beam_observed_at(dir: &Path, nu: f64) -> PathBuf {
+    let out = diffsoro(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--set",
+        &format!("soft_body.beam.poisson_ratio={nu}"),
+    ]);
+    let path = dir.join(format!("beam_nu_{nu}.json"));
+    std::fs::write(&path, &out.stdout).unwrap();
+    path
+}
+
+/// `calibrate scenes/beam.toml --observed OBSERVED --param poisson_ratio:beam` with `extra`,
+/// its JSON report.
+fn calibrate_beam_nu(observed: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "calibrate",
+        "scenes/beam.toml",
+        "--observed",
+        observed.to_str().unwrap(),
+        "--param",
+        "poisson_ratio:beam",
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_slice(&diffsoro(&args).stdout).unwrap()
+}
+
+/// ½‖x(ν) − x_observed‖² (m²) of `scenes/beam.toml` simulated at `nu` by the plain stepper.
+fn beam_loss_at(nu: f64, observed: &Path) -> f64 {
+    let state = observe(
+        &root().join("scenes/beam.toml"),
+        &[&format!("soft_body.beam.poisson_ratio={nu}")],
+    );
+    let seen: FinalState =
+        serde_json::from_str(&std::fs::read_to_string(observed).unwrap()).unwrap();
+    let mut loss = 0.0;
+    for (a, b) in state.soft_bodies[0]
+        .positions
+        .iter()
+        .zip(&seen.soft_bodies[0].positions)
+    {
+        for c in 0..3 {
+            loss += 0.5 * (a[c] - b[c]).powi(2);
+        }
+    }
+    loss
+}
+
+fn nu_history(report: &serde_json::Value) -> Vec<f64> {
+    report["param_history"]["poisson_ratio:beam"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+/// From ν = 0 (the closed lower end of the default range 0 ≤ ν < 0.5, which used to abort
+/// or end at ν = −0.42 "converged") and from ν = 0.1, the beam's ν used to make the
+/// observation (0.3, 0.45) is recovered to 1e-6 relative, with every iterate in (0, 0.5).
+#[test]
+fn beam_poisson_ratio_from_0_and_0_1_reaches_the_true_value() {
+    let dir = scratch("beam-nu");
+    for truth in [0.3, 0.45] {
+        let observed = beam_observed_at(&dir, truth);
+        for init in ["0", "0.1"] {
+            let report = calibrate_beam_nu(
+                &observed,
+                &["--init", &format!("poisson_ratio:beam={init}")],
+            );
+            let nu = report["params"]["poisson_ratio:beam"].as_f64().unwrap();
+            assert!(
+                ((nu - truth) / truth).abs() <= 1e-6,
+                "from {init}: ν = {nu}, true {truth}: {report}"
+            );
+            assert_eq!(report["converged"], true, "{report}");
+            assert!(
+                report["stopped"].as_str().unwrap().starts_with("converged"),
+                "{report}"
+            );
+            assert!(report["at_bound"].as_object().unwrap().is_empty());
+            if init == "0" {
+                // From 0 the loss falls out of the range (see the next tests): only a
+                // restart can reach the answer.
+                assert!(report["restarts"].as_u64().unwrap() >= 1, "{report}");
+            }
+            for v in nu_history(&report) {
+                assert!(v > 0.0 && v < 0.5, "iterate {v} outside (0, 0.5)");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--bounds poisson_ratio:beam=0,0.4` excludes the true 0.45: the fit ends just inside 0.4
+/// (never beyond), reports it held by that bound and not converged, and its loss is that of
+/// ν = 0.4 simulated on its own (to 1e-3 relative: the iterate is 2e-7 inside).
+#[test]
+fn a_range_that_excludes_the_true_value_ends_just_inside_it() {
+    let dir = scratch("beam-nu-bounds");
+    let observed = beam_observed_at(&dir, 0.45);
+    let report = calibrate_beam_nu(
+        &observed,
+        &[
+            "--init",
+            "poisson_ratio:beam=0.3",
+            "--bounds",
+            "poisson_ratio:beam=0,0.4",
+        ],
+    );
+    let nu = report["params"]["poisson_ratio:beam"].as_f64().unwrap();
+    assert!(nu < 0.4 && nu > 0.4 - 1e-6, "ν = {nu}: {report}");
+    assert!(nu_history(&report).iter().all(|&v| v > 0.0 && v < 0.4));
+    assert_eq!(report["converged"], false, "{report}");
+    assert_eq!(report["at_bound"]["poisson_ratio:beam"], 0.4, "{report}");
+    assert!(
+        report["stopped"]
+            .as_str()
+            .unwrap()
+            .starts_with("held by a bound"),
+        "{report}"
+    );
+    let loss = report["loss"].as_array().unwrap();
+    let end = loss.last().unwrap().as_f64().unwrap();
+    let at_bound = beam_loss_at(0.4, &observed);
+    assert!(
+        at_bound > 1e-5,
+        "ν = 0.4 is far from the data: {at_bound:e}"
+    );
+    assert!(
+        ((end - at_bound) / at_bound).abs() < 1e-3,
+        "final loss {end:e}, loss at ν = 0.4 {at_bound:e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Without restarts, from ν = 0 the loss falls toward negative ν (checked here by simulating
+/// ν = 0 and 0.02): the fit ends at the lower bound, just inside 0, and says so. With the
+/// whole physical range allowed it ends at an interior local minimum (ν < 0) whose loss is
+/// far above 1e-6 of the initial one: "local minimum", not converged.
+#[test]
+fn a_fit_ending_at_a_bound_or_a_local_minimum_is_not_converged() {
+    let dir = scratch("beam-nu-local");
+    let observed = beam_observed_at(&dir, 0.3);
+    assert!(
+        beam_loss_at(0.0, &observed) < beam_loss_at(0.02, &observed),
+        "the premise: the loss rises from ν = 0 into the range"
+    );
+    let report = calibrate_beam_nu(
+        &observed,
+        &["--init", "poisson_ratio:beam=0", "--restarts", "0"],
+    );
+    let nu = report["params"]["poisson_ratio:beam"].as_f64().unwrap();
+    assert!(nu > 0.0 && nu <= 1e-6, "ν = {nu}: {report}");
+    assert_eq!(report["converged"], false, "{report}");
+    assert_eq!(report["restarts"], 0);
+    assert_eq!(report["at_bound"]["poisson_ratio:beam"], 0.0, "{report}");
+
+    let report = calibrate_beam_nu(
+        &observed,
+        &[
+            "--init",
+            "poisson_ratio:beam=0",
+            "--restarts",
+            "0",
+            "--bounds",
+            "poisson_ratio:beam=-0.9,",
+        ],
+    );
+    let nu = report["params"]["poisson_ratio:beam"].as_f64().unwrap();
+    assert!(nu < 0.0 && nu > -0.9 + 1e-5, "ν = {nu}: {report}");
+    assert_eq!(report["converged"], false, "{report}");
+    let stopped = report["stopped"].as_str().unwrap();
+    assert!(stopped.starts_with("local minimum"), "{stopped}");
+    let loss = report["loss"].as_array().unwrap();
+    let (start, end) = (
+        loss[0].as_f64().unwrap(),
+        loss.last().unwrap().as_f64().unwrap(),
+    );
+    assert!(end > 1e-6 * start, "{start:e} → {end:e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

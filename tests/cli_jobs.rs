@@ -1,6 +1,8 @@
 //! The `calibrate` and `control` commands' input checks (DESIGN.md §4): an unknown parameter,
-//! a bad `--init`, an observation whose node count differs from the mesh, an unknown
-//! effector, a malformed target each give a one-line error naming the culprit.
+//! a bad `--init` or `--bounds`, an observation whose node count differs from the mesh, an
+//! unknown effector, a malformed target, an unusable `--out` each give a one-line error naming
+//! the culprit; `--set` works on every scene-reading command; a failed run leaves no `--out`
+//! folder behind.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -105,7 +107,36 @@ fn calibrate_rejects_bad_parameters_and_observations() {
             "--init",
             "poisson_ratio:beam=0.5",
         ]),
-        &["--init", "out of range", "-1 < ν < 0.5"],
+        &["--init", "out of range", "0 ≤ ν < 0.5"],
+    );
+    assert_one_line_error(
+        &calibrate(&[
+            "--param",
+            "poisson_ratio:beam",
+            "--bounds",
+            "poisson_ratio:beam=0.1,0.3",
+            "--init",
+            "poisson_ratio:beam=0.35",
+        ]),
+        &["--init", "out of range", "0.1 ≤ ν ≤ 0.3"],
+    );
+    assert_one_line_error(
+        &calibrate(&[
+            "--param",
+            "poisson_ratio:beam",
+            "--bounds",
+            "poisson_ratio:beam=0,0.7",
+        ]),
+        &["--bounds `poisson_ratio:beam=0,0.7`", "-1 < ν < 0.5"],
+    );
+    assert_one_line_error(
+        &calibrate(&[
+            "--param",
+            "young_modulus:beam",
+            "--bounds",
+            "young_modulus:beam=1e6",
+        ]),
+        &["--bounds", "NAME=LO,HI"],
     );
 
     // One node fewer than the mesh: an error naming the body and both counts.
@@ -317,5 +348,160 @@ fn control_limits_contact_forces_on_the_gripper() {
         &grasp(&["--contact-weight=-1"]),
         &["--contact-weight", "non-negative"],
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn stdout_json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `--set` reaches the scene of every scene-reading command: `calibrate` fits E over one step
+/// when `--set simulation.steps=1` matches the one-step observation (E = 1e6, the scene's, from
+/// 5e5); `control` runs `simulation.steps` from `--set` and starts from the cable force it
+/// sets, within the `max_force` it sets and the `--max-force` it is given; `bench` and `demo`
+/// accept it (a bad key is an error naming it).
+#[test]
+fn set_overrides_the_scene_of_every_command() {
+    let dir = scratch("set");
+    let (observed, _) = beam_observation(&dir);
+    let report = stdout_json(&run(&[
+        "calibrate",
+        "scenes/beam.toml",
+        "--observed",
+        observed.to_str().unwrap(),
+        "--param",
+        "young_modulus:beam",
+        "--init",
+        "young_modulus:beam=5e5",
+        "--set",
+        "simulation.steps=1",
+    ]));
+    let e = report["params"]["young_modulus:beam"].as_f64().unwrap();
+    assert!((e - 1e6).abs() <= 1e-6 * 1e6, "{report}");
+    assert_eq!(report["converged"], true, "{report}");
+
+    let control = |extra: &[&str]| {
+        let mut args = vec![
+            "control",
+            "scenes/trunk.toml",
+            "--effector",
+            "tip",
+            "--target",
+            "0,0,0.15",
+            "--set",
+            "simulation.steps=3",
+            "--set",
+            "soft_body.trunk.cable.c2.force=0.1",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    // Row 0 of the actuation is the scene's own forces clamped into the bounds.
+    let report = stdout_json(&control(&[
+        "--set",
+        "soft_body.trunk.cable.c2.max_force=0.2",
+    ]));
+    assert_eq!(report["error_history"].as_array().unwrap().len(), 3);
+    assert_eq!(report["actuation_history"][0][1], 0.1, "{report}");
+    let report = stdout_json(&control(&["--max-force", "c2=0.05"]));
+    assert_eq!(report["actuation_history"][0][1], 0.05, "{report}");
+    for row in report["actuation_history"].as_array().unwrap() {
+        let c2 = row[1].as_f64().unwrap();
+        assert!((0.0..=0.05).contains(&c2), "{c2}");
+    }
+    assert_one_line_error(
+        &control(&["--max-force", "c9=1"]),
+        &["--max-force `c9=1`", "no force-driven actuator `c9`", "c1"],
+    );
+    assert_one_line_error(
+        &control(&["--max-force", "c2=-1"]),
+        &["--max-force `c2=-1`", "not a positive number"],
+    );
+    assert_one_line_error(
+        &control(&["--set", "soft_body.trunk.bogus=1"]),
+        &["unknown field `bogus`"],
+    );
+
+    let bench = stdout_json(&run(&[
+        "bench",
+        "scenes/beam.toml",
+        "--steps",
+        "1",
+        "--set",
+        "simulation.dt=0.005",
+    ]));
+    assert!(bench["step_ms"].as_f64().unwrap() > 0.0);
+    let demo = run(&["demo", "--set", "soft_body.trunk.bogus=1"]);
+    assert!(!demo.status.success());
+    assert!(String::from_utf8_lossy(&demo.stderr).contains("unknown field `bogus`"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--out` is checked before the run: a path under a file, or a file, is a one-line error
+/// naming `--out` and the path, printed before any simulation; a run that fails after the
+/// check (a non-differentiable scene: full Newton) leaves no folder it created behind, and
+/// keeps one that was there.
+#[test]
+fn out_is_checked_first_and_a_failed_run_leaves_no_folder() {
+    let dir = scratch("out");
+    let (observed, _) = beam_observation(&dir);
+    let observed = observed.to_str().unwrap();
+    let file = dir.join("a_file");
+    std::fs::write(&file, "x").unwrap();
+    let under_file = file.join("sub");
+    let calibrate = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "calibrate",
+            "scenes/beam.toml",
+            "--observed",
+            observed,
+            "--param",
+            "young_modulus:beam",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let control = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "control",
+            "scenes/trunk.toml",
+            "--effector",
+            "tip",
+            "--target",
+            "0,0,0.15",
+            "--steps",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    for out in [calibrate(&file, &[]), control(&file, &[])] {
+        assert_one_line_error(&out, &["--out", "a_file", "not a folder"]);
+    }
+    for out in [calibrate(&under_file, &[]), control(&under_file, &[])] {
+        assert_one_line_error(&out, &["--out", "a_file/sub", "cannot create the folder"]);
+    }
+    let newton = ["--set", "simulation.newton_iterations=3"];
+    let fresh = dir.join("fresh").join("calib");
+    let out = calibrate(&fresh, &newton);
+    assert_one_line_error(&out, &["newton_iterations"]);
+    assert!(!dir.join("fresh").exists(), "no folder left behind");
+    let fresh = dir.join("fresh_control");
+    let out = control(&fresh, &newton);
+    assert!(!out.status.success());
+    assert!(!fresh.exists(), "no folder left behind");
+    let kept = dir.join("kept");
+    std::fs::create_dir_all(&kept).unwrap();
+    assert!(!calibrate(&kept, &newton).status.success());
+    assert!(kept.is_dir(), "a folder that was there stays");
     std::fs::remove_dir_all(&dir).unwrap();
 }

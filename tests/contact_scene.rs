@@ -251,6 +251,39 @@ fn unconverged_contact_warns_or_fails_with_strict() {
         err.contains("warning") && err.contains("did not converge"),
         "{err}"
     );
+    // The final state says so too (how many of the 3 steps, and in words).
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = json["unconverged_steps"].as_u64().unwrap();
+    assert!((1..=3).contains(&n), "{json}");
+    assert!(
+        json["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{n} of 3 steps"))
+    );
+    // And bench, whose step time is then that of unfinished solves (3 iterations: with 1
+    // the bench's extra finite-difference steps blow the cube up).
+    let out = run_cli(&[
+        "bench",
+        "scenes/contact_incline.toml",
+        "--steps",
+        "3",
+        "--set",
+        "contact.max_iterations=3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["unconverged_steps"].as_u64().unwrap() >= 1, "{json}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("iteration limit"));
+    // A converged run reports none.
+    let out = run_cli(&["simulate", "scenes/contact_incline.toml", "--steps", "3"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["unconverged_steps"], 0, "{json}");
+    assert!(json.get("warnings").is_none(), "{json}");
     let mut strict = args.to_vec();
     strict.push("--strict");
     let out = run_cli(&strict);

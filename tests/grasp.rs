@@ -14,13 +14,18 @@ use diffsoro::scene::Scene;
 #[test]
 fn optimised_grasp_beats_the_maximal_actuation_heuristic() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let scene = Scene::load(&root.join("scenes/finger_obstacle.toml"), &[]).unwrap();
+    // The cable's bound, stated (control takes bounds from the scene only): 3 N, the
+    // heuristic's constant tension.
+    let scene = Scene::load(
+        &root.join("scenes/finger_obstacle.toml"),
+        &["soft_body.finger.cable.cable.max_force=3".to_string()],
+    )
+    .unwrap();
     let tip = scene.body_actuation(0).effectors[0]
         .point
         .position(scene.bodies[0].rest_positions());
     let origin = tip + Vec3::new(0.0, 0.010, 0.0);
     let options = ControlOptions {
-        force_cap: 3.0,
         max_change: 0.05,
         regularisation: 1e-3,
     };
@@ -88,7 +93,6 @@ fn gripper_optimised_grasp_beats_the_maximal_closing_heuristic() {
     let origin = Vec3::new(0.05, 0.0575, 0.01);
     let effectors = [("tip", origin), ("tip_right", origin)];
     let options = ControlOptions {
-        force_cap: 1.0,
         max_change: 0.004,
         regularisation: 1e-3,
     };
@@ -187,7 +191,6 @@ fn tracking_with_angle_driven_servos_reaches_a_simulated_target() {
         "targets {targets:?} too close to rest {rest:?}"
     );
     let options = ControlOptions {
-        force_cap: 1.0,
         max_change: 0.01,
         regularisation: 1e-3,
     };

@@ -4,9 +4,11 @@
 mod rigid_support;
 
 use diffsoro::Error;
+use diffsoro::math::{Mat3, Vec3};
 use diffsoro::rigid::{
-    Base, ChildOrder, Data, DynamicsCase, FrameKind, JointKind, Shape, compute_minverse, crba,
-    dynamics_report, load_urdf, load_urdf_ordered, parse_urdf, parse_urdf_ordered,
+    Base, ChildOrder, Data, DynamicsCase, FrameKind, JointKind, MeshFormat, Shape,
+    compute_minverse, crba, dynamics_report, load_urdf, load_urdf_ordered, parse_urdf,
+    parse_urdf_ordered,
 };
 use rigid_support::{Rng, model, random_q, urdf_path};
 use std::path::Path;
@@ -170,26 +172,162 @@ fn malformed_xml_is_a_parse_error_with_a_line() {
 }
 
 #[test]
-fn a_missing_mesh_file_is_named() {
-    let e = err_text(&two_links(
+fn collision_elements_form_the_collision_model() {
+    // Every shape, with its link and origin; a missing mesh file is kept by name (robot-data
+    // packages ship meshes apart), an existing one resolved; <visual> is ignored.
+    let text = two_links(
         &format!(
-            r#"{INERTIAL}<collision><geometry><mesh filename="meshes/nowhere.stl"/></geometry></collision>"#
+            r#"{INERTIAL}
+            <visual><geometry><mesh filename="package://pkg/meshes/b.dae"/></geometry></visual>
+            <collision><origin xyz="0 0 0.5"/><geometry><box size="0.1 0.2 0.3"/></geometry></collision>
+            <collision><geometry><sphere radius="0.1"/></geometry></collision>
+            <collision><geometry><cylinder radius="0.1" length="0.4"/></geometry></collision>
+            <collision><geometry><capsule radius="0.05" length="0.3"/></geometry></collision>
+            <collision><geometry><mesh filename="package://pkg/meshes/nowhere.STL"/></geometry></collision>
+            <collision><geometry><mesh filename="Cargo.toml.obj" scale="2 2 2"/></geometry></collision>
+            <collision><geometry><mesh filename="Cargo.toml"/></geometry></collision>"#
         ),
         "",
-    ));
+    );
+    // The last mesh has no STL/OBJ extension: the element is named.
+    let e = err_text(&text);
     assert!(
-        e.contains("mesh file 'meshes/nowhere.stl' not found"),
+        e.contains("link 'b' <mesh>: mesh 'Cargo.toml': only STL (.stl) and OBJ (.obj)"),
         "{e}"
     );
-    // An existing file is accepted (any file; the loader does not read meshes).
-    let ok = two_links(
-        &format!(
-            r#"{INERTIAL}<collision><geometry><mesh filename="Cargo.toml" scale="2 2 2"/></geometry></collision>"#
-        ),
+    let text = text.replace(
+        r#"<collision><geometry><mesh filename="Cargo.toml"/></geometry></collision>"#,
         "",
     );
-    let m = parse(&ok).unwrap();
-    assert!(matches!(m.geometries[0].shape, Shape::Mesh { .. }));
+    let m = parse(&text).unwrap();
+    assert_eq!(m.geometries.len(), 6);
+    assert!(
+        m.geometries
+            .iter()
+            .all(|g| g.link == "b" && g.parent_joint == 1)
+    );
+    assert_eq!(m.geometries[0].origin.trans, Vec3::new(0.0, 0.0, 0.5));
+    assert_eq!(m.geometries[0].name, "b");
+    assert_eq!(m.geometries[1].name, "b_1");
+    assert_eq!(
+        m.geometries[3].shape,
+        Shape::Capsule {
+            radius: 0.05,
+            length: 0.3
+        }
+    );
+    match &m.geometries[4].shape {
+        Shape::Mesh {
+            uri, path, format, ..
+        } => {
+            assert_eq!(uri, "package://pkg/meshes/nowhere.STL");
+            assert!(path.is_none());
+            assert_eq!(*format, MeshFormat::Stl);
+        }
+        s => panic!("{s:?}"),
+    }
+    // A negative scale factor mirrors the mesh, as robot files do for left and right parts.
+    let mirrored = text.replace(r#"scale="2 2 2""#, r#"scale="1 -1 1""#);
+    assert!(matches!(
+        &parse(&mirrored).unwrap().geometries[5].shape,
+        Shape::Mesh { scale, .. } if *scale == Vec3::new(1.0, -1.0, 1.0)
+    ));
+    assert!(matches!(
+        &m.geometries[5].shape,
+        Shape::Mesh { path: None, format: MeshFormat::Obj, scale, .. } if *scale == Vec3::new(2.0, 2.0, 2.0)
+    ));
+    // An existing file is resolved, as a path or a package:// URI (the loader does not read it).
+    let dir = std::env::temp_dir().join(format!("diffsoro-urdf-mesh-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("pkg/meshes")).unwrap();
+    std::fs::write(dir.join("pkg/meshes/m.stl"), "solid m\nendsolid m\n").unwrap();
+    for uri in ["pkg/meshes/m.stl", "package://pkg/meshes/m.stl"] {
+        let ok = two_links(
+            &format!(
+                r#"{INERTIAL}<collision><geometry><mesh filename="{uri}"/></geometry></collision>"#
+            ),
+            "",
+        );
+        let m = parse_urdf(&ok, "test.urdf", &dir, Base::Fixed).unwrap();
+        match &m.geometries[0].shape {
+            Shape::Mesh { path: Some(p), .. } => assert_eq!(p, &dir.join("pkg/meshes/m.stl")),
+            s => panic!("{uri}: {s:?}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    for (bad, msg) in [
+        (
+            r#"<collision><geometry><sphere radius="-1"/></geometry></collision>"#,
+            "link 'b' <sphere>: 'radius' must be positive, got -1",
+        ),
+        (
+            r#"<collision><geometry><capsule radius="0.1"/></geometry></collision>"#,
+            "link 'b' <capsule>: lacks the attribute 'length'",
+        ),
+        (
+            r#"<collision><geometry><cone radius="0.1"/></geometry></collision>"#,
+            "link 'b' <cone>: unknown geometry <cone>",
+        ),
+        (
+            r#"<collision><origin xyz="0 0"/><geometry><sphere radius="1"/></geometry></collision>"#,
+            "link 'b' <origin>: attribute 'xyz' needs 3 numbers",
+        ),
+        (
+            r#"<collision></collision>"#,
+            "link 'b' <collision>: lacks <geometry>",
+        ),
+        (
+            r#"<collision><geometry><mesh filename="m.obj" scale="1 0 1"/></geometry></collision>"#,
+            "link 'b' <mesh>: mesh 'm.obj': a scale factor is zero",
+        ),
+    ] {
+        let e = err_text(&two_links(&format!("{INERTIAL}{bad}"), ""));
+        assert!(e.contains(msg) && e.contains("line"), "{e}");
+    }
+}
+
+#[test]
+fn limits_and_dynamics_are_stored_per_joint() {
+    let m = parse(&two_links(
+        INERTIAL,
+        r#"<limit lower="-1" upper="2" effort="30" velocity="4"/><dynamics damping="0.5" friction="0.2"/>"#,
+    ))
+    .unwrap();
+    assert_eq!(
+        (
+            m.limits.lower[0],
+            m.limits.upper[0],
+            m.limits.effort[0],
+            m.limits.velocity[0]
+        ),
+        (-1.0, 2.0, 30.0, 4.0)
+    );
+    assert_eq!((m.damping[0], m.friction[0]), (0.5, 0.2));
+    // Defaults: no limit (±∞), no damping or friction.
+    let m = parse(&two_links(INERTIAL, "")).unwrap();
+    assert_eq!(m.limits.lower[0], f64::NEG_INFINITY);
+    assert_eq!(m.limits.effort[0], f64::INFINITY);
+    assert_eq!((m.damping[0], m.friction[0]), (0.0, 0.0));
+    for (bad, msg) in [
+        (
+            r#"<dynamics damping="-0.1"/>"#,
+            "joint 'j' <dynamics>: 'damping' must be non-negative, got -0.1",
+        ),
+        (
+            r#"<limit lower="1" upper="0"/>"#,
+            "joint 'j' <limit>: lower limit 1 > upper limit 0",
+        ),
+        (
+            r#"<limit effort="-3"/>"#,
+            "joint 'j' <limit>: 'effort' must be non-negative, got -3",
+        ),
+        (
+            r#"<limit velocity="nan"/>"#,
+            "joint 'j' <limit>: attribute 'velocity': 'nan' is not a finite number",
+        ),
+    ] {
+        let e = err_text(&two_links(INERTIAL, bad));
+        assert!(e.contains(msg), "{e}");
+    }
 }
 
 #[test]
@@ -217,28 +355,179 @@ fn joint_loops_and_links_with_two_parents_are_rejected() {
     assert!(e.contains("loop"), "{e}");
 }
 
+/// A free-flyer robot: a root `base` link (`base_inertial`), a trunk welded to it and a leg on
+/// a revolute joint whose link `leg` has `leg_inertial`, plus a frame-only tip `tip_extra`.
+fn dummy_root(base_inertial: &str, leg_inertial: &str, tip_extra: &str) -> String {
+    format!(
+        r#"<robot name="r">
+        <link name="base">{base_inertial}</link>
+        <link name="trunk"><inertial><origin xyz="0.1 0 0"/><mass value="5"/><inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>
+        <link name="leg">{leg_inertial}</link>
+        <link name="tip">{tip_extra}</link>
+        <joint name="floating_base" type="fixed"><parent link="base"/><child link="trunk"/></joint>
+        <joint name="hip" type="revolute"><parent link="trunk"/><child link="leg"/><origin xyz="0.2 0 0"/><axis xyz="0 1 0"/></joint>
+        <joint name="tip_fixed" type="fixed"><parent link="leg"/><child link="tip"/><origin xyz="0 0 -0.2"/></joint>
+        </robot>"#
+    )
+}
+
+fn parse_ff(text: &str) -> Result<diffsoro::rigid::Model, Error> {
+    parse_urdf(text, "test.urdf", Path::new("."), Base::FreeFlyer)
+}
+
+const LEG: &str = r#"<inertial><origin xyz="0 0 -0.1"/><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.001"/></inertial>"#;
+const ZERO: &str = r#"<inertial><mass value="0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>"#;
+const GO1_BASE: &str = r#"<inertial><mass value="1e-6"/><inertia ixx="1e-6" ixy="1e-6" ixz="1e-6" iyy="1e-6" iyz="1e-6" izz="1e-6"/></inertial>"#;
+
+fn mass_matrix_is_spd(m: &diffsoro::rigid::Model) -> bool {
+    let mut data = Data::new(m);
+    let mut rng = Rng::new(7);
+    let q = random_q(m, &mut rng, 1.0);
+    crba(m, &mut data, &q).clone().cholesky().is_some()
+}
+
 #[test]
-fn non_positive_mass_and_non_pd_inertia_are_rejected() {
-    let zero_mass = two_links(
-        r#"<inertial><mass value="0"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>"#,
-        "",
+fn frame_only_links_add_nothing() {
+    // Reference: no base inertial, no tip inertial.
+    let reference = parse_ff(&dummy_root("", LEG, "")).unwrap();
+    // A link of mass 0 and zero inertia (UR5's ee_link, tool0, base_footprint) and a link
+    // without <inertial> are frames only: the model is the same, bit for bit, up to the frames.
+    for (base, tip) in [(ZERO, ""), ("", ZERO), (ZERO, ZERO)] {
+        let m = parse_ff(&dummy_root(base, LEG, tip)).unwrap();
+        assert_eq!(m.inertias, reference.inertias);
+        assert_eq!(m.frames, reference.frames);
+        assert!(m.frame_id("tip").is_some());
+    }
+    assert!(mass_matrix_is_spd(&reference));
+}
+
+#[test]
+fn a_massless_link_between_two_moving_joints_is_accepted() {
+    // Two revolute joints meeting at a virtual link without inertia (a two-axis hip): the
+    // first joint moves the second joint's body, so M stays regular.
+    let text = format!(
+        r#"<robot name="r"><link name="a">{INERTIAL}</link><link name="mid"/><link name="leg">{LEG}</link>
+        <joint name="yaw" type="revolute"><parent link="a"/><child link="mid"/><axis xyz="0 0 1"/></joint>
+        <joint name="pitch" type="revolute"><parent link="mid"/><child link="leg"/><axis xyz="0 1 0"/></joint></robot>"#
     );
-    let e = err_text(&zero_mass);
-    assert!(e.contains("link 'b': mass must be positive, got 0"), "{e}");
-    let negative = zero_mass.replace(r#"value="0""#, r#"value="-2""#);
-    assert!(err_text(&negative).contains("mass must be positive, got -2"));
-    let not_pd = two_links(
-        r#"<inertial><mass value="1"/><inertia ixx="1" ixy="2" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>"#,
-        "",
+    let m = parse(&text).unwrap();
+    assert_eq!(m.nv, 2);
+    assert!(m.inertias[1].is_zero());
+    assert!(mass_matrix_is_spd(&m));
+}
+
+#[test]
+fn a_tiny_dummy_root_link_with_a_semi_definite_inertia_is_accepted() {
+    // Go1's `base`: mass 1e-6 and all six inertia entries 1e-6 (eigenvalues 3e-6, 0, 0).
+    let m = parse_ff(&dummy_root(GO1_BASE, LEG, "")).unwrap();
+    let reference = parse_ff(&dummy_root("", LEG, "")).unwrap();
+    assert_eq!(m.nv, 7);
+    assert!((m.inertias[1].mass - 5.000001).abs() < 1e-15);
+    // It adds its tiny mass and nothing else: M moves by about 1e-6 relative.
+    let (mut d1, mut d2) = (Data::new(&m), Data::new(&reference));
+    let q = m.neutral();
+    let (a, b) = (
+        crba(&m, &mut d1, &q).clone(),
+        crba(&reference, &mut d2, &q).clone(),
     );
-    let e = err_text(&not_pd);
+    assert!((&a - &b).norm() < 1e-5 * b.norm() && (&a - &b).norm() > 0.0);
+    assert!(mass_matrix_is_spd(&m));
+}
+
+#[test]
+fn a_massless_link_keeps_its_rotational_inertia_as_in_pinocchio() {
+    // Pinocchio adds a mass-0 body's rotational inertia (mass floored at ε where it divides).
+    let spin = r#"<inertial><origin xyz="0 0 -0.2"/><mass value="0"/><inertia ixx="0.002" ixy="0" ixz="0" iyy="0.003" iyz="0" izz="0.004"/></inertial>"#;
+    let m = parse_ff(&dummy_root("", LEG, spin)).unwrap();
+    let reference = parse_ff(&dummy_root("", LEG, "")).unwrap();
+    let (i, r) = (m.inertias[2], reference.inertias[2]);
+    assert_eq!((i.mass, i.com), (r.mass, r.com));
+    let d = i.inertia_com - r.inertia_com;
+    assert!((d - Mat3::from_diagonal(&Vec3::new(0.002, 0.003, 0.004))).norm() < 1e-15);
+    // Alone behind its joint, a massless body with rotational inertia still makes M regular
+    // about the joint axis.
+    let m = parse_ff(&dummy_root("", spin, "")).unwrap();
+    assert!(mass_matrix_is_spd(&m));
+}
+
+#[test]
+fn negative_mass_nan_and_indefinite_inertia_are_refused_naming_the_link() {
+    let with = |inertial: &str| err_text(&two_links(inertial, ""));
+    let e = with(
+        r#"<inertial><mass value="-2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>"#,
+    );
     assert!(
-        e.contains("link 'b': the inertia matrix is not positive definite"),
+        e.contains("link 'b' <mass>: mass must be non-negative, got -2") && e.contains("line"),
         "{e}"
     );
-    // A joint that moves nothing with mass makes M singular.
+    let e = with(
+        r#"<inertial><mass value="NaN"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>"#,
+    );
+    assert!(
+        e.contains("link 'b' <mass>: attribute 'value': 'NaN' is not a finite number"),
+        "{e}"
+    );
+    let e = with(
+        r#"<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="nan" iyy="1" iyz="0" izz="1"/></inertial>"#,
+    );
+    assert!(e.contains("link 'b' <inertia>: attribute 'ixz'"), "{e}");
+    let e = with(
+        r#"<inertial><mass value="1"/><inertia ixx="1" ixy="2" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>"#,
+    );
+    assert!(
+        e.contains("link 'b' <inertia>: the inertia matrix is not positive semi-definite"),
+        "{e}"
+    );
+    let e = err_text(&two_links(INERTIAL, r#"<origin xyz="0 0 inf"/>"#));
+    assert!(
+        e.contains("joint 'j' <origin>: attribute 'xyz': 'inf'"),
+        "{e}"
+    );
+    // Exactly one line.
+    assert!(!e.contains('\n'));
+}
+
+#[test]
+fn a_moving_joint_without_inertia_behind_it_is_refused_naming_it() {
+    // No <inertial>, mass 0 with zero inertia, or only massless frame links behind the joint.
+    for leg in ["", ZERO] {
+        for tip in ["", ZERO] {
+            let e = parse_ff(&dummy_root(GO1_BASE, leg, tip))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("joint 'hip'") && e.contains("massless") && !e.contains('\n'),
+                "{e}"
+            );
+        }
+    }
     let e = err_text(&two_links("", ""));
     assert!(e.contains("joint 'j'") && e.contains("massless"), "{e}");
+    // A point mass on the axis of a ball joint: mass, yet no inertia about the joint.
+    let ball = format!(
+        r#"<robot name="r"><link name="a">{INERTIAL}</link>
+        <link name="b"><inertial><mass value="1"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
+        <joint name="ball" type="spherical"><parent link="a"/><child link="b"/></joint></robot>"#
+    );
+    let e = err_text(&ball);
+    assert!(e.contains("joint 'ball'") && e.contains("singular"), "{e}");
+    // The dummy root alone on a free-flyer (its inertia has rank 1) is singular too.
+    let e = parse_ff(&format!(
+        r#"<robot name="r"><link name="base">{GO1_BASE}</link></robot>"#
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("joint 'root_joint'") && e.contains("singular"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_zero_axis_is_refused_naming_the_joint() {
+    let text = two_links(INERTIAL, "").replace(r#"<axis xyz="0 0 1"/>"#, r#"<axis xyz="0 0 0"/>"#);
+    let e = err_text(&text);
+    assert!(e.contains("joint 'j' <axis>: zero axis"), "{e}");
 }
 
 #[test]

@@ -3,7 +3,9 @@
 of this folder, a random case is evaluated by both and the norm-wise relative differences are
 printed. Not a test dependency. Build first:
   cargo build --release --example rigid_dynamics_report
-and run with the example's path in $REPORT (default target/release/examples/...)."""
+and run with the example's path in $REPORT (default target/release/examples/...).
+The real robot files of urdf/real/ have committed reference values instead, written by the
+sibling script urdf/real_robots.py and checked by tests/rigid_real_robots.rs."""
 import json
 import os
 import subprocess

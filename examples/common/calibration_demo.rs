@@ -64,6 +64,7 @@ pub fn run_case(
         params: Parametrisation::parse(&names)?,
         initial: case.params.iter().map(|p| Some(p.2)).collect(),
         observed,
+        restarts: diffsoro::calibrate::DEFAULT_RESTARTS,
     };
     let started = Instant::now();
     let mut simulations = 0;

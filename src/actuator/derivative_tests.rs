@@ -80,18 +80,22 @@ fn actuator(name: &str, kind: ActuatorKind) -> Actuator {
     }
 }
 
-#[test]
-fn cable_derivatives_match_finite_differences() {
-    let m = mesh();
-    let pts = [
+/// Three points of a cable through the test mesh (m), embedded.
+fn cable_points(m: &Mesh) -> Vec<EmbeddedPoint> {
+    [
         [0.055, 0.015, 0.005],
         [0.03, 0.012, 0.006],
         [0.004, 0.005, 0.007],
-    ];
-    let points: Vec<EmbeddedPoint> = pts
-        .iter()
-        .map(|p| EmbeddedPoint::locate(&m, Vec3::from(*p), 1e-9, "p").unwrap())
-        .collect();
+    ]
+    .iter()
+    .map(|p| EmbeddedPoint::locate(m, Vec3::from(*p), 1e-9, "p").unwrap())
+    .collect()
+}
+
+#[test]
+fn cable_derivatives_match_finite_differences() {
+    let m = mesh();
+    let points = cable_points(&m);
     let x = deformed(&m);
     for pull_point in [None, Some(Vec3::new(-0.01, 0.01, 0.005))] {
         let c = Cable {
@@ -174,15 +178,7 @@ fn servo_forces_give_the_torque() {
 #[test]
 fn cable_tangent_blocks_and_third_derivative_match() {
     let m = mesh();
-    let pts = [
-        [0.055, 0.015, 0.005],
-        [0.03, 0.012, 0.006],
-        [0.004, 0.005, 0.007],
-    ];
-    let points: Vec<EmbeddedPoint> = pts
-        .iter()
-        .map(|p| EmbeddedPoint::locate(&m, Vec3::from(*p), 1e-9, "p").unwrap())
-        .collect();
+    let points = cable_points(&m);
     let x = deformed(&m);
     let n = x.len();
     let w: Vec<Vec3> = (0..n)

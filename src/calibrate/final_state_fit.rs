@@ -32,6 +32,14 @@ pub enum CalibrationProgress<'a> {
         /// Steps whose contact NCP stopped at its iteration limit (0 without contact).
         unconverged_contact_steps: usize,
     },
+    /// The first fit missed the answer; fit number `restart + 1` starts at `values` (physical,
+    /// in parameter order; [`super::calibrate_scene`]).
+    Restart {
+        /// The restart, from 1.
+        restart: usize,
+        /// Its starting values.
+        values: &'a [f64],
+    },
     /// The simulation of evaluation `evaluation` (not the first) failed, e.g. an element
     /// inverted at a trial point far from the data: a failed trial step of the fit.
     Failed {
@@ -89,6 +97,12 @@ impl<'p> FinalStateFit<'p> {
             evaluations: 0,
             progress,
         })
+    }
+
+    /// Passes `event` to the progress callback (for events of the fitting loop around this
+    /// problem, such as [`CalibrationProgress::Restart`]).
+    pub fn announce(&mut self, event: CalibrationProgress<'_>) {
+        (self.progress)(event);
     }
 
     /// The resolved parameters, in order.

@@ -1,6 +1,7 @@
 //! Levenberg–Marquardt on fits whose answers are known: an exponential decay, the Rosenbrock
-//! residual, and an elastic-moduli fit whose true Poisson's ratio sits at either edge of the
-//! reparametrisation; plus the parametrisation's maps, derivatives and name errors.
+//! residual, and an elastic-moduli fit whose true Poisson's ratio sits near either edge of
+//! its range; the box-constrained fit whose minimum lies outside its box; plus the
+//! parametrisation's maps, ranges, derivatives and name errors.
 
 use super::*;
 use crate::math::{DMat, DVec, central_difference_jacobian, relative_error};
@@ -129,7 +130,12 @@ fn recovers_the_rosenbrock_minimum_from_both_sides() {
 
 #[test]
 fn recovers_moduli_at_the_edges_of_the_poisson_range() {
-    let map = Parametrisation::parse(&["young_modulus:body", "poisson_ratio:body"]).unwrap();
+    // The whole physical range −1 < ν < 0.5 (the default is 0 ≤ ν < 0.5).
+    let map = Parametrisation::parse(&["young_modulus:body", "poisson_ratio:body"])
+        .unwrap()
+        .with_bounds(&["poisson_ratio:body=-1,0.5"])
+        .unwrap();
+    let (lower, upper) = map.coordinate_box();
     // Nearly incompressible (ν → 0.5) and nearly auxetic-limit (ν → −1) materials, each from
     // E 3× too small and 3× too large, ν starting far inside the range.
     for (e, nu, nu_start) in [(2.0e5, 0.499, 0.3), (2.0e5, -0.99, -0.33)] {
@@ -140,19 +146,71 @@ fn recovers_moduli_at_the_edges_of_the_poisson_range() {
                 problem: &mut inner,
                 map: &map,
             };
-            let start = map.unconstrained(&[e * factor, nu_start]).unwrap();
-            let mut result =
-                levenberg_marquardt(&mut problem, &start, &LmOptions::default()).expect("fit");
+            let start = map.coordinates(&[e * factor, nu_start]).unwrap();
+            let mut result = levenberg_marquardt_in_box(
+                &mut problem,
+                &start,
+                &lower,
+                &upper,
+                &LmOptions::default(),
+            )
+            .expect("fit");
+            for h in &result.history {
+                for k in 0..2 {
+                    assert!(h.params[k] >= lower[k] && h.params[k] <= upper[k]);
+                }
+            }
             let s = result.params.clone();
             result.params = map.physical(&s);
+            // ν is its own coordinate: the approach to ν = 0.499, next to the singularity of
+            // ln K at 0.5, takes more damped steps than a logistic map did (about 33).
             assert_recovered(
                 &format!("E = {e}, ν = {nu} from ×{factor}"),
                 &result,
                 &[e, nu],
-                20,
+                40,
             );
         }
     }
+}
+
+/// `r = θ − 2` in the box [−1, 1]: the minimum is outside, the fit ends on the face θ = 1
+/// (never beyond), stopped by the projected gradient, its loss ½(1 − 2)² = 0.5.
+#[test]
+fn a_minimum_outside_the_box_ends_on_its_face_never_beyond() {
+    struct Shifted;
+    impl LeastSquares for Shifted {
+        fn evaluate(&mut self, p: &[f64]) -> crate::Result<(DVec, DMat)> {
+            assert!(
+                (-1.0..=1.0).contains(&p[0]),
+                "evaluated outside the box: {}",
+                p[0]
+            );
+            Ok((DVec::from_element(1, p[0] - 2.0), DMat::identity(1, 1)))
+        }
+    }
+    for start in [-1.0, 0.0, 0.5, 1.0] {
+        let result = levenberg_marquardt_in_box(
+            &mut Shifted,
+            &[start],
+            &[-1.0],
+            &[1.0],
+            &LmOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(result.params, [1.0], "from {start}");
+        assert_eq!(result.loss, 0.5);
+        assert_eq!(result.stop, LmStop::Gradient);
+        assert!(result.history.iter().all(|h| h.params[0] <= 1.0));
+    }
+    let e =
+        levenberg_marquardt_in_box(&mut Shifted, &[1.5], &[-1.0], &[1.0], &LmOptions::default())
+            .unwrap_err();
+    assert!(e.to_string().contains("outside its box"), "{e}");
+    let e =
+        levenberg_marquardt_in_box(&mut Shifted, &[0.0], &[1.0], &[-1.0], &LmOptions::default())
+            .unwrap_err();
+    assert!(e.to_string().contains("empty"), "{e}");
 }
 
 #[test]
@@ -204,16 +262,17 @@ fn a_non_finite_trial_is_a_rejected_step_and_bad_input_is_an_error() {
 }
 
 #[test]
-fn reparametrisation_round_trips_and_its_derivatives_match_finite_differences() {
+fn coordinates_round_trip_and_their_derivatives_match_finite_differences() {
     for kind in ParameterKind::ALL {
         let values: &[f64] = match kind {
             ParameterKind::YoungModulus => &[1e-3, 1.0, 3e5, 2e11],
-            ParameterKind::PoissonRatio => &[-0.999, -0.5, 0.0, 0.3, 0.4999],
+            ParameterKind::PoissonRatio => &[0.0001, 0.1, 0.3, 0.4999],
             ParameterKind::Actuator => &[-2.0, 0.0, 0.5],
         };
+        let map = Parametrisation::parse(&[format!("{}:b", kind.prefix())]).unwrap();
         for &v in values {
-            let s = kind.to_unconstrained(v).expect("admissible");
-            let back = kind.to_physical(s);
+            let s = map.coordinates(&[v]).expect("admissible")[0];
+            let back = map.physical(&[s])[0];
             assert!(
                 (back - v).abs() <= 1e-12 * v.abs().max(1.0),
                 "{kind:?} {v} → {back}"
@@ -224,11 +283,97 @@ fn reparametrisation_round_trips_and_its_derivatives_match_finite_differences() 
             assert!(err < 1e-6, "{kind:?} at {v}: relative error {err:.2e}");
         }
     }
-    // Extreme s stays inside the open range (or at its closure in floating point), never NaN.
-    for s in [-800.0, -40.0, 40.0, 800.0] {
-        let nu = ParameterKind::PoissonRatio.to_physical(s);
-        assert!((-1.0..=0.5).contains(&nu), "{s} → {nu}");
+}
+
+/// Whatever the coordinate (±1e300, ±∞, huge or tiny), the physical value is strictly inside
+/// the range: the default ones (E > 0, 0 ≤ ν < 0.5, any finite actuator input) and
+/// user-given ones; NaN stays NaN (a failed trial for the fit).
+#[test]
+fn no_coordinate_maps_onto_or_outside_a_bound() {
+    let cases: [(&str, Option<&str>, f64, f64); 7] = [
+        ("young_modulus:b", None, 0.0, f64::INFINITY),
+        ("young_modulus:b", Some("1e5,1e7"), 1e5, 1e7),
+        ("young_modulus:b", Some("2e4,"), 2e4, f64::INFINITY),
+        ("poisson_ratio:b", None, 0.0, 0.5),
+        ("poisson_ratio:b", Some("0.1,0.4"), 0.1, 0.4),
+        ("poisson_ratio:b", Some("-1,"), -1.0, 0.5),
+        ("actuator:c", Some("0,"), 0.0, f64::INFINITY),
+    ];
+    for (name, bounds, lo, hi) in cases {
+        let mut map = Parametrisation::parse(&[name]).unwrap();
+        if let Some(b) = bounds {
+            map = map.with_bounds(&[format!("{name}={b}")]).unwrap();
+        }
+        for s in [
+            f64::NEG_INFINITY,
+            -1e300,
+            -1e10,
+            -745.0,
+            -1.0,
+            0.0,
+            0.3,
+            1.0,
+            745.0,
+            1e10,
+            1e300,
+            f64::INFINITY,
+        ] {
+            let v = map.physical(&[s])[0];
+            assert!(
+                v.is_finite() && v > lo && v < hi,
+                "{name} {bounds:?}: s = {s} → {v} not strictly inside ({lo}, {hi})"
+            );
+        }
+        assert!(map.physical(&[f64::NAN])[0].is_nan());
     }
+    let unbounded = Parametrisation::parse(&["actuator:c"]).unwrap();
+    for s in [f64::NEG_INFINITY, f64::INFINITY] {
+        assert!(unbounded.physical(&[s])[0].is_finite());
+    }
+}
+
+/// A start on a closed end (ν = 0, a bound given by --bounds) starts just inside it; an open
+/// end (ν = 0.5, E = 0) or a value outside the range is an error naming the range.
+#[test]
+fn starts_on_closed_ends_move_inside_and_ranges_are_checked() {
+    let map = Parametrisation::parse(&["poisson_ratio:b"]).unwrap();
+    let s = map.coordinates(&[0.0]).unwrap();
+    let nu = map.physical(&s)[0];
+    assert!(nu > 0.0 && nu <= 0.5 * RELATIVE_MARGIN * 1.000001, "{nu}");
+    for (value, range) in [(0.5, "0 ≤ ν < 0.5"), (-0.1, "0 ≤ ν < 0.5")] {
+        let e = map.coordinates(&[value]).unwrap_err().to_string();
+        assert!(e.contains("out of range") && e.contains(range), "{e}");
+    }
+    let bounded = map
+        .clone()
+        .with_bounds(&["poisson_ratio:b=0.2,0.4"])
+        .unwrap();
+    let e = bounded.coordinates(&[0.45]).unwrap_err().to_string();
+    assert!(e.contains("0.2 ≤ ν ≤ 0.4"), "{e}");
+    let top = bounded.physical(&bounded.coordinates(&[0.4]).unwrap())[0];
+    assert!(top < 0.4 && top > 0.4 - 1e-6, "{top}");
+    let e_map = Parametrisation::parse(&["young_modulus:b"]).unwrap();
+    let e = e_map.coordinates(&[0.0]).unwrap_err().to_string();
+    assert!(e.contains("0 < E"), "{e}");
+    for (entry, expected) in [
+        ("poisson_ratio:b=0.5", "NAME=LO,HI"),
+        ("poisson_ratio:b=0,0.6", "leaves the admissible"),
+        ("poisson_ratio:b=-1.5,", "leaves the admissible"),
+        ("poisson_ratio:b=0.4,0.2", "must be below"),
+        ("poisson_ratio:b=x,0.2", "`x` is not a number"),
+        ("young_modulus:b=-1,", "leaves the admissible"),
+        ("young_modulus:b=1e305,", "no room"),
+        ("actuator:b=1,2", "not one of the --param"),
+    ] {
+        let both = Parametrisation::parse(&["poisson_ratio:b", "young_modulus:b"]).unwrap();
+        let e = both.with_bounds(&[entry]).unwrap_err().to_string();
+        assert!(e.contains(entry) && e.contains(expected), "{entry}: {e}");
+    }
+    let e = map
+        .with_bounds(&["poisson_ratio:b=0,0.4", "poisson_ratio:b=0,0.3"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("given twice"), "{e}");
 }
 
 #[test]
@@ -245,7 +390,7 @@ fn chained_jacobian_matches_finite_differences_in_s() {
             Ok((r, j))
         }
     }
-    let s = map.unconstrained(&[3.0, 0.2, -0.7]).unwrap();
+    let s = map.coordinates(&[3.0, 0.2, -0.7]).unwrap();
     let mut toy = Toy;
     let mut problem = Reparametrised {
         problem: &mut toy,
@@ -301,9 +446,9 @@ fn names_parse_and_bad_names_or_values_are_clear_errors() {
         ("poisson_ratio:b", -1.0),
         ("poisson_ratio:b", f64::NAN),
     ] {
-        let e = ParameterName::parse(text)
+        let e = Parametrisation::parse(&[text])
             .unwrap()
-            .unconstrained(value)
+            .coordinates(&[value])
             .unwrap_err();
         assert!(
             e.to_string().contains(text) && e.to_string().contains("out of range"),

@@ -14,7 +14,13 @@
 //! A trial point where the residual or Jacobian is not finite counts as a failure (the damping
 //! grows and the step shrinks). The loss never increases from one accepted point to the next.
 //!
-//! Stopping rules ([`LmOptions`]): the gradient `‖g‖∞ ≤ ε_g`; the step
+//! In a box `lo ≤ θ ≤ hi` ([`levenberg_marquardt_in_box`]) the step is projected: the trial
+//! point is `clamp(θ + h, lo, hi)`, its step `h_p` and the predicted decrease that of the
+//! linear model, `−gᵀh_p − ½ h_pᵀ A h_p` (equal to `½ hᵀ(μh − g)` when nothing is clamped),
+//! and the gradient in the stopping rule is the projected one (a component on a face of the
+//! box whose descent direction leaves it counts 0).
+//!
+//! Stopping rules ([`LmOptions`]): the (projected) gradient `‖g‖∞ ≤ ε_g`; the step
 //! `‖h‖₂ ≤ ε_s (‖θ‖₂ + ε_s)`; the relative loss decrease of an accepted step
 //! `(L_old − L_new) ≤ ε_L · L_old`; and the iteration limit (every iteration, accepted or not,
 //! costs one evaluation and counts).
@@ -34,7 +40,7 @@ pub trait LeastSquares {
 pub struct LmOptions {
     /// Iteration limit (accepted and rejected steps alike; each costs one evaluation).
     pub max_iterations: usize,
-    /// Stop when `‖Jᵀr‖∞ ≤ gradient_tolerance`.
+    /// Stop when `‖Jᵀr‖∞ ≤ gradient_tolerance` (projected onto the box).
     pub gradient_tolerance: f64,
     /// Stop when the step `‖h‖₂ ≤ step_tolerance · (‖θ‖₂ + step_tolerance)`.
     pub step_tolerance: f64,
@@ -82,7 +88,7 @@ pub struct LmIteration {
     pub damping: f64,
     /// Whether this iteration's step was accepted (true for entry 0).
     pub accepted: bool,
-    /// `‖Jᵀr‖∞` at the current point.
+    /// `‖Jᵀr‖∞` at the current point (projected onto the box, module doc).
     pub gradient: f64,
 }
 
@@ -117,6 +123,47 @@ pub fn levenberg_marquardt(
     options: &LmOptions,
 ) -> Result<LmResult> {
     let n = initial.len();
+    let lower = vec![f64::NEG_INFINITY; n];
+    let upper = vec![f64::INFINITY; n];
+    levenberg_marquardt_in_box(problem, initial, &lower, &upper, options)
+}
+
+/// [`levenberg_marquardt`] with every iterate in the box `lower ≤ θ ≤ upper` (the projected
+/// step of the module doc). Errors as [`levenberg_marquardt`], plus a box of another size, a
+/// NaN or empty box, or an initial point outside it.
+pub fn levenberg_marquardt_in_box(
+    problem: &mut impl LeastSquares,
+    initial: &[f64],
+    lower: &[f64],
+    upper: &[f64],
+    options: &LmOptions,
+) -> Result<LmResult> {
+    let n = initial.len();
+    if lower.len() != n || upper.len() != n {
+        return Err(Error::invalid(
+            "Levenberg-Marquardt box",
+            format!(
+                "has {} lower and {} upper ends for {n} parameters",
+                lower.len(),
+                upper.len()
+            ),
+        ));
+    }
+    if let Some(i) = (0..n).find(|&i| !(lower[i] <= upper[i])) {
+        return Err(Error::invalid(
+            format!("Levenberg-Marquardt box of parameter {i}"),
+            format!("[{}, {}] is empty or NaN", lower[i], upper[i]),
+        ));
+    }
+    if let Some(i) = (0..n).find(|&i| !(initial[i] >= lower[i] && initial[i] <= upper[i])) {
+        return Err(Error::invalid(
+            format!("Levenberg-Marquardt initial parameter {i}"),
+            format!(
+                "{} is outside its box [{}, {}]",
+                initial[i], lower[i], upper[i]
+            ),
+        ));
+    }
     if !(options.initial_damping > 0.0) {
         return Err(Error::invalid(
             "Levenberg-Marquardt initial_damping",
@@ -143,12 +190,15 @@ pub fn levenberg_marquardt(
     let mut g = j.transpose() * &r;
     let mut mu = options.initial_damping * a.diagonal().max().max(f64::MIN_POSITIVE);
     let mut nu = 2.0;
+    let lo = DVec::from_column_slice(lower);
+    let hi = DVec::from_column_slice(upper);
+    let projected = |theta: &DVec, g: &DVec| projected_gradient(theta, g, &lo, &hi);
     let mut history = vec![LmIteration {
         loss,
         params: theta.as_slice().to_vec(),
         damping: mu,
         accepted: true,
-        gradient: g.amax(),
+        gradient: projected(&theta, &g),
     }];
     let finish = |theta: &DVec, loss, iterations, stop, history| {
         Ok(LmResult {
@@ -159,7 +209,7 @@ pub fn levenberg_marquardt(
             history,
         })
     };
-    if g.amax() <= options.gradient_tolerance {
+    if projected(&theta, &g) <= options.gradient_tolerance {
         return finish(&theta, loss, 0, LmStop::Gradient, history);
     }
     let mut damped = a.clone();
@@ -173,15 +223,17 @@ pub fn levenberg_marquardt(
         let accepted = match step {
             None => false, // A + μI not positive definite numerically: damp more.
             Some(h) => {
+                let trial = DVec::from_fn(n, |i, _| (theta[i] + h[i]).clamp(lo[i], hi[i]));
+                let h = &trial - &theta;
                 if h.norm() <= options.step_tolerance * (theta.norm() + options.step_tolerance) {
-                    history.push(entry(loss, &theta, used, false, &g));
+                    let gradient = projected(&theta, &g);
+                    history.push(entry(loss, &theta, used, false, gradient));
                     return finish(&theta, loss, iteration, LmStop::Step, history);
                 }
-                let trial = &theta + &h;
                 let (r_new, j_new) = problem.evaluate(trial.as_slice())?;
                 check_shapes(&r_new, &j_new, n)?;
                 let loss_new = 0.5 * r_new.norm_squared();
-                let predicted = 0.5 * h.dot(&(mu * &h - &g));
+                let predicted = -g.dot(&h) - 0.5 * h.dot(&(&a * &h));
                 let rho = if finite(&r_new, &j_new) && predicted > 0.0 {
                     (loss - loss_new) / predicted
                 } else {
@@ -196,8 +248,9 @@ pub fn levenberg_marquardt(
                     g = j_new.transpose() * &r_new;
                     mu *= (1.0 / 3.0f64).max(1.0 - (2.0 * rho - 1.0).powi(3));
                     nu = 2.0;
-                    history.push(entry(loss, &theta, used, true, &g));
-                    if g.amax() <= options.gradient_tolerance {
+                    let gradient = projected(&theta, &g);
+                    history.push(entry(loss, &theta, used, true, gradient));
+                    if gradient <= options.gradient_tolerance {
                         return finish(&theta, loss, iteration, LmStop::Gradient, history);
                     }
                     if decrease <= options.loss_tolerance * previous {
@@ -212,21 +265,33 @@ pub fn levenberg_marquardt(
         if !accepted {
             mu *= nu;
             nu *= 2.0;
-            history.push(entry(loss, &theta, used, false, &g));
+            let gradient = projected(&theta, &g);
+            history.push(entry(loss, &theta, used, false, gradient));
         }
     }
     let iterations = options.max_iterations;
     finish(&theta, loss, iterations, LmStop::MaxIterations, history)
 }
 
-fn entry(loss: f64, theta: &DVec, damping: f64, accepted: bool, g: &DVec) -> LmIteration {
+fn entry(loss: f64, theta: &DVec, damping: f64, accepted: bool, gradient: f64) -> LmIteration {
     LmIteration {
         loss,
         params: theta.as_slice().to_vec(),
         damping,
         accepted,
-        gradient: g.amax(),
+        gradient,
     }
+}
+
+/// `‖g‖∞` over the components free to descend: one on a face of the box whose descent
+/// direction `−g` leaves the box counts 0.
+fn projected_gradient(theta: &DVec, g: &DVec, lo: &DVec, hi: &DVec) -> f64 {
+    (0..g.len())
+        .map(|i| {
+            let held = (theta[i] <= lo[i] && g[i] > 0.0) || (theta[i] >= hi[i] && g[i] < 0.0);
+            if held { 0.0 } else { g[i].abs() }
+        })
+        .fold(0.0, f64::max)
 }
 
 fn finite(r: &DVec, j: &DMat) -> bool {

@@ -1,23 +1,28 @@
 //! Calibration of material parameters from observations (layer 6; uses `chart`, `mesh` (file
 //! output), `scene` and `diff`): Levenberg–Marquardt over a generic least-squares trait, the
-//! parameter names and their unconstrained reparametrisation, the final-state fit whose
+//! parameter names, their admissible ranges and the coordinates optimised in a box inside
+//! them, the final-state fit whose
 //! Jacobian is the trajectory sensitivities, and the `calibrate` job's setup, entry point and
 //! report.
 
 mod final_state_fit;
 mod levenberg_marquardt;
 mod parametrisation;
+mod range;
 mod report;
 mod setup;
 
 pub use final_state_fit::{CalibrationProgress, FinalStateFit};
 pub use levenberg_marquardt::{
     LeastSquares, LmIteration, LmOptions, LmResult, LmStop, levenberg_marquardt,
+    levenberg_marquardt_in_box,
 };
 pub use parametrisation::{ParameterKind, ParameterName, Parametrisation, Reparametrised};
-pub use report::CalibrationReport;
+pub use range::{ParameterRange, RELATIVE_MARGIN};
+pub use report::{CONVERGED_LOSS_FRACTION, CalibrationReport, reached};
 pub use setup::{
-    CalibrationSetup, calibrate_scene, check_targets, load_observation, parse_initial_values,
+    CalibrationSetup, DEFAULT_RESTARTS, calibrate_scene, check_targets, load_observation,
+    parse_initial_values,
 };
 
 #[cfg(test)]

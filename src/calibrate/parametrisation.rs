@@ -1,22 +1,25 @@
-//! Parameter names and the unconstrained reparametrisation calibration optimises over.
+//! Parameter names, their admissible ranges and the coordinates calibration optimises over.
 //!
 //! Names are those of DESIGN.md §4: `young_modulus:BODY`, `poisson_ratio:BODY`,
-//! `actuator:NAME`. Levenberg–Marquardt works on an unconstrained `s ∈ ℝ` per parameter, mapped
-//! to the physical value so that every iterate is admissible:
+//! `actuator:NAME`. Levenberg–Marquardt works on one coordinate `s` per parameter, kept in a
+//! box strictly inside the parameter's range ([`ParameterRange::coordinate_box`]; the
+//! optimiser clamps its steps into the box), mapped to the physical value:
 //!
 //! ```text
-//!   Young's modulus   E = exp(s)                     E > 0            dE/ds = E
-//!   Poisson's ratio   ν = −1 + 1.5 · σ(s)            −1 < ν < 0.5     dν/ds = 1.5 σ(s)(1 − σ(s))
-//!   actuator input    a = s                          (unbounded)      da/ds = 1
+//!   Young's modulus   E = exp(s)     default range E > 0            dE/ds = E
+//!   Poisson's ratio   ν = s          default range 0 ≤ ν < 0.5      dν/ds = 1
+//!   actuator input    a = s          default range unbounded        da/ds = 1
 //! ```
 //!
-//! with the logistic `σ(s) = 1 / (1 + e^{−s})`. Jacobians with respect to the physical values
-//! become Jacobians with respect to `s` by the chain rule (a column scaling).
+//! The map clamps `s` into the box first, so no `s` (±1e300, ±∞) gives a value on or outside
+//! the range. Jacobians with respect to the physical values become Jacobians with respect to
+//! `s` by the chain rule (a column scaling).
 
 use std::fmt;
 use std::str::FromStr;
 
 use super::levenberg_marquardt::LeastSquares;
+use super::range::ParameterRange;
 use crate::diff::Parameter;
 use crate::error::{Error, Result};
 use crate::math::{DMat, DVec};
@@ -27,7 +30,7 @@ use crate::scene::Scene;
 pub enum ParameterKind {
     /// Young's modulus `E` of a soft body (Pa), `E = exp(s)`.
     YoungModulus,
-    /// Poisson's ratio `ν` of a soft body, `ν = −1 + 1.5 σ(s)`.
+    /// Poisson's ratio `ν` of a soft body, `ν = s`.
     PoissonRatio,
     /// An actuator's input (its force or displacement, held over the run), `a = s`.
     Actuator,
@@ -50,12 +53,57 @@ impl ParameterKind {
         }
     }
 
-    /// The physical value of the unconstrained `s`.
+    /// The symbol in messages (`E`, `ν`, `a`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ParameterKind::YoungModulus => "E",
+            ParameterKind::PoissonRatio => "ν",
+            ParameterKind::Actuator => "a",
+        }
+    }
+
+    /// The open physical limits of the value: `(0, ∞)` Pa for E, `(−1, 0.5)` for ν,
+    /// `(−∞, ∞)` for an actuator.
+    pub fn physical_limits(self) -> (f64, f64) {
+        match self {
+            ParameterKind::YoungModulus => (0.0, f64::INFINITY),
+            ParameterKind::PoissonRatio => (-1.0, 0.5),
+            ParameterKind::Actuator => (f64::NEG_INFINITY, f64::INFINITY),
+        }
+    }
+
+    /// The physical limits as text for messages.
+    pub fn limits_text(self) -> &'static str {
+        match self {
+            ParameterKind::YoungModulus => "range E > 0",
+            ParameterKind::PoissonRatio => "range -1 < ν < 0.5",
+            ParameterKind::Actuator => "finite values",
+        }
+    }
+
+    /// The optimisation coordinate of a value (`ln E`, `ν`, `a`; `ln 0 = −∞`).
+    pub fn coordinate(self, value: f64) -> f64 {
+        match self {
+            ParameterKind::YoungModulus => value.ln(),
+            _ => value,
+        }
+    }
+
+    /// The hard limits of the coordinate where a range is open: `|ln E| ≤ 700` (E finite and
+    /// positive), `|s| ≤ 1e300` otherwise.
+    pub fn coordinate_limits(self) -> (f64, f64) {
+        match self {
+            ParameterKind::YoungModulus => (-700.0, 700.0),
+            _ => (-1e300, 1e300),
+        }
+    }
+
+    /// The physical value of the coordinate `s` (no clamping: see
+    /// [`Parametrisation::physical`]).
     pub fn to_physical(self, s: f64) -> f64 {
         match self {
             ParameterKind::YoungModulus => s.exp(),
-            ParameterKind::PoissonRatio => -1.0 + 1.5 * logistic(s),
-            ParameterKind::Actuator => s,
+            _ => s,
         }
     }
 
@@ -63,47 +111,8 @@ impl ParameterKind {
     pub fn derivative(self, s: f64) -> f64 {
         match self {
             ParameterKind::YoungModulus => s.exp(),
-            ParameterKind::PoissonRatio => {
-                let sigma = logistic(s);
-                1.5 * sigma * (1.0 - sigma)
-            }
-            ParameterKind::Actuator => 1.0,
+            _ => 1.0,
         }
-    }
-
-    /// The open interval of admissible values, as text for error messages.
-    pub fn range(self) -> &'static str {
-        match self {
-            ParameterKind::YoungModulus => "E > 0",
-            ParameterKind::PoissonRatio => "-1 < ν < 0.5",
-            ParameterKind::Actuator => "any finite value",
-        }
-    }
-
-    /// The unconstrained `s` of a physical value, or `None` outside the admissible range
-    /// (or NaN).
-    pub fn to_unconstrained(self, value: f64) -> Option<f64> {
-        if !value.is_finite() {
-            return None;
-        }
-        match self {
-            ParameterKind::YoungModulus => (value > 0.0).then(|| value.ln()),
-            ParameterKind::PoissonRatio => {
-                let p = (value + 1.0) / 1.5; // σ(s) ∈ (0, 1)
-                (value > -1.0 && value < 0.5).then(|| (p / (1.0 - p)).ln())
-            }
-            ParameterKind::Actuator => Some(value),
-        }
-    }
-}
-
-/// The logistic function `1 / (1 + e^{−s})`, without overflow for large `|s|`.
-fn logistic(s: f64) -> f64 {
-    if s >= 0.0 {
-        1.0 / (1.0 + (-s).exp())
-    } else {
-        let e = s.exp();
-        e / (1.0 + e)
     }
 }
 
@@ -158,17 +167,6 @@ impl ParameterName {
     pub fn resolve(&self, scene: &Scene) -> Result<Parameter> {
         Parameter::parse(scene, &self.to_string())
     }
-
-    /// The unconstrained `s` of `value`; an error naming the parameter and its range when
-    /// `value` is not admissible.
-    pub fn unconstrained(&self, value: f64) -> Result<f64> {
-        self.kind.to_unconstrained(value).ok_or_else(|| {
-            Error::invalid(
-                self.to_string(),
-                format!("value {value} is out of range ({})", self.kind.range()),
-            )
-        })
-    }
 }
 
 impl fmt::Display for ParameterName {
@@ -184,16 +182,19 @@ impl FromStr for ParameterName {
     }
 }
 
-/// An ordered list of distinct parameters and their map between unconstrained `s` and
-/// physical values.
+/// An ordered list of distinct parameters, their admissible ranges and the map between the
+/// optimisation coordinates `s` and physical values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parametrisation {
     /// The parameters, in optimisation order.
     pub names: Vec<ParameterName>,
+    /// The admissible range of each parameter (defaults: [`ParameterRange::default_for`]).
+    pub ranges: Vec<ParameterRange>,
 }
 
 impl Parametrisation {
-    /// Parses `names`; an unknown kind, a malformed name or a repeated one is an error.
+    /// Parses `names` (default ranges); an unknown kind, a malformed name or a repeated one is
+    /// an error.
     pub fn parse<S: AsRef<str>>(names: &[S]) -> Result<Parametrisation> {
         if names.is_empty() {
             return Err(Error::invalid("parameters", "at least one is needed"));
@@ -209,7 +210,40 @@ impl Parametrisation {
             }
             out.push(name);
         }
-        Ok(Parametrisation { names: out })
+        let ranges = out
+            .iter()
+            .map(|n| ParameterRange::default_for(n.kind))
+            .collect();
+        Ok(Parametrisation { names: out, ranges })
+    }
+
+    /// Sets ranges from `--bounds NAME=LO,HI` entries (`NAME` one of the parameters, given
+    /// once; [`ParameterRange::parse`] for `LO,HI`).
+    pub fn with_bounds<S: AsRef<str>>(mut self, entries: &[S]) -> Result<Parametrisation> {
+        let mut seen = vec![false; self.len()];
+        for entry in entries {
+            let entry = entry.as_ref();
+            let what = format!("--bounds `{entry}`");
+            let Some((name, range)) = entry.split_once('=') else {
+                return Err(Error::invalid(
+                    what,
+                    "is not of the form NAME=LO,HI (either end may be empty)",
+                ));
+            };
+            let name = ParameterName::parse(name.trim())?;
+            let Some(k) = self.index_of(&name) else {
+                return Err(Error::invalid(
+                    what,
+                    format!("`{name}` is not one of the --param parameters"),
+                ));
+            };
+            if seen[k] {
+                return Err(Error::invalid(what, format!("`{name}` is given twice")));
+            }
+            seen[k] = true;
+            self.ranges[k] = ParameterRange::parse(name.kind, range, &what)?;
+        }
+        Ok(self)
     }
 
     /// Number of parameters.
@@ -227,23 +261,72 @@ impl Parametrisation {
         self.names.iter().position(|n| n == name)
     }
 
-    /// Physical values of the unconstrained `s` (one per parameter).
+    /// The box of the coordinates, `(lower, upper)` one entry per parameter
+    /// ([`ParameterRange::coordinate_box`]).
+    pub fn coordinate_box(&self) -> (Vec<f64>, Vec<f64>) {
+        self.names
+            .iter()
+            .zip(&self.ranges)
+            .map(|(n, r)| r.coordinate_box(n.kind))
+            .unzip()
+    }
+
+    /// Physical values of the coordinates `s` (one per parameter), each `s` clamped into its
+    /// box first: strictly inside the range for any `s`, ±∞ included (NaN stays NaN).
     pub fn physical(&self, s: &[f64]) -> Vec<f64> {
-        assert_eq!(s.len(), self.len(), "one unconstrained value per parameter");
+        assert_eq!(s.len(), self.len(), "one coordinate per parameter");
+        let (lo, hi) = self.coordinate_box();
         self.names
             .iter()
             .zip(s)
-            .map(|(n, &s)| n.kind.to_physical(s))
+            .enumerate()
+            .map(|(k, (n, &s))| n.kind.to_physical(s.clamp(lo[k], hi[k])))
             .collect()
     }
 
-    /// Unconstrained `s` of physical `values`; an out-of-range value is an error naming it.
-    pub fn unconstrained(&self, values: &[f64]) -> Result<Vec<f64>> {
+    /// Checks that `value` is admissible for parameter `k`; the error names the parameter and
+    /// its range.
+    pub fn check(&self, k: usize, value: f64) -> Result<()> {
+        let (name, range) = (&self.names[k], &self.ranges[k]);
+        if range.contains(name.kind, value) {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            name.to_string(),
+            format!(
+                "value {value} is out of range ({})",
+                range.describe(name.kind)
+            ),
+        ))
+    }
+
+    /// Coordinates of physical `values`, clamped into the box (a value on a closed end of its
+    /// range starts just inside it); an inadmissible value is an error naming it.
+    pub fn coordinates(&self, values: &[f64]) -> Result<Vec<f64>> {
         assert_eq!(values.len(), self.len(), "one value per parameter");
-        self.names
-            .iter()
-            .zip(values)
-            .map(|(n, &v)| n.unconstrained(v))
+        let (lo, hi) = self.coordinate_box();
+        let mut out = Vec::with_capacity(values.len());
+        for (k, (n, &v)) in self.names.iter().zip(values).enumerate() {
+            self.check(k, v)?;
+            out.push(n.kind.coordinate(v).clamp(lo[k], hi[k]));
+        }
+        Ok(out)
+    }
+
+    /// The parameters whose coordinate in `s` sits on its box (held by a bound): `(index,
+    /// the range's end it is held by)`.
+    pub fn at_bound(&self, s: &[f64]) -> Vec<(usize, f64)> {
+        let (lo, hi) = self.coordinate_box();
+        (0..self.len())
+            .filter_map(|k| {
+                if s[k] <= lo[k] {
+                    Some((k, self.ranges[k].lower))
+                } else if s[k] >= hi[k] {
+                    Some((k, self.ranges[k].upper))
+                } else {
+                    None
+                }
+            })
             .collect()
     }
 
@@ -251,16 +334,17 @@ impl Parametrisation {
     /// the Jacobian with respect to `s`, in place: column `k` is scaled by `d value_k / d s_k`.
     pub fn chain_jacobian(&self, s: &[f64], jacobian: &mut DMat) {
         assert_eq!(jacobian.ncols(), self.len(), "one column per parameter");
+        let (lo, hi) = self.coordinate_box();
         for (k, (n, &sk)) in self.names.iter().zip(s).enumerate() {
-            let d = n.kind.derivative(sk);
+            let d = n.kind.derivative(sk.clamp(lo[k], hi[k]));
             jacobian.column_mut(k).scale_mut(d);
         }
     }
 }
 
 /// A least-squares problem in physical parameters seen through a [`Parametrisation`]: it
-/// evaluates the inner problem at the physical values of `s` and chains its Jacobian, so the
-/// optimiser runs unconstrained while every evaluation is admissible.
+/// evaluates the inner problem at the physical values of `s` and chains its Jacobian, so every
+/// evaluation is admissible whatever `s` the optimiser tries.
 pub struct Reparametrised<'a, P> {
     /// The problem in physical values.
     pub problem: &'a mut P,

@@ -5,14 +5,25 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::levenberg_marquardt::LmResult;
+use super::levenberg_marquardt::{LmResult, LmStop};
 use super::parametrisation::Parametrisation;
 use crate::chart::{LineChart, YScale, write_chart};
 use crate::error::{Error, Result};
 use crate::mesh::io::write_file_atomic;
 
+/// A fit reaches the answer when its loss falls to this fraction of the initial loss (or to
+/// 0): above it, a stop of Levenberg–Marquardt is a local minimum or a bound, not convergence.
+pub const CONVERGED_LOSS_FRACTION: f64 = 1e-6;
+
+/// Whether `fit` stopped on a tolerance with a loss at most [`CONVERGED_LOSS_FRACTION`] of
+/// `initial_loss` (m²).
+pub fn reached(fit: &LmResult, initial_loss: f64) -> bool {
+    fit.converged() && fit.loss <= CONVERGED_LOSS_FRACTION * initial_loss
+}
+
 /// What `diffsoro calibrate` prints: `{"params", "iterations", "loss", "converged"}`
-/// (DESIGN.md §4), plus the parameter values per iteration.
+/// (DESIGN.md §4), plus why it stopped, the parameters held by a bound, the restarts and the
+/// parameter values per iteration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CalibrationReport {
     /// The fitted physical value of each parameter, by name (`young_modulus:beam` → Pa).
@@ -21,22 +32,48 @@ pub struct CalibrationReport {
     pub iterations: usize,
     /// The loss `½‖r‖²` (m²) at the start and after each iteration.
     pub loss: Vec<f64>,
-    /// Whether a tolerance, not the iteration limit, stopped the fit.
+    /// Whether the fit reached the answer: a tolerance stopped it (not the iteration limit),
+    /// no parameter is held by a bound, and the loss fell to [`CONVERGED_LOSS_FRACTION`] of
+    /// the initial loss.
     pub converged: bool,
+    /// Why it stopped, in words: `converged (…)`, `local minimum: loss … did not fall below
+    /// …`, `held by a bound: …` or `iteration limit: …`.
+    pub stopped: String,
+    /// The parameters that ended on (just inside) an end of their range, by name, with that
+    /// end's value.
+    pub at_bound: BTreeMap<String, f64>,
+    /// How many fits started again from a grid after the first missed the answer
+    /// ([`super::calibrate_scene`]); `iterations`, `loss` and the histories are those of the
+    /// best fit.
+    pub restarts: usize,
+    /// The loss (m²) at the user's starting point, the reference of `converged`.
+    pub initial_loss: f64,
     /// Each parameter's physical value at the start and after each iteration.
     pub param_history: BTreeMap<String, Vec<f64>>,
 }
 
 impl CalibrationReport {
-    /// The report of a fit run over the unconstrained variables of `map` (its parameters and
-    /// history are turned back into physical values).
+    /// The report of one fit run over the coordinates of `map` (its parameters and history
+    /// are turned back into physical values), without restarts.
     pub fn from_fit(map: &Parametrisation, fit: &LmResult) -> CalibrationReport {
+        let initial = fit.history.first().map_or(fit.loss, |h| h.loss);
+        CalibrationReport::from_fits(map, fit, initial, 0)
+    }
+
+    /// The report of the best fit `fit` after `restarts` restarts, judged against the loss at
+    /// the user's start `initial_loss` (m²).
+    pub fn from_fits(
+        map: &Parametrisation,
+        fit: &LmResult,
+        initial_loss: f64,
+        restarts: usize,
+    ) -> CalibrationReport {
         let values = map.physical(&fit.params);
         let params = map
             .names
             .iter()
-            .zip(values)
-            .map(|(n, v)| (n.to_string(), v))
+            .zip(&values)
+            .map(|(n, v)| (n.to_string(), *v))
             .collect();
         let mut param_history: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for entry in &fit.history {
@@ -44,11 +81,57 @@ impl CalibrationReport {
                 param_history.entry(n.to_string()).or_default().push(v);
             }
         }
+        let held = map.at_bound(&fit.params);
+        let at_bound: BTreeMap<String, f64> = held
+            .iter()
+            .map(|&(k, end)| (map.names[k].to_string(), end))
+            .collect();
+        let converged = reached(fit, initial_loss) && held.is_empty();
+        let reason = match fit.stop {
+            LmStop::Gradient => "gradient tolerance",
+            LmStop::Step => "step tolerance",
+            LmStop::Loss => "loss tolerance",
+            LmStop::MaxIterations => "iteration limit",
+        };
+        let (loss, fraction) = (fit.loss, CONVERGED_LOSS_FRACTION);
+        let mut stopped = if fit.stop == LmStop::MaxIterations {
+            format!(
+                "iteration limit: {} iterations, loss {loss:.3e} m² (initial {initial_loss:.3e} m²)",
+                fit.iterations
+            )
+        } else if !held.is_empty() {
+            let which: Vec<String> = held
+                .iter()
+                .map(|&(k, end)| format!("{} = {} at its bound {end}", map.names[k], values[k]))
+                .collect();
+            format!(
+                "held by a bound ({reason}): {}; loss {loss:.3e} m² (initial {initial_loss:.3e} m²)",
+                which.join(", ")
+            )
+        } else if converged {
+            format!(
+                "converged ({reason}): loss {loss:.3e} m² is below {fraction:e} of the initial loss {initial_loss:.3e} m²"
+            )
+        } else {
+            format!(
+                "local minimum ({reason}): loss {loss:.3e} m² did not fall below {fraction:e} of the initial loss {initial_loss:.3e} m²"
+            )
+        };
+        if restarts > 0 {
+            stopped.push_str(&format!(
+                "; the best of {} fits (restarts from a grid over the bounded parameters)",
+                restarts + 1
+            ));
+        }
         CalibrationReport {
             params,
             iterations: fit.iterations,
             loss: fit.history.iter().map(|h| h.loss).collect(),
-            converged: fit.converged(),
+            converged,
+            stopped,
+            at_bound,
+            restarts,
+            initial_loss,
             param_history,
         }
     }
@@ -99,7 +182,7 @@ mod tests {
     #[test]
     fn report_holds_physical_values_and_writes_its_folder() {
         let map = Parametrisation::parse(&["young_modulus:beam", "poisson_ratio:beam"]).unwrap();
-        let s = |e: f64, nu: f64| map.unconstrained(&[e, nu]).unwrap();
+        let s = |e: f64, nu: f64| map.coordinates(&[e, nu]).unwrap();
         let entry = |e, nu, loss| LmIteration {
             loss,
             params: s(e, nu),
@@ -124,6 +207,12 @@ mod tests {
         assert!((report.params["poisson_ratio:beam"] - 0.45).abs() < 1e-12);
         assert_eq!(report.loss, [1e-4, 1e-9, 1e-20]);
         assert!(report.converged);
+        assert!(
+            report.stopped.starts_with("converged"),
+            "{}",
+            report.stopped
+        );
+        assert!(report.at_bound.is_empty() && report.restarts == 0);
         let nu = &report.param_history["poisson_ratio:beam"];
         assert!((nu[0] - 0.3).abs() < 1e-12 && nu.len() == 3);
 
@@ -147,10 +236,81 @@ mod tests {
         }
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join("calibration.json")).unwrap()).unwrap();
-        for key in ["params", "iterations", "loss", "converged"] {
+        for key in [
+            "params",
+            "iterations",
+            "loss",
+            "converged",
+            "stopped",
+            "at_bound",
+            "restarts",
+        ] {
             assert!(json.get(key).is_some(), "contract key {key}");
         }
         assert_eq!(json["iterations"], 2);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A tolerance stop with a loss 3.1e-5 m² from 4e-5 m² (above 1e-6 of it) is a local
+    /// minimum, not convergence; a parameter on its box is reported held by that bound.
+    #[test]
+    fn a_stop_far_above_zero_loss_or_on_a_bound_is_not_convergence() {
+        let map = Parametrisation::parse(&["poisson_ratio:beam"])
+            .unwrap()
+            .with_bounds(&["poisson_ratio:beam=0,0.4"])
+            .unwrap();
+        let (lo, hi) = map.coordinate_box();
+        let entry = |s: f64, loss| LmIteration {
+            loss,
+            params: vec![s],
+            damping: 1.0,
+            accepted: true,
+            gradient: 0.0,
+        };
+        let inside = LmResult {
+            params: vec![0.2],
+            loss: 3.1e-5,
+            iterations: 3,
+            stop: LmStop::Gradient,
+            history: vec![entry(0.1, 4e-5), entry(0.2, 3.1e-5)],
+        };
+        let report = CalibrationReport::from_fit(&map, &inside);
+        assert!(!report.converged);
+        assert!(
+            report.stopped.starts_with("local minimum") && report.stopped.contains("3.100e-5"),
+            "{}",
+            report.stopped
+        );
+        assert!(report.at_bound.is_empty());
+
+        let held = LmResult {
+            params: vec![hi[0]],
+            history: vec![entry(0.1, 4e-5), entry(hi[0], 3.1e-5)],
+            ..inside.clone()
+        };
+        let report = CalibrationReport::from_fit(&map, &held);
+        assert!(!report.converged);
+        assert!(
+            report.stopped.starts_with("held by a bound"),
+            "{}",
+            report.stopped
+        );
+        assert_eq!(report.at_bound["poisson_ratio:beam"], 0.4);
+        let nu = report.params["poisson_ratio:beam"];
+        assert!(nu < 0.4 && nu > 0.4 - 1e-6, "{nu} just inside 0.4");
+        assert!(lo[0] > 0.0);
+
+        // The same loss reached from a 1e7 times larger start: converged, unless held.
+        let deep = LmResult {
+            history: vec![entry(0.1, 3.1e2), entry(0.2, 3.1e-5)],
+            ..inside.clone()
+        };
+        assert!(CalibrationReport::from_fit(&map, &deep).converged);
+        let limit = LmResult {
+            stop: LmStop::MaxIterations,
+            ..deep
+        };
+        let report = CalibrationReport::from_fit(&map, &limit);
+        assert!(!report.converged && report.stopped.starts_with("iteration limit"));
     }
 }

@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use super::final_state_fit::{CalibrationProgress, FinalStateFit, observed_positions};
-use super::levenberg_marquardt::{LmOptions, levenberg_marquardt};
+use super::levenberg_marquardt::{LmOptions, LmResult, levenberg_marquardt_in_box};
 use super::parametrisation::{ParameterName, Parametrisation, Reparametrised};
-use super::report::CalibrationReport;
+use super::report::{CalibrationReport, reached};
 use crate::error::{Error, Location, Result};
 use crate::scene::{FinalState, Scene};
 
@@ -21,20 +21,29 @@ pub struct CalibrationSetup {
     /// The observed final state (DESIGN.md §4), one body per scene body with matching node
     /// counts.
     pub observed: FinalState,
+    /// How many more fits to start, from a grid over the parameters with a finite range, when
+    /// the first does not reach the answer ([`calibrate_scene`]; 0: none).
+    pub restarts: usize,
 }
+
+/// The default number of restarts of [`CalibrationSetup::restarts`].
+pub const DEFAULT_RESTARTS: usize = 4;
 
 impl CalibrationSetup {
     /// Builds and checks the setup of `diffsoro calibrate SCENE --observed FILE --param NAME…
-    /// [--init NAME=VALUE…]`: parameter names (known kinds, existing bodies and actuators, no
-    /// repeats), `--init` entries (`NAME=VALUE` with `NAME` one of the parameters and `VALUE` in
-    /// its range), and the observation file ([`load_observation`]).
+    /// [--bounds NAME=LO,HI…] [--init NAME=VALUE…]`: parameter names (known kinds, existing
+    /// bodies and actuators, no repeats), `--bounds` entries
+    /// ([`Parametrisation::with_bounds`]), `--init` entries (`NAME=VALUE` with `NAME` one of
+    /// the parameters and `VALUE` in its range), and the observation file
+    /// ([`load_observation`]); [`DEFAULT_RESTARTS`] restarts.
     pub fn new(
         scene: &Scene,
         observed: &Path,
         params: &[String],
+        bounds: &[String],
         init: &[String],
     ) -> Result<CalibrationSetup> {
-        let params = Parametrisation::parse(params)?;
+        let params = Parametrisation::parse(params)?.with_bounds(bounds)?;
         check_targets(scene, &params)?;
         let initial = parse_initial_values(&params, init)?;
         let observed = load_observation(observed, scene)?;
@@ -42,6 +51,7 @@ impl CalibrationSetup {
             params,
             initial,
             observed,
+            restarts: DEFAULT_RESTARTS,
         })
     }
 }
@@ -79,8 +89,9 @@ pub fn parse_initial_values(params: &Parametrisation, init: &[String]) -> Result
             .trim()
             .parse()
             .map_err(|_| Error::invalid(what(), format!("`{}` is not a number", value.trim())))?;
-        name.unconstrained(value)
-            .map_err(|e| Error::invalid(what(), e.to_string()))?; // in range
+        params
+            .check(k, value)
+            .map_err(|e| Error::invalid(what(), e.to_string()))?;
         out[k] = Some(value);
     }
     Ok(out)
@@ -100,15 +111,23 @@ pub fn load_observation(path: &Path, scene: &Scene) -> Result<FinalState> {
 
 /// Fits `setup.params` of `scene` so that its final state after `scene.simulation.steps`
 /// steps from its initial state matches `setup.observed` (paper 004 §IV-C): Levenberg–Marquardt
-/// ([`levenberg_marquardt`] with `options`) over the unconstrained variables of
-/// `setup.params` ([`Reparametrised`]) on the residual `x_final − x_observed` and its Jacobian
-/// from the forward trajectory sensitivities ([`FinalStateFit`]), started at `setup.initial`
-/// (or the scene's values). Each evaluation (one simulation of the run) reports its steps and
-/// its loss through `progress`.
+/// ([`levenberg_marquardt_in_box`] with `options`) over the coordinates of `setup.params` in
+/// their box strictly inside each parameter's range ([`Reparametrised`]), on the residual
+/// `x_final − x_observed` and its Jacobian from the forward trajectory sensitivities
+/// ([`FinalStateFit`]), started at `setup.initial` (or the scene's values; a start on a
+/// closed end of its range starts just inside). Each evaluation (one simulation of the run)
+/// reports its steps and its loss through `progress`.
+///
+/// When that fit does not reach the answer (its loss stays above
+/// [`super::CONVERGED_LOSS_FRACTION`] of the initial loss: a local minimum or a bound), up to
+/// `setup.restarts` more fits start from the points `k/(restarts + 1)`, k = 1, 2, …, of the
+/// boxes of the parameters whose range is finite (the others keep their start), until one
+/// reaches it; the report is that of the fit with the least loss, and says how many restarts
+/// ran. A restart whose first simulation fails is skipped.
 ///
 /// Errors: a scene whose step is not differentiable (the error of
 /// [`crate::diff::check_differentiable`]), a parameter the scene does not have, an observation
-/// that does not match the scene, or an error of the simulation.
+/// that does not match the scene, or an error of the simulation at the start.
 pub fn calibrate_scene(
     scene: &Scene,
     setup: &CalibrationSetup,
@@ -120,9 +139,10 @@ pub fn calibrate_scene(
         setup.params.len(),
         "one optional starting value per parameter"
     );
+    let map = &setup.params;
     let mut fit = FinalStateFit::new(
         scene,
-        &setup.params,
+        map,
         &setup.observed,
         scene.simulation.steps,
         progress,
@@ -133,11 +153,45 @@ pub fn calibrate_scene(
         .zip(&setup.initial)
         .map(|(own, given)| given.unwrap_or(own))
         .collect();
-    let s0 = setup.params.unconstrained(&start)?;
-    let mut problem = Reparametrised {
-        problem: &mut fit,
-        map: &setup.params,
+    let s0 = map.coordinates(&start)?;
+    let (lower, upper) = map.coordinate_box();
+    let run = |fit: &mut FinalStateFit<'_>, s: &[f64]| {
+        let mut problem = Reparametrised { problem: fit, map };
+        levenberg_marquardt_in_box(&mut problem, s, &lower, &upper, options)
     };
-    let result = levenberg_marquardt(&mut problem, &s0, options)?;
-    Ok(CalibrationReport::from_fit(&setup.params, &result))
+    let mut best: LmResult = run(&mut fit, &s0)?;
+    let initial_loss = best.history[0].loss;
+    let gridded: Vec<usize> = (0..map.len())
+        .filter(|&k| map.ranges[k].is_finite(map.names[k].kind))
+        .collect();
+    let mut restarts = 0;
+    if !gridded.is_empty() {
+        for k in 1..=setup.restarts {
+            if reached(&best, initial_loss) {
+                break;
+            }
+            let t = k as f64 / (setup.restarts + 1) as f64;
+            let mut s = s0.clone();
+            for &i in &gridded {
+                s[i] = lower[i] + t * (upper[i] - lower[i]);
+            }
+            restarts += 1;
+            fit.announce(CalibrationProgress::Restart {
+                restart: k,
+                values: &map.physical(&s),
+            });
+            // A start whose simulation fails (a NaN residual) is an error of the fit: skip it.
+            if let Ok(result) = run(&mut fit, &s)
+                && result.loss < best.loss
+            {
+                best = result;
+            }
+        }
+    }
+    Ok(CalibrationReport::from_fits(
+        map,
+        &best,
+        initial_loss,
+        restarts,
+    ))
 }

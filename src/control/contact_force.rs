@@ -15,8 +15,8 @@
 //!
 //! The actuation λ_a is every force-driven actuator's λ (N, Pa or N·m) and every angle-driven
 //! servo's angle target (rad; its horn follows at most `max_angle_step` per step), in the
-//! order of [`crate::diff::every_parameter`]. Bounds: a force-driven actuator's as for
-//! [`super::InverseController`]; an angle-driven servo's between 0 (rest) and the scene's
+//! order of [`crate::diff::every_parameter`]. Bounds: a force-driven actuator's from the
+//! scene, as for [`super::InverseController`]; an angle-driven servo's between 0 (rest) and the scene's
 //! angle, which is its maximal closing (the heuristic's constant command). The optimised
 //! strategy starts force-driven actuators at the scene's force (clamped into the bounds) and
 //! servos at their angle in the start state.
@@ -86,7 +86,7 @@ struct Actuation {
 impl Actuation {
     /// Every force-driven actuator and angle-driven servo of `scene` (module doc for bounds
     /// and start values). Errors on a scene without any.
-    fn new(scene: &Scene, options: &ControlOptions) -> Result<Actuation> {
+    fn new(scene: &Scene) -> Result<Actuation> {
         let mut a = Actuation {
             parameters: Vec::new(),
             lower: Vec::new(),
@@ -106,7 +106,7 @@ impl Actuation {
                     s.value(&start.bodies[body].positions),
                 ),
                 (_, Drive::Force(f)) => {
-                    let (lo, hi) = options.force_bounds(act.bounds);
+                    let [lo, hi] = act.bounds;
                     (lo, hi, f)
                 }
                 _ => continue,
@@ -126,8 +126,9 @@ impl Actuation {
     }
 
     /// The heuristic's command: each actuator at its maximal closing (the scene's angle for a
-    /// servo, the upper bound for a force-driven actuator).
-    fn maximal(&self, scene: &Scene) -> Vec<f64> {
+    /// servo, the upper bound for a force-driven actuator). Errors on a force-driven actuator
+    /// without a maximum (naming it and the scene keys or flag that give one).
+    fn maximal(&self, scene: &Scene) -> Result<Vec<f64>> {
         self.parameters
             .iter()
             .zip(&self.upper)
@@ -135,9 +136,14 @@ impl Actuation {
                 let Parameter::Actuator { body, index } = *p else {
                     unreachable!("actuators only")
                 };
-                match scene.body_actuation(body).actuators[index].drive {
-                    Drive::Target(t) => t,
-                    Drive::Force(_) => *hi,
+                let actuator = &scene.body_actuation(body).actuators[index];
+                match actuator.drive {
+                    Drive::Target(t) => Ok(t),
+                    Drive::Force(_) if hi.is_finite() => Ok(*hi),
+                    Drive::Force(_) => Err(Error::invalid(
+                        format!("actuator `{}`", actuator.name),
+                        "has no maximum for the heuristic's maximal actuation: give `max_force` (`max_pressure`, `max_torque`) in the scene or --max-force NAME=VALUE",
+                    )),
                 }
             })
             .collect()
@@ -166,8 +172,9 @@ impl Actuation {
 /// m) toward its origin while limiting the contact forces of every body (Eq. 17 with
 /// `weights`), or with every controlled actuator at its maximal closing (`weights = None`, the
 /// heuristic). `options` bound the change of the actuation per step (`max_change`, in the
-/// actuators' units: rad for an angle target) and cap force-driven actuators without a
-/// maximum (`force_cap`). Errors: a scene the derivatives do not cover, an unknown effector,
+/// actuators' units: rad for an angle target); the bounds are the scene's. Errors: a scene the
+/// derivatives do not cover, an unknown effector, the heuristic on a force-driven actuator
+/// without a maximum,
 /// no effector, a scene without actuators to control, a QP the solver cannot solve.
 pub fn grasp(
     scene: &Scene,
@@ -221,9 +228,9 @@ pub fn grasp_with_progress(
         })?);
     }
     let mut scene = scene.clone();
-    let mut act = Actuation::new(&scene, &options)?;
+    let mut act = Actuation::new(&scene)?;
     if weights.is_none() {
-        let max = act.maximal(&scene);
+        let max = act.maximal(&scene)?;
         act.set(&max);
     }
     let params = act.parameters.clone();

@@ -74,48 +74,25 @@ use super::qp::{Qp, QpSolution, QpSolver, QpStatus};
 /// mode has ω² ≈ 100 s⁻².
 const SHIFTS: [f64; 4] = [0.0, 10.0, 100.0, 1000.0];
 
-/// Limits and weights of the inverse-control QP.
+/// Limits and weights of the inverse-control QP. The bounds on λ are not here: they are the
+/// scene's (a cable's `[0, max_force]`, `[0, ∞)` without `max_force`; a cavity's
+/// `[min_pressure, max_pressure]`; a servo's `±max_torque`), which `control --max-force`
+/// sets ([`super::set_max_forces`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ControlOptions {
-    /// Upper bound on λ (the actuator's units: N, Pa or N·m) for an actuator whose scene gives
-    /// no finite maximum (a cable's `max_force`); a finite scene maximum is used as it is.
-    pub force_cap: f64,
-    /// Largest change of each λ per control step (the actuator's units).
+    /// Largest change of each λ per control step (the actuator's units), which keeps the
+    /// steps small where the scene gives no maximum.
     pub max_change: f64,
     /// Relative weight ε of the regularisation ½ ε s ‖Δλ‖² of the change (s = tr(WᵀW)/k
     /// makes it independent of units).
     pub regularisation: f64,
 }
 
-impl ControlOptions {
-    /// The bounds [lo, hi] of a force-driven actuator whose scene bounds are `bounds`: a
-    /// finite scene bound as it is, an infinite one replaced by ±`force_cap` (kept consistent
-    /// with the other bound).
-    pub fn force_bounds(&self, bounds: [f64; 2]) -> (f64, f64) {
-        let [lo, hi] = bounds;
-        let hi = if hi.is_finite() {
-            hi
-        } else {
-            self.force_cap.max(lo)
-        };
-        let lo = if lo.is_finite() {
-            lo
-        } else {
-            -self.force_cap.min(hi)
-        };
-        (lo, hi)
-    }
-}
-
 impl Default for ControlOptions {
-    /// `force_cap = 0.3`, `max_change = 0.02`, `regularisation = 1e-3`, sized for the
-    /// Trunk's cables (N): 0.3 N on one long cable moves its tip by about 1.5 cm. Above it
-    /// the Trunk of `scenes/trunk.toml` under constant tensions does not always come to rest
-    /// (0.5 N on `c2` alone, or 0.25 N on four cables, keep it jittering at ~0.07 m/s), and
-    /// 0.02 N per step (2 N/s) keeps the transients mild.
+    /// `max_change = 0.02`, `regularisation = 1e-3`, sized for the Trunk's cables (N): 0.02 N
+    /// per step (2 N/s) keeps the transients mild.
     fn default() -> Self {
         ControlOptions {
-            force_cap: 0.3,
             max_change: 0.02,
             regularisation: 1e-3,
         }
@@ -170,18 +147,15 @@ pub struct InverseController {
 
 impl InverseController {
     /// A controller of effector `effector` of `scene`, starting from the scene's forces
-    /// (clamped into the bounds). Errors: a scene the derivatives do not cover
+    /// (clamped into the scene's bounds, the only bounds on λ). Errors: a scene the derivatives do not cover
     /// ([`check_differentiable`]: target-driven actuators, full Newton, per-step force limits), an
     /// unknown effector, a scene without force-driven actuators, bad options.
     pub fn new(scene: &Scene, effector: &str, options: ControlOptions) -> Result<Self> {
         check_differentiable(scene)?;
-        if !(options.force_cap > 0.0) || !(options.max_change > 0.0) {
+        if !(options.max_change > 0.0) {
             return Err(Error::invalid(
                 "control options",
-                format!(
-                    "force_cap ({}) and max_change ({}) must be positive",
-                    options.force_cap, options.max_change
-                ),
+                format!("max_change ({}) must be positive", options.max_change),
             ));
         }
         if !(options.regularisation >= 0.0) || !options.regularisation.is_finite() {
@@ -213,7 +187,7 @@ impl InverseController {
         for b in 0..scene.bodies.len() {
             for (index, a) in scene.body_actuation(b).actuators.iter().enumerate() {
                 let Drive::Force(f) = a.drive else { continue };
-                let (lo, hi) = options.force_bounds(a.bounds);
+                let [lo, hi] = a.bounds;
                 parameters.push(Parameter::Actuator { body: b, index });
                 names.push(a.name.clone());
                 lower.push(lo);

@@ -5,6 +5,7 @@
 mod contact_force;
 mod controller;
 mod grasp_job;
+mod max_force;
 mod qp;
 mod qp_clarabel;
 #[cfg(feature = "osqp")]
@@ -16,6 +17,7 @@ mod static_control;
 pub use contact_force::{ForceLimiting, GraspReport, grasp, grasp_with_progress};
 pub use controller::{ControlOptions, InverseController, Linearisation};
 pub use grasp_job::{GraspSetup, GraspSummary, grasp_scene};
+pub use max_force::set_max_forces;
 pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
 pub use qp_clarabel::ClarabelSolver;
 #[cfg(feature = "osqp")]

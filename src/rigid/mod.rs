@@ -14,6 +14,7 @@
 
 mod aba;
 mod aba_derivatives;
+mod collision;
 mod crba;
 mod data;
 mod jacobian;
@@ -29,13 +30,14 @@ mod urdf;
 
 pub use aba::aba;
 pub use aba_derivatives::compute_aba_derivatives;
+pub use collision::{Geometry, MeshFormat, Shape};
 pub use crba::crba;
 pub use data::{Data, Mat6xN};
 pub use jacobian::{ReferenceFrame, compute_joint_jacobians, frame_jacobian, frame_placement};
 pub use joint::{JointKind, JointModel, quaternion_rotation};
 pub use kinematics::{forward_kinematics, forward_kinematics_placements};
 pub use minverse::compute_minverse;
-pub use model::{Frame, FrameKind, Geometry, Limits, Model, Shape};
+pub use model::{Frame, FrameKind, Limits, Model};
 pub use report::{DynamicsCase, DynamicsReport, check_case, dynamics_report};
 pub use rnea::{nonlinear_effects, rnea};
 pub use rnea_derivatives::compute_rnea_derivatives;

@@ -4,11 +4,11 @@
 //! Joint 0 is the universe (the world). Joints are stored in depth-first order, so every
 //! joint's parent has a smaller index and the velocity coordinates of a subtree are contiguous.
 
+use super::collision::Geometry;
 use super::joint::{JointKind, JointModel};
 use super::spatial::{Inertia, Se3, Vec6, spatial};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
-use std::path::PathBuf;
 
 /// What created a [`Frame`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,48 +32,6 @@ pub struct Frame {
     pub placement: Se3,
     /// What the frame stands for.
     pub kind: FrameKind,
-}
-
-/// A collision shape, in its own frame (URDF `<geometry>`). Units: m.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Shape {
-    /// Box centred on the frame origin with the given full side lengths.
-    Box {
-        /// Side lengths along x, y, z.
-        size: Vec3,
-    },
-    /// Cylinder along the frame's z axis, centred on the origin.
-    Cylinder {
-        /// Radius.
-        radius: f64,
-        /// Full length.
-        length: f64,
-    },
-    /// Sphere centred on the origin.
-    Sphere {
-        /// Radius.
-        radius: f64,
-    },
-    /// Triangle mesh file (checked to exist at load time), with a per-axis scale.
-    Mesh {
-        /// Resolved path of the mesh file.
-        path: PathBuf,
-        /// Scale along x, y, z.
-        scale: Vec3,
-    },
-}
-
-/// A collision geometry attached to a joint's body.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Geometry {
-    /// Name (`link` or `link_k` for the k-th collision element of a link).
-    pub name: String,
-    /// The joint whose body carries the geometry.
-    pub parent_joint: usize,
-    /// The shape's pose in the parent joint's frame.
-    pub placement: Se3,
-    /// The shape.
-    pub shape: Shape,
 }
 
 /// Position, velocity and effort limits of the coordinates (±∞ / ∞ when not given).
@@ -111,10 +69,17 @@ pub struct Model {
     pub dof_joint: Vec<usize>,
     /// Operational frames.
     pub frames: Vec<Frame>,
-    /// Collision geometries.
+    /// The collision model: one entry per URDF `<collision>` element, in file order of the
+    /// links visited depth-first.
     pub geometries: Vec<Geometry>,
     /// Joint limits.
     pub limits: Limits,
+    /// Viscous joint damping per velocity coordinate (URDF `<dynamics damping>`; N·m·s/rad or
+    /// N·s/m, 0 when not given). Stored only: the dynamics algorithms do not apply it.
+    pub damping: Vec<f64>,
+    /// Dry joint friction per velocity coordinate (URDF `<dynamics friction>`; N·m or N, 0 when
+    /// not given). Stored only.
+    pub friction: Vec<f64>,
     /// Gravity acceleration as a spatial motion in the world frame (m/s², default `[0,0,−9.81; 0]`).
     pub gravity: Vec6,
     /// Configuration dimension.
@@ -148,6 +113,8 @@ impl Model {
                 velocity: vec![],
                 effort: vec![],
             },
+            damping: vec![],
+            friction: vec![],
             gravity: spatial(Vec3::new(0.0, 0.0, -9.81), Vec3::zeros()),
             nq: 0,
             nv: 0,
@@ -224,6 +191,8 @@ impl Model {
         self.limits
             .effort
             .extend(std::iter::repeat_n(f64::INFINITY, nv));
+        self.damping.extend(std::iter::repeat_n(0.0, nv));
+        self.friction.extend(std::iter::repeat_n(0.0, nv));
         self.joints.push(joint);
         self.parents.push(parent);
         self.placements.push(placement);

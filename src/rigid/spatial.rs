@@ -291,16 +291,20 @@ impl Inertia {
         }
     }
 
-    /// The inertia of the union of two bodies expressed in the same frame (parallel-axis theorem).
+    /// Whether the body carries nothing: mass 0 and zero rotational inertia.
+    pub fn is_zero(&self) -> bool {
+        self.mass == 0.0 && self.inertia_com == Mat3::zeros()
+    }
+
+    /// The inertia of the union of two bodies expressed in the same frame (parallel-axis
+    /// theorem), as Pinocchio adds inertias: massless bodies keep their rotational inertia
+    /// (the total mass is floored at machine epsilon where it divides).
     pub fn add(&self, other: &Inertia) -> Inertia {
         let m = self.mass + other.mass;
-        if m <= 0.0 {
-            return Inertia::zero();
-        }
-        let c = (self.com * self.mass + other.com * other.mass) / m;
-        let d1 = skew(&(self.com - c));
-        let d2 = skew(&(other.com - c));
-        let i = self.inertia_com - d1 * d1 * self.mass + other.inertia_com - d2 * d2 * other.mass;
+        let m_inv = 1.0 / m.max(f64::EPSILON);
+        let c = (self.com * self.mass + other.com * other.mass) * m_inv;
+        let ab = skew(&(self.com - other.com));
+        let i = self.inertia_com + other.inertia_com - ab * ab * (self.mass * other.mass * m_inv);
         Inertia {
             mass: m,
             com: c,

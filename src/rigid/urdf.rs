@@ -1,12 +1,21 @@
-//! URDF loading (links, joints with limits, inertials, collision geometry) into a [`Model`],
-//! with a fixed or free-flyer base. Joint order: depth-first from the root link, a link's
-//! children in file order ([`ChildOrder::File`], the default) or sorted by joint name
+//! URDF loading (links, joints with limits and dynamics, inertials, collision geometry) into a
+//! [`Model`], with a fixed or free-flyer base. Joint order: depth-first from the root link, a
+//! link's children in file order ([`ChildOrder::File`], the default) or sorted by joint name
 //! ([`ChildOrder::JointName`], which is what Pinocchio's URDF parser produces, because urdfdom
 //! keeps joints in a name-sorted map). Fixed joints are merged into their parent body
-//! (inertia, frames, geometry).
+//! (inertia added as Pinocchio does, frames, geometry).
+//!
+//! Accepted as Pinocchio accepts them: links without `<inertial>`, frame-only links of mass 0
+//! and zero inertia (skipped), and positive semi-definite inertias that are not definite (a
+//! dummy root link). Refused with an error naming the link or joint: a negative mass, a
+//! non-finite number, an indefinite inertia, a loop, a zero axis, and a moving joint whose
+//! subtree carries no inertia (singular mass matrix). `<visual>` is ignored; `<collision>`
+//! forms the collision model ([`Geometry`]); `<limit>` and `<dynamics>` fill
+//! [`Model::limits`], [`Model::damping`] and [`Model::friction`].
 
+use super::collision::{Geometry, MeshFormat, Shape};
 use super::joint::JointKind;
-use super::model::{Frame, FrameKind, Geometry, Model, Shape};
+use super::model::{Frame, FrameKind, Model};
 use super::spatial::{Inertia, Se3};
 use crate::error::{Error, Location, Result};
 use crate::math::{Mat3, Vec3};
@@ -50,6 +59,8 @@ struct UJoint {
     upper: f64,
     effort: f64,
     velocity: f64,
+    damping: f64,
+    friction: f64,
 }
 
 /// Reads and parses the URDF file at `path` (mesh paths resolve relative to its folder),
@@ -96,7 +107,7 @@ pub fn parse_urdf_ordered(
     for node in robot.children().filter(|n| n.has_tag_name("link")) {
         let name = p.attr(node, "name")?.to_string();
         if link_index.insert(name.clone(), links.len()).is_some() {
-            return Err(p.err(node, format!("duplicate link '{name}'")));
+            return Err(p.err(node, "duplicate link name"));
         }
         let link = p.link(node, name, dir)?;
         links.push(link);
@@ -110,7 +121,7 @@ pub fn parse_urdf_ordered(
     for node in robot.children().filter(|n| n.has_tag_name("joint")) {
         let j = p.joint(node, &link_index)?;
         if joint_names.insert(j.name.clone(), joints.len()).is_some() {
-            return Err(p.err(node, format!("duplicate joint '{}'", j.name)));
+            return Err(p.err(node, "duplicate joint name"));
         }
         if let Some(other) = parent_of[j.child] {
             return Err(p.err(
@@ -178,32 +189,40 @@ pub fn parse_urdf_ordered(
         ));
     }
     let model = b.model;
-    // Every moving joint must carry mass, or M(q) is singular.
+    check_mass_matrix(&model, file)?;
+    Ok(model)
+}
+
+/// Refuses models whose mass matrix is singular, naming a joint: first a moving joint whose
+/// whole subtree carries no inertia (mass 0 and zero rotational inertia), then, for singular
+/// cases the subtree test misses (a point mass behind a ball joint), the first coordinate whose
+/// leading block of M is not positive definite at the neutral configuration.
+fn check_mass_matrix(model: &Model, file: &str) -> Result<()> {
     for i in 1..model.njoints() {
-        let mut mass = 0.0;
-        for k in i..model.njoints() {
-            if model.is_ancestor(i, k) {
-                mass += model.inertias[k].mass;
-            }
-        }
-        if mass <= 0.0 {
+        let carries =
+            (i..model.njoints()).any(|k| model.is_ancestor(i, k) && !model.inertias[k].is_zero());
+        if !carries {
             return Err(Error::invalid(
                 format!("{file}: joint '{}'", model.joints[i].name),
-                "moves only massless links: the mass matrix would be singular",
+                "moves only massless links (mass 0, no inertia): the mass matrix would be singular",
             ));
         }
     }
-    // Bodies may carry mass yet leave a direction without inertia (a massless link behind a ball
-    // joint): M(q) must be positive definite, checked at the neutral configuration.
-    let mut data = super::data::Data::new(&model);
-    let m = super::crba::crba(&model, &mut data, &model.neutral()).clone();
-    if m.cholesky().is_none() {
-        return Err(Error::invalid(
-            format!("{file}: robot"),
-            "the mass matrix is singular: some joint moves a body without inertia in its direction",
-        ));
+    let mut data = super::data::Data::new(model);
+    let m = super::crba::crba(model, &mut data, &model.neutral()).clone();
+    if m.clone().cholesky().is_some() {
+        return Ok(());
     }
-    Ok(model)
+    let k = (1..=model.nv)
+        .find(|&k| m.view((0, 0), (k, k)).into_owned().cholesky().is_none())
+        .unwrap_or(model.nv);
+    Err(Error::invalid(
+        format!(
+            "{file}: joint '{}'",
+            model.joints[model.dof_joint[k - 1]].name
+        ),
+        "the mass matrix is singular: the joint moves no inertia in one of its directions",
+    ))
 }
 
 struct Builder<'a> {
@@ -238,6 +257,8 @@ impl Builder<'_> {
             };
             self.model.geometries.push(Geometry {
                 name,
+                link: link.name.clone(),
+                origin: *origin,
                 parent_joint: joint,
                 placement: placement.mul(origin),
                 shape: shape.clone(),
@@ -270,6 +291,8 @@ impl Builder<'_> {
                     for k in 0..kind.nv() {
                         self.model.limits.effort[iv + k] = uj.effort;
                         self.model.limits.velocity[iv + k] = uj.velocity;
+                        self.model.damping[iv + k] = uj.damping;
+                        self.model.friction[iv + k] = uj.friction;
                     }
                     self.model.frames.push(Frame {
                         name: uj.name.clone(),
@@ -290,22 +313,46 @@ struct Parser<'a, 'd> {
     file: &'a str,
 }
 
+/// The largest eigenvalue deficit tolerated in a rotational inertia, relative to its largest
+/// eigenvalue: rounded positive semi-definite inertias (Go1's dummy `base`, all six entries
+/// 1e-6, has eigenvalues 3e-6, 0, 0) are accepted, clearly indefinite ones refused.
+const INERTIA_PSD_TOLERANCE: f64 = 1e-9;
+
 impl Parser<'_, '_> {
     fn line(&self, node: roxmltree::Node) -> usize {
         self.doc.text_pos_at(node.range().start).row as usize
     }
 
+    /// What an element is, for messages: the nearest enclosing `<link>` or `<joint>` by name,
+    /// then the element itself (`link 'b' <mass>`, `joint 'j' <limit>`, `<robot>`).
+    fn context(&self, node: roxmltree::Node) -> String {
+        let owner = node.ancestors().find(|n| {
+            (n.has_tag_name("link") || n.has_tag_name("joint")) && n.attribute("name").is_some()
+        });
+        let tag = node.tag_name().name();
+        match owner {
+            Some(o) if o == node => format!("{tag} '{}'", o.attribute("name").unwrap_or("")),
+            Some(o) => format!(
+                "{} '{}' <{tag}>",
+                o.tag_name().name(),
+                o.attribute("name").unwrap_or("")
+            ),
+            None => format!("<{tag}>"),
+        }
+    }
+
+    /// A parse error at `node`'s line, prefixed with the element's [`Parser::context`].
     fn err(&self, node: roxmltree::Node, msg: impl Into<String>) -> Error {
-        Error::parse(self.file, Location::Line(self.line(node)), msg)
+        Error::parse(
+            self.file,
+            Location::Line(self.line(node)),
+            format!("{}: {}", self.context(node), msg.into()),
+        )
     }
 
     fn attr<'n>(&self, node: roxmltree::Node<'n, '_>, name: &str) -> Result<&'n str> {
-        node.attribute(name).ok_or_else(|| {
-            self.err(
-                node,
-                format!("<{}> lacks the attribute '{name}'", node.tag_name().name()),
-            )
-        })
+        node.attribute(name)
+            .ok_or_else(|| self.err(node, format!("lacks the attribute '{name}'")))
     }
 
     fn numbers<const N: usize>(&self, node: roxmltree::Node, name: &str) -> Result<[f64; N]> {
@@ -343,6 +390,14 @@ impl Parser<'_, '_> {
         Ok(self.numbers::<1>(node, name)?[0])
     }
 
+    /// The optional attribute `name`, `default` when absent.
+    fn number_or(&self, node: roxmltree::Node, name: &str, default: f64) -> Result<f64> {
+        if node.attribute(name).is_none() {
+            return Ok(default);
+        }
+        self.number(node, name)
+    }
+
     fn vec3_or(&self, node: roxmltree::Node, name: &str, default: Vec3) -> Result<Vec3> {
         if node.attribute(name).is_none() {
             return Ok(default);
@@ -377,103 +432,133 @@ impl Parser<'_, '_> {
         Ok(x)
     }
 
-    fn link(&self, node: roxmltree::Node, name: String, dir: &Path) -> Result<Link> {
-        let inertia = match self.child(node, "inertial") {
-            None => None,
-            Some(inertial) => {
-                let origin = self.origin(inertial)?;
-                let mass_node = self.child(inertial, "mass").ok_or_else(|| {
-                    self.err(inertial, format!("link '{name}': <inertial> lacks <mass>"))
-                })?;
-                let mass = self.number(mass_node, "value")?;
-                if mass <= 0.0 {
-                    return Err(self.err(
-                        mass_node,
-                        format!("link '{name}': mass must be positive, got {mass}"),
-                    ));
-                }
-                let inode = self.child(inertial, "inertia").ok_or_else(|| {
-                    self.err(
-                        inertial,
-                        format!("link '{name}': <inertial> lacks <inertia>"),
-                    )
-                })?;
-                let g = |k: &str| self.number(inode, k);
-                let (ixx, ixy, ixz, iyy, iyz, izz) = (
-                    g("ixx")?,
-                    g("ixy")?,
-                    g("ixz")?,
-                    g("iyy")?,
-                    g("iyz")?,
-                    g("izz")?,
-                );
-                let i = Mat3::new(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
-                if nalgebra::Cholesky::new(i).is_none() {
-                    return Err(self.err(
-                        inode,
-                        format!("link '{name}': the inertia matrix is not positive definite"),
-                    ));
-                }
-                Some(Inertia::new(
-                    mass,
-                    origin.trans,
-                    origin.rot * i * origin.rot.transpose(),
-                ))
-            }
+    fn non_negative(&self, node: roxmltree::Node, name: &str, default: f64) -> Result<f64> {
+        let x = self.number_or(node, name, default)?;
+        if x < 0.0 {
+            return Err(self.err(node, format!("'{name}' must be non-negative, got {x}")));
+        }
+        Ok(x)
+    }
+
+    /// The link's `<inertial>`, `None` when absent or exactly zero (mass 0, zero inertia: a
+    /// frame-only link, which Pinocchio skips too). Mass must be non-negative and the
+    /// rotational inertia positive semi-definite (to [`INERTIA_PSD_TOLERANCE`]).
+    fn inertial(&self, node: roxmltree::Node) -> Result<Option<Inertia>> {
+        let Some(inertial) = self.child(node, "inertial") else {
+            return Ok(None);
         };
+        let origin = self.origin(inertial)?;
+        let mass_node = self
+            .child(inertial, "mass")
+            .ok_or_else(|| self.err(inertial, "lacks <mass>"))?;
+        let mass = self.number(mass_node, "value")?;
+        if mass < 0.0 {
+            return Err(self.err(mass_node, format!("mass must be non-negative, got {mass}")));
+        }
+        let inode = self
+            .child(inertial, "inertia")
+            .ok_or_else(|| self.err(inertial, "lacks <inertia>"))?;
+        let g = |k: &str| self.number(inode, k);
+        let (ixx, ixy, ixz, iyy, iyz, izz) = (
+            g("ixx")?,
+            g("ixy")?,
+            g("ixz")?,
+            g("iyy")?,
+            g("iyz")?,
+            g("izz")?,
+        );
+        let i = Mat3::new(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
+        let eig = i.symmetric_eigenvalues();
+        let (lo, hi) = (eig.min(), eig.amax());
+        if lo < -INERTIA_PSD_TOLERANCE * hi {
+            return Err(self.err(
+                inode,
+                format!("the inertia matrix is not positive semi-definite (eigenvalue {lo:e})"),
+            ));
+        }
+        if mass == 0.0 && i == Mat3::zeros() {
+            return Ok(None);
+        }
+        Ok(Some(Inertia::new(
+            mass,
+            origin.trans,
+            origin.rot * i * origin.rot.transpose(),
+        )))
+    }
+
+    fn link(&self, node: roxmltree::Node, name: String, dir: &Path) -> Result<Link> {
+        let inertia = self.inertial(node)?;
         let mut collisions = Vec::new();
         for c in node.children().filter(|n| n.has_tag_name("collision")) {
             let origin = self.origin(c)?;
-            let geom = self.child(c, "geometry").ok_or_else(|| {
-                self.err(c, format!("link '{name}': <collision> lacks <geometry>"))
-            })?;
+            let geom = self
+                .child(c, "geometry")
+                .ok_or_else(|| self.err(c, "lacks <geometry>"))?;
             let shape_node = geom
                 .children()
                 .find(|n| n.is_element())
-                .ok_or_else(|| self.err(geom, format!("link '{name}': empty <geometry>")))?;
-            let shape = match shape_node.tag_name().name() {
-                "box" => {
-                    let [x, y, z] = self.numbers::<3>(shape_node, "size")?;
-                    if x <= 0.0 || y <= 0.0 || z <= 0.0 {
-                        return Err(self.err(shape_node, "box sizes must be positive"));
-                    }
-                    Shape::Box {
-                        size: Vec3::new(x, y, z),
-                    }
-                }
-                "cylinder" => Shape::Cylinder {
-                    radius: self.positive(shape_node, "radius")?,
-                    length: self.positive(shape_node, "length")?,
-                },
-                "sphere" => Shape::Sphere {
-                    radius: self.positive(shape_node, "radius")?,
-                },
-                "mesh" => {
-                    let uri = self.attr(shape_node, "filename")?;
-                    let path = resolve_mesh(uri, dir).ok_or_else(|| {
-                        self.err(
-                            shape_node,
-                            format!("link '{name}': mesh file '{uri}' not found (looked relative to {})", dir.display()),
-                        )
-                    })?;
-                    Shape::Mesh {
-                        path,
-                        scale: self.vec3_or(shape_node, "scale", Vec3::new(1.0, 1.0, 1.0))?,
-                    }
-                }
-                other => {
-                    return Err(self.err(
-                        shape_node,
-                        format!("link '{name}': unknown geometry <{other}>"),
-                    ));
-                }
-            };
-            collisions.push((origin, shape));
+                .ok_or_else(|| self.err(geom, "is empty"))?;
+            collisions.push((origin, self.shape(shape_node, dir)?));
         }
         Ok(Link {
             name,
             inertia,
             collisions,
+        })
+    }
+
+    /// One `<geometry>` child: box, cylinder, capsule, sphere or an STL/OBJ mesh.
+    fn shape(&self, node: roxmltree::Node, dir: &Path) -> Result<Shape> {
+        Ok(match node.tag_name().name() {
+            "box" => {
+                let [x, y, z] = self.numbers::<3>(node, "size")?;
+                if x <= 0.0 || y <= 0.0 || z <= 0.0 {
+                    return Err(self.err(node, "box sizes must be positive"));
+                }
+                Shape::Box {
+                    size: Vec3::new(x, y, z),
+                }
+            }
+            "cylinder" => Shape::Cylinder {
+                radius: self.positive(node, "radius")?,
+                length: self.positive(node, "length")?,
+            },
+            "capsule" => {
+                let radius = self.positive(node, "radius")?;
+                let length = self.number(node, "length")?;
+                if length < 0.0 {
+                    return Err(
+                        self.err(node, format!("'length' must be non-negative, got {length}"))
+                    );
+                }
+                Shape::Capsule { radius, length }
+            }
+            "sphere" => Shape::Sphere {
+                radius: self.positive(node, "radius")?,
+            },
+            "mesh" => {
+                let uri = self.attr(node, "filename")?;
+                let format = MeshFormat::from_name(uri).ok_or_else(|| {
+                    self.err(
+                        node,
+                        format!("mesh '{uri}': only STL (.stl) and OBJ (.obj) collision meshes are supported"),
+                    )
+                })?;
+                let scale = self.vec3_or(node, "scale", Vec3::new(1.0, 1.0, 1.0))?;
+                // Negative factors mirror the mesh (used for left/right parts); zero flattens it.
+                if scale.iter().any(|&s| s == 0.0) {
+                    return Err(self.err(node, format!("mesh '{uri}': a scale factor is zero")));
+                }
+                Shape::Mesh {
+                    uri: uri.to_string(),
+                    path: resolve_mesh(uri, dir),
+                    format,
+                    scale,
+                }
+            }
+            other => {
+                return Err(self.err(node, format!("unknown geometry <{other}>")));
+            }
         })
     }
 
@@ -483,20 +568,17 @@ impl Parser<'_, '_> {
         let link_of = |tag: &str| -> Result<usize> {
             let n = self
                 .child(node, tag)
-                .ok_or_else(|| self.err(node, format!("joint '{name}' lacks <{tag}>")))?;
+                .ok_or_else(|| self.err(node, format!("lacks <{tag}>")))?;
             let l = self.attr(n, "link")?;
             links
                 .get(l)
                 .copied()
-                .ok_or_else(|| self.err(n, format!("joint '{name}': unknown {tag} link '{l}'")))
+                .ok_or_else(|| self.err(n, format!("unknown link '{l}'")))
         };
         let parent = link_of("parent")?;
         let child = link_of("child")?;
         if parent == child {
-            return Err(self.err(
-                node,
-                format!("joint '{name}' connects link to itself (a loop)"),
-            ));
+            return Err(self.err(node, "connects a link to itself (a loop)"));
         }
         let origin = self.origin(node)?;
         let axis = match self.child(node, "axis") {
@@ -505,7 +587,7 @@ impl Parser<'_, '_> {
                 let v = self.vec3_or(a, "xyz", Vec3::x())?;
                 let n = v.norm();
                 if n < 1e-12 {
-                    return Err(self.err(a, format!("joint '{name}': zero axis")));
+                    return Err(self.err(a, "zero axis"));
                 }
                 v / n
             }
@@ -518,30 +600,24 @@ impl Parser<'_, '_> {
             "floating" => Some(JointKind::FreeFlyer),
             "spherical" | "ball" => Some(JointKind::Spherical),
             other => {
-                return Err(self.err(node, format!("joint '{name}': unsupported type '{other}'")));
+                return Err(self.err(node, format!("unsupported type '{other}'")));
             }
         };
         let (mut lower, mut upper) = (f64::NEG_INFINITY, f64::INFINITY);
         let (mut effort, mut velocity) = (f64::INFINITY, f64::INFINITY);
         if let Some(l) = self.child(node, "limit") {
-            if l.attribute("lower").is_some() {
-                lower = self.number(l, "lower")?;
-            }
-            if l.attribute("upper").is_some() {
-                upper = self.number(l, "upper")?;
-            }
-            if l.attribute("effort").is_some() {
-                effort = self.number(l, "effort")?;
-            }
-            if l.attribute("velocity").is_some() {
-                velocity = self.number(l, "velocity")?;
-            }
+            lower = self.number_or(l, "lower", lower)?;
+            upper = self.number_or(l, "upper", upper)?;
+            effort = self.non_negative(l, "effort", effort)?;
+            velocity = self.non_negative(l, "velocity", velocity)?;
             if lower > upper {
-                return Err(self.err(
-                    l,
-                    format!("joint '{name}': lower limit {lower} > upper limit {upper}"),
-                ));
+                return Err(self.err(l, format!("lower limit {lower} > upper limit {upper}")));
             }
+        }
+        let (mut damping, mut friction) = (0.0, 0.0);
+        if let Some(d) = self.child(node, "dynamics") {
+            damping = self.non_negative(d, "damping", 0.0)?;
+            friction = self.non_negative(d, "friction", 0.0)?;
         }
         Ok(UJoint {
             name,
@@ -553,6 +629,8 @@ impl Parser<'_, '_> {
             upper,
             effort,
             velocity,
+            damping,
+            friction,
         })
     }
 }
