@@ -124,6 +124,8 @@ def calibrate(
     observed: Mapping[str, Any] | str | os.PathLike[str],
     params: Sequence[str],
     init: Mapping[str, float] | None = None,
+    bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
+    restarts: int = 4,
     progress: Callable[[dict[str, Any]], object] | None = None,
 ) -> dict[str, Any]:
     """Fits parameters to an observed final state; the CLI's calibrate report."""
@@ -134,6 +136,7 @@ def control(
     target: Sequence[float],
     steps: int | None = None,
     static: bool = False,
+    max_force: Mapping[str, float] | None = None,
     progress: Callable[[dict[str, Any]], object] | None = None,
 ) -> dict[str, Any]:
     """QP inverse control of an effector to a target (m); the CLI's control report."""

@@ -3,12 +3,15 @@
 
 use std::path::PathBuf;
 
+use std::collections::BTreeMap;
+
 use diffsoro::calibrate::{
-    CalibrationProgress, CalibrationSetup, LmOptions, Parametrisation, calibrate_scene,
-    check_targets, load_observation, parse_initial_values,
+    CalibrationProgress, CalibrationSetup, DEFAULT_RESTARTS, LmOptions, Parametrisation,
+    calibrate_scene, check_targets, load_observation, parse_initial_values,
 };
 use diffsoro::control::{
-    ControlSetup, QpSettings, control_scene_with_progress, default_qp_solver, static_control,
+    ControlSetup, QpSettings, control_scene_with_progress, default_qp_solver, set_max_forces,
+    static_control,
 };
 use diffsoro::scene::FinalState;
 use pyo3::prelude::*;
@@ -49,6 +52,19 @@ impl Callback {
     }
 }
 
+/// {name: value} of a calibration progress event.
+fn named_values<'py>(
+    py: Python<'py>,
+    names: &[String],
+    values: &[f64],
+) -> PyResult<Bound<'py, PyDict>> {
+    let v = PyDict::new(py);
+    for (n, x) in names.iter().zip(values) {
+        v.set_item(n, *x)?;
+    }
+    Ok(v)
+}
+
 /// The observed final state: a dict as `Simulation.final_state()` returns (or the CLI
 /// writes), or the path of a JSON file.
 fn observation(
@@ -76,61 +92,80 @@ fn observation(
 /// `observed`: a final-state dict (`Simulation.final_state()`) or the path of a final-state
 /// JSON file; `params`: names `young_modulus:BODY` (Pa), `poisson_ratio:BODY`,
 /// `actuator:NAME`; `init`: optional starting values by name (default: the scene's);
-/// `progress`: optional callable called after each simulation with {"evaluation", "values":
-/// {name: value}, "loss" (m²), "unconverged_contact_steps"}.
+/// `bounds`: optional {name: (lo, hi)} ranges to fit inside (either end may be None for the
+/// default end; the CLI's `--bounds`);
+/// `restarts`: further fits started from a grid when the first misses (the CLI's
+/// `--restarts`); `progress`: optional callable called after each simulation with
+/// {"event": "evaluated", "evaluation", "values": {name: value}, "loss" (m²),
+/// "unconverged_contact_steps"}, and at each restart with {"event": "restart", "restart",
+/// "values"}.
 ///
 /// Returns the CLI's report: {"params": {name: value}, "iterations", "loss": [m² per
-/// iteration], "converged", "param_history": {name: [values]}}.
+/// iteration], "converged", …} (the same keys as `diffsoro calibrate`).
 #[pyfunction]
-#[pyo3(signature = (scene, observed, params, init = None, progress = None))]
+#[pyo3(signature = (scene, observed, params, init = None, bounds = None, restarts = DEFAULT_RESTARTS, progress = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn calibrate<'py>(
     py: Python<'py>,
     scene: &PyScene,
     observed: &Bound<'py, PyAny>,
     params: Vec<String>,
-    init: Option<std::collections::BTreeMap<String, f64>>,
+    init: Option<BTreeMap<String, f64>>,
+    bounds: Option<BTreeMap<String, (Option<f64>, Option<f64>)>>,
+    restarts: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let scene = &scene.scene;
-    let map = guarded(|| Parametrisation::parse(&params))?;
-    guarded(|| check_targets(scene, &map))?;
-    // `f64` Display round-trips exactly.
+    // The CLI's `--bounds NAME=LO,HI` and `--init NAME=VALUE` (`f64` Display round-trips).
+    let bounds: Vec<String> = bounds
+        .unwrap_or_default()
+        .iter()
+        .map(|(name, (lo, hi))| {
+            let end = |v: &Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+            format!("{name}={},{}", end(lo), end(hi))
+        })
+        .collect();
     let init: Vec<String> = init
         .unwrap_or_default()
         .iter()
         .map(|(name, value)| format!("{name}={value}"))
         .collect();
+    let map = guarded(|| Parametrisation::parse(&params)?.with_bounds(&bounds))?;
+    guarded(|| check_targets(scene, &map))?;
     let initial = guarded(|| parse_initial_values(&map, &init))?;
     let setup = CalibrationSetup {
         params: map,
         initial,
         observed: observation(observed, scene)?,
+        restarts,
     };
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
     let mut callback = Callback::new(progress);
     let report = py.detach(|| {
         guarded(|| {
-            let mut on_progress = |event: CalibrationProgress<'_>| {
-                if let CalibrationProgress::Evaluated {
+            let mut on_progress = |event: CalibrationProgress<'_>| match event {
+                CalibrationProgress::Evaluated {
                     evaluation,
                     values,
                     loss,
                     unconverged_contact_steps,
-                } = event
-                {
-                    callback.call(|py| {
-                        let d = PyDict::new(py);
-                        d.set_item("evaluation", evaluation)?;
-                        let v = PyDict::new(py);
-                        for (n, x) in names.iter().zip(values) {
-                            v.set_item(n, *x)?;
-                        }
-                        d.set_item("values", v)?;
-                        d.set_item("loss", loss)?;
-                        d.set_item("unconverged_contact_steps", unconverged_contact_steps)?;
-                        Ok(d)
-                    });
-                }
+                } => callback.call(|py| {
+                    let d = PyDict::new(py);
+                    d.set_item("event", "evaluated")?;
+                    d.set_item("evaluation", evaluation)?;
+                    d.set_item("values", named_values(py, &names, values)?)?;
+                    d.set_item("loss", loss)?;
+                    d.set_item("unconverged_contact_steps", unconverged_contact_steps)?;
+                    Ok(d)
+                }),
+                CalibrationProgress::Restart { restart, values } => callback.call(|py| {
+                    let d = PyDict::new(py);
+                    d.set_item("event", "restart")?;
+                    d.set_item("restart", restart)?;
+                    d.set_item("values", named_values(py, &names, values)?)?;
+                    Ok(d)
+                }),
+                _ => {}
             };
             calibrate_scene(scene, &setup, &LmOptions::default(), &mut on_progress)
         })
@@ -142,13 +177,15 @@ pub fn calibrate<'py>(
 /// Drives effector `effector` of `scene` to `target` ((x, y, z), m) by QP inverse control of
 /// the actuators, as `diffsoro control`: `steps` control steps (default: the scene's
 /// `simulation.steps`), or with `static=True` static inverse control (`steps` bounds the
-/// iterations). `progress`: optional callable called with {"done": steps done}.
+/// iterations). `max_force`: optional {actuator: largest input} (N, Pa or N·m; the CLI's
+/// `--max-force`). `progress`: optional callable called with {"done": steps done}.
 ///
 /// Returns the CLI's report: {"target", "final_position" (m), "final_error" (m),
 /// "error_history" (m per step), "actuation_history" (per step, N / Pa / N·m per actuator),
 /// "actuators" (names ordering each row)}.
 #[pyfunction]
-#[pyo3(signature = (scene, effector, target, steps = None, r#static = false, progress = None))]
+#[pyo3(signature = (scene, effector, target, steps = None, r#static = false, max_force = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn control<'py>(
     py: Python<'py>,
     scene: &PyScene,
@@ -156,9 +193,17 @@ pub fn control<'py>(
     target: [f64; 3],
     steps: Option<usize>,
     r#static: bool,
+    max_force: Option<BTreeMap<String, f64>>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let scene = &scene.scene;
+    let mut scene = scene.scene.clone();
+    let entries: Vec<String> = max_force
+        .unwrap_or_default()
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    guarded(|| set_max_forces(&mut scene, &entries))?;
+    let scene = &scene;
     // `f64` Display round-trips exactly: the CLI's parser checks the target.
     let text = format!("{},{},{}", target[0], target[1], target[2]);
     let setup = guarded(|| ControlSetup::new(scene, effector, &text, steps))?;
