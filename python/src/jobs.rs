@@ -52,6 +52,9 @@ impl Callback {
     }
 }
 
+/// A parameter's range (lo, hi), `None` for the default end.
+type Range = (Option<f64>, Option<f64>);
+
 /// {name: value} of a calibration progress event.
 fn named_values<'py>(
     py: Python<'py>,
@@ -111,7 +114,7 @@ pub fn calibrate<'py>(
     observed: &Bound<'py, PyAny>,
     params: Vec<String>,
     init: Option<BTreeMap<String, f64>>,
-    bounds: Option<BTreeMap<String, (Option<f64>, Option<f64>)>>,
+    bounds: Option<BTreeMap<String, Range>>,
     restarts: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
