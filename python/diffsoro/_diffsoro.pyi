@@ -125,7 +125,7 @@ def calibrate(
     params: Sequence[str],
     init: Mapping[str, float] | None = None,
     bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
-    restarts: int = 4,
+    restarts: int | None = None,
     progress: Callable[[dict[str, Any]], object] | None = None,
 ) -> dict[str, Any]:
     """Fits parameters to an observed final state; the CLI's calibrate report."""

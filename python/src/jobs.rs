@@ -98,15 +98,15 @@ fn observation(
 /// `bounds`: optional {name: (lo, hi)} ranges to fit inside (either end may be None for the
 /// default end; the CLI's `--bounds`);
 /// `restarts`: further fits started from a grid when the first misses (the CLI's
-/// `--restarts`); `progress`: optional callable called after each simulation with
-/// {"event": "evaluated", "evaluation", "values": {name: value}, "loss" (m²),
+/// `--restarts`; None: its default, 4); `progress`: optional callable called after each
+/// simulation with {"event": "evaluated", "evaluation", "values": {name: value}, "loss" (m²),
 /// "unconverged_contact_steps"}, and at each restart with {"event": "restart", "restart",
 /// "values"}.
 ///
 /// Returns the CLI's report: {"params": {name: value}, "iterations", "loss": [m² per
 /// iteration], "converged", …} (the same keys as `diffsoro calibrate`).
 #[pyfunction]
-#[pyo3(signature = (scene, observed, params, init = None, bounds = None, restarts = DEFAULT_RESTARTS, progress = None))]
+#[pyo3(signature = (scene, observed, params, init = None, bounds = None, restarts = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate<'py>(
     py: Python<'py>,
@@ -115,7 +115,7 @@ pub fn calibrate<'py>(
     params: Vec<String>,
     init: Option<BTreeMap<String, f64>>,
     bounds: Option<BTreeMap<String, Range>>,
-    restarts: usize,
+    restarts: Option<usize>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let scene = &scene.scene;
@@ -140,7 +140,7 @@ pub fn calibrate<'py>(
         params: map,
         initial,
         observed: observation(observed, scene)?,
-        restarts,
+        restarts: restarts.unwrap_or(DEFAULT_RESTARTS),
     };
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
     let mut callback = Callback::new(progress);
