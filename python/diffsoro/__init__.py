@@ -1,0 +1,33 @@
+"""diffsoro: a differentiable soft-robot simulator (tetrahedral FEM, exact frictional
+contact, implicit differentiation), from Python.
+
+SI units throughout: positions in m, velocities in m/s, time in s, Young's modulus in Pa,
+actuator inputs in N (cables), Pa (cavities), N·m or rad (servos). Arrays are NumPy float64,
+(n, 3) per soft body in mesh-file node order.
+
+    import diffsoro
+    scene = diffsoro.Scene.load("scenes/trunk.toml",
+                                overrides={"soft_body.trunk.cable.c2.force": 0.5})
+    sim = diffsoro.Simulation(scene)
+    sim.run(100)
+    x = sim.positions("trunk")           # (n, 3), m
+    state = sim.final_state()            # the CLI's final-state JSON as a dict
+"""
+
+from ._diffsoro import (
+    ConvergenceError,
+    Scene,
+    Simulation,
+    __version__,
+    calibrate,
+    control,
+)
+
+__all__ = [
+    "ConvergenceError",
+    "Scene",
+    "Simulation",
+    "__version__",
+    "calibrate",
+    "control",
+]

@@ -1,0 +1,142 @@
+"""Type stubs of the compiled module `diffsoro._diffsoro` (re-exported by `diffsoro`).
+
+SI units: m, m/s, s, Pa, N (cables), Pa (cavities), N·m or rad (servos), J.
+"""
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Scene", "Simulation", "calibrate", "control", "ConvergenceError", "__version__"]
+
+__version__: str
+
+_OverrideValue = bool | int | float | str | Sequence[Any]
+_Array = npt.NDArray[np.float64]
+
+class ConvergenceError(RuntimeError):
+    """A step's contact NCP stopped at its iteration limit under strict=True."""
+
+@final
+class Scene:
+    """A scene: settings, soft bodies, actuators, effectors, obstacles (SI units). Immutable."""
+
+    @staticmethod
+    def load(
+        path: str | os.PathLike[str],
+        overrides: Mapping[str, _OverrideValue] | None = None,
+    ) -> Scene:
+        """Reads a scene file (TOML) with `--set`-style overrides ({dotted path: value}).
+
+        Raises FileNotFoundError (missing scene or mesh file), ValueError (bad value,
+        unknown key: the message names it)."""
+    @staticmethod
+    def from_toml(
+        text: str,
+        base_dir: str | os.PathLike[str] | None = None,
+        overrides: Mapping[str, _OverrideValue] | None = None,
+    ) -> Scene:
+        """Parses a scene from TOML text; relative paths start at base_dir (default ".")."""
+    @property
+    def bodies(self) -> list[str]:
+        """Soft-body names, in scene order."""
+    @property
+    def actuators(self) -> list[str]:
+        """Actuator names, body by body."""
+    @property
+    def effectors(self) -> list[str]:
+        """Effector names, body by body."""
+    @property
+    def dt(self) -> float:
+        """Time step (s)."""
+    @property
+    def steps(self) -> int:
+        """The scene's `simulation.steps`."""
+    @property
+    def warnings(self) -> list[str]:
+        """One line per thing a user should hear about the scene as built."""
+    def node_count(self, body: str) -> int:
+        """Number of mesh nodes of soft body `body`."""
+
+@final
+class Simulation:
+    """A scene's state stepped in time (GIL released during steps)."""
+
+    def __new__(cls, scene: Scene, strict: bool = False) -> Simulation:
+        """From the scene's rest state, time 0. strict=True: unconverged contact raises
+        ConvergenceError."""
+    def step(self) -> None:
+        """One time step (dt s)."""
+    def run(self, steps: int | None = None) -> None:
+        """`steps` time steps (default: the scene's `simulation.steps`)."""
+    @property
+    def time(self) -> float:
+        """Simulated time (s)."""
+    @property
+    def steps(self) -> int:
+        """Steps taken."""
+    @property
+    def scene(self) -> Scene:
+        """A copy of the simulation's scene (with set_actuation's inputs)."""
+    def positions(self, body: str) -> _Array:
+        """Node positions (m), owned (n, 3) float64, mesh-file node order."""
+    def velocities(self, body: str) -> _Array:
+        """Node velocities (m/s), owned (n, 3) float64, mesh-file node order."""
+    def set_state(
+        self, body: str, positions: npt.ArrayLike, velocities: npt.ArrayLike
+    ) -> None:
+        """Sets a body's positions (m) and velocities (m/s), (n, 3) each."""
+    def set_actuation(self, name: str, value: float) -> None:
+        """An actuator's input for the next steps: N, Pa or N·m (force), rad (angle servo)."""
+    def effector(self, name: str) -> _Array:
+        """Effector position (m), shape (3,)."""
+    def static_equilibrium(self) -> dict[str, dict[str, float]]:
+        """Static equilibrium from the current state: {body: {"iterations", "load_steps",
+        "residual"}}."""
+    def final_state(self) -> dict[str, Any]:
+        """The CLI's final-state JSON of the current state, as a dict."""
+    def energy(self) -> dict[str, float]:
+        """Energy (J): {"kinetic", "elastic", "gravity", "actuators", "total"}."""
+    def step_jacobian(self, params: Sequence[str]) -> dict[str, _Array]:
+        """{name: (N, 3) d x⁺/d p} for one step from the current state (not advanced); N =
+        nodes of every body in scene order."""
+    def jvp(
+        self,
+        parameters: Mapping[str, float] | None = None,
+        positions: Mapping[str, npt.ArrayLike] | None = None,
+        velocities: Mapping[str, npt.ArrayLike] | None = None,
+    ) -> tuple[dict[str, _Array], dict[str, _Array]]:
+        """Forward mode of one step: (dx⁺, dv⁺) per body for the given input direction."""
+    def vjp(
+        self,
+        positions: Mapping[str, npt.ArrayLike] | None = None,
+        velocities: Mapping[str, npt.ArrayLike] | None = None,
+        params: Sequence[str] = ...,
+    ) -> dict[str, Any]:
+        """Reverse mode of one step: {"positions": {body: x̄}, "velocities": {body: v̄},
+        "parameters": {name: p̄}}."""
+
+def calibrate(
+    scene: Scene,
+    observed: Mapping[str, Any] | str | os.PathLike[str],
+    params: Sequence[str],
+    init: Mapping[str, float] | None = None,
+    bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
+    restarts: int | None = None,
+    progress: Callable[[dict[str, Any]], object] | None = None,
+) -> dict[str, Any]:
+    """Fits parameters to an observed final state; the CLI's calibrate report."""
+
+def control(
+    scene: Scene,
+    effector: str,
+    target: Sequence[float],
+    steps: int | None = None,
+    static: bool = False,
+    max_force: Mapping[str, float] | None = None,
+    progress: Callable[[dict[str, Any]], object] | None = None,
+) -> dict[str, Any]:
+    """QP inverse control of an effector to a target (m); the CLI's control report."""

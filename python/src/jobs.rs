@@ -1,0 +1,233 @@
+//! The jobs `calibrate` and `control`, returning the CLI's reports as dicts; the GIL is
+//! released while they run and taken back only to call a progress callback.
+
+use std::path::PathBuf;
+
+use std::collections::BTreeMap;
+
+use diffsoro::calibrate::{
+    CalibrationProgress, CalibrationSetup, DEFAULT_RESTARTS, LmOptions, Parametrisation,
+    calibrate_scene, check_targets, load_observation, parse_initial_values,
+};
+use diffsoro::control::{
+    ControlSetup, QpSettings, control_scene_with_progress, default_qp_solver, set_max_forces,
+    static_control,
+};
+use diffsoro::scene::FinalState;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::convert::{to_json_text, to_python};
+use crate::errors::{guarded, invalid};
+use crate::scene::PyScene;
+
+/// Calls the optional Python callback with the dict `make` builds, keeping the first error
+/// it raises (raised when the job is done). Takes the GIL for the call only.
+struct Callback {
+    function: Option<Py<PyAny>>,
+    error: Option<PyErr>,
+}
+
+impl Callback {
+    fn new(function: Option<Py<PyAny>>) -> Callback {
+        Callback {
+            function,
+            error: None,
+        }
+    }
+
+    fn call(&mut self, make: impl FnOnce(Python<'_>) -> PyResult<Bound<'_, PyDict>>) {
+        let (Some(f), None) = (&self.function, &self.error) else {
+            return;
+        };
+        Python::attach(|py| {
+            if let Err(e) = make(py).and_then(|d| f.call1(py, (d,))) {
+                self.error = Some(e);
+            }
+        });
+    }
+
+    fn finish(self) -> PyResult<()> {
+        self.error.map_or(Ok(()), Err)
+    }
+}
+
+/// A parameter's range (lo, hi), `None` for the default end.
+type Range = (Option<f64>, Option<f64>);
+
+/// {name: value} of a calibration progress event.
+fn named_values<'py>(
+    py: Python<'py>,
+    names: &[String],
+    values: &[f64],
+) -> PyResult<Bound<'py, PyDict>> {
+    let v = PyDict::new(py);
+    for (n, x) in names.iter().zip(values) {
+        v.set_item(n, *x)?;
+    }
+    Ok(v)
+}
+
+/// The observed final state: a dict as `Simulation.final_state()` returns (or the CLI
+/// writes), or the path of a JSON file.
+fn observation(
+    observed: &Bound<'_, PyAny>,
+    scene: &diffsoro::scene::Scene,
+) -> PyResult<FinalState> {
+    if observed.is_instance_of::<PyDict>() {
+        let text = to_json_text(observed)?;
+        return serde_json::from_str(&text)
+            .map_err(|e| invalid("observed", format!("is not a final state: {e}")));
+    }
+    if observed.is_instance_of::<PyString>() || observed.hasattr("__fspath__")? {
+        let path: PathBuf = observed.extract()?;
+        return guarded(|| load_observation(&path, scene));
+    }
+    Err(invalid(
+        "observed",
+        "expected a final-state dict or the path of a final-state JSON file",
+    ))
+}
+
+/// Fits parameters of `scene` so that its final state after `simulation.steps` steps matches
+/// `observed` (Levenberg–Marquardt on the forward sensitivities), as `diffsoro calibrate`.
+///
+/// `observed`: a final-state dict (`Simulation.final_state()`) or the path of a final-state
+/// JSON file; `params`: names `young_modulus:BODY` (Pa), `poisson_ratio:BODY`,
+/// `actuator:NAME`; `init`: optional starting values by name (default: the scene's);
+/// `bounds`: optional {name: (lo, hi)} ranges to fit inside (either end may be None for the
+/// default end; the CLI's `--bounds`);
+/// `restarts`: further fits started from a grid when the first misses (the CLI's
+/// `--restarts`; None: its default, 4); `progress`: optional callable called after each
+/// simulation with {"event": "evaluated", "evaluation", "values": {name: value}, "loss" (m²),
+/// "unconverged_contact_steps"}, and at each restart with {"event": "restart", "restart",
+/// "values"}.
+///
+/// Returns the CLI's report: {"params": {name: value}, "iterations", "loss": [m² per
+/// iteration], "converged", …} (the same keys as `diffsoro calibrate`).
+#[pyfunction]
+#[pyo3(signature = (scene, observed, params, init = None, bounds = None, restarts = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn calibrate<'py>(
+    py: Python<'py>,
+    scene: &PyScene,
+    observed: &Bound<'py, PyAny>,
+    params: Vec<String>,
+    init: Option<BTreeMap<String, f64>>,
+    bounds: Option<BTreeMap<String, Range>>,
+    restarts: Option<usize>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let scene = &scene.scene;
+    // The CLI's `--bounds NAME=LO,HI` and `--init NAME=VALUE` (`f64` Display round-trips).
+    let bounds: Vec<String> = bounds
+        .unwrap_or_default()
+        .iter()
+        .map(|(name, (lo, hi))| {
+            let end = |v: &Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+            format!("{name}={},{}", end(lo), end(hi))
+        })
+        .collect();
+    let init: Vec<String> = init
+        .unwrap_or_default()
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    let map = guarded(|| Parametrisation::parse(&params)?.with_bounds(&bounds))?;
+    guarded(|| check_targets(scene, &map))?;
+    let initial = guarded(|| parse_initial_values(&map, &init))?;
+    let setup = CalibrationSetup {
+        params: map,
+        initial,
+        observed: observation(observed, scene)?,
+        restarts: restarts.unwrap_or(DEFAULT_RESTARTS),
+    };
+    let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
+    let mut callback = Callback::new(progress);
+    let report = py.detach(|| {
+        guarded(|| {
+            let mut on_progress = |event: CalibrationProgress<'_>| match event {
+                CalibrationProgress::Evaluated {
+                    evaluation,
+                    values,
+                    loss,
+                    unconverged_contact_steps,
+                } => callback.call(|py| {
+                    let d = PyDict::new(py);
+                    d.set_item("event", "evaluated")?;
+                    d.set_item("evaluation", evaluation)?;
+                    d.set_item("values", named_values(py, &names, values)?)?;
+                    d.set_item("loss", loss)?;
+                    d.set_item("unconverged_contact_steps", unconverged_contact_steps)?;
+                    Ok(d)
+                }),
+                CalibrationProgress::Restart { restart, values } => callback.call(|py| {
+                    let d = PyDict::new(py);
+                    d.set_item("event", "restart")?;
+                    d.set_item("restart", restart)?;
+                    d.set_item("values", named_values(py, &names, values)?)?;
+                    Ok(d)
+                }),
+                _ => {}
+            };
+            calibrate_scene(scene, &setup, &LmOptions::default(), &mut on_progress)
+        })
+    })?;
+    callback.finish()?;
+    to_python(py, &report)
+}
+
+/// Drives effector `effector` of `scene` to `target` ((x, y, z), m) by QP inverse control of
+/// the actuators, as `diffsoro control`: `steps` control steps (default: the scene's
+/// `simulation.steps`), or with `static=True` static inverse control (`steps` bounds the
+/// iterations). `max_force`: optional {actuator: largest input} (N, Pa or N·m; the CLI's
+/// `--max-force`). `progress`: optional callable called with {"done": steps done}.
+///
+/// Returns the CLI's report: {"target", "final_position" (m), "final_error" (m),
+/// "error_history" (m per step), "actuation_history" (per step, N / Pa / N·m per actuator),
+/// "actuators" (names ordering each row)}.
+#[pyfunction]
+#[pyo3(signature = (scene, effector, target, steps = None, r#static = false, max_force = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn control<'py>(
+    py: Python<'py>,
+    scene: &PyScene,
+    effector: &str,
+    target: [f64; 3],
+    steps: Option<usize>,
+    r#static: bool,
+    max_force: Option<BTreeMap<String, f64>>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut scene = scene.scene.clone();
+    let entries: Vec<String> = max_force
+        .unwrap_or_default()
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    guarded(|| set_max_forces(&mut scene, &entries))?;
+    let scene = &scene;
+    // `f64` Display round-trips exactly: the CLI's parser checks the target.
+    let text = format!("{},{},{}", target[0], target[1], target[2]);
+    let setup = guarded(|| ControlSetup::new(scene, effector, &text, steps))?;
+    let mut callback = Callback::new(progress);
+    let report = py.detach(|| {
+        guarded(|| {
+            let mut solver = default_qp_solver(QpSettings::default());
+            let mut tick = |done: usize| {
+                callback.call(|py| {
+                    let d = PyDict::new(py);
+                    d.set_item("done", done)?;
+                    Ok(d)
+                })
+            };
+            if r#static {
+                static_control(scene, &setup, solver.as_mut(), &mut tick)
+            } else {
+                control_scene_with_progress(scene, &setup, solver.as_mut(), &mut tick)
+            }
+        })
+    })?;
+    callback.finish()?;
+    to_python(py, &report)
+}

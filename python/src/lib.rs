@@ -1,0 +1,27 @@
+//! `diffsoro._diffsoro`: the Python bindings of diffsoro (PyO3), re-exported by the
+//! pure-Python package `diffsoro` (`python/diffsoro`). A thin layer: arguments and arrays in,
+//! the crate's scenes, steps, derivatives and jobs, NumPy arrays and dicts out. No physics.
+
+mod convert;
+mod derivatives;
+mod errors;
+mod jobs;
+mod scene;
+mod simulation;
+
+use pyo3::prelude::*;
+
+/// The compiled part of `diffsoro`; import `diffsoro` instead.
+#[pymodule]
+fn _diffsoro(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<scene::PyScene>()?;
+    m.add_class::<simulation::PySimulation>()?;
+    m.add_function(wrap_pyfunction!(jobs::calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::control, m)?)?;
+    m.add(
+        "ConvergenceError",
+        m.py().get_type::<errors::ConvergenceError>(),
+    )?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,407 @@
+//! `diffsoro.Simulation`: a scene's state stepped in time, read and written as NumPy arrays,
+//! with one step's derivatives.
+
+use std::collections::BTreeMap;
+
+use diffsoro::diff::{InputTangent, Parameter, StateTangent};
+use diffsoro::math::Vec3;
+use diffsoro::scene::{FinalState, Scene, State, StaticOptions, StepReport, Stepper, solve_static};
+use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::convert::{array_to_nodes, nodes_to_array, to_python, vec3_to_array};
+use crate::derivatives::{Derivatives, parameter_jacobian};
+use crate::errors::{ConvergenceError, guarded, invalid, to_py};
+use crate::scene::PyScene;
+
+/// An (n, 3) array-like of nodal values (any real dtype, converted to float64).
+type Nodes<'py> = PyArrayLike2<'py, f64, AllowTypeChange>;
+
+/// A simulation of a scene: its own copy of the scene (actuation set by `set_actuation`), the
+/// state (positions m, velocities m/s, time s) and the stepper. Starts at the scene's rest
+/// state, time 0. Steps release the GIL.
+///
+/// With `strict=True`, a step whose contact NCP stops at its iteration limit raises
+/// `diffsoro.ConvergenceError` (the CLI's `simulate --strict`); otherwise the step goes on with
+/// the solver's last iterate and `final_state()` counts it in `unconverged_steps`.
+#[pyclass(module = "diffsoro._diffsoro", name = "Simulation")]
+pub struct PySimulation {
+    scene: Scene,
+    state: State,
+    stepper: Stepper,
+    strict: bool,
+    derivatives: Option<Derivatives>,
+}
+
+/// The CLI's message for a step whose contact NCP did not converge (`None` if all did).
+fn unconverged(scene: &Scene, state: &State, report: &StepReport) -> Option<String> {
+    if report.contact_converged {
+        return None;
+    }
+    let (body, c) = scene
+        .bodies
+        .iter()
+        .zip(&report.contact)
+        .find(|(_, c)| !c.converged)?;
+    Some(format!(
+        "contact: step {}: the contact NCP of soft body {} did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
+        state.steps,
+        body.name(),
+        c.iterations,
+        c.residual,
+        scene.contact.settings.tolerance
+    ))
+}
+
+/// An error of a run of steps: the library's, or a strict run's unconverged contact.
+enum RunError {
+    Library(diffsoro::Error),
+    Convergence(String),
+}
+
+impl PySimulation {
+    /// `steps` steps, stopping at the first error (the state keeps the steps done).
+    fn advance(&mut self, py: Python<'_>, steps: usize) -> PyResult<()> {
+        let (scene, state, stepper, strict) =
+            (&self.scene, &mut self.state, &mut self.stepper, self.strict);
+        let outcome = py.detach(|| {
+            crate::errors::guarded_py(|| {
+                for _ in 0..steps {
+                    match stepper.step(scene, state) {
+                        Err(e) => return Ok(Err(RunError::Library(e))),
+                        Ok(report) => {
+                            if let (true, Some(m)) = (strict, unconverged(scene, state, &report)) {
+                                return Ok(Err(RunError::Convergence(m)));
+                            }
+                        }
+                    }
+                }
+                Ok(Ok(()))
+            })
+        })?;
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(RunError::Library(e)) => Err(to_py(e)),
+            Err(RunError::Convergence(m)) => Err(ConvergenceError::new_err(m)),
+        }
+    }
+
+    /// The parsed parameter names (errors name the bad one).
+    fn parameters(&self, names: &[String]) -> PyResult<Vec<Parameter>> {
+        guarded(|| {
+            names
+                .iter()
+                .map(|n| Parameter::parse(&self.scene, n.trim()))
+                .collect()
+        })
+    }
+
+    /// Runs `f` with the derivative buffers (built on first use), the GIL released.
+    fn with_derivatives<T: Send>(
+        &mut self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Derivatives, &Scene, &State) -> diffsoro::Result<T> + Send,
+    ) -> PyResult<T> {
+        let (scene, state, cache) = (&self.scene, &self.state, &mut self.derivatives);
+        py.detach(|| {
+            guarded(|| {
+                if cache.is_none() {
+                    *cache = Some(Derivatives::new(scene)?);
+                }
+                f(cache.as_mut().expect("built above"), scene, state)
+            })
+        })
+    }
+
+    /// A state tangent from per-body (n, 3) arrays (bodies not given: zero).
+    fn tangent(
+        &self,
+        positions: Option<BTreeMap<String, Nodes<'_>>>,
+        velocities: Option<BTreeMap<String, Nodes<'_>>>,
+        what: &str,
+    ) -> PyResult<StateTangent> {
+        let mut t = StateTangent::zeros(&self.scene);
+        for (field, map) in [("positions", positions), ("velocities", velocities)] {
+            for (body, array) in map.unwrap_or_default() {
+                let b = PyScene::body_index(&self.scene, &body)?;
+                let n = self.scene.bodies[b].node_count();
+                let rows = array_to_nodes(&array, n, &format!("{what} {field}[{body:?}]"))?;
+                let slot = &mut t.bodies[b];
+                if field == "positions" {
+                    slot.positions = rows;
+                } else {
+                    slot.velocities = rows;
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// Per body name, an owned (n, 3) array of each body's field of `t`.
+    fn per_body<'py>(
+        &self,
+        py: Python<'py>,
+        t: &StateTangent,
+        velocities: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (body, bt) in self.scene.bodies.iter().zip(&t.bodies) {
+            let field = if velocities {
+                &bt.velocities
+            } else {
+                &bt.positions
+            };
+            out.set_item(body.name(), nodes_to_array(py, field))?;
+        }
+        Ok(out)
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    /// A simulation of `scene` from its rest state (time 0).
+    #[new]
+    #[pyo3(signature = (scene, strict = false))]
+    fn new(py: Python<'_>, scene: &PyScene, strict: bool) -> PyResult<Self> {
+        let scene = scene.scene.clone();
+        let stepper = py.detach(|| guarded(|| Stepper::new(&scene)))?;
+        let state = scene.initial_state();
+        Ok(PySimulation {
+            scene,
+            state,
+            stepper,
+            strict,
+            derivatives: None,
+        })
+    }
+
+    /// Advances the state by one time step (dt s).
+    fn step(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.advance(py, 1)
+    }
+
+    /// Advances the state by `steps` time steps (default: the scene's `simulation.steps`).
+    #[pyo3(signature = (steps = None))]
+    fn run(&mut self, py: Python<'_>, steps: Option<usize>) -> PyResult<()> {
+        let steps = steps.unwrap_or(self.scene.simulation.steps);
+        self.advance(py, steps)
+    }
+
+    /// Simulated time (s): steps × dt.
+    #[getter]
+    fn time(&self) -> f64 {
+        self.state.time
+    }
+
+    /// Steps taken.
+    #[getter]
+    fn steps(&self) -> usize {
+        self.state.steps
+    }
+
+    /// A copy of the simulation's scene (with the actuation set by `set_actuation`).
+    #[getter]
+    fn scene(&self) -> PyScene {
+        PyScene {
+            scene: self.scene.clone(),
+        }
+    }
+
+    /// Node positions of soft body `body` (m): an owned (n, 3) float64 array in mesh-file
+    /// node order.
+    fn positions<'py>(&self, py: Python<'py>, body: &str) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let b = PyScene::body_index(&self.scene, body)?;
+        Ok(nodes_to_array(py, &self.state.bodies[b].positions))
+    }
+
+    /// Node velocities of soft body `body` (m/s): an owned (n, 3) float64 array in mesh-file
+    /// node order.
+    fn velocities<'py>(&self, py: Python<'py>, body: &str) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let b = PyScene::body_index(&self.scene, body)?;
+        Ok(nodes_to_array(py, &self.state.bodies[b].velocities))
+    }
+
+    /// Sets soft body `body`'s node positions (m) and velocities (m/s), each an (n, 3) array
+    /// in mesh-file node order (copied; finite values). Time and step count are kept.
+    fn set_state(
+        &mut self,
+        body: &str,
+        positions: Nodes<'_>,
+        velocities: Nodes<'_>,
+    ) -> PyResult<()> {
+        let b = PyScene::body_index(&self.scene, body)?;
+        let n = self.scene.bodies[b].node_count();
+        let x = array_to_nodes(&positions, n, "positions")?;
+        let v = array_to_nodes(&velocities, n, "velocities")?;
+        let s = &mut self.state.bodies[b];
+        s.positions = x;
+        s.velocities = v;
+        Ok(())
+    }
+
+    /// Sets actuator `name`'s input for the next steps: its force λ (N for a cable, Pa for a
+    /// cavity, N·m for a servo; a displacement-driven actuator becomes force-driven), or an
+    /// angle-driven servo's angle target (rad, from rest).
+    fn set_actuation(&mut self, py: Python<'_>, name: &str, value: f64) -> PyResult<()> {
+        let p = self.parameters(&[format!("actuator:{name}")])?[0];
+        let Parameter::Actuator { body, index } = p else {
+            unreachable!("an actuator name parses to an actuator")
+        };
+        let kind = |s: &Scene| std::mem::discriminant(&s.actuation[body].actuators[index].drive);
+        let before = kind(&self.scene);
+        guarded(|| p.set(&mut self.scene, value))?;
+        if kind(&self.scene) != before {
+            // The stepper's workspaces know which actuators are solved: rebuild them.
+            let scene = &self.scene;
+            self.stepper = py.detach(|| guarded(|| Stepper::new(scene)))?;
+        }
+        self.derivatives = None;
+        Ok(())
+    }
+
+    /// Position of effector `name` (m): an owned float64 array of shape (3,).
+    fn effector<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        for (i, bs) in self.state.bodies.iter().enumerate() {
+            if let Some(e) = self
+                .scene
+                .body_actuation(i)
+                .effectors
+                .iter()
+                .find(|e| e.name == name)
+            {
+                return Ok(vec3_to_array(py, e.point.position(&bs.positions)));
+            }
+        }
+        guarded(|| diffsoro::control::check_effector(&self.scene, name))?;
+        Err(invalid(format!("effector `{name}`"), "not found"))
+    }
+
+    /// Solves for static equilibrium under the scene's loads from the current state
+    /// (velocities set to zero; time unchanged), as `diffsoro simulate --static`. Returns
+    /// {body: {"iterations", "load_steps", "residual"}} (Newton iterations, load steps,
+    /// relative residual). Raises `ValueError` when a body does not converge or the scene has
+    /// contact.
+    fn static_equilibrium<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (scene, state) = (&self.scene, &mut self.state);
+        let reports =
+            py.detach(|| guarded(|| solve_static(scene, state, StaticOptions::default())))?;
+        let out = PyDict::new(py);
+        for (body, r) in self.scene.bodies.iter().zip(&reports) {
+            let d = PyDict::new(py);
+            d.set_item("iterations", r.iterations)?;
+            d.set_item("load_steps", r.load_steps)?;
+            d.set_item("residual", r.residual)?;
+            out.set_item(body.name(), d)?;
+        }
+        Ok(out)
+    }
+
+    /// The final-state dict of the current state, equal to the CLI's final-state JSON
+    /// (`diffsoro simulate`): time (s), steps, contacts, soft_bodies (positions m, velocities
+    /// m/s), actuators (value δ, force λ), effectors (position m), robots, unconverged_steps.
+    fn final_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &FinalState::new(&self.scene, &self.state))
+    }
+
+    /// The mechanical energy of the current state (J): {"kinetic", "elastic", "gravity",
+    /// "actuators", "total"}.
+    fn energy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let e = guarded(|| self.scene.energy(&self.state))?;
+        let out = PyDict::new(py);
+        out.set_item("kinetic", e.kinetic)?;
+        out.set_item("elastic", e.elastic)?;
+        out.set_item("gravity", e.gravity)?;
+        out.set_item("actuators", e.actuators)?;
+        out.set_item("total", e.total())?;
+        Ok(out)
+    }
+
+    /// The one-step Jacobian of the positions with respect to named parameters, from the
+    /// current state (the state is not advanced): {name: (N, 3) array of d x⁺/d p}, N the
+    /// nodes of every soft body in scene order (the CLI's `sensitivities` layout). Names:
+    /// `young_modulus:BODY` (m/Pa), `poisson_ratio:BODY` (m), `actuator:NAME` (m per N, Pa,
+    /// N·m or rad).
+    fn step_jacobian<'py>(
+        &mut self,
+        py: Python<'py>,
+        params: Vec<String>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let parameters = self.parameters(&params)?;
+        let tangents = self.with_derivatives(py, |d, scene, state| {
+            parameter_jacobian(d, scene, state, &parameters)
+        })?;
+        let out = PyDict::new(py);
+        for (name, t) in params.iter().zip(&tangents) {
+            let rows: Vec<Vec3> = t.bodies.iter().flat_map(|b| b.positions.clone()).collect();
+            out.set_item(name.trim(), nodes_to_array(py, &rows))?;
+        }
+        Ok(out)
+    }
+
+    /// Forward mode of one step from the current state (not advanced): the tangents of
+    /// (x⁺, v⁺) for the input direction given by `parameters` ({name: dp}), `positions` and
+    /// `velocities` ({body: (n, 3) dx or dv}; bodies left out: zero). Returns
+    /// (dx⁺, dv⁺), each {body: (n, 3) array}.
+    #[pyo3(signature = (parameters = None, positions = None, velocities = None))]
+    fn jvp<'py>(
+        &mut self,
+        py: Python<'py>,
+        parameters: Option<BTreeMap<String, f64>>,
+        positions: Option<BTreeMap<String, Nodes<'_>>>,
+        velocities: Option<BTreeMap<String, Nodes<'_>>>,
+    ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+        let parameters = parameters.unwrap_or_default();
+        let names: Vec<String> = parameters.keys().cloned().collect();
+        let parsed = self.parameters(&names)?;
+        let input = InputTangent {
+            state: self.tangent(positions, velocities, "jvp")?,
+            parameters: parameters.values().copied().collect(),
+        };
+        let mut out = self.with_derivatives(py, |d, scene, state| {
+            d.jvp(scene, state, &parsed, std::slice::from_ref(&input))
+        })?;
+        let t = out.pop().expect("one direction");
+        Ok((self.per_body(py, &t, false)?, self.per_body(py, &t, true)?))
+    }
+
+    /// Reverse mode of one step from the current state (not advanced): for the cotangent
+    /// of (x⁺, v⁺) given by `positions` and `velocities` ({body: (n, 3)}; bodies left out:
+    /// zero), the cotangents of the step's inputs: {"positions": {body: (n, 3)},
+    /// "velocities": {body: (n, 3)}, "parameters": {name: float}} for the names in `params`.
+    #[pyo3(signature = (positions = None, velocities = None, params = Vec::new()))]
+    fn vjp<'py>(
+        &mut self,
+        py: Python<'py>,
+        positions: Option<BTreeMap<String, Nodes<'_>>>,
+        velocities: Option<BTreeMap<String, Nodes<'_>>>,
+        params: Vec<String>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let parsed = self.parameters(&params)?;
+        let output = self.tangent(positions, velocities, "vjp")?;
+        let result =
+            self.with_derivatives(py, |d, scene, state| d.vjp(scene, state, &parsed, &output))?;
+        let out = PyDict::new(py);
+        out.set_item("positions", self.per_body(py, &result.state, false)?)?;
+        out.set_item("velocities", self.per_body(py, &result.state, true)?)?;
+        let p = PyDict::new(py);
+        for (name, value) in params.iter().zip(&result.parameters) {
+            p.set_item(name.trim(), *value)?;
+        }
+        out.set_item("parameters", p)?;
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Simulation(time={}, steps={}, bodies={:?})",
+            self.state.time,
+            self.state.steps,
+            self.scene
+                .bodies
+                .iter()
+                .map(|b| b.name())
+                .collect::<Vec<_>>()
+        )
+    }
+}
