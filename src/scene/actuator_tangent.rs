@@ -47,6 +47,8 @@ fn in_step(drive: &Drive, kind: &ActuatorKind) -> bool {
 pub struct ActuatorTangent {
     /// Per block entry (9 per block, row-major), its value index or [`SKIP`].
     indices: Vec<u32>,
+    /// Per actuator whose tangent is in the step: its index and its range of `indices`.
+    ranges: Vec<(usize, std::ops::Range<usize>)>,
 }
 
 impl ActuatorTangent {
@@ -64,7 +66,12 @@ impl ActuatorTangent {
         let dofs = pattern.dofs();
         let mut indices = Vec::new();
         let mut missing = false;
-        for a in act.actuators.iter().filter(|a| in_step(&a.drive, &a.kind)) {
+        let mut ranges = Vec::new();
+        for (k, a) in act.actuators.iter().enumerate() {
+            if !in_step(&a.drive, &a.kind) {
+                continue;
+            }
+            let start = indices.len();
             a.kind.hessian_blocks(rest, 1.0, |i, j, _| {
                 for p in 0..3 {
                     for q in 0..3 {
@@ -85,6 +92,7 @@ impl ActuatorTangent {
                     }
                 }
             });
+            ranges.push((k, start..indices.len()));
         }
         if missing {
             return Err(Error::invalid(
@@ -92,7 +100,7 @@ impl ActuatorTangent {
                 "its pattern lacks the cables' couplings: build it with SoftBody::with_couplings(…, scene::actuator_couplings(…))",
             ));
         }
-        Ok(ActuatorTangent { indices })
+        Ok(ActuatorTangent { indices, ranges })
     }
 
     /// Whether no actuator's tangent is in the step.
@@ -100,7 +108,8 @@ impl ActuatorTangent {
         self.indices.is_empty()
     }
 
-    /// Adds `scale` · K_a(x) to the pattern's `values` (lower triangle), λ from `forces`.
+    /// Adds `scale` · K_a(x) to the pattern's `values` (lower triangle), λ from `forces`;
+    /// a slack actuator (λ = 0) costs nothing.
     pub fn add(
         &self,
         act: &BodyActuation,
@@ -109,26 +118,25 @@ impl ActuatorTangent {
         scale: f64,
         values: &mut [f64],
     ) {
-        let mut at = 0;
-        for (a, f) in act.actuators.iter().zip(forces) {
-            if !in_step(&a.drive, &a.kind) {
+        for (k, range) in &self.ranges {
+            let (a, f) = (&act.actuators[*k], forces[*k]);
+            if f == 0.0 {
                 continue;
             }
             // K_a = −σλ ∂²δ/∂x².
-            let s = -a.kind.sign() * f * scale;
-            a.kind.hessian_blocks(x, s, |_, _, block: &Mat3| {
-                for p in 0..3 {
-                    for q in 0..3 {
-                        let index = self.indices[at];
-                        if index != SKIP {
-                            values[index as usize] += block[(p, q)];
+            let indices = &self.indices[range.clone()];
+            let mut at = 0;
+            a.kind
+                .hessian_blocks(x, -a.kind.sign() * f * scale, |_, _, block: &Mat3| {
+                    for (index, value) in indices[at..at + 9].iter().zip(block.transpose().iter()) {
+                        if *index != SKIP {
+                            values[*index as usize] += value;
                         }
-                        at += 1;
                     }
-                }
-            });
+                    at += 9;
+                });
+            debug_assert_eq!(at, indices.len());
         }
-        debug_assert_eq!(at, self.indices.len());
     }
 }
 
