@@ -433,20 +433,26 @@ fn simulate(
                 (None, None) => unreachable!("one stepper exists"),
             };
             if !report.contact_converged {
-                let (body, c) = scene
+                let tolerance = scene.contact.settings.tolerance;
+                let message = match scene
                     .bodies
                     .iter()
                     .zip(&report.contact)
                     .find(|(_, c)| !c.converged)
-                    .expect("an unconverged body");
-                let message = format!(
-                    "step {}: the contact NCP of soft body {} did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
-                    state.steps,
-                    body.name(),
-                    c.iterations,
-                    c.residual,
-                    scene.contact.settings.tolerance
-                );
+                {
+                    Some((body, c)) => format!(
+                        "step {}: the contact NCP of soft body {} did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
+                        state.steps,
+                        body.name(),
+                        c.iterations,
+                        c.residual,
+                        tolerance
+                    ),
+                    None => format!(
+                        "step {}: the rigid bodies' contact NCP did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
+                        state.steps, report.rigid.iterations, report.rigid.residual, tolerance
+                    ),
+                };
                 if strict {
                     bar.finish_and_clear();
                     return Err(diffsoro::Error::invalid("contact", message));

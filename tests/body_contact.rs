@@ -49,6 +49,7 @@ fn cube(name: &str, cells: usize, min: [f64; 3], side: f64, rayleigh_mass: f64) 
 fn scene(bodies: Vec<SoftBody>, obstacles: Vec<Obstacle>, gravity: f64, between: bool) -> Scene {
     let friction = vec![0.5; obstacles.len()];
     Scene {
+        rigid: Default::default(),
         contact: SceneContact {
             obstacles,
             friction,

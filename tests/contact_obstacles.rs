@@ -126,6 +126,7 @@ fn block_resting_on_a_mesh_slab_carries_its_weight() {
     let body = SoftBody::new("block", mesh, options).unwrap();
     let slab = box_surface(Vec3::new(-0.1, -0.1, -0.05), Vec3::new(0.1, 0.1, 0.0));
     let scene = Scene {
+        rigid: Default::default(),
         contact: SceneContact {
             obstacles: vec![Obstacle::mesh("slab", slab).unwrap()],
             friction: vec![0.5],
@@ -224,6 +225,7 @@ fn two_cubes_of_one_body_stack_through_self_contact() {
     };
     let body = SoftBody::new("two", mesh, options).unwrap();
     let scene = Scene {
+        rigid: Default::default(),
         contact: SceneContact {
             obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
             friction: vec![0.5],

@@ -39,6 +39,7 @@ fn block_scene(theta: f64, rayleigh_mass: f64, solver: ContactSolverKind) -> Sce
     };
     let body = SoftBody::new("block", mesh, options).unwrap();
     Scene {
+        rigid: Default::default(),
         contact: SceneContact {
             obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
             friction: vec![MU],

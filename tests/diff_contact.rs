@@ -42,6 +42,7 @@ fn block(law: Law, obstacles: Vec<Obstacle>, mu: f64) -> Scene {
     .unwrap();
     let friction = vec![mu; obstacles.len()];
     Scene {
+        rigid: Default::default(),
         contact: SceneContact {
             obstacles,
             friction,

@@ -130,6 +130,11 @@ impl MeshObstacle {
         })
     }
 
+    /// parry's triangle mesh of the surface (for contact manifolds with convex shapes).
+    pub(super) fn trimesh(&self) -> &TriMesh {
+        &self.trimesh
+    }
+
     /// Whether the surface is closed (a solid with inside and outside).
     pub fn is_closed(&self) -> bool {
         self.closed

@@ -6,13 +6,16 @@
 //! bodies against each other's surfaces (a refitted tree of surface triangles), the Delassus
 //! matrix assembled with the step's factorisation (DESIGN.md §1, paper 004 §II-B), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
-//! derivatives of detection (obstacles and surface triangles), and the penetration correction's slopes (DESIGN.md §2).
+//! derivatives of detection (obstacles and surface triangles), and the penetration correction's slopes (DESIGN.md §2); convex rigid shapes at poses and their
+//! contact manifolds with each other and with the obstacles (parry3d-f64), for the rigid bodies
+//! `scene` places on them.
 
 mod admm;
 mod body_contact;
 mod broad_phase;
 mod capsule;
 mod cone;
+mod convex_shape;
 mod cuboid;
 mod delassus;
 mod detection;
@@ -23,6 +26,7 @@ mod ncp_derivative;
 mod pgs;
 mod problem;
 mod self_contact;
+mod shape_manifold;
 mod surface_derivative;
 mod surface_tree;
 
@@ -31,6 +35,7 @@ pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body
 pub use broad_phase::NodeBroadPhase;
 pub use capsule::Capsule;
 pub use cone::FrictionCone;
+pub use convex_shape::{Collider, ConvexShape, ShapePose};
 pub use delassus::{
     ContactJacobian, DelassusWorkspace, PenetrationCorrection, assemble_delassus,
     free_contact_velocity,
@@ -47,5 +52,6 @@ pub use ncp_derivative::{
 pub use pgs::{PgsSettings, PgsSolver};
 pub use problem::{ContactProblem, NcpSolution, Residuals};
 pub use self_contact::{SelfContact, detect_self_contacts, push_self_contacts};
+pub use shape_manifold::{ManifoldWorkspace, ShapeContact, collider_contacts, obstacle_contacts};
 pub use surface_derivative::TriangleHitDerivative;
 pub use surface_tree::{SurfaceTree, TriangleHit, TriangleProjection, project_on_triangle};

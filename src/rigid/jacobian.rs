@@ -65,3 +65,36 @@ pub fn frame_jacobian(
         c = model.parent_dof[k];
     }
 }
+
+/// Writes into `out` (3 × nv) the Jacobian of the world velocity of the point `p` (m, world)
+/// carried by joint `joint`'s body: column `c` is `lin(J_c) + ang(J_c) × p` for the world-frame
+/// columns `J_c` of the joint's support (`v(p) = v_O + ω × p`), zero elsewhere. Needs
+/// [`compute_joint_jacobians`] (or CRBA) for the current `q` first. Units: m/s per unit of
+/// each velocity coordinate.
+pub fn point_jacobian(
+    model: &Model,
+    data: &Data,
+    joint: usize,
+    p: &crate::math::Vec3,
+    out: &mut nalgebra::Matrix3xX<f64>,
+) {
+    assert_eq!(out.ncols(), model.nv, "point Jacobian must be 3 × nv");
+    out.fill(0.0);
+    if joint == 0 {
+        return;
+    }
+    let mut j = joint;
+    while j != 0 && model.joints[j].nv() == 0 {
+        j = model.parents[j];
+    }
+    if j == 0 {
+        return;
+    }
+    let jm = &model.joints[j];
+    let mut c = Some(jm.idx_v + jm.nv() - 1);
+    while let Some(k) = c {
+        let col = data.j[k];
+        out.set_column(k, &(lin(&col) + ang(&col).cross(p)));
+        c = model.parent_dof[k];
+    }
+}

@@ -1,7 +1,9 @@
 //! Articulated rigid bodies (layer 2; uses `math`, `error`): the immutable [`Model`] (kinematic
 //! tree, joints, inertias, frames, collision geometry) and the reusable [`Data`], spatial
 //! algebra, URDF loading, kinematics, Jacobians, RNEA, CRBA, ABA, M⁻¹ and the analytical
-//! derivatives of RNEA and ABA (Carpentier & Mansard, RSS 2018), as Pinocchio does.
+//! derivatives of RNEA and ABA (Carpentier & Mansard, RSS 2018), as Pinocchio does; free
+//! bodies (Newton–Euler with world-frame velocities), the Cholesky factor of M, and the rigid step's free velocity
+//! (paper 002 Eq. 3).
 //!
 //! Conventions: spatial vectors are `[linear; angular]`; joint order is depth-first from the
 //! URDF root with children in file order; a free-flyer is configured by
@@ -17,9 +19,12 @@ mod aba_derivatives;
 mod collision;
 mod crba;
 mod data;
+mod free_body;
+mod free_velocity;
 mod jacobian;
 mod joint;
 mod kinematics;
+mod mass_factor;
 mod minverse;
 mod model;
 mod report;
@@ -33,9 +38,14 @@ pub use aba_derivatives::compute_aba_derivatives;
 pub use collision::{Geometry, MeshFormat, Shape};
 pub use crba::crba;
 pub use data::{Data, Mat6xN};
-pub use jacobian::{ReferenceFrame, compute_joint_jacobians, frame_jacobian, frame_placement};
+pub use free_body::FreeBody;
+pub use free_velocity::free_velocity;
+pub use jacobian::{
+    ReferenceFrame, compute_joint_jacobians, frame_jacobian, frame_placement, point_jacobian,
+};
 pub use joint::{JointKind, JointModel, quaternion_rotation};
 pub use kinematics::{forward_kinematics, forward_kinematics_placements};
+pub use mass_factor::MassFactor;
 pub use minverse::compute_minverse;
 pub use model::{Frame, FrameKind, Limits, Model};
 pub use report::{DynamicsCase, DynamicsReport, check_case, dynamics_report};

@@ -10,6 +10,7 @@ use crate::fem::MassKind;
 use crate::material::Law;
 
 use super::contact_file::{ContactSection, ObstacleSection};
+use super::rigid_file::{RigidBodySection, RobotSection};
 
 /// A whole scene file.
 #[derive(Debug, Clone, Deserialize)]
@@ -26,6 +27,12 @@ pub struct SceneFile {
     /// `[[obstacle]]`: static rigid obstacles; none means no contact is resolved.
     #[serde(default)]
     pub obstacle: Vec<ObstacleSection>,
+    /// `[[rigid_body]]`: free or fixed rigid bodies of simple shapes.
+    #[serde(default)]
+    pub rigid_body: Vec<RigidBodySection>,
+    /// `[[robot]]`: URDF robots.
+    #[serde(default)]
+    pub robot: Vec<RobotSection>,
 }
 
 /// `[simulation]`: time stepping.
@@ -347,6 +354,12 @@ impl SceneFile {
         self.contact.validate()?;
         for (i, o) in self.obstacle.iter().enumerate() {
             o.validate(i)?;
+        }
+        for b in &self.rigid_body {
+            b.validate()?;
+        }
+        for r in &self.robot {
+            r.validate()?;
         }
         Ok(())
     }

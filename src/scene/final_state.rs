@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::model::{Scene, State};
+use super::rigid_model::RigidKind;
 
 /// One soft body's nodes in the final state (m, m/s), one row per mesh-file node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,7 +39,35 @@ pub struct EffectorOutput {
     pub position: [f64; 3],
 }
 
-/// The final state of a run (DESIGN.md §4). `robots` is empty until scenes carry them.
+/// A free rigid body at the end of a run (DESIGN.md §4), world frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RigidBodyOutput {
+    /// Its name.
+    pub name: String,
+    /// Centre of mass (m).
+    pub position: [f64; 3],
+    /// Orientation as a unit quaternion `[qx, qy, qz, qw]`.
+    pub orientation: [f64; 4],
+    /// Velocity of the centre of mass (m/s).
+    pub velocity: [f64; 3],
+    /// Angular velocity (rad/s, world axes).
+    pub angular_velocity: [f64; 3],
+}
+
+/// A robot at the end of a run (DESIGN.md §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RobotOutput {
+    /// Its name.
+    pub name: String,
+    /// Configuration (nq; URDF joints depth-first, a free-flyer base first).
+    pub q: Vec<f64>,
+    /// Velocity (nv).
+    pub v: Vec<f64>,
+    /// Joint input of the last step, after clamping to the effort limits (N·m, N).
+    pub tau: Vec<f64>,
+}
+
+/// The final state of a run (DESIGN.md §4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinalState {
     /// Simulated time (s).
@@ -55,9 +84,12 @@ pub struct FinalState {
     /// Effectors: name, position.
     #[serde(default)]
     pub effectors: Vec<EffectorOutput>,
-    /// Rigid robots: name, q, v.
+    /// Free rigid bodies: name, pose, velocities.
     #[serde(default)]
-    pub robots: Vec<serde_json::Value>,
+    pub rigid_bodies: Vec<RigidBodyOutput>,
+    /// Robots: name, q, v, τ.
+    #[serde(default)]
+    pub robots: Vec<RobotOutput>,
     /// Steps whose contact NCP stopped at its iteration limit (their last iterate was
     /// used; `--strict` makes that an error instead).
     #[serde(default)]
@@ -120,8 +152,43 @@ impl FinalState {
                 .collect(),
             actuators,
             effectors,
-            robots: Vec::new(),
+            rigid_bodies: rigid_bodies(scene, state),
+            robots: scene
+                .rigid
+                .systems
+                .iter()
+                .zip(&state.rigid)
+                .filter(|(s, _)| s.kind() == RigidKind::Robot)
+                .map(|(s, st)| RobotOutput {
+                    name: s.name.clone(),
+                    q: st.q.clone(),
+                    v: st.v.clone(),
+                    tau: st.tau.clone(),
+                })
+                .collect(),
             sensitivities: Default::default(),
         }
     }
+}
+
+/// The free rigid bodies of `state` (their coordinates are the output's: `[c; quaternion]`,
+/// `[ċ; ω]` in world axes).
+fn rigid_bodies(scene: &Scene, state: &State) -> Vec<RigidBodyOutput> {
+    scene
+        .rigid
+        .systems
+        .iter()
+        .zip(&state.rigid)
+        .filter(|(s, _)| s.kind() == RigidKind::FreeBody)
+        .map(|(s, st)| {
+            let (q, v) = (&st.q, &st.v);
+            RigidBodyOutput {
+                name: s.name.clone(),
+                position: [q[0], q[1], q[2]],
+                orientation: [q[3], q[4], q[5], q[6]],
+                velocity: [v[0], v[1], v[2]],
+                angular_velocity: [v[3], v[4], v[5]],
+            }
+        })
+        .collect()
 }

@@ -1,5 +1,6 @@
-//! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`, `contact`): the scene file and its `--set`
-//! overrides, the model and state built from it, the time step as a readable list of stages (with its contact stage),
+//! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`, `rigid`, `contact`): the scene file and its
+//! `--set` overrides, the model and state built from it (soft bodies, free rigid bodies and
+//! robots), the time step as a readable list of stages (with its contact stage),
 //! the static-equilibrium solve, and the final-state output.
 
 mod actuation;
@@ -16,6 +17,10 @@ mod output;
 mod overrides;
 mod prescribed;
 mod prescribed_derivative;
+mod rigid_file;
+mod rigid_model;
+mod rigid_stage;
+mod rigid_system;
 mod statics;
 mod step;
 
@@ -43,5 +48,12 @@ pub use output::FrameSeries;
 pub use overrides::apply_override;
 pub use prescribed::{PinnedServo, PrescribedWorkspace};
 pub use prescribed_derivative::{AngleSlope, PrescribedDerivative};
+pub use rigid_file::{BaseKind, RigidBodySection, RigidShapeKind, RobotSection};
+pub use rigid_model::{
+    JointCollider, RigidDynamics, RigidInput, RigidKind, RigidScene, RigidSystem, StaticCollider,
+};
+pub use rigid_stage::{
+    RigidContact, RigidOutcome, RigidRow, RigidSide, RigidState, RigidWorkspace,
+};
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

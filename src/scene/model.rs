@@ -12,6 +12,8 @@ use crate::mesh::read_mesh;
 use super::actuation::BodyActuation;
 use super::contact_stage::SceneContact;
 use super::file::{SceneFile, SimulationSection};
+use super::rigid_model::RigidScene;
+use super::rigid_stage::RigidState;
 
 /// An immutable scene: time-stepping settings and the soft-body models.
 #[derive(Debug, Clone)]
@@ -27,6 +29,8 @@ pub struct Scene {
     pub source: Option<PathBuf>,
     /// Static obstacles and the contact solver (`Default`: no obstacle, no contact).
     pub contact: SceneContact,
+    /// Free rigid bodies, robots and fixed rigid bodies (`Default`: none).
+    pub rigid: RigidScene,
 }
 
 /// Positions and velocities of one soft body's nodes (m, m/s), one per mesh node in the
@@ -53,6 +57,8 @@ pub struct State {
     pub actuator_forces: Vec<Vec<f64>>,
     /// Active (sticking or sliding) contacts after the last step, all bodies.
     pub contacts: usize,
+    /// One per rigid system (free bodies, then robots; `Scene::rigid` order).
+    pub rigid: Vec<RigidState>,
     /// Steps whose contact NCP stopped at its iteration limit (the step went on with the
     /// solver's last iterate; `StepReport::contact_converged`).
     pub unconverged_steps: usize,
@@ -68,6 +74,7 @@ impl Scene {
             actuation: Vec::new(),
             source: None,
             contact: SceneContact::default(),
+            rigid: RigidScene::default(),
         }
     }
 
@@ -155,6 +162,12 @@ impl Scene {
             actuation,
             source: None,
             contact: SceneContact::build(&file.contact, &file.obstacle, dir)?,
+            rigid: RigidScene::build(
+                &file.rigid_body,
+                &file.robot,
+                dir,
+                Vec3::from(file.simulation.gravity),
+            )?,
         })
     }
 
@@ -174,6 +187,16 @@ impl Scene {
             actuator_forces: (0..self.bodies.len())
                 .map(|i| self.body_actuation(i).initial_forces())
                 .collect(),
+            rigid: self
+                .rigid
+                .systems
+                .iter()
+                .map(|s| RigidState {
+                    q: s.q0.clone(),
+                    v: s.v0.clone(),
+                    tau: vec![0.0; s.nv()],
+                })
+                .collect(),
             contacts: 0,
             unconverged_steps: 0,
         }
@@ -183,6 +206,7 @@ impl Scene {
     /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`). The CLI prints
     /// them on stderr.
     pub fn warnings(&self) -> Vec<String> {
+        let rigid = self.rigid.warnings.iter().cloned();
         self.bodies
             .iter()
             .filter_map(|b| match b.mesh().reoriented() {
@@ -193,6 +217,7 @@ impl Scene {
                     first.unwrap_or(0)
                 )),
             })
+            .chain(rigid)
             .collect()
     }
 

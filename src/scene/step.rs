@@ -58,6 +58,7 @@ use super::prescribed::{
     PrescribedWorkspace, ReactionInputs, add_linear_coupling, add_newton_coupling, prescribe,
     reaction_torques,
 };
+use super::rigid_stage::{RigidOutcome, RigidWorkspace};
 
 /// Reusable per-body buffers of the step: allocated once, so a step allocates nothing.
 pub struct BodyWorkspace {
@@ -103,14 +104,17 @@ pub struct StepReport {
     /// keeps the solver's last iterate).
     pub contact_converged: bool,
     /// Active (sticking or sliding) contacts over the scene, each counted once (a contact
-    /// between two bodies is in both bodies' outcomes).
+    /// between two bodies is in both bodies' outcomes), rigid contacts and limits included.
     pub active_contacts: usize,
+    /// The rigid stage (free bodies and robots; `scene::rigid_stage`).
+    pub rigid: RigidOutcome,
 }
 
 /// The stepper: the scene's per-body workspaces (symbolic factorisation done once).
 pub struct Stepper {
     bodies: Vec<BodyWorkspace>,
     contact: SceneContactWorkspace,
+    rigid: RigidWorkspace,
 }
 
 impl BodyWorkspace {
@@ -232,6 +236,7 @@ impl Stepper {
                 .map(|(i, b)| BodyWorkspace::with_actuation(b, scene.body_actuation(i)))
                 .collect::<Result<_>>()?,
             contact: SceneContactWorkspace::default(),
+            rigid: RigidWorkspace::new(&scene.rigid),
         })
     }
 
@@ -258,6 +263,7 @@ impl Stepper {
             contact: Vec::new(),
             contact_converged: true,
             active_contacts: 0,
+            rigid: RigidOutcome::default(),
         };
         if state.actuator_forces.len() != scene.bodies.len() {
             state.actuator_forces = (0..scene.bodies.len())
@@ -310,6 +316,15 @@ impl Stepper {
             let forces = &mut state.actuator_forces[i];
             update(body, act, ws, bs, forces, h, g, newton);
         }
+        // The rigid systems (scene::rigid_stage): their own free step, NCP and update.
+        if state.rigid.len() != scene.rigid.systems.len() {
+            state.rigid = scene.initial_state().rigid;
+        }
+        report.rigid = self
+            .rigid
+            .step(&scene.rigid, &scene.contact, h, &g, &mut state.rigid)?;
+        report.contact_converged &= report.rigid.converged;
+        report.active_contacts += report.rigid.active;
         state.contacts = report.active_contacts;
         if !report.contact_converged {
             state.unconverged_steps += 1;
@@ -324,6 +339,11 @@ impl Stepper {
     /// The contact stage's shared buffers after the last step (contacts between bodies).
     pub fn contact(&self) -> &SceneContactWorkspace {
         &self.contact
+    }
+
+    /// The rigid stage's buffers after the last step (its contacts and λ).
+    pub fn rigid(&self) -> &RigidWorkspace {
+        &self.rigid
     }
 }
 

@@ -50,6 +50,7 @@ pub fn body(name: &str, mesh: Mesh, law: Law) -> SoftBody {
 /// themselves, with `self_contact`) with friction `mu`; NCP solved to 1e-13.
 pub fn scene(bodies: Vec<SoftBody>, mu_floor: f64, mu: f64, self_contact: bool) -> Scene {
     Scene {
+        rigid: Default::default(),
         contact: SceneContact {
             obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
             friction: vec![mu_floor],

@@ -1,0 +1,312 @@
+//! Convex rigid shapes (a box, a ball, a capsule, a cylinder, or the convex hull of a point
+//! cloud) described in their own frame, and their poses in the world. These are the collision
+//! shapes of free rigid bodies and of robot links (DESIGN.md §4 `[[rigid_body]] shape`,
+//! URDF `<collision>`); the `contact` layer knows them as shapes at poses, never as bodies or
+//! links (`scene` maps rigid poses onto them). parry3d-f64 does the geometry; the conversion
+//! to its glam types happens here and in `shape_manifold`, nowhere else.
+
+use nalgebra::{Rotation3, UnitQuaternion};
+use parry3d_f64::math::{Pose, Rotation as GlamRotation, Vector as GlamVector};
+use parry3d_f64::shape::{Ball, Capsule, ConvexPolyhedron, Cuboid, Cylinder, SharedShape};
+
+use crate::error::{Error, Result};
+use crate::math::{Mat3, Vec3};
+
+/// A convex shape in its own frame (m). Capsules and cylinders have their axis along the
+/// frame's z axis and are centred on its origin.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConvexShape {
+    /// A box centred on the origin.
+    Cuboid {
+        /// Half side lengths along x, y, z (m), positive.
+        half_extents: Vec3,
+    },
+    /// A ball centred on the origin.
+    Ball {
+        /// Radius (m), positive.
+        radius: f64,
+    },
+    /// The points within `radius` of the segment from (0, 0, −half_length) to (0, 0, half_length).
+    Capsule {
+        /// Radius (m), positive.
+        radius: f64,
+        /// Half length of the axis segment (m), positive.
+        half_length: f64,
+    },
+    /// A solid cylinder of axis z from −half_length to half_length.
+    Cylinder {
+        /// Radius (m), positive.
+        radius: f64,
+        /// Half length (m), positive.
+        half_length: f64,
+    },
+    /// The convex hull of points (e.g. the vertices of an STL or OBJ mesh), in the frame.
+    Hull {
+        /// The points (m); at least four not coplanar.
+        points: Vec<Vec3>,
+    },
+}
+
+/// A rigid placement: `x_world = rotation · x_local + translation` (m).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShapePose {
+    /// Rotation local → world (orthonormal, determinant +1).
+    pub rotation: Mat3,
+    /// Position of the local origin in the world (m).
+    pub translation: Vec3,
+}
+
+impl ShapePose {
+    /// The identity placement.
+    pub fn identity() -> ShapePose {
+        ShapePose {
+            rotation: Mat3::identity(),
+            translation: Vec3::zeros(),
+        }
+    }
+
+    /// `self · other`: `other` expressed in `self`'s frame, placed in the world.
+    pub fn compose(&self, other: &ShapePose) -> ShapePose {
+        ShapePose {
+            rotation: self.rotation * other.rotation,
+            translation: self.rotation * other.translation + self.translation,
+        }
+    }
+
+    /// The world position of the local point `p` (m).
+    pub fn transform_point(&self, p: &Vec3) -> Vec3 {
+        self.rotation * p + self.translation
+    }
+
+    /// This pose in parry's glam types.
+    pub(super) fn to_parry(self) -> Pose {
+        let q =
+            UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(self.rotation));
+        let r = GlamRotation::from_xyzw(q.i, q.j, q.k, q.w).normalize();
+        Pose::from_parts(to_glam(&self.translation), r)
+    }
+}
+
+pub(super) fn to_glam(v: &Vec3) -> GlamVector {
+    (*v).into()
+}
+
+pub(super) fn from_glam(v: GlamVector) -> Vec3 {
+    v.into()
+}
+
+/// A shape ready for collision queries: the description, parry's shape, the placement of
+/// parry's shape in the shape frame (parry's cylinders run along y), and the radius of a ball
+/// about the frame origin that holds the shape (broad phase).
+#[derive(Clone)]
+pub struct Collider {
+    shape: ConvexShape,
+    parry: SharedShape,
+    offset: ShapePose,
+    radius: f64,
+}
+
+impl std::fmt::Debug for Collider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collider")
+            .field("shape", &self.shape)
+            .field("radius", &self.radius)
+            .finish()
+    }
+}
+
+impl PartialEq for Collider {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape
+    }
+}
+
+fn positive(what: &str, x: f64) -> Result<()> {
+    if x > 0.0 && x.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            what,
+            format!("{x} must be positive and finite (m)"),
+        ))
+    }
+}
+
+/// Whether `points` span a volume: the largest triangle from the first point, then the
+/// largest tetrahedron on it, relative to the points' extent (a relative 1e-9).
+fn spans_volume(points: &[Vec3]) -> bool {
+    let p0 = points[0];
+    let far = |f: &dyn Fn(&Vec3) -> f64| points.iter().map(f).fold(0.0, f64::max);
+    let scale = far(&|p| (p - p0).norm());
+    if !(scale > 0.0) {
+        return false;
+    }
+    let p1 = *points
+        .iter()
+        .max_by(|a, b| (*a - p0).norm().total_cmp(&(*b - p0).norm()))
+        .unwrap_or(&p0);
+    let e = p1 - p0;
+    let p2 = *points
+        .iter()
+        .max_by(|a, b| {
+            e.cross(&(*a - p0))
+                .norm()
+                .total_cmp(&e.cross(&(*b - p0)).norm())
+        })
+        .unwrap_or(&p0);
+    let n = e.cross(&(p2 - p0));
+    far(&|p| n.dot(&(p - p0)).abs()) > 1e-9 * scale.powi(3)
+}
+
+impl Collider {
+    /// Checks `shape` and prepares it. Errors name the offending dimension: a size that is not
+    /// positive and finite, or a hull of fewer than four points or of coplanar points.
+    pub fn new(shape: ConvexShape) -> Result<Collider> {
+        let (parry, offset, radius) = match &shape {
+            ConvexShape::Cuboid { half_extents } => {
+                for (k, axis) in ["x", "y", "z"].iter().enumerate() {
+                    positive(&format!("half_extents.{axis}"), half_extents[k])?;
+                }
+                (
+                    SharedShape::new(Cuboid::new(to_glam(half_extents))),
+                    ShapePose::identity(),
+                    half_extents.norm(),
+                )
+            }
+            ConvexShape::Ball { radius } => {
+                positive("radius", *radius)?;
+                (
+                    SharedShape::new(Ball::new(*radius)),
+                    ShapePose::identity(),
+                    *radius,
+                )
+            }
+            ConvexShape::Capsule {
+                radius,
+                half_length,
+            } => {
+                positive("radius", *radius)?;
+                positive("half_length", *half_length)?;
+                (
+                    SharedShape::new(Capsule::new_z(*half_length, *radius)),
+                    ShapePose::identity(),
+                    half_length + radius,
+                )
+            }
+            ConvexShape::Cylinder {
+                radius,
+                half_length,
+            } => {
+                positive("radius", *radius)?;
+                positive("half_length", *half_length)?;
+                // parry's cylinder runs along y: turn y onto z (a quarter turn about x).
+                let offset = ShapePose {
+                    rotation: Mat3::new(1.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 1.0, 0.0),
+                    translation: Vec3::zeros(),
+                };
+                (
+                    SharedShape::new(Cylinder::new(*half_length, *radius)),
+                    offset,
+                    (half_length * half_length + radius * radius).sqrt(),
+                )
+            }
+            ConvexShape::Hull { points } => {
+                if points.len() < 4 {
+                    return Err(Error::invalid(
+                        "convex hull",
+                        format!("needs at least 4 points, got {}", points.len()),
+                    ));
+                }
+                if points.iter().any(|p| p.iter().any(|x| !x.is_finite())) {
+                    return Err(Error::invalid("convex hull", "a point is not finite"));
+                }
+                if !spans_volume(points) {
+                    return Err(Error::invalid(
+                        "convex hull",
+                        "its points are coplanar or degenerate (no volume)",
+                    ));
+                }
+                let glam: Vec<GlamVector> = points.iter().map(to_glam).collect();
+                let hull = ConvexPolyhedron::from_convex_hull(&glam).ok_or_else(|| {
+                    Error::invalid(
+                        "convex hull",
+                        "its points are coplanar or degenerate (no volume)",
+                    )
+                })?;
+                let radius = points.iter().map(|p| p.norm()).fold(0.0, f64::max);
+                (SharedShape::new(hull), ShapePose::identity(), radius)
+            }
+        };
+        Ok(Collider {
+            shape,
+            parry,
+            offset,
+            radius,
+        })
+    }
+
+    /// The shape as described.
+    pub fn shape(&self) -> &ConvexShape {
+        &self.shape
+    }
+
+    /// Radius (m) of a ball about the shape frame's origin that contains the shape.
+    pub fn bounding_radius(&self) -> f64 {
+        self.radius
+    }
+
+    /// Volume (m³), centre of mass (m, shape frame) and rotational inertia about the centre of
+    /// mass per unit mass (m², shape axes) of the solid shape at uniform density (parry's
+    /// mass properties at density 1: mass = volume).
+    pub fn unit_mass_properties(&self) -> Result<(f64, Vec3, Mat3)> {
+        let props = self.parry.mass_properties(1.0);
+        let volume = props.mass();
+        if !(volume > 0.0) || !volume.is_finite() {
+            return Err(Error::invalid("shape", "has no volume"));
+        }
+        let com = self.offset.transform_point(&from_glam(props.local_com));
+        let m = props.reconstruct_inertia_matrix();
+        let inertia = Mat3::from_fn(|r, c| m.col(c)[r]) / volume;
+        let r = self.offset.rotation;
+        Ok((volume, com, r * inertia * r.transpose()))
+    }
+
+    /// parry's shape and its pose in the world when the shape frame is at `pose`.
+    pub(super) fn parry(&self, pose: &ShapePose) -> (&SharedShape, Pose) {
+        (&self.parry, pose.compose(&self.offset).to_parry())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_checked_by_name() {
+        let e = Collider::new(ConvexShape::Cuboid {
+            half_extents: Vec3::new(0.1, -0.1, 0.1),
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("half_extents.y"), "{e}");
+        let e = Collider::new(ConvexShape::Hull {
+            points: vec![Vec3::zeros(), Vec3::x(), Vec3::y(), Vec3::x() + Vec3::y()],
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("coplanar"), "{e}");
+    }
+
+    #[test]
+    fn poses_compose_as_rigid_maps() {
+        let a = ShapePose {
+            rotation: *Rotation3::from_axis_angle(&Vec3::z_axis(), 0.3).matrix(),
+            translation: Vec3::new(1.0, 2.0, 3.0),
+        };
+        let b = ShapePose {
+            rotation: *Rotation3::from_axis_angle(&Vec3::x_axis(), -0.7).matrix(),
+            translation: Vec3::new(-0.5, 0.1, 0.2),
+        };
+        let p = Vec3::new(0.3, -0.2, 0.9);
+        let direct = a.transform_point(&b.transform_point(&p));
+        assert!((a.compose(&b).transform_point(&p) - direct).norm() < 1e-15);
+    }
+}

@@ -1,0 +1,550 @@
+//! The rigid stage of the step: free bodies and robots advance by paper 002 Eq. 3,
+//!
+//! ```text
+//! v_free = v + h ABA(q, v, τ − d ∘ v)                  (rigid::free_velocity)
+//! σ = G λ + g,   G = Σ_s h J_s M_s⁻¹ J_sᵀ,   g = Σ_s J_s v_free,s + Φ/h − K_p [Φ/h]₋
+//! v⁺ = v_free + h M⁻¹ J_sᵀ λ,   q⁺ = q ⊕ h v⁺         (one Cholesky of M per system and step)
+//! ```
+//!
+//! with λ (N, or N·m for a joint limit) solving the same frictional NCP as the soft contacts
+//! (`contact::ContactProblem`, ADMM or PGS per `[contact] solver`, the same tolerance, the
+//! same penetration correction and the same non-convergence status). τ is the system's input
+//! (constant, or a joint-space PD at (q, v)), clamped to the URDF effort limits.
+//!
+//! Rows, three per contact in its frame `[t₁, t₂, n]` (n from the second body into the first):
+//! - a collider against an obstacle or a fixed rigid body, against another system's collider,
+//!   or against a non-adjacent link of its own robot (parry contact manifolds, up to four
+//!   points per pair, `contact::collider_contacts`), J_s = frameᵀ ∂v(p)/∂v_s at the contact
+//!   point p (`rigid::point_jacobian`), with the opposite sign for the second body;
+//! - a revolute or prismatic coordinate near a finite position limit: n along +e_k at the
+//!   lower limit, −e_k at the upper, gap = distance to the limit, no friction (μ = 0, the
+//!   tangential rows carry a unit diagonal in G and nothing else, so λ_t = 0 exactly).
+//!
+//! A pair is a candidate when its gap is within the distance both bodies can travel in the
+//! step (h times their largest point speed at v and at v_free), so a resting body keeps its
+//! contacts. Two links of one robot never touch when they are adjacent, or when they already
+//! touch in the robot's initial configuration (collision models overlap around joints). The NCP is warm-started from the previous step's λ when the contact set (pairs and
+//! parry feature ids) is unchanged. Soft bodies do not touch rigid ones yet (the next issue).
+
+use crate::contact::{
+    AdmmSettings, AdmmSolver, ContactProblem, ManifoldWorkspace, PenetrationCorrection,
+    PgsSettings, PgsSolver, ShapeContact, ShapePose, classify, collider_contacts, contact_frame,
+    obstacle_contacts,
+};
+use crate::error::Result;
+use crate::math::{DMat, DVec, Mat3, Vec3};
+use crate::rigid::JointKind;
+
+use super::contact_file::ContactSolverKind;
+use super::contact_stage::{SceneContact, mode_tolerance};
+use super::rigid_model::{RigidDynamics, RigidScene, RigidSystem};
+use super::rigid_system::SystemBuffers;
+
+/// The state of one rigid system (a free body or a robot).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RigidState {
+    /// Configuration (nq): joint angles and positions, a free-flyer's `x y z qx qy qz qw`.
+    pub q: Vec<f64>,
+    /// Velocity (nv; a free-flyer's twist in its own frame).
+    pub v: Vec<f64>,
+    /// The joint input applied in the last step (N·m, N; nv), after clamping.
+    pub tau: Vec<f64>,
+}
+
+/// Where one side of a contact sits: system and joint (whose body carries the point).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RigidSide {
+    /// Index of the system in the scene's rigid part.
+    pub system: usize,
+    /// Its joint (0: the world, for a fixed robot's base).
+    pub joint: usize,
+}
+
+/// One block of three rows of the rigid NCP.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RigidRow {
+    /// A contact point between a collider of `a` and something else (`b`, when it moves).
+    Contact {
+        /// The body the normal points into.
+        a: RigidSide,
+        /// The other body when it belongs to a system (`None`: an obstacle or fixed body).
+        b: Option<RigidSide>,
+        /// Contact point (m, world).
+        point: Vec3,
+        /// Contact frame `[t₁, t₂, n]` (world).
+        frame: Mat3,
+    },
+    /// A coordinate against a position limit: the normal velocity is `sign · v[dof]`.
+    Limit {
+        /// The system.
+        system: usize,
+        /// Its velocity coordinate.
+        dof: usize,
+        /// +1 at the lower limit, −1 at the upper.
+        sign: f64,
+    },
+}
+
+/// A row block with its gap Φ (m or rad) and Coulomb coefficient.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RigidContact {
+    /// What the rows constrain.
+    pub row: RigidRow,
+    /// Signed gap at the start of the step (negative: penetrating / past the limit).
+    pub gap: f64,
+    /// Coulomb coefficient (0 for limits).
+    pub friction: f64,
+}
+
+/// What the rigid stage did in one step.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RigidOutcome {
+    /// Row blocks of the NCP (contacts and active limits).
+    pub detected: usize,
+    /// Of those, the ones carrying force (sticking or sliding).
+    pub active: usize,
+    /// Whether the NCP reached its tolerance (true without rows).
+    pub converged: bool,
+    /// Solver iterations.
+    pub iterations: usize,
+    /// Largest NCP residual measure at the returned solution.
+    pub residual: f64,
+}
+
+/// Warm-start identity of a row block: kind, the two sides' (system, collider or dof) and
+/// parry's feature ids.
+type RowKey = (u8, usize, usize, usize, usize, u32, u32);
+
+/// Buffers of the rigid stage, per system and shared (sized when built; contact buffers grow
+/// with the number of contacts and are then reused).
+pub struct RigidWorkspace {
+    buffers: Vec<SystemBuffers>,
+    v_free: Vec<Vec<f64>>,
+    q_scratch: Vec<Vec<f64>>,
+    poses: Vec<Vec<ShapePose>>,
+    reach: Vec<Vec<f64>>,
+    point_jac: Vec<nalgebra::Matrix3xX<f64>>,
+    /// J_s (3m × nv_s) and Y_s = M_s⁻¹ J_sᵀ (nv_s × 3m) of the last step.
+    jac: Vec<DMat>,
+    minv_jt: Vec<DMat>,
+    manifold: ManifoldWorkspace,
+    found: Vec<ShapeContact>,
+    contacts: Vec<RigidContact>,
+    keys: Vec<RowKey>,
+    previous: Option<(Vec<RowKey>, Vec<f64>)>,
+    lambda: Vec<f64>,
+    admm: AdmmSolver,
+    pgs: PgsSolver,
+    /// Pairs of colliders of one robot `(system, c, d)`, c < d, that never touch: links that
+    /// already overlap or touch in the initial configuration (as a robot's collision model
+    /// often has them around its joints; MoveIt's "default" collisions).
+    ignored: std::collections::BTreeSet<(usize, usize, usize)>,
+}
+
+impl RigidWorkspace {
+    /// Buffers for the systems of `rigid`.
+    pub fn new(rigid: &RigidScene) -> RigidWorkspace {
+        let s = &rigid.systems;
+        RigidWorkspace {
+            buffers: s.iter().map(SystemBuffers::new).collect(),
+            v_free: s.iter().map(|x| vec![0.0; x.nv()]).collect(),
+            q_scratch: s.iter().map(|x| vec![0.0; x.nq()]).collect(),
+            poses: s
+                .iter()
+                .map(|x| vec![ShapePose::identity(); x.colliders.len()])
+                .collect(),
+            reach: s.iter().map(|x| vec![0.0; x.colliders.len()]).collect(),
+            point_jac: s
+                .iter()
+                .map(|x| nalgebra::Matrix3xX::zeros(x.nv()))
+                .collect(),
+            jac: s.iter().map(|x| DMat::zeros(0, x.nv())).collect(),
+            minv_jt: s.iter().map(|x| DMat::zeros(x.nv(), 0)).collect(),
+            manifold: ManifoldWorkspace::default(),
+            found: Vec::new(),
+            contacts: Vec::new(),
+            keys: Vec::new(),
+            previous: None,
+            lambda: Vec::new(),
+            admm: AdmmSolver::default(),
+            pgs: PgsSolver::default(),
+            ignored: initially_touching(rigid),
+        }
+    }
+
+    /// The row blocks of the last step's NCP, in order.
+    pub fn contacts(&self) -> &[RigidContact] {
+        &self.contacts
+    }
+
+    /// The last step's λ (3 per row block; N, or N·m / N for limits), contact frames.
+    pub fn lambda(&self) -> &[f64] {
+        &self.lambda
+    }
+
+    /// Advances every rigid system of `rigid` by one step of `h` (s) under `gravity` (m/s²,
+    /// for free bodies; robots carry theirs); `contact` gives the obstacles and the NCP
+    /// settings. Errors: a joint-space inertia matrix that is not positive definite, or an
+    /// NCP the solver rejects (non-finite data).
+    pub fn step(
+        &mut self,
+        rigid: &RigidScene,
+        contact: &SceneContact,
+        h: f64,
+        gravity: &Vec3,
+        states: &mut [RigidState],
+    ) -> Result<RigidOutcome> {
+        let systems = &rigid.systems;
+        assert_eq!(systems.len(), states.len(), "one rigid state per system");
+        // Free velocities, M factors, collider poses and reaches.
+        for (s, (sys, st)) in systems.iter().zip(states.iter_mut()).enumerate() {
+            let buf = &mut self.buffers[s];
+            sys.prepare(buf, st, gravity, h, &mut self.v_free[s])?;
+            for (c, jc) in sys.colliders.iter().enumerate() {
+                let pose = sys.joint_pose(buf, &st.q, jc.joint).compose(&jc.placement);
+                self.poses[s][c] = pose;
+                let r = jc.collider.bounding_radius();
+                let speed = |v: &[f64]| {
+                    let (vo, w) = sys.body_velocity(buf, &st.q, jc.joint, v);
+                    (vo + w.cross(&pose.translation)).norm() + w.norm() * r
+                };
+                self.reach[s][c] = h * speed(&st.v).max(speed(&self.v_free[s]));
+            }
+        }
+        self.detect(rigid, contact, states, h)?;
+        let m = self.contacts.len();
+        if m == 0 {
+            self.previous = None;
+            self.lambda.clear();
+            for (s, (sys, st)) in systems.iter().zip(states.iter_mut()).enumerate() {
+                st.v.copy_from_slice(&self.v_free[s]);
+                integrate(sys, st, h, &mut self.q_scratch[s]);
+            }
+            return Ok(RigidOutcome {
+                converged: true,
+                ..RigidOutcome::default()
+            });
+        }
+        // J_s, Y_s = M_s⁻¹ J_sᵀ, G, g and the start-of-step contact velocity.
+        let mut g_mat = DMat::zeros(3 * m, 3 * m);
+        let mut g = vec![0.0; 3 * m];
+        let mut start_velocity = vec![0.0; 3 * m];
+        for (s, sys) in systems.iter().enumerate() {
+            let nv = sys.nv();
+            let q = &states[s].q;
+            let jac = &mut self.jac[s];
+            *jac = DMat::zeros(3 * m, nv);
+            let mut touched = false;
+            for (i, c) in self.contacts.iter().enumerate() {
+                match c.row {
+                    RigidRow::Contact { a, b, point, frame } => {
+                        for (side, sign) in [(Some(a), 1.0), (b, -1.0)] {
+                            let Some(side) = side else { continue };
+                            if side.system != s {
+                                continue;
+                            }
+                            touched = true;
+                            let pj = &mut self.point_jac[s];
+                            sys.point_jacobian(&self.buffers[s], q, side.joint, &point, pj);
+                            let rows = frame.transpose() * &*pj * sign;
+                            let mut block = jac.rows_mut(3 * i, 3);
+                            block += rows;
+                        }
+                    }
+                    RigidRow::Limit { system, dof, sign } if system == s => {
+                        touched = true;
+                        jac[(3 * i + 2, dof)] = sign;
+                    }
+                    RigidRow::Limit { .. } => {}
+                }
+            }
+            let y = &mut self.minv_jt[s];
+            *y = jac.transpose();
+            if !touched {
+                continue;
+            }
+            let mut col = vec![0.0; nv];
+            for r in 0..3 * m {
+                if y.column(r).iter().all(|x| *x == 0.0) {
+                    continue;
+                }
+                col.copy_from_slice(y.column(r).as_slice());
+                sys.solve_mass(&self.buffers[s], q, &mut col);
+                y.column_mut(r).copy_from_slice(&col);
+            }
+            g_mat.gemm(h, jac, y, 1.0);
+            let vf = DVec::from_column_slice(&self.v_free[s]);
+            let v0 = DVec::from_column_slice(&states[s].v);
+            let (jf, j0) = (&*jac * vf, &*jac * v0);
+            for r in 0..3 * m {
+                g[r] += jf[r];
+                start_velocity[r] += j0[r];
+            }
+        }
+        let gaps: Vec<f64> = self.contacts.iter().map(|c| c.gap).collect();
+        for (i, c) in self.contacts.iter().enumerate() {
+            if matches!(c.row, RigidRow::Limit { .. }) {
+                g_mat[(3 * i, 3 * i)] += 1.0;
+                g_mat[(3 * i + 1, 3 * i + 1)] += 1.0;
+            }
+        }
+        // Symmetrise away the round-off of the products (the problem checks symmetry).
+        let g_sym = (&g_mat + g_mat.transpose()) * 0.5;
+        PenetrationCorrection::default().apply(h, &gaps, &start_velocity, &mut g)?;
+        let friction: Vec<f64> = self.contacts.iter().map(|c| c.friction).collect();
+        let problem = ContactProblem::new(g_sym, DVec::from_vec(g), &friction)?;
+        let warm = self
+            .previous
+            .as_ref()
+            .filter(|(keys, _)| *keys == self.keys)
+            .map(|(_, l)| l.as_slice());
+        let settings = &contact.settings;
+        let solution = match settings.solver {
+            ContactSolverKind::Admm => {
+                self.admm.settings = AdmmSettings {
+                    tolerance: settings.tolerance,
+                    max_iterations: settings.max_iterations,
+                    ..AdmmSettings::default()
+                };
+                self.admm.solve(&problem, warm)?
+            }
+            ContactSolverKind::Pgs => {
+                self.pgs.settings = PgsSettings {
+                    tolerance: settings.tolerance,
+                    max_iterations: settings.max_iterations,
+                };
+                self.pgs.solve(&problem, warm)?
+            }
+        };
+        self.lambda.clear();
+        self.lambda.extend_from_slice(solution.lambda.as_slice());
+        self.previous = Some((self.keys.clone(), self.lambda.clone()));
+        let modes = classify(
+            &self.lambda,
+            solution.sigma.as_slice(),
+            mode_tolerance(settings.tolerance),
+        );
+        // v⁺ = v_free + h Y_s λ, q⁺ = q ⊕ h v⁺.
+        let lambda = DVec::from_column_slice(&self.lambda);
+        for (s, (sys, st)) in systems.iter().zip(states.iter_mut()).enumerate() {
+            let dv = &self.minv_jt[s] * &lambda;
+            for k in 0..sys.nv() {
+                st.v[k] = self.v_free[s][k] + h * dv[k];
+            }
+            integrate(sys, st, h, &mut self.q_scratch[s]);
+        }
+        Ok(RigidOutcome {
+            detected: m,
+            active: modes
+                .iter()
+                .filter(|m| !matches!(m, crate::contact::ContactMode::Breaking))
+                .count(),
+            converged: solution.converged,
+            iterations: solution.iterations,
+            residual: solution.residuals.max(),
+        })
+    }
+
+    /// Finds the row blocks of this step (contacts within reach, limits within reach).
+    fn detect(
+        &mut self,
+        rigid: &RigidScene,
+        contact: &SceneContact,
+        states: &[RigidState],
+        h: f64,
+    ) -> Result<()> {
+        self.contacts.clear();
+        self.keys.clear();
+        let systems = &rigid.systems;
+        let base_mu = contact.settings.friction;
+        for (s, sys) in systems.iter().enumerate() {
+            for (c, jc) in sys.colliders.iter().enumerate() {
+                let a = RigidSide {
+                    system: s,
+                    joint: jc.joint,
+                };
+                let pose = self.poses[s][c];
+                let reach = self.reach[s][c];
+                // Obstacles.
+                for (o, obstacle) in contact.obstacles.iter().enumerate() {
+                    self.found.clear();
+                    obstacle_contacts(
+                        obstacle,
+                        &jc.collider,
+                        &pose,
+                        reach,
+                        &mut self.manifold,
+                        &mut self.found,
+                    )?;
+                    let mu = sys.friction.unwrap_or(contact.friction[o]);
+                    self.push_found(a, None, mu, (0, s, c, o, 0));
+                }
+                // Fixed rigid bodies.
+                for (f, fixed) in rigid.statics.iter().enumerate() {
+                    self.found.clear();
+                    collider_contacts(
+                        &jc.collider,
+                        &pose,
+                        &fixed.collider,
+                        &fixed.pose,
+                        reach,
+                        &mut self.manifold,
+                        &mut self.found,
+                    )?;
+                    let mu = sys.friction.or(fixed.friction).unwrap_or(base_mu);
+                    self.push_found(a, None, mu, (1, s, c, f, 0));
+                }
+                // Other colliders: of later systems, and non-adjacent links of its own.
+                for (t, other) in systems.iter().enumerate().skip(s) {
+                    for (d, jd) in other.colliders.iter().enumerate() {
+                        if t == s
+                            && (d <= c
+                                || sys.adjacent(jc.joint, jd.joint)
+                                || self.ignored.contains(&(s, c, d)))
+                        {
+                            continue;
+                        }
+                        self.found.clear();
+                        collider_contacts(
+                            &jc.collider,
+                            &pose,
+                            &jd.collider,
+                            &self.poses[t][d],
+                            reach + self.reach[t][d],
+                            &mut self.manifold,
+                            &mut self.found,
+                        )?;
+                        let b = RigidSide {
+                            system: t,
+                            joint: jd.joint,
+                        };
+                        let mu = sys.friction.or(other.friction).unwrap_or(base_mu);
+                        self.push_found(a, Some(b), mu, (2, s, c, t, d));
+                    }
+                }
+            }
+            // Position limits of revolute and prismatic coordinates.
+            let RigidDynamics::Robot(model) = &sys.dynamics else {
+                continue;
+            };
+            let st = &states[s];
+            let limits = &model.limits;
+            for joint in &model.joints[1..] {
+                if !matches!(
+                    joint.kind,
+                    JointKind::Revolute { .. } | JointKind::Prismatic { .. }
+                ) {
+                    continue;
+                }
+                let (iq, iv) = (joint.idx_q, joint.idx_v);
+                // How far the coordinate can travel in the step.
+                let reach = h * st.v[iv].abs().max(self.v_free[s][iv].abs());
+                for (sign, gap) in [
+                    (1.0, st.q[iq] - limits.lower[iq]),
+                    (-1.0, limits.upper[iq] - st.q[iq]),
+                ] {
+                    if gap.is_finite() && gap <= reach {
+                        self.contacts.push(RigidContact {
+                            row: RigidRow::Limit {
+                                system: s,
+                                dof: iv,
+                                sign,
+                            },
+                            gap,
+                            friction: 0.0,
+                        });
+                        self.keys.push((3, s, iv, usize::from(sign > 0.0), 0, 0, 0));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the contacts in `self.found` as row blocks between `a` and `b`.
+    fn push_found(
+        &mut self,
+        a: RigidSide,
+        b: Option<RigidSide>,
+        friction: f64,
+        key: (u8, usize, usize, usize, usize),
+    ) {
+        for f in &self.found {
+            self.contacts.push(RigidContact {
+                row: RigidRow::Contact {
+                    a,
+                    b,
+                    point: f.point,
+                    frame: contact_frame(&f.normal),
+                },
+                gap: f.gap,
+                friction,
+            });
+            self.keys.push((
+                key.0,
+                key.1,
+                key.2,
+                key.3,
+                key.4,
+                f.features.0,
+                f.features.1,
+            ));
+        }
+    }
+}
+
+/// The pairs of non-adjacent colliders of one robot that touch (gap ≤ 0) at its initial
+/// configuration.
+fn initially_touching(rigid: &RigidScene) -> std::collections::BTreeSet<(usize, usize, usize)> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut found = Vec::new();
+    let mut ws = ManifoldWorkspace::default();
+    for (s, sys) in rigid.systems.iter().enumerate() {
+        let RigidDynamics::Robot(model) = &sys.dynamics else {
+            continue;
+        };
+        let mut data = crate::rigid::Data::new(model);
+        crate::rigid::forward_kinematics_placements(model, &mut data, &sys.q0);
+        let pose = |jc: &super::rigid_model::JointCollider| {
+            let joint = if jc.joint == 0 {
+                ShapePose::identity()
+            } else {
+                let m = &data.o_m_i[jc.joint];
+                ShapePose {
+                    rotation: m.rot,
+                    translation: m.trans,
+                }
+            };
+            joint.compose(&jc.placement)
+        };
+        for (c, a) in sys.colliders.iter().enumerate() {
+            for (d, b) in sys.colliders.iter().enumerate().skip(c + 1) {
+                if sys.adjacent(a.joint, b.joint) {
+                    continue;
+                }
+                found.clear();
+                let touching = collider_contacts(
+                    &a.collider,
+                    &pose(a),
+                    &b.collider,
+                    &pose(b),
+                    0.0,
+                    &mut ws,
+                    &mut found,
+                )
+                .is_ok_and(|_| !found.is_empty());
+                if touching {
+                    out.insert((s, c, d));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `q ← q ⊕ h v` on the system's configuration manifold.
+fn integrate(sys: &RigidSystem, state: &mut RigidState, h: f64, q0: &mut Vec<f64>) {
+    q0.clear();
+    q0.extend_from_slice(&state.q);
+    sys.integrate(q0, &state.v, h, &mut state.q);
+}
