@@ -332,3 +332,197 @@ q = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.8, -1.5, 0.0, 0.8, -1.5, 0.0, 0.8
         }
     }
 }
+
+#[test]
+fn a_quadruped_standing_on_its_four_feet_carries_its_weight_on_them() {
+    let s = Scene::load(&root().join("scenes/quadruped_standing.toml"), &[]).unwrap();
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(&s).unwrap();
+    for _ in 0..3000 {
+        let report = stepper.step(&s, &mut state).unwrap();
+        assert!(report.contact_converged, "{report:?}");
+    }
+    let RigidDynamics::Robot(model) = &s.rigid.systems[0].dynamics else {
+        panic!("a robot")
+    };
+    // At rest, the floor carries the whole weight: Σ λ_N = m g (the contact frames' normal
+    // is the floor's, +z).
+    let ws = stepper.rigid();
+    assert_eq!(ws.contacts().len(), 4, "one contact per foot");
+    let normal: f64 = (0..4).map(|i| ws.lambda()[3 * i + 2]).sum();
+    let weight = model.total_mass() * 9.81;
+    let v = &state.rigid[0].v;
+    let speed = v.iter().map(|x| x.abs()).fold(0.0, f64::max);
+    assert!(speed < 1e-3, "still moving: {v:?}");
+    assert!(
+        (normal - weight).abs() < 1e-3 * weight,
+        "the feet carry {normal} N of a {weight} N robot"
+    );
+    // Trunk upright and above the floor.
+    let q = &state.rigid[0].q;
+    assert!(
+        q[3].abs() < 0.05 && q[4].abs() < 0.05,
+        "trunk tilted: {q:?}"
+    );
+    assert!(q[2] > 0.2, "trunk at {} m", q[2]);
+}
+
+#[test]
+fn a_run_with_out_writes_the_rigid_shapes_as_paraview_frames() {
+    let dir = std::env::temp_dir().join(format!("diffsoro-rigid-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let scene_file = dir.with_extension("toml");
+    std::fs::write(&scene_file, format!("{CUBE}position = [0.0, 0.0, 0.06]\n")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args([
+            "simulate",
+            scene_file.to_str().unwrap(),
+            "--steps",
+            "200",
+            "--out",
+            dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pvd = std::fs::read_to_string(dir.join("cube.pvd")).unwrap();
+    assert_eq!(
+        pvd.matches("<DataSet").count(),
+        201,
+        "initial frame + 200 steps"
+    );
+    // The last frame: a cube resting on z = 0, 0.1 m tall.
+    let last = std::fs::read_to_string(dir.join("cube_000200.vtu")).unwrap();
+    let points = last
+        .split("<Points>")
+        .nth(1)
+        .unwrap()
+        .split("</DataArray>")
+        .next()
+        .unwrap();
+    let z: Vec<f64> = points
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).and_then(|x| x.parse().ok()))
+        .collect();
+    assert_eq!(z.len(), 8, "a box has 8 corners");
+    let (lo, hi) = z
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    assert!(
+        lo.abs() < 1e-6 && (hi - 0.1).abs() < 1e-6,
+        "z from {lo} to {hi}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&scene_file);
+}
+
+fn scene_error(text: &str) -> String {
+    let file = match SceneFile::parse("test.toml", text, &[]) {
+        Ok(f) => f,
+        Err(e) => return e.to_string(),
+    };
+    if let Err(e) = file.validate() {
+        return e.to_string();
+    }
+    match Scene::build(&file, &root().join("scenes")) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_rigid_sections_are_refused_naming_the_key() {
+    let sim = "[simulation]\ndt = 0.01\n";
+    let cases = [
+        (
+            format!("{sim}[[rigid_body]]\nname = \"cube\"\nshape = \"box\"\ndensity = 1.0\n"),
+            "rigid_body.cube.half_extents",
+        ),
+        (
+            format!(
+                "{sim}[[rigid_body]]\nname = \"cube\"\nshape = \"box\"\nhalf_extents = [0.1, 0.1, 0.1]\n"
+            ),
+            "rigid_body.cube.density",
+        ),
+        (
+            format!(
+                "{sim}[[rigid_body]]\nname = \"ball\"\nshape = \"sphere\"\nradius = 0.1\nhalf_extents = [0.1, 0.1, 0.1]\nmass = 1.0\n"
+            ),
+            "rigid_body.ball.half_extents",
+        ),
+        (
+            format!(
+                "{sim}[[rigid_body]]\nname = \"cube\"\nshape = \"box\"\nhalf_extents = [0.1, 0.1, 0.1]\nmass = 1.0\ncolour = 3\n"
+            ),
+            "colour",
+        ),
+        (
+            format!(
+                "{sim}[[robot]]\nname = \"arm\"\nurdf = \"../urdf/limited_pendulum.urdf\"\nq = [0.0, 1.0]\n"
+            ),
+            "robot.arm.q: has 2 entries, the robot has 1",
+        ),
+        (
+            format!("{sim}[[robot]]\nname = \"arm\"\nurdf = \"../urdf/nothing_here.urdf\"\n"),
+            "robot.arm.urdf",
+        ),
+        (
+            format!(
+                "{sim}[contact]\nignore = [[\"cube\", \"arm/wrist\"]]\n[[rigid_body]]\nname = \"cube\"\nshape = \"box\"\nhalf_extents = [0.1, 0.1, 0.1]\nmass = 1.0\n"
+            ),
+            "contact.ignore[0]",
+        ),
+    ];
+    for (text, expected) in cases {
+        let e = scene_error(&text);
+        assert!(e.contains(expected), "expected {expected:?} in: {e}");
+    }
+}
+
+#[test]
+fn an_ignored_pair_passes_through_each_other() {
+    let two = |ignore: &str| {
+        scene(&format!(
+            r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+[contact]
+{ignore}
+[[rigid_body]]
+name = "table"
+shape = "box"
+half_extents = [0.2, 0.2, 0.05]
+fixed = true
+[[rigid_body]]
+name = "cube"
+shape = "box"
+half_extents = [0.05, 0.05, 0.05]
+mass = 1.0
+position = [0.0, 0.0, 0.1]
+"#
+        ))
+    };
+    // Without the ignore the cube rests on the table's top (z = 0.05 + 0.05)...
+    let state = run(&two(""), 200, |_| {});
+    assert!(
+        (state.rigid[0].q[2] - 0.1).abs() < 1e-6,
+        "{:?}",
+        state.rigid[0].q
+    );
+    // ...with it, it falls freely: z = 0.1 − g h² n(n+1)/2 after n semi-implicit steps.
+    let state = run(&two("ignore = [[\"cube\", \"table\"]]"), 200, |_| {});
+    let drop = 9.81 * 0.005f64.powi(2) * 200.0 * 201.0 / 2.0;
+    assert!(
+        (state.rigid[0].q[2] - (0.1 - drop)).abs() < 1e-12,
+        "{:?}",
+        state.rigid[0].q
+    );
+}

@@ -271,6 +271,37 @@ impl Collider {
         Ok((volume, com, r * inertia * r.transpose()))
     }
 
+    /// A triangulation of the shape's surface in the shape frame (m): vertices and triangles
+    /// (for output; curved shapes with 16 segments around).
+    pub fn surface(&self) -> (Vec<Vec3>, Vec<[usize; 3]>) {
+        let (vertices, triangles) = match &self.shape {
+            ConvexShape::Cuboid { half_extents } => Cuboid::new(to_glam(half_extents)).to_trimesh(),
+            ConvexShape::Ball { radius } => Ball::new(*radius).to_trimesh(16, 8),
+            ConvexShape::Capsule {
+                radius,
+                half_length,
+            } => Capsule::new_z(*half_length, *radius).to_trimesh(16, 8),
+            ConvexShape::Cylinder {
+                radius,
+                half_length,
+            } => Cylinder::new(*half_length, *radius).to_trimesh(16),
+            ConvexShape::Hull { .. } => match self.parry.as_convex_polyhedron() {
+                Some(hull) => hull.to_trimesh(),
+                None => (Vec::new(), Vec::new()),
+            },
+        };
+        (
+            vertices
+                .into_iter()
+                .map(|v| self.offset.transform_point(&from_glam(v)))
+                .collect(),
+            triangles
+                .into_iter()
+                .map(|t| [t[0] as usize, t[1] as usize, t[2] as usize])
+                .collect(),
+        )
+    }
+
     /// parry's shape and its pose in the world when the shape frame is at `pose`.
     pub(super) fn parry(&self, pose: &ShapePose) -> (&SharedShape, Pose) {
         (&self.parry, pose.compose(&self.offset).to_parry())

@@ -43,6 +43,11 @@ pub struct ContactSection {
     /// coefficient `friction`; touching bodies share one NCP. Default false.
     #[serde(default)]
     pub between_bodies: bool,
+    /// Pairs of rigid parts that never touch each other: `[["arm/link_a", "arm/link_b"],
+    /// ["cube", "table"]]`, a part being a free or fixed rigid body by name, or a robot's
+    /// link as `ROBOT/LINK` (a robot's name alone: all its links). Default none.
+    #[serde(default)]
+    pub ignore: Vec<[String; 2]>,
 }
 
 impl Default for ContactSection {
@@ -54,6 +59,7 @@ impl Default for ContactSection {
             max_iterations: default_max_iterations(),
             self_contact: false,
             between_bodies: false,
+            ignore: Vec::new(),
         }
     }
 }

@@ -55,5 +55,6 @@ pub use rigid_model::{
 pub use rigid_stage::{
     RigidContact, RigidOutcome, RigidRow, RigidSide, RigidState, RigidWorkspace,
 };
+pub use rigid_system::SystemBuffers;
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

@@ -162,12 +162,16 @@ impl Scene {
             actuation,
             source: None,
             contact: SceneContact::build(&file.contact, &file.obstacle, dir)?,
-            rigid: RigidScene::build(
-                &file.rigid_body,
-                &file.robot,
-                dir,
-                Vec3::from(file.simulation.gravity),
-            )?,
+            rigid: {
+                let mut rigid = RigidScene::build(
+                    &file.rigid_body,
+                    &file.robot,
+                    dir,
+                    Vec3::from(file.simulation.gravity),
+                )?;
+                rigid.resolve_ignore(&file.contact.ignore)?;
+                rigid
+            },
         })
     }
 

@@ -8,16 +8,18 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 use crate::mesh::io::pvd::write_pvd;
-use crate::mesh::io::vtu::{VtuEncoding, write_vtu};
+use crate::mesh::io::vtu::{VtuEncoding, write_surface_vtu, write_vtu};
 use crate::mesh::io::write_file_atomic;
 
 use super::model::{Scene, State};
+use super::rigid_model::RigidSystem;
+use super::rigid_stage::RigidState;
 
 /// A series of frames being written into `dir`.
 pub struct FrameSeries {
     dir: PathBuf,
     staging: PathBuf,
-    /// Per body, (time, file name) of each frame.
+    /// Per soft body then per rigid system, (time, file name) of each frame.
     frames: Vec<Vec<(f64, String)>>,
     finished: bool,
 }
@@ -31,7 +33,7 @@ impl FrameSeries {
         Ok(FrameSeries {
             dir: dir.to_path_buf(),
             staging,
-            frames: vec![Vec::new(); scene.bodies.len()],
+            frames: vec![Vec::new(); scene.bodies.len() + scene.rigid.systems.len()],
             finished: false,
         })
     }
@@ -60,6 +62,23 @@ impl FrameSeries {
             std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
             frames.push((state.time, name));
         }
+        // Rigid systems: their collision shapes placed in the world, one surface per system,
+        // with the velocity of each surface point (m/s).
+        let soft = scene.bodies.len();
+        for ((sys, rs), frames) in scene
+            .rigid
+            .systems
+            .iter()
+            .zip(&state.rigid)
+            .zip(&mut self.frames[soft..])
+        {
+            let (vertices, triangles, velocities) = rigid_surface(sys, rs);
+            let bytes = write_surface_vtu(&vertices, &triangles, &[("velocity", &velocities)]);
+            let name = format!("{}_{:06}.vtu", sys.name, state.steps);
+            let path = self.staging.join(&name);
+            std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+            frames.push((state.time, name));
+        }
         Ok(())
     }
 
@@ -67,13 +86,18 @@ impl FrameSeries {
     /// (`final_json`, last, atomically). Returns the paths of the `.pvd` files.
     pub fn finish(mut self, scene: &Scene, final_json: &[u8]) -> Result<Vec<PathBuf>> {
         let mut pvds = Vec::new();
-        for (body, frames) in scene.bodies.iter().zip(&self.frames) {
+        let names = scene
+            .bodies
+            .iter()
+            .map(|b| b.name())
+            .chain(scene.rigid.systems.iter().map(|s| s.name.as_str()));
+        for (name_of, frames) in names.zip(&self.frames) {
             for (_, name) in frames {
                 let (from, to) = (self.staging.join(name), self.dir.join(name));
                 std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
             }
             let list: Vec<(f64, &str)> = frames.iter().map(|(t, n)| (*t, n.as_str())).collect();
-            let pvd = self.dir.join(format!("{}.pvd", body.name()));
+            let pvd = self.dir.join(format!("{name_of}.pvd"));
             write_file_atomic(&pvd, write_pvd(&list).as_bytes())?;
             pvds.push(pvd);
         }
@@ -90,4 +114,35 @@ impl Drop for FrameSeries {
             let _ = std::fs::remove_dir_all(&self.staging);
         }
     }
+}
+
+/// The collision shapes of `sys` at `state`, placed in the world as one surface: vertices (m),
+/// triangles, and each vertex's velocity (m/s).
+fn rigid_surface(sys: &RigidSystem, state: &RigidState) -> (Vec<Vec3>, Vec<[usize; 3]>, Vec<Vec3>) {
+    let mut buf = super::rigid_system::SystemBuffers::new(sys);
+    sys.kinematics(&mut buf, &state.q);
+    let poses: Vec<_> = sys
+        .colliders
+        .iter()
+        .map(|c| {
+            sys.joint_pose(&buf, &state.q, c.joint)
+                .compose(&c.placement)
+        })
+        .collect();
+    let (mut vertices, mut triangles, mut velocities) = (Vec::new(), Vec::new(), Vec::new());
+    for (c, pose) in sys.colliders.iter().zip(&poses) {
+        let (v, t) = c.collider.surface();
+        let offset = vertices.len();
+        let (vo, w) = sys.body_velocity(&buf, &state.q, c.joint, &state.v);
+        for p in &v {
+            let x = pose.transform_point(p);
+            velocities.push(vo + w.cross(&x));
+            vertices.push(x);
+        }
+        triangles.extend(
+            t.iter()
+                .map(|t| [t[0] + offset, t[1] + offset, t[2] + offset]),
+        );
+    }
+    (vertices, triangles, velocities)
 }

@@ -135,12 +135,81 @@ pub struct RigidScene {
     /// What a user should hear about the rigid part as built (a robot's mesh collision
     /// shape whose file is missing, left out).
     pub warnings: Vec<String>,
+    /// Collider pairs that never touch (`[contact] ignore`): `(s, c, t, d)` for collider `c`
+    /// of system `s` and collider `d` of system `t` (both orders stored), or `t = usize::MAX`
+    /// and `d` a fixed body.
+    pub ignored: std::collections::BTreeSet<(usize, usize, usize, usize)>,
+}
+
+/// A part named in `[contact] ignore`: colliders of systems, or a fixed body.
+enum IgnorePart {
+    Colliders(Vec<(usize, usize)>),
+    Fixed(usize),
 }
 
 impl RigidScene {
     /// Whether the scene has no rigid body or robot.
     pub fn is_empty(&self) -> bool {
         self.systems.is_empty() && self.statics.is_empty()
+    }
+
+    /// Resolves the `[contact] ignore` pairs into [`Self::ignored`]. Errors name the entry
+    /// (`contact.ignore[k]`) and the part that matches nothing.
+    pub fn resolve_ignore(&mut self, pairs: &[[String; 2]]) -> Result<()> {
+        for (k, pair) in pairs.iter().enumerate() {
+            let a = self.ignore_part(&pair[0], k)?;
+            let b = self.ignore_part(&pair[1], k)?;
+            match (a, b) {
+                (IgnorePart::Colliders(a), IgnorePart::Colliders(b)) => {
+                    for &(s, c) in &a {
+                        for &(t, d) in &b {
+                            self.ignored.insert((s, c, t, d));
+                            self.ignored.insert((t, d, s, c));
+                        }
+                    }
+                }
+                (IgnorePart::Colliders(a), IgnorePart::Fixed(f))
+                | (IgnorePart::Fixed(f), IgnorePart::Colliders(a)) => {
+                    for &(s, c) in &a {
+                        self.ignored.insert((s, c, usize::MAX, f));
+                    }
+                }
+                (IgnorePart::Fixed(_), IgnorePart::Fixed(_)) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn ignore_part(&self, name: &str, k: usize) -> Result<IgnorePart> {
+        let (system, link) = match name.split_once('/') {
+            Some((s, l)) => (s, Some(l)),
+            None => (name, None),
+        };
+        if link.is_none()
+            && let Some(f) = self.statics.iter().position(|f| f.name == name)
+        {
+            return Ok(IgnorePart::Fixed(f));
+        }
+        let parts: Vec<(usize, usize)> = self
+            .systems
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.name == system)
+            .flat_map(|(s, sys)| {
+                sys.colliders
+                    .iter()
+                    .enumerate()
+                    .filter(move |(_, c)| link.is_none_or(|l| c.name == l))
+                    .map(move |(c, _)| (s, c))
+            })
+            .collect();
+        if parts.is_empty() {
+            return Err(Error::invalid(
+                format!("contact.ignore[{k}]"),
+                format!("{name:?} names no rigid body, robot or robot link with a collision shape"),
+            ));
+        }
+        Ok(IgnorePart::Colliders(parts))
     }
 
     /// The system named `name`.

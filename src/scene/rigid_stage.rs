@@ -381,6 +381,9 @@ impl RigidWorkspace {
                 }
                 // Fixed rigid bodies.
                 for (f, fixed) in rigid.statics.iter().enumerate() {
+                    if rigid.ignored.contains(&(s, c, usize::MAX, f)) {
+                        continue;
+                    }
                     self.found.clear();
                     collider_contacts(
                         &jc.collider,
@@ -401,6 +404,7 @@ impl RigidWorkspace {
                             && (d <= c
                                 || sys.adjacent(jc.joint, jd.joint)
                                 || self.ignored.contains(&(s, c, d)))
+                            || rigid.ignored.contains(&(s, c, t, d))
                         {
                             continue;
                         }

@@ -12,8 +12,9 @@ use crate::rigid::{Data, MassFactor, free_velocity, point_jacobian};
 use super::rigid_model::{RigidDynamics, RigidInput, RigidSystem};
 use super::rigid_stage::RigidState;
 
-/// Per-system buffers of the step: a robot's `Data` and its factor of M.
-pub(super) enum SystemBuffers {
+/// Per-system buffers of the step: a robot's `Data` and its factor of M (a free body needs
+/// none).
+pub enum SystemBuffers {
     /// A free body needs none.
     Free,
     /// A robot's algorithm buffers and M = L Lᵀ of the step.
@@ -27,7 +28,7 @@ pub(super) enum SystemBuffers {
 
 impl SystemBuffers {
     /// Buffers for `system`.
-    pub(super) fn new(system: &RigidSystem) -> SystemBuffers {
+    pub fn new(system: &RigidSystem) -> SystemBuffers {
         match &system.dynamics {
             RigidDynamics::Free(_) => SystemBuffers::Free,
             RigidDynamics::Robot(m) => SystemBuffers::Robot {
@@ -67,7 +68,7 @@ impl RigidSystem {
     }
 
     /// The world pose of joint `joint`'s body frame at `q` (after [`Self::prepare`]).
-    pub(super) fn joint_pose(&self, buf: &SystemBuffers, q: &[f64], joint: usize) -> ShapePose {
+    pub fn joint_pose(&self, buf: &SystemBuffers, q: &[f64], joint: usize) -> ShapePose {
         match (&self.dynamics, buf) {
             (RigidDynamics::Free(_), _) => ShapePose {
                 rotation: crate::rigid::quaternion_rotation(&q[3..7]),
@@ -86,7 +87,7 @@ impl RigidSystem {
 
     /// The world spatial velocity `(v_O, ω)` of joint `joint`'s body for the velocity `v`
     /// (v_O: the velocity of the body point at the world origin; m/s, rad/s).
-    pub(super) fn body_velocity(
+    pub fn body_velocity(
         &self,
         buf: &SystemBuffers,
         q: &[f64],
@@ -156,6 +157,28 @@ impl RigidSystem {
         match &self.dynamics {
             RigidDynamics::Free(body) => body.integrate(q, v, h, out),
             RigidDynamics::Robot(model) => model.integrate_dt(q, v, h, out),
+        }
+    }
+
+    /// The world pose of each collider at configuration `q` (for output; a robot's placements
+    /// are computed in a buffer of its own).
+    pub fn collider_poses(&self, q: &[f64]) -> Vec<ShapePose> {
+        let mut buf = SystemBuffers::new(self);
+        self.kinematics(&mut buf, q);
+        self.colliders
+            .iter()
+            .map(|c| self.joint_pose(&buf, q, c.joint).compose(&c.placement))
+            .collect()
+    }
+
+    /// Brings a robot's placements and world Jacobian columns up to `q` in `buf` (what
+    /// [`Self::joint_pose`] and [`Self::body_velocity`] read; the step's `prepare` does it
+    /// through CRBA).
+    pub fn kinematics(&self, buf: &mut SystemBuffers, q: &[f64]) {
+        if let (RigidDynamics::Robot(model), SystemBuffers::Robot { data, .. }) =
+            (&self.dynamics, buf)
+        {
+            crate::rigid::compute_joint_jacobians(model, data, q);
         }
     }
 

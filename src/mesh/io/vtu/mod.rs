@@ -6,11 +6,13 @@
 //! turns back into groups, so a written file read back gives the same [`Mesh`] exactly.
 
 mod read;
+mod surface;
 #[cfg(test)]
 mod tests;
 mod write;
 
 pub use read::read_vtu;
+pub use surface::write_surface_vtu;
 pub(crate) use write::escape_xml;
 pub use write::{VtuEncoding, write_vtu};
 
