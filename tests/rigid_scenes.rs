@@ -526,3 +526,25 @@ position = [0.0, 0.0, 0.1]
         state.rigid[0].q
     );
 }
+
+/// docs/rigid.md's first example: the tilted cube lands and rests on a face at z = 0.05 m.
+#[test]
+fn the_documented_cube_drop_rests_on_a_face() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args([
+            "simulate",
+            root().join("scenes/cube_drop.toml").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fs: FinalState = serde_json::from_slice(&out.stdout).unwrap();
+    let cube = &fs.rigid_bodies[0];
+    assert!((cube.position[2] - 0.05).abs() < 1e-6, "{cube:?}");
+    let docs = std::fs::read_to_string(root().join("docs/rigid.md")).unwrap();
+    assert!(docs.contains("simulate scenes/cube_drop.toml") && docs.contains("z = 0.05 m"));
+}
