@@ -27,9 +27,9 @@
 //! parry feature ids) is unchanged. Soft bodies do not touch rigid ones yet (the next issue).
 
 use crate::contact::{
-    AdmmSettings, AdmmSolver, ContactProblem, ManifoldWorkspace, PenetrationCorrection,
-    PgsSettings, PgsSolver, ShapeContact, ShapePose, classify, collider_contacts, contact_frame,
-    obstacle_contacts,
+    AdmmSettings, AdmmSolver, ContactMode, ContactProblem, ManifoldWorkspace,
+    PenetrationCorrection, PgsSettings, PgsSolver, ShapeContact, ShapePose, classify_contact,
+    collider_contacts, contact_frame, obstacle_contacts,
 };
 use crate::error::Result;
 use crate::math::{DMat, DVec, Mat3, Vec3};
@@ -131,8 +131,18 @@ pub struct RigidWorkspace {
     found: Vec<ShapeContact>,
     contacts: Vec<RigidContact>,
     keys: Vec<RowKey>,
-    previous: Option<(Vec<RowKey>, Vec<f64>)>,
+    previous_keys: Vec<RowKey>,
+    previous_lambda: Vec<f64>,
     lambda: Vec<f64>,
+    /// G (3m × 3m), g, the start-of-step contact velocity, gaps and friction of the last step.
+    delassus: DMat,
+    g: Vec<f64>,
+    start_velocity: Vec<f64>,
+    gaps: Vec<f64>,
+    friction: Vec<f64>,
+    /// Per system: whether a row touches it, and a column buffer (nv).
+    touched: Vec<bool>,
+    column: Vec<Vec<f64>>,
     admm: AdmmSolver,
     pgs: PgsSolver,
     /// Pairs of colliders of one robot `(system, c, d)`, c < d, that never touch: links that
@@ -164,8 +174,16 @@ impl RigidWorkspace {
             found: Vec::new(),
             contacts: Vec::new(),
             keys: Vec::new(),
-            previous: None,
+            previous_keys: Vec::new(),
+            previous_lambda: Vec::new(),
             lambda: Vec::new(),
+            delassus: DMat::zeros(0, 0),
+            g: Vec::new(),
+            start_velocity: Vec::new(),
+            gaps: Vec::new(),
+            friction: Vec::new(),
+            touched: vec![false; s.len()],
+            column: s.iter().map(|x| vec![0.0; x.nv()]).collect(),
             admm: AdmmSolver::default(),
             pgs: PgsSolver::default(),
             ignored: initially_touching(rigid),
@@ -214,7 +232,8 @@ impl RigidWorkspace {
         self.detect(rigid, contact, states, h)?;
         let m = self.contacts.len();
         if m == 0 {
-            self.previous = None;
+            self.previous_keys.clear();
+            self.previous_lambda.clear();
             self.lambda.clear();
             for (s, (sys, st)) in systems.iter().zip(states.iter_mut()).enumerate() {
                 st.v.copy_from_slice(&self.v_free[s]);
@@ -225,15 +244,28 @@ impl RigidWorkspace {
                 ..RigidOutcome::default()
             });
         }
-        // J_s, Y_s = M_s⁻¹ J_sᵀ, G, g and the start-of-step contact velocity.
-        let mut g_mat = DMat::zeros(3 * m, 3 * m);
-        let mut g = vec![0.0; 3 * m];
-        let mut start_velocity = vec![0.0; 3 * m];
+        // J_s, Y_s = M_s⁻¹ J_sᵀ, G, g and the start-of-step contact velocity, in buffers
+        // that are resized only when the number of contacts changes.
+        let rows = 3 * m;
+        let mut g_mat = std::mem::replace(&mut self.delassus, DMat::zeros(0, 0));
+        if g_mat.shape() != (rows, rows) {
+            g_mat = DMat::zeros(rows, rows);
+        } else {
+            g_mat.fill(0.0);
+        }
+        self.g.clear();
+        self.g.resize(rows, 0.0);
+        self.start_velocity.clear();
+        self.start_velocity.resize(rows, 0.0);
         for (s, sys) in systems.iter().enumerate() {
             let nv = sys.nv();
             let q = &states[s].q;
             let jac = &mut self.jac[s];
-            *jac = DMat::zeros(3 * m, nv);
+            if jac.shape() != (rows, nv) {
+                *jac = DMat::zeros(rows, nv);
+            } else {
+                jac.fill(0.0);
+            }
             let mut touched = false;
             for (i, c) in self.contacts.iter().enumerate() {
                 match c.row {
@@ -246,9 +278,13 @@ impl RigidWorkspace {
                             touched = true;
                             let pj = &mut self.point_jac[s];
                             sys.point_jacobian(&self.buffers[s], q, side.joint, &point, pj);
-                            let rows = frame.transpose() * &*pj * sign;
-                            let mut block = jac.rows_mut(3 * i, 3);
-                            block += rows;
+                            let ft = frame.transpose() * sign;
+                            for k in 0..nv {
+                                let col = ft * pj.column(k);
+                                for r in 0..3 {
+                                    jac[(3 * i + r, k)] += col[r];
+                                }
+                            }
                         }
                     }
                     RigidRow::Limit { system, dof, sign } if system == s => {
@@ -258,46 +294,59 @@ impl RigidWorkspace {
                     RigidRow::Limit { .. } => {}
                 }
             }
-            let y = &mut self.minv_jt[s];
-            *y = jac.transpose();
+            self.touched[s] = touched;
             if !touched {
                 continue;
             }
-            let mut col = vec![0.0; nv];
-            for r in 0..3 * m {
-                if y.column(r).iter().all(|x| *x == 0.0) {
-                    continue;
+            // Y_s = M_s⁻¹ J_sᵀ, one solve per non-zero row of J_s.
+            let y = &mut self.minv_jt[s];
+            if y.shape() != (nv, rows) {
+                *y = DMat::zeros(nv, rows);
+            }
+            let col = &mut self.column[s];
+            for r in 0..rows {
+                for k in 0..nv {
+                    col[k] = jac[(r, k)];
                 }
-                col.copy_from_slice(y.column(r).as_slice());
-                sys.solve_mass(&self.buffers[s], q, &mut col);
-                y.column_mut(r).copy_from_slice(&col);
+                if col.iter().any(|x| *x != 0.0) {
+                    sys.solve_mass(&self.buffers[s], q, col);
+                }
+                y.column_mut(r).copy_from_slice(col);
             }
             g_mat.gemm(h, jac, y, 1.0);
-            let vf = DVec::from_column_slice(&self.v_free[s]);
-            let v0 = DVec::from_column_slice(&states[s].v);
-            let (jf, j0) = (&*jac * vf, &*jac * v0);
-            for r in 0..3 * m {
-                g[r] += jf[r];
-                start_velocity[r] += j0[r];
+            for r in 0..rows {
+                let (mut jf, mut j0) = (0.0, 0.0);
+                for k in 0..nv {
+                    jf += jac[(r, k)] * self.v_free[s][k];
+                    j0 += jac[(r, k)] * states[s].v[k];
+                }
+                self.g[r] += jf;
+                self.start_velocity[r] += j0;
             }
         }
-        let gaps: Vec<f64> = self.contacts.iter().map(|c| c.gap).collect();
+        self.gaps.clear();
+        self.friction.clear();
         for (i, c) in self.contacts.iter().enumerate() {
+            self.gaps.push(c.gap);
+            self.friction.push(c.friction);
             if matches!(c.row, RigidRow::Limit { .. }) {
+                // The frictionless rows' tangential entries: a unit diagonal, λ_t = 0 exactly.
                 g_mat[(3 * i, 3 * i)] += 1.0;
                 g_mat[(3 * i + 1, 3 * i + 1)] += 1.0;
             }
         }
         // Symmetrise away the round-off of the products (the problem checks symmetry).
-        let g_sym = (&g_mat + g_mat.transpose()) * 0.5;
-        PenetrationCorrection::default().apply(h, &gaps, &start_velocity, &mut g)?;
-        let friction: Vec<f64> = self.contacts.iter().map(|c| c.friction).collect();
-        let problem = ContactProblem::new(g_sym, DVec::from_vec(g), &friction)?;
-        let warm = self
-            .previous
-            .as_ref()
-            .filter(|(keys, _)| *keys == self.keys)
-            .map(|(_, l)| l.as_slice());
+        for i in 0..rows {
+            for j in 0..i {
+                let avg = 0.5 * (g_mat[(i, j)] + g_mat[(j, i)]);
+                g_mat[(i, j)] = avg;
+                g_mat[(j, i)] = avg;
+            }
+        }
+        PenetrationCorrection::default().apply(h, &self.gaps, &self.start_velocity, &mut self.g)?;
+        let problem = ContactProblem::new(g_mat, DVec::from_column_slice(&self.g), &self.friction)?;
+        let warm = (self.previous_keys == self.keys && self.previous_lambda.len() == rows)
+            .then_some(self.previous_lambda.as_slice());
         let settings = &contact.settings;
         let solution = match settings.solver {
             ContactSolverKind::Admm => {
@@ -306,39 +355,52 @@ impl RigidWorkspace {
                     max_iterations: settings.max_iterations,
                     ..AdmmSettings::default()
                 };
-                self.admm.solve(&problem, warm)?
+                self.admm.solve(&problem, warm)
             }
             ContactSolverKind::Pgs => {
                 self.pgs.settings = PgsSettings {
                     tolerance: settings.tolerance,
                     max_iterations: settings.max_iterations,
                 };
-                self.pgs.solve(&problem, warm)?
+                self.pgs.solve(&problem, warm)
             }
         };
+        self.delassus = problem.into_delassus();
+        let solution = solution?;
         self.lambda.clear();
         self.lambda.extend_from_slice(solution.lambda.as_slice());
-        self.previous = Some((self.keys.clone(), self.lambda.clone()));
-        let modes = classify(
-            &self.lambda,
-            solution.sigma.as_slice(),
-            mode_tolerance(settings.tolerance),
-        );
+        self.previous_keys.clear();
+        self.previous_keys.extend_from_slice(&self.keys);
+        self.previous_lambda.clear();
+        self.previous_lambda.extend_from_slice(&self.lambda);
+        let tol = mode_tolerance(settings.tolerance);
+        let active = (0..m)
+            .filter(|&i| {
+                let at = |v: &[f64]| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+                !matches!(
+                    classify_contact(&at(&self.lambda), &at(solution.sigma.as_slice()), tol),
+                    ContactMode::Breaking
+                )
+            })
+            .count();
         // v⁺ = v_free + h Y_s λ, q⁺ = q ⊕ h v⁺.
-        let lambda = DVec::from_column_slice(&self.lambda);
         for (s, (sys, st)) in systems.iter().zip(states.iter_mut()).enumerate() {
-            let dv = &self.minv_jt[s] * &lambda;
-            for k in 0..sys.nv() {
-                st.v[k] = self.v_free[s][k] + h * dv[k];
+            st.v.copy_from_slice(&self.v_free[s]);
+            if self.touched[s] {
+                let y = &self.minv_jt[s];
+                for k in 0..sys.nv() {
+                    let mut dv = 0.0;
+                    for r in 0..rows {
+                        dv += y[(k, r)] * self.lambda[r];
+                    }
+                    st.v[k] += h * dv;
+                }
             }
             integrate(sys, st, h, &mut self.q_scratch[s]);
         }
         Ok(RigidOutcome {
             detected: m,
-            active: modes
-                .iter()
-                .filter(|m| !matches!(m, crate::contact::ContactMode::Breaking))
-                .count(),
+            active,
             converged: solution.converged,
             iterations: solution.iterations,
             residual: solution.residuals.max(),
