@@ -548,3 +548,72 @@ fn the_documented_cube_drop_rests_on_a_face() {
     let docs = std::fs::read_to_string(root().join("docs/rigid.md")).unwrap();
     assert!(docs.contains("simulate scenes/cube_drop.toml") && docs.contains("z = 0.05 m"));
 }
+
+/// One step of the standing quadruped (4 sticking feet) against the same step computed with
+/// Pinocchio 4.1.0's algorithms and its ADMM constraint solver
+/// (`tests/data/make_rigid_step_fixture.py`, provenance in the fixture).
+#[test]
+fn one_quadruped_step_agrees_with_pinocchio() {
+    let fixture: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/data/quadruped_step_pinocchio.json")).unwrap(),
+    )
+    .unwrap();
+    let vec = |key: &str| -> Vec<f64> {
+        fixture[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let s = Scene::load(&root().join("scenes/quadruped_standing.toml"), &[]).unwrap();
+    let mut state = s.initial_state();
+    state.rigid[0].q = vec("q");
+    state.rigid[0].v = vec("v");
+    let mut stepper = Stepper::new(&s).unwrap();
+    let report = stepper.step(&s, &mut state).unwrap();
+    assert!(report.contact_converged);
+    let tau = vec("tau");
+    for (a, b) in state.rigid[0].tau.iter().zip(&tau) {
+        assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "τ {a} vs {b}");
+    }
+    // Contacts matched by their points (m), λ per contact (N).
+    let ws = stepper.rigid();
+    assert_eq!(ws.contacts().len(), 4);
+    let points = fixture["points"].as_array().unwrap();
+    let lambda = vec("lambda");
+    let scale = lambda.iter().map(|x| x.abs()).fold(0.0, f64::max);
+    for (i, c) in ws.contacts().iter().enumerate() {
+        let diffsoro::scene::RigidRow::Contact { point, frame, .. } = c.row else {
+            panic!("a contact row")
+        };
+        assert!((frame - nalgebra::Matrix3::identity()).norm() < 1e-15);
+        let j = points
+            .iter()
+            .position(|p| {
+                let p: Vec<f64> = p
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect();
+                (point - nalgebra::Vector3::new(p[0], p[1], p[2])).norm() < 1e-12
+            })
+            .expect("the same contact point");
+        for k in 0..3 {
+            let (a, b) = (ws.lambda()[3 * i + k], lambda[3 * j + k]);
+            assert!(
+                (a - b).abs() <= 1e-7 * scale,
+                "λ[{i}][{k}] {a} vs Pinocchio {b}"
+            );
+        }
+    }
+    for (name, got, want) in [
+        ("v⁺", &state.rigid[0].v, &vec("v_plus")),
+        ("q⁺", &state.rigid[0].q, &vec("q_plus")),
+    ] {
+        for (k, (a, b)) in got.iter().zip(want.iter()).enumerate() {
+            assert!((a - b).abs() <= 1e-9, "{name}[{k}] {a} vs Pinocchio {b}");
+        }
+    }
+}
