@@ -762,11 +762,20 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
     // The gradient figures: the step Jacobian with respect to every actuator and both
     // material parameters of every body, analytical (from the step's record) and by central
     // differences of the step; `null` when the scene's step is not differentiable.
-    let differentiable = check_differentiable(&scene);
+    let parameters = every_parameter(&scene);
+    let differentiable = check_differentiable(&scene).and_then(|()| {
+        if parameters.is_empty() {
+            Err(diffsoro::Error::invalid(
+                "bench",
+                "the scene has no soft body, actuator or material parameter to differentiate (the rigid step's derivatives are not in the CLI yet)",
+            ))
+        } else {
+            Ok(())
+        }
+    });
     if let Err(e) = &differentiable {
         eprintln!("gradient_ms and finite_difference_ms are null: {e}");
     }
-    let parameters = every_parameter(&scene);
     let mut derivative = (differentiable.is_ok())
         .then(|| Ok::<_, diffsoro::Error>((Recorder::new(&scene)?, StepDerivative::new(&scene))))
         .transpose()?;
