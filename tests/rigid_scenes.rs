@@ -617,3 +617,123 @@ fn one_quadruped_step_agrees_with_pinocchio() {
         }
     }
 }
+
+#[test]
+fn balls_and_capsules_rest_on_a_triangle_mesh_obstacle() {
+    // meshes/finger_obstacle.stl: a closed block x ∈ [−0.12, −0.04], y ∈ [0.018, 0.04],
+    // z ∈ [−0.02, 0.035] (m).
+    let s = scene(
+        r#"
+[simulation]
+dt = 0.002
+gravity = [0.0, 0.0, -9.81]
+
+[[obstacle]]
+type = "mesh"
+path = "../meshes/finger_obstacle.stl"
+
+[[rigid_body]]
+name = "ball"
+shape = "sphere"
+radius = 0.005
+density = 1000.0
+position = [-0.1, 0.029, 0.05]
+
+[[rigid_body]]
+name = "pill"
+shape = "capsule"
+radius = 0.004
+half_length = 0.005
+density = 1000.0
+position = [-0.06, 0.029, 0.05]
+rotation = [1.5707963267948966, 0.0, 0.0]
+"#,
+    );
+    let state = run(&s, 500, |_| {});
+    let fs = FinalState::new(&s, &state);
+    // On the top face: z = 0.035 + radius, at rest.
+    for (body, top) in fs.rigid_bodies.iter().zip([0.04, 0.039]) {
+        assert!((body.position[2] - top).abs() < 1e-6, "{body:?}");
+        let speed: f64 = body
+            .velocity
+            .iter()
+            .chain(&body.angular_velocity)
+            .map(|x| x.abs())
+            .sum();
+        assert!(speed < 1e-6, "{body:?}");
+    }
+}
+
+#[test]
+fn shape_masses_and_inertias_agree_with_parrys_mass_properties() {
+    use diffsoro::contact::{Collider, ConvexShape};
+    let s = scene(
+        r#"
+[simulation]
+dt = 0.01
+
+[[rigid_body]]
+name = "box"
+shape = "box"
+half_extents = [0.01, 0.02, 0.03]
+density = 700.0
+
+[[rigid_body]]
+name = "ball"
+shape = "sphere"
+radius = 0.02
+density = 700.0
+
+[[rigid_body]]
+name = "pill"
+shape = "capsule"
+radius = 0.01
+half_length = 0.03
+density = 700.0
+
+[[rigid_body]]
+name = "can"
+shape = "cylinder"
+radius = 0.01
+half_length = 0.03
+density = 700.0
+"#,
+    );
+    let shapes = [
+        ConvexShape::Cuboid {
+            half_extents: nalgebra::Vector3::new(0.01, 0.02, 0.03),
+        },
+        ConvexShape::Ball { radius: 0.02 },
+        ConvexShape::Capsule {
+            radius: 0.01,
+            half_length: 0.03,
+        },
+        ConvexShape::Cylinder {
+            radius: 0.01,
+            half_length: 0.03,
+        },
+    ];
+    for (sys, shape) in s.rigid.systems.iter().zip(shapes) {
+        let RigidDynamics::Free(body) = &sys.dynamics else {
+            unreachable!()
+        };
+        let (volume, com, unit) = Collider::new(shape)
+            .unwrap()
+            .unit_mass_properties()
+            .unwrap();
+        assert!(com.norm() < 1e-15, "{}: centre of mass {com}", sys.name);
+        assert!(
+            (body.mass - 700.0 * volume).abs() < 1e-12 * body.mass,
+            "{}: mass",
+            sys.name
+        );
+        let parry = unit * body.mass;
+        assert!(
+            (body.inertia - parry).norm() < 1e-9 * parry.norm(),
+            "{}: {} vs parry {}",
+            sys.name,
+            body.inertia,
+            parry
+        );
+    }
+}
