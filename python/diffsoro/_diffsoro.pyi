@@ -91,6 +91,12 @@ class Simulation:
         """Sets a body's positions (m) and velocities (m/s), (n, 3) each."""
     def set_actuation(self, name: str, value: float) -> None:
         """An actuator's input for the next steps: N, Pa or N·m (force), rad (angle servo)."""
+    def rigid_q(self, name: str) -> _Array:
+        """A rigid body's [x, y, z, qx, qy, qz, qw] (m) or a robot's joint coordinates, (nq,)."""
+    def rigid_v(self, name: str) -> _Array:
+        """A rigid body's [v; ω] (m/s, rad/s, world axes) or a robot's joint velocities, (nv,)."""
+    def set_rigid_state(self, name: str, q: npt.ArrayLike, v: npt.ArrayLike) -> None:
+        """Sets a rigid body's or robot's configuration (nq) and velocity (nv)."""
     def effector(self, name: str) -> _Array:
         """Effector position (m), shape (3,)."""
     def static_equilibrium(self) -> dict[str, dict[str, float]]:

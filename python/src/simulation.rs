@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use diffsoro::diff::{InputTangent, Parameter, StateTangent};
 use diffsoro::math::Vec3;
 use diffsoro::scene::{FinalState, Scene, State, StaticOptions, StepReport, Stepper, solve_static};
-use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike2};
+use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1, PyArrayLike2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -39,19 +39,28 @@ fn unconverged(scene: &Scene, state: &State, report: &StepReport) -> Option<Stri
     if report.contact_converged {
         return None;
     }
-    let (body, c) = scene
-        .bodies
-        .iter()
-        .zip(&report.contact)
-        .find(|(_, c)| !c.converged)?;
-    Some(format!(
-        "contact: step {}: the contact NCP of soft body {} did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
-        state.steps,
-        body.name(),
-        c.iterations,
-        c.residual,
-        scene.contact.settings.tolerance
-    ))
+    let tolerance = scene.contact.settings.tolerance;
+    Some(
+        match scene
+            .bodies
+            .iter()
+            .zip(&report.contact)
+            .find(|(_, c)| !c.converged)
+        {
+            Some((body, c)) => format!(
+                "contact: step {}: the contact NCP of soft body {} did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
+                state.steps,
+                body.name(),
+                c.iterations,
+                c.residual,
+                tolerance
+            ),
+            None => format!(
+                "contact: step {}: the rigid bodies' contact NCP did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
+                state.steps, report.rigid.iterations, report.rigid.residual, tolerance
+            ),
+        },
+    )
 }
 
 /// An error of a run of steps: the library's, or a strict run's unconverged contact.
@@ -61,6 +70,23 @@ enum RunError {
 }
 
 impl PySimulation {
+    /// The rigid system named `name`, or a `ValueError` listing the scene's.
+    fn rigid_index(&self, name: &str) -> PyResult<usize> {
+        self.scene.rigid.system(name).ok_or_else(|| {
+            let known: Vec<&str> = self
+                .scene
+                .rigid
+                .systems
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect();
+            invalid(
+                format!("rigid body or robot `{name}`"),
+                format!("the scene has no such rigid body or robot (it has {known:?})"),
+            )
+        })
+    }
+
     /// `steps` steps, stopping at the first error (the state keeps the steps done).
     fn advance(&mut self, py: Python<'_>, steps: usize) -> PyResult<()> {
         let (scene, state, stepper, strict) =
@@ -257,6 +283,60 @@ impl PySimulation {
             self.stepper = py.detach(|| guarded(|| Stepper::new(scene)))?;
         }
         self.derivatives = None;
+        Ok(())
+    }
+
+    /// Configuration of rigid body or robot `name`: an owned float64 array of shape (nq,) (a
+    /// free body's `[x, y, z, qx, qy, qz, qw]`, m; a robot's joint coordinates in URDF
+    /// depth-first order, rad or m, a free-flyer base first).
+    fn rigid_q<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let s = self.rigid_index(name)?;
+        Ok(PyArray1::from_slice(py, &self.state.rigid[s].q))
+    }
+
+    /// Velocity of rigid body or robot `name`: an owned float64 array of shape (nv,) (a free
+    /// body's `[vx, vy, vz, wx, wy, wz]` in world axes, m/s and rad/s; a robot's joint
+    /// velocities).
+    fn rigid_v<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let s = self.rigid_index(name)?;
+        Ok(PyArray1::from_slice(py, &self.state.rigid[s].v))
+    }
+
+    /// Sets rigid body or robot `name`'s configuration (nq) and velocity (nv), copied; a
+    /// quaternion is normalised. Time and step count are kept.
+    fn set_rigid_state(
+        &mut self,
+        name: &str,
+        q: PyArrayLike1<'_, f64, AllowTypeChange>,
+        v: PyArrayLike1<'_, f64, AllowTypeChange>,
+    ) -> PyResult<()> {
+        let s = self.rigid_index(name)?;
+        let system = &self.scene.rigid.systems[s];
+        let (q, v) = (q.as_array().to_vec(), v.as_array().to_vec());
+        for (what, x, n) in [("q", &q, system.nq()), ("v", &v, system.nv())] {
+            if x.len() != n {
+                return Err(invalid(
+                    format!("{name}: {what}"),
+                    format!("has {} entries, expected {n}", x.len()),
+                ));
+            }
+            if x.iter().any(|c| !c.is_finite()) {
+                return Err(invalid(format!("{name}: {what}"), "not finite"));
+            }
+        }
+        let state = &mut self.state.rigid[s];
+        state.q = q;
+        state.v = v;
+        if let diffsoro::scene::RigidDynamics::Free(_) = system.dynamics {
+            let norm = state.q[3..7].iter().map(|c| c * c).sum::<f64>().sqrt();
+            if !(norm > 0.0) {
+                return Err(invalid(
+                    format!("{name}: q"),
+                    "the quaternion q[3..7] is zero",
+                ));
+            }
+            state.q[3..7].iter_mut().for_each(|c| *c /= norm);
+        }
         Ok(())
     }
 
