@@ -17,6 +17,7 @@ mod output;
 mod overrides;
 mod prescribed;
 mod prescribed_derivative;
+mod rigid_detection;
 mod rigid_file;
 mod rigid_model;
 mod rigid_stage;
@@ -48,13 +49,12 @@ pub use output::FrameSeries;
 pub use overrides::apply_override;
 pub use prescribed::{PinnedServo, PrescribedWorkspace};
 pub use prescribed_derivative::{AngleSlope, PrescribedDerivative};
+pub use rigid_detection::{RigidContact, RigidRow, RigidSide};
 pub use rigid_file::{BaseKind, RigidBodySection, RigidShapeKind, RobotSection};
 pub use rigid_model::{
     JointCollider, RigidDynamics, RigidInput, RigidKind, RigidScene, RigidSystem, StaticCollider,
 };
-pub use rigid_stage::{
-    RigidContact, RigidOutcome, RigidRow, RigidSide, RigidState, RigidWorkspace,
-};
+pub use rigid_stage::{RigidOutcome, RigidState, RigidWorkspace};
 pub use rigid_system::SystemBuffers;
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

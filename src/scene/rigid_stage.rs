@@ -18,7 +18,7 @@
 //!   point p (`rigid::point_jacobian`), with the opposite sign for the second body;
 //! - a revolute or prismatic coordinate near a finite position limit: n along +e_k at the
 //!   lower limit, −e_k at the upper, gap = distance to the limit, no friction (μ = 0, the
-//!   tangential rows carry a unit diagonal in G and nothing else, so λ_t = 0 exactly).
+//!   tangential rows carry the normal row's diagonal in G and nothing else, so λ_t = 0).
 //!
 //! A pair is a candidate when its gap is within the distance both bodies can travel in the
 //! step (h times their largest point speed at v and at v_free), so a resting body keeps its
@@ -27,17 +27,16 @@
 //! parry feature ids) is unchanged. Soft bodies do not touch rigid ones yet (the next issue).
 
 use crate::contact::{
-    AdmmSettings, AdmmSolver, ContactMode, ContactProblem, ManifoldWorkspace,
-    PenetrationCorrection, PgsSettings, PgsSolver, ShapeContact, ShapePose, classify_contact,
-    collider_contacts, contact_frame, obstacle_contacts,
+    AdmmSettings, AdmmSolver, ContactMode, ContactProblem, PenetrationCorrection, PgsSettings,
+    PgsSolver, ShapePose, classify_contact,
 };
 use crate::error::Result;
-use crate::math::{DMat, DVec, Mat3, Vec3};
-use crate::rigid::JointKind;
+use crate::math::{DMat, DVec, Vec3};
 
 use super::contact_file::ContactSolverKind;
 use super::contact_stage::{SceneContact, mode_tolerance};
-use super::rigid_model::{RigidDynamics, RigidScene, RigidSystem};
+use super::rigid_detection::{Motion, RigidContact, RigidDetection, RigidRow, RowKey};
+use super::rigid_model::{RigidScene, RigidSystem};
 use super::rigid_system::SystemBuffers;
 
 /// The state of one rigid system (a free body or a robot).
@@ -49,51 +48,6 @@ pub struct RigidState {
     pub v: Vec<f64>,
     /// The joint input applied in the last step (N·m, N; nv), after clamping.
     pub tau: Vec<f64>,
-}
-
-/// Where one side of a contact sits: system and joint (whose body carries the point).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RigidSide {
-    /// Index of the system in the scene's rigid part.
-    pub system: usize,
-    /// Its joint (0: the world, for a fixed robot's base).
-    pub joint: usize,
-}
-
-/// One block of three rows of the rigid NCP.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RigidRow {
-    /// A contact point between a collider of `a` and something else (`b`, when it moves).
-    Contact {
-        /// The body the normal points into.
-        a: RigidSide,
-        /// The other body when it belongs to a system (`None`: an obstacle or fixed body).
-        b: Option<RigidSide>,
-        /// Contact point (m, world).
-        point: Vec3,
-        /// Contact frame `[t₁, t₂, n]` (world).
-        frame: Mat3,
-    },
-    /// A coordinate against a position limit: the normal velocity is `sign · v[dof]`.
-    Limit {
-        /// The system.
-        system: usize,
-        /// Its velocity coordinate.
-        dof: usize,
-        /// +1 at the lower limit, −1 at the upper.
-        sign: f64,
-    },
-}
-
-/// A row block with its gap Φ (m or rad) and Coulomb coefficient.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RigidContact {
-    /// What the rows constrain.
-    pub row: RigidRow,
-    /// Signed gap at the start of the step (negative: penetrating / past the limit).
-    pub gap: f64,
-    /// Coulomb coefficient (0 for limits).
-    pub friction: f64,
 }
 
 /// What the rigid stage did in one step.
@@ -111,10 +65,6 @@ pub struct RigidOutcome {
     pub residual: f64,
 }
 
-/// Warm-start identity of a row block: kind, the two sides' (system, collider or dof) and
-/// parry's feature ids.
-type RowKey = (u8, usize, usize, usize, usize, u32, u32);
-
 /// Buffers of the rigid stage, per system and shared (sized when built; contact buffers grow
 /// with the number of contacts and are then reused).
 pub struct RigidWorkspace {
@@ -127,10 +77,7 @@ pub struct RigidWorkspace {
     /// J_s (3m × nv_s) and Y_s = M_s⁻¹ J_sᵀ (nv_s × 3m) of the last step.
     jac: Vec<DMat>,
     minv_jt: Vec<DMat>,
-    manifold: ManifoldWorkspace,
-    found: Vec<ShapeContact>,
-    contacts: Vec<RigidContact>,
-    keys: Vec<RowKey>,
+    detection: RigidDetection,
     previous_keys: Vec<RowKey>,
     previous_lambda: Vec<f64>,
     lambda: Vec<f64>,
@@ -145,10 +92,6 @@ pub struct RigidWorkspace {
     column: Vec<Vec<f64>>,
     admm: AdmmSolver,
     pgs: PgsSolver,
-    /// Pairs of colliders of one robot `(system, c, d)`, c < d, that never touch: links that
-    /// already overlap or touch in the initial configuration (as a robot's collision model
-    /// often has them around its joints; MoveIt's "default" collisions).
-    ignored: std::collections::BTreeSet<(usize, usize, usize)>,
 }
 
 impl RigidWorkspace {
@@ -170,10 +113,7 @@ impl RigidWorkspace {
                 .collect(),
             jac: s.iter().map(|x| DMat::zeros(0, x.nv())).collect(),
             minv_jt: s.iter().map(|x| DMat::zeros(x.nv(), 0)).collect(),
-            manifold: ManifoldWorkspace::default(),
-            found: Vec::new(),
-            contacts: Vec::new(),
-            keys: Vec::new(),
+            detection: RigidDetection::new(rigid),
             previous_keys: Vec::new(),
             previous_lambda: Vec::new(),
             lambda: Vec::new(),
@@ -186,13 +126,12 @@ impl RigidWorkspace {
             column: s.iter().map(|x| vec![0.0; x.nv()]).collect(),
             admm: AdmmSolver::default(),
             pgs: PgsSolver::default(),
-            ignored: initially_touching(rigid),
         }
     }
 
     /// The row blocks of the last step's NCP, in order.
     pub fn contacts(&self) -> &[RigidContact] {
-        &self.contacts
+        &self.detection.contacts
     }
 
     /// The last step's λ (3 per row block; N, or N·m / N for limits), contact frames.
@@ -229,8 +168,18 @@ impl RigidWorkspace {
                 self.reach[s][c] = h * speed(&st.v).max(speed(&self.v_free[s]));
             }
         }
-        self.detect(rigid, contact, states, h)?;
-        let m = self.contacts.len();
+        self.detection.detect(
+            rigid,
+            contact,
+            states,
+            Motion {
+                poses: &self.poses,
+                reach: &self.reach,
+                v_free: &self.v_free,
+            },
+            h,
+        )?;
+        let m = self.detection.contacts.len();
         if m == 0 {
             self.previous_keys.clear();
             self.previous_lambda.clear();
@@ -267,7 +216,7 @@ impl RigidWorkspace {
                 jac.fill(0.0);
             }
             let mut touched = false;
-            for (i, c) in self.contacts.iter().enumerate() {
+            for (i, c) in self.detection.contacts.iter().enumerate() {
                 match c.row {
                     RigidRow::Contact { a, b, point, frame } => {
                         for (side, sign) in [(Some(a), 1.0), (b, -1.0)] {
@@ -326,13 +275,16 @@ impl RigidWorkspace {
         }
         self.gaps.clear();
         self.friction.clear();
-        for (i, c) in self.contacts.iter().enumerate() {
+        for (i, c) in self.detection.contacts.iter().enumerate() {
             self.gaps.push(c.gap);
             self.friction.push(c.friction);
             if matches!(c.row, RigidRow::Limit { .. }) {
-                // The frictionless rows' tangential entries: a unit diagonal, λ_t = 0 exactly.
-                g_mat[(3 * i, 3 * i)] += 1.0;
-                g_mat[(3 * i + 1, 3 * i + 1)] += 1.0;
+                // The frictionless rows' tangential entries: the normal row's diagonal (so G
+                // keeps its scale for the solver), nothing else; with μ = 0, λ_t = 0 exactly.
+                let d = g_mat[(3 * i + 2, 3 * i + 2)];
+                let d = if d > 0.0 { d } else { 1.0 };
+                g_mat[(3 * i, 3 * i)] += d;
+                g_mat[(3 * i + 1, 3 * i + 1)] += d;
             }
         }
         // Symmetrise away the round-off of the products (the problem checks symmetry).
@@ -345,7 +297,8 @@ impl RigidWorkspace {
         }
         PenetrationCorrection::default().apply(h, &self.gaps, &self.start_velocity, &mut self.g)?;
         let problem = ContactProblem::new(g_mat, DVec::from_column_slice(&self.g), &self.friction)?;
-        let warm = (self.previous_keys == self.keys && self.previous_lambda.len() == rows)
+        let warm = (self.previous_keys == self.detection.keys
+            && self.previous_lambda.len() == rows)
             .then_some(self.previous_lambda.as_slice());
         let settings = &contact.settings;
         let solution = match settings.solver {
@@ -370,7 +323,7 @@ impl RigidWorkspace {
         self.lambda.clear();
         self.lambda.extend_from_slice(solution.lambda.as_slice());
         self.previous_keys.clear();
-        self.previous_keys.extend_from_slice(&self.keys);
+        self.previous_keys.extend_from_slice(&self.detection.keys);
         self.previous_lambda.clear();
         self.previous_lambda.extend_from_slice(&self.lambda);
         let tol = mode_tolerance(settings.tolerance);
@@ -406,206 +359,6 @@ impl RigidWorkspace {
             residual: solution.residuals.max(),
         })
     }
-
-    /// Finds the row blocks of this step (contacts within reach, limits within reach).
-    fn detect(
-        &mut self,
-        rigid: &RigidScene,
-        contact: &SceneContact,
-        states: &[RigidState],
-        h: f64,
-    ) -> Result<()> {
-        self.contacts.clear();
-        self.keys.clear();
-        let systems = &rigid.systems;
-        let base_mu = contact.settings.friction;
-        for (s, sys) in systems.iter().enumerate() {
-            for (c, jc) in sys.colliders.iter().enumerate() {
-                let a = RigidSide {
-                    system: s,
-                    joint: jc.joint,
-                };
-                let pose = self.poses[s][c];
-                let reach = self.reach[s][c];
-                // Obstacles.
-                for (o, obstacle) in contact.obstacles.iter().enumerate() {
-                    self.found.clear();
-                    obstacle_contacts(
-                        obstacle,
-                        &jc.collider,
-                        &pose,
-                        reach,
-                        &mut self.manifold,
-                        &mut self.found,
-                    )?;
-                    let mu = sys.friction.unwrap_or(contact.friction[o]);
-                    self.push_found(a, None, mu, (0, s, c, o, 0));
-                }
-                // Fixed rigid bodies.
-                for (f, fixed) in rigid.statics.iter().enumerate() {
-                    if rigid.ignored.contains(&(s, c, usize::MAX, f)) {
-                        continue;
-                    }
-                    self.found.clear();
-                    collider_contacts(
-                        &jc.collider,
-                        &pose,
-                        &fixed.collider,
-                        &fixed.pose,
-                        reach,
-                        &mut self.manifold,
-                        &mut self.found,
-                    )?;
-                    let mu = sys.friction.or(fixed.friction).unwrap_or(base_mu);
-                    self.push_found(a, None, mu, (1, s, c, f, 0));
-                }
-                // Other colliders: of later systems, and non-adjacent links of its own.
-                for (t, other) in systems.iter().enumerate().skip(s) {
-                    for (d, jd) in other.colliders.iter().enumerate() {
-                        if t == s
-                            && (d <= c
-                                || sys.adjacent(jc.joint, jd.joint)
-                                || self.ignored.contains(&(s, c, d)))
-                            || rigid.ignored.contains(&(s, c, t, d))
-                        {
-                            continue;
-                        }
-                        self.found.clear();
-                        collider_contacts(
-                            &jc.collider,
-                            &pose,
-                            &jd.collider,
-                            &self.poses[t][d],
-                            reach + self.reach[t][d],
-                            &mut self.manifold,
-                            &mut self.found,
-                        )?;
-                        let b = RigidSide {
-                            system: t,
-                            joint: jd.joint,
-                        };
-                        let mu = sys.friction.or(other.friction).unwrap_or(base_mu);
-                        self.push_found(a, Some(b), mu, (2, s, c, t, d));
-                    }
-                }
-            }
-            // Position limits of revolute and prismatic coordinates.
-            let RigidDynamics::Robot(model) = &sys.dynamics else {
-                continue;
-            };
-            let st = &states[s];
-            let limits = &model.limits;
-            for joint in &model.joints[1..] {
-                if !matches!(
-                    joint.kind,
-                    JointKind::Revolute { .. } | JointKind::Prismatic { .. }
-                ) {
-                    continue;
-                }
-                let (iq, iv) = (joint.idx_q, joint.idx_v);
-                // How far the coordinate can travel in the step.
-                let reach = h * st.v[iv].abs().max(self.v_free[s][iv].abs());
-                for (sign, gap) in [
-                    (1.0, st.q[iq] - limits.lower[iq]),
-                    (-1.0, limits.upper[iq] - st.q[iq]),
-                ] {
-                    if gap.is_finite() && gap <= reach {
-                        self.contacts.push(RigidContact {
-                            row: RigidRow::Limit {
-                                system: s,
-                                dof: iv,
-                                sign,
-                            },
-                            gap,
-                            friction: 0.0,
-                        });
-                        self.keys.push((3, s, iv, usize::from(sign > 0.0), 0, 0, 0));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Appends the contacts in `self.found` as row blocks between `a` and `b`.
-    fn push_found(
-        &mut self,
-        a: RigidSide,
-        b: Option<RigidSide>,
-        friction: f64,
-        key: (u8, usize, usize, usize, usize),
-    ) {
-        for f in &self.found {
-            self.contacts.push(RigidContact {
-                row: RigidRow::Contact {
-                    a,
-                    b,
-                    point: f.point,
-                    frame: contact_frame(&f.normal),
-                },
-                gap: f.gap,
-                friction,
-            });
-            self.keys.push((
-                key.0,
-                key.1,
-                key.2,
-                key.3,
-                key.4,
-                f.features.0,
-                f.features.1,
-            ));
-        }
-    }
-}
-
-/// The pairs of non-adjacent colliders of one robot that touch (gap ≤ 0) at its initial
-/// configuration.
-fn initially_touching(rigid: &RigidScene) -> std::collections::BTreeSet<(usize, usize, usize)> {
-    let mut out = std::collections::BTreeSet::new();
-    let mut found = Vec::new();
-    let mut ws = ManifoldWorkspace::default();
-    for (s, sys) in rigid.systems.iter().enumerate() {
-        let RigidDynamics::Robot(model) = &sys.dynamics else {
-            continue;
-        };
-        let mut data = crate::rigid::Data::new(model);
-        crate::rigid::forward_kinematics_placements(model, &mut data, &sys.q0);
-        let pose = |jc: &super::rigid_model::JointCollider| {
-            let joint = if jc.joint == 0 {
-                ShapePose::identity()
-            } else {
-                let m = &data.o_m_i[jc.joint];
-                ShapePose {
-                    rotation: m.rot,
-                    translation: m.trans,
-                }
-            };
-            joint.compose(&jc.placement)
-        };
-        for (c, a) in sys.colliders.iter().enumerate() {
-            for (d, b) in sys.colliders.iter().enumerate().skip(c + 1) {
-                if sys.adjacent(a.joint, b.joint) {
-                    continue;
-                }
-                found.clear();
-                let touching = collider_contacts(
-                    &a.collider,
-                    &pose(a),
-                    &b.collider,
-                    &pose(b),
-                    0.0,
-                    &mut ws,
-                    &mut found,
-                )
-                .is_ok_and(|_| !found.is_empty());
-                if touching {
-                    out.insert((s, c, d));
-                }
-            }
-        }
-    }
-    out
 }
 
 /// `q ← q ⊕ h v` on the system's configuration manifold.

@@ -1,0 +1,312 @@
+//! What touches in a rigid step: each collider of a free body or robot against the obstacles,
+//! the fixed rigid bodies, the other systems' colliders and the non-adjacent links of its own
+//! robot (contact manifolds, `contact::collider_contacts` / `obstacle_contacts`), and the
+//! revolute or prismatic coordinates near a position limit. Each becomes a block of three NCP
+//! rows ([`RigidContact`]) with a key that identifies it from one step to the next (warm
+//! start). A pair is a candidate when its gap is within the distance both bodies can travel in
+//! the step. Two links of one robot never touch when they are adjacent, when they already
+//! touch in the robot's initial configuration (collision models overlap around joints), or
+//! when `[contact] ignore` names them (`RigidScene::ignored`).
+
+use std::collections::BTreeSet;
+
+use crate::contact::{
+    ManifoldWorkspace, ShapeContact, ShapePose, collider_contacts, contact_frame, obstacle_contacts,
+};
+use crate::error::Result;
+use crate::math::{Mat3, Vec3};
+use crate::rigid::JointKind;
+
+use super::contact_stage::SceneContact;
+use super::rigid_model::{RigidDynamics, RigidScene};
+use super::rigid_stage::RigidState;
+
+/// Where one side of a contact sits: system and joint (whose body carries the point).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RigidSide {
+    /// Index of the system in the scene's rigid part.
+    pub system: usize,
+    /// Its joint (0: the world, for a fixed robot's base).
+    pub joint: usize,
+}
+
+/// One block of three rows of the rigid NCP.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RigidRow {
+    /// A contact point between a collider of `a` and something else (`b`, when it moves).
+    Contact {
+        /// The body the normal points into.
+        a: RigidSide,
+        /// The other body when it belongs to a system (`None`: an obstacle or fixed body).
+        b: Option<RigidSide>,
+        /// Contact point (m, world).
+        point: Vec3,
+        /// Contact frame `[t₁, t₂, n]` (world).
+        frame: Mat3,
+    },
+    /// A coordinate against a position limit: the normal velocity is `sign · v[dof]`.
+    Limit {
+        /// The system.
+        system: usize,
+        /// Its velocity coordinate.
+        dof: usize,
+        /// +1 at the lower limit, −1 at the upper.
+        sign: f64,
+    },
+}
+
+/// A row block with its gap Φ (m or rad) and Coulomb coefficient.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RigidContact {
+    /// What the rows constrain.
+    pub row: RigidRow,
+    /// Signed gap at the start of the step (negative: penetrating / past the limit).
+    pub gap: f64,
+    /// Coulomb coefficient (0 for limits).
+    pub friction: f64,
+}
+
+/// Warm-start identity of a row block: kind, the two sides' (system, collider or dof) and
+/// parry's feature ids.
+pub(super) type RowKey = (u8, usize, usize, usize, usize, u32, u32);
+
+/// How the systems move in this step, per system: each collider's world pose and reach (m,
+/// how far it can travel in the step), and the free velocity (for the limits).
+#[derive(Clone, Copy)]
+pub(super) struct Motion<'a> {
+    pub(super) poses: &'a [Vec<ShapePose>],
+    pub(super) reach: &'a [Vec<f64>],
+    pub(super) v_free: &'a [Vec<f64>],
+}
+
+/// The detection's buffers and what the last step found.
+pub(super) struct RigidDetection {
+    manifold: ManifoldWorkspace,
+    found: Vec<ShapeContact>,
+    /// The row blocks of the last step, in NCP order.
+    pub(super) contacts: Vec<RigidContact>,
+    /// Their keys.
+    pub(super) keys: Vec<RowKey>,
+    /// Pairs of colliders of one robot `(system, c, d)`, c < d, that never touch: links that
+    /// already overlap or touch in the initial configuration.
+    ignored: BTreeSet<(usize, usize, usize)>,
+}
+
+impl RigidDetection {
+    /// Buffers for the systems of `rigid`.
+    pub(super) fn new(rigid: &RigidScene) -> RigidDetection {
+        RigidDetection {
+            manifold: ManifoldWorkspace::default(),
+            found: Vec::new(),
+            contacts: Vec::new(),
+            keys: Vec::new(),
+            ignored: initially_touching(rigid),
+        }
+    }
+
+    /// Finds the row blocks of this step (time step `h`, s).
+    pub(super) fn detect(
+        &mut self,
+        rigid: &RigidScene,
+        contact: &SceneContact,
+        states: &[RigidState],
+        motion: Motion<'_>,
+        h: f64,
+    ) -> Result<()> {
+        let Motion {
+            poses,
+            reach,
+            v_free,
+        } = motion;
+        self.contacts.clear();
+        self.keys.clear();
+        let systems = &rigid.systems;
+        let base_mu = contact.settings.friction;
+        for (s, sys) in systems.iter().enumerate() {
+            for (c, jc) in sys.colliders.iter().enumerate() {
+                let a = RigidSide {
+                    system: s,
+                    joint: jc.joint,
+                };
+                let pose = poses[s][c];
+                let reach_a = reach[s][c];
+                // Obstacles.
+                for (o, obstacle) in contact.obstacles.iter().enumerate() {
+                    self.found.clear();
+                    obstacle_contacts(
+                        obstacle,
+                        &jc.collider,
+                        &pose,
+                        reach_a,
+                        &mut self.manifold,
+                        &mut self.found,
+                    )?;
+                    let mu = sys.friction.unwrap_or(contact.friction[o]);
+                    self.push_found(a, None, mu, (0, s, c, o, 0));
+                }
+                // Fixed rigid bodies.
+                for (f, fixed) in rigid.statics.iter().enumerate() {
+                    if rigid.ignored.contains(&(s, c, usize::MAX, f)) {
+                        continue;
+                    }
+                    self.found.clear();
+                    collider_contacts(
+                        &jc.collider,
+                        &pose,
+                        &fixed.collider,
+                        &fixed.pose,
+                        reach_a,
+                        &mut self.manifold,
+                        &mut self.found,
+                    )?;
+                    let mu = sys.friction.or(fixed.friction).unwrap_or(base_mu);
+                    self.push_found(a, None, mu, (1, s, c, f, 0));
+                }
+                // Other colliders: of later systems, and non-adjacent links of its own.
+                for (t, other) in systems.iter().enumerate().skip(s) {
+                    for (d, jd) in other.colliders.iter().enumerate() {
+                        if t == s
+                            && (d <= c
+                                || sys.adjacent(jc.joint, jd.joint)
+                                || self.ignored.contains(&(s, c, d)))
+                            || rigid.ignored.contains(&(s, c, t, d))
+                        {
+                            continue;
+                        }
+                        self.found.clear();
+                        collider_contacts(
+                            &jc.collider,
+                            &pose,
+                            &jd.collider,
+                            &poses[t][d],
+                            reach_a + reach[t][d],
+                            &mut self.manifold,
+                            &mut self.found,
+                        )?;
+                        let b = RigidSide {
+                            system: t,
+                            joint: jd.joint,
+                        };
+                        let mu = sys.friction.or(other.friction).unwrap_or(base_mu);
+                        self.push_found(a, Some(b), mu, (2, s, c, t, d));
+                    }
+                }
+            }
+            // Position limits of revolute and prismatic coordinates.
+            let RigidDynamics::Robot(model) = &sys.dynamics else {
+                continue;
+            };
+            let st = &states[s];
+            let limits = &model.limits;
+            for joint in &model.joints[1..] {
+                if !matches!(
+                    joint.kind,
+                    JointKind::Revolute { .. } | JointKind::Prismatic { .. }
+                ) {
+                    continue;
+                }
+                let (iq, iv) = (joint.idx_q, joint.idx_v);
+                // How far the coordinate can travel in the step.
+                let travel = h * st.v[iv].abs().max(v_free[s][iv].abs());
+                for (sign, gap) in [
+                    (1.0, st.q[iq] - limits.lower[iq]),
+                    (-1.0, limits.upper[iq] - st.q[iq]),
+                ] {
+                    if gap.is_finite() && gap <= travel {
+                        self.contacts.push(RigidContact {
+                            row: RigidRow::Limit {
+                                system: s,
+                                dof: iv,
+                                sign,
+                            },
+                            gap,
+                            friction: 0.0,
+                        });
+                        self.keys.push((3, s, iv, usize::from(sign > 0.0), 0, 0, 0));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the contacts in `self.found` as row blocks between `a` and `b`.
+    fn push_found(
+        &mut self,
+        a: RigidSide,
+        b: Option<RigidSide>,
+        friction: f64,
+        key: (u8, usize, usize, usize, usize),
+    ) {
+        for f in &self.found {
+            self.contacts.push(RigidContact {
+                row: RigidRow::Contact {
+                    a,
+                    b,
+                    point: f.point,
+                    frame: contact_frame(&f.normal),
+                },
+                gap: f.gap,
+                friction,
+            });
+            self.keys.push((
+                key.0,
+                key.1,
+                key.2,
+                key.3,
+                key.4,
+                f.features.0,
+                f.features.1,
+            ));
+        }
+    }
+}
+
+/// The pairs of non-adjacent colliders of one robot that touch (gap ≤ 0) at its initial
+/// configuration.
+fn initially_touching(rigid: &RigidScene) -> std::collections::BTreeSet<(usize, usize, usize)> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut found = Vec::new();
+    let mut ws = ManifoldWorkspace::default();
+    for (s, sys) in rigid.systems.iter().enumerate() {
+        let RigidDynamics::Robot(model) = &sys.dynamics else {
+            continue;
+        };
+        let mut data = crate::rigid::Data::new(model);
+        crate::rigid::forward_kinematics_placements(model, &mut data, &sys.q0);
+        let pose = |jc: &super::rigid_model::JointCollider| {
+            let joint = if jc.joint == 0 {
+                ShapePose::identity()
+            } else {
+                let m = &data.o_m_i[jc.joint];
+                ShapePose {
+                    rotation: m.rot,
+                    translation: m.trans,
+                }
+            };
+            joint.compose(&jc.placement)
+        };
+        for (c, a) in sys.colliders.iter().enumerate() {
+            for (d, b) in sys.colliders.iter().enumerate().skip(c + 1) {
+                if sys.adjacent(a.joint, b.joint) {
+                    continue;
+                }
+                found.clear();
+                let touching = collider_contacts(
+                    &a.collider,
+                    &pose(a),
+                    &b.collider,
+                    &pose(b),
+                    0.0,
+                    &mut ws,
+                    &mut found,
+                )
+                .is_ok_and(|_| !found.is_empty());
+                if touching {
+                    out.insert((s, c, d));
+                }
+            }
+        }
+    }
+    out
+}
