@@ -316,3 +316,45 @@ density = 700.0
         );
     }
 }
+
+#[test]
+fn real_robots_load_into_a_scene_with_one_warning_each() {
+    let s = scene(
+        r#"
+[simulation]
+dt = 0.001
+
+[[robot]]
+name = "ur5"
+urdf = "../urdf/real/ur5_robot.urdf"
+
+[[robot]]
+name = "go1"
+urdf = "../urdf/real/go1.urdf"
+base = "free_flyer"
+"#,
+    );
+    let w = s.warnings();
+    assert_eq!(w.len(), 2, "{w:?}");
+    // The UR5's collision meshes are not shipped beside its URDF (robot-data packages keep
+    // them apart); the Go1's neutral configuration bends the calves outside their limits.
+    assert!(
+        w[0].starts_with("robot.ur5: 7 collision mesh(es) not found"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].starts_with("robot.go1.q: 4 joint(s) start outside their limits"),
+        "{w:?}"
+    );
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(&s).unwrap();
+    for _ in 0..100 {
+        stepper.step(&s, &mut state).unwrap();
+    }
+    assert!(
+        state
+            .rigid
+            .iter()
+            .all(|r| r.q.iter().chain(&r.v).all(|x| x.is_finite()))
+    );
+}

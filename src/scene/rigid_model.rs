@@ -459,6 +459,7 @@ fn robot(
             q
         }
     };
+    let mut outside = Vec::new();
     for j in &model.joints[1..] {
         if !matches!(
             j.kind,
@@ -472,11 +473,15 @@ fn robot(
             q0[j.idx_q],
         );
         if x < lo || x > hi {
-            warnings.push(format!(
-                "robot.{}.q: joint {} starts at {x} outside its limits [{lo}, {hi}]; the limit pushes it back in",
-                r.name, j.name
-            ));
+            outside.push(format!("{} at {x} (limits [{lo}, {hi}])", j.name));
         }
+    }
+    if let Some(first) = outside.first() {
+        warnings.push(format!(
+            "robot.{}.q: {} joint(s) start outside their limits (first: {first}); the limits push them back in",
+            r.name,
+            outside.len()
+        ));
     }
     let v0 = r.v.clone().unwrap_or_else(|| vec![0.0; model.nv]);
     let input = match (&r.torque, &r.kp, &r.kd, &r.target) {
@@ -489,6 +494,7 @@ fn robot(
         _ => RigidInput::None,
     };
     let mut colliders = Vec::new();
+    let mut missing: Vec<(String, String)> = Vec::new();
     for g in &model.geometries {
         let shape = match &g.shape {
             Shape::Box { size } => ConvexShape::Cuboid {
@@ -517,10 +523,7 @@ fn robot(
                     }
                 }
                 None => {
-                    warnings.push(format!(
-                        "robot.{}: the collision mesh {uri} of link {} was not found beside the URDF; that shape is left out of contact",
-                        r.name, g.link
-                    ));
+                    missing.push((uri.clone(), g.link.clone()));
                     continue;
                 }
             },
@@ -541,6 +544,13 @@ fn robot(
             },
             collider,
         });
+    }
+    if let Some((uri, link)) = missing.first() {
+        warnings.push(format!(
+            "robot.{}: {} collision mesh(es) not found beside the URDF (first: {uri} of link {link}); those shapes are left out of contact",
+            r.name,
+            missing.len()
+        ));
     }
     Ok(RigidSystem {
         name: r.name.clone(),
