@@ -283,9 +283,15 @@ fn info_contract_bbox_and_errors() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains(bad), "{err}");
     }
-    // No arguments prints the help (and runs the demo).
+    // No arguments prints the help (and runs the demo, in a scratch folder: a test never
+    // writes into the clone's `out/`).
+    let scratch = std::env::temp_dir().join(format!("diffsoro-info-noargs-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .current_dir(&scratch)
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: diffsoro"));
+    assert!(scratch.join("out/demo/final.json").is_file());
+    std::fs::remove_dir_all(&scratch).unwrap();
 }
