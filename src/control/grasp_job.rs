@@ -164,6 +164,7 @@ pub fn grasp_scene(
         error_history: run.effector_distance.clone(),
         actuation_history: run.actuation.clone(),
         actuators: run.actuators.clone(),
+        actuator_units: super::report::actuation_units(scene, &run.actuators),
         grasp: Some(GraspSummary {
             strategy: if setup.heuristic {
                 "heuristic"
