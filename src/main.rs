@@ -1,7 +1,7 @@
 //! The `diffsoro` command (layer 7): arguments → scene → job → JSON. No physics here.
 //!
 //! Every command prints its JSON result on stdout, human progress on stderr, and exits
-//! non-zero with a one-line error on bad input (DESIGN.md §4).
+//! non-zero with a one-line error on bad input (docs/cli.md).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -713,7 +713,7 @@ fn control(
     })
 }
 
-/// The `bench` result (DESIGN.md §4); fields of later features are `null` until they exist.
+/// The `bench` result (docs/outputs.md); fields of later features are `null` until they exist.
 #[derive(Serialize)]
 struct BenchReport {
     nodes: usize,

@@ -1,4 +1,4 @@
-//! The `calibrate` result (DESIGN.md §4) and its output folder.
+//! The `calibrate` result (docs/outputs.md) and its output folder.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ pub fn reached(fit: &LmResult, initial_loss: f64) -> bool {
 }
 
 /// What `diffsoro calibrate` prints: `{"params", "iterations", "loss", "converged"}`
-/// (DESIGN.md §4), plus why it stopped, the parameters held by a bound, the restarts and the
+/// (docs/outputs.md), plus why it stopped, the parameters held by a bound, the restarts and the
 /// parameter values per iteration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CalibrationReport {

@@ -4,9 +4,9 @@
 //! triangle meshes and the refitted node broad phase through parry3d-f64, converted to and
 //! from glam at this module's boundary only), of a body against its own surface and of two
 //! bodies against each other's surfaces (a refitted tree of surface triangles), the Delassus
-//! matrix assembled with the step's factorisation (DESIGN.md §1, paper 004 §II-B), and the
+//! matrix assembled with the step's factorisation (docs/step.md, paper 004 §II-B), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
-//! derivatives of detection (obstacles and surface triangles), and the penetration correction's slopes (DESIGN.md §2).
+//! derivatives of detection (obstacles and surface triangles), and the penetration correction's slopes (docs/derivatives.md).
 
 mod admm;
 mod body_contact;

@@ -1,4 +1,4 @@
-//! The `control` result (DESIGN.md §4) and its output folder.
+//! The `control` result (docs/outputs.md) and its output folder.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,7 @@ use crate::mesh::io::write_file_atomic;
 use crate::scene::Scene;
 
 /// What `diffsoro control` prints: `{"target", "final_position", "final_error",
-/// "error_history", "actuation_history"}` (DESIGN.md §4), plus the actuator names that order
+/// "error_history", "actuation_history"}` (docs/outputs.md), plus the actuator names that order
 /// each actuation row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ControlReport {

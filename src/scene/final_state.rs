@@ -1,4 +1,4 @@
-//! The final-state JSON of `simulate` (DESIGN.md §4), also the observation file `calibrate`
+//! The final-state JSON of `simulate` (docs/outputs.md), also the observation file `calibrate`
 //! reads.
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ pub struct BodyOutput {
     pub velocities: Vec<[f64; 3]>,
 }
 
-/// One actuator in the final state (DESIGN.md §4).
+/// One actuator in the final state (docs/outputs.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActuatorOutput {
     /// Its name.
@@ -29,7 +29,7 @@ pub struct ActuatorOutput {
     pub force: f64,
 }
 
-/// One effector in the final state (DESIGN.md §4).
+/// One effector in the final state (docs/outputs.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EffectorOutput {
     /// Its name.
@@ -38,7 +38,7 @@ pub struct EffectorOutput {
     pub position: [f64; 3],
 }
 
-/// The final state of a run (DESIGN.md §4). `robots` is empty until scenes carry them.
+/// The final state of a run (docs/outputs.md). `robots` is empty until scenes carry them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinalState {
     /// Simulated time (s).
