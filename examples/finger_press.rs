@@ -74,6 +74,7 @@ fn main() -> diffsoro::Result<()> {
         error_history: errors,
         actuation_history: actuation,
         actuators: controller.actuators().to_vec(),
+        actuator_units: diffsoro::control::actuation_units(&scene, controller.actuators()),
         grasp: None,
     };
     let dir = Path::new("out/examples/finger_press");

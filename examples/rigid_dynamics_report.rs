@@ -1,4 +1,4 @@
-//! Prints the dynamics report (DESIGN.md §4) of a URDF robot for one case as JSON:
+//! Prints the dynamics report (docs/outputs.md) of a URDF robot for one case as JSON:
 //! `cargo run --release --example rigid_dynamics_report -- URDF CASE.json`.
 //! Used by `urdf/check_with_pinocchio.py` to compare against Pinocchio offline.
 

@@ -22,7 +22,12 @@ import meshio
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = "/work/shared/meshes-real"
+# The published SoftRobots meshes (docs/real-meshes.md).
+SHARED = os.environ.get(
+    "DIFFSORO_REAL_MESHES",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "meshes-real"),
+)
+SHARED = os.path.abspath(SHARED)
 FAIL = []
 
 

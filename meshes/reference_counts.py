@@ -2,7 +2,7 @@
 """Independent reference counts of tetrahedral meshes (meshio + numpy only, no project code).
 
 For each mesh file given (default: every committed mesh in meshes/, every fixture in tests/data/
-and every volume mesh in /work/shared/meshes-real/), prints one Markdown table row:
+and every volume mesh of the published SoftRobots meshes, docs/real-meshes.md), prints one Markdown table row:
   nodes              all points in the file (including points no tetrahedron uses)
   tetrahedra         number of 4-node tetrahedra (other cell types are ignored)
   surface_triangles  tetrahedron faces that appear exactly once
@@ -28,7 +28,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SHARED = "/work/shared/meshes-real"
+# The published SoftRobots meshes (docs/real-meshes.md).
+SHARED = os.environ.get(
+    "DIFFSORO_REAL_MESHES",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "meshes-real"),
+)
+SHARED = os.path.abspath(SHARED)
 XML_CONTENT = {"diamond.vtk"}  # VTU (XML) content despite the .vtk extension
 
 

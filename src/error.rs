@@ -1,6 +1,6 @@
 //! The library's error type (layer 0): bad input, parse and validation errors.
 //!
-//! Errors come in three channels (DESIGN.md §3): a [`Result`] with this [`Error`] for bad
+//! Errors come in three channels (docs/design.md): a [`Result`] with this [`Error`] for bad
 //! input, `assert!` for internal invariants, and a status inside results for numerical
 //! outcomes (an iterative solve that stopped at its limit is not an error).
 

@@ -1,6 +1,6 @@
 //! diffsoro: a differentiable soft-robot simulator.
 //!
-//! Soft bodies are tetrahedral finite-element meshes; see `DESIGN.md` of the project for the
+//! Soft bodies are tetrahedral finite-element meshes; see `docs/design.md` for the
 //! step equations and the layer order of the modules below (a module uses only modules of
 //! lower layers; `tests/layering.rs` checks it).
 

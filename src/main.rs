@@ -1,7 +1,7 @@
 //! The `diffsoro` command (layer 7): arguments → scene → job → JSON. No physics here.
 //!
 //! Every command prints its JSON result on stdout, human progress on stderr, and exits
-//! non-zero with a one-line error on bad input (DESIGN.md §4).
+//! non-zero with a one-line error on bad input (docs/cli.md).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -190,8 +190,8 @@ enum Command {
         #[arg(long)]
         case: PathBuf,
     },
-    /// Run the built-in demo: the Trunk scene of `scenes/trunk.toml` under gravity, written
-    /// to `out/demo/` for ParaView.
+    /// Run the built-in demo: the Trunk scene of `scenes/trunk.toml` (built into the binary)
+    /// under gravity, written to `out/demo/` in the working folder for ParaView.
     Demo {
         /// Override one scene value by dotted path, as for `simulate` (e.g.
         /// `soft_body.trunk.cable.c2.force=0.3`); repeatable.
@@ -342,11 +342,6 @@ fn load_scene(path: &Path, set: &[String]) -> diffsoro::Result<Scene> {
         eprintln!("warning: {warning}");
     }
     Ok(scene)
-}
-
-/// The project's own files (meshes, scenes) as shipped beside the sources.
-fn project_file(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
@@ -724,7 +719,7 @@ fn control(
     })
 }
 
-/// The `bench` result (DESIGN.md §4); fields of later features are `null` until they exist.
+/// The `bench` result (docs/outputs.md); fields of later features are `null` until they exist.
 #[derive(Serialize)]
 struct BenchReport {
     nodes: usize,
@@ -843,17 +838,42 @@ fn dynamics(urdf: &Path, case: &Path) -> diffsoro::Result<()> {
     print_json_compact(&dynamics_report(urdf, &case)?)
 }
 
+/// The demo's scene, built into the binary (so an installed `diffsoro demo` needs no clone).
+const DEMO_SCENE: &str = include_str!("../scenes/trunk.toml");
+/// The demo scene's mesh, built into the binary.
+const DEMO_MESH: &[u8] = include_bytes!("../meshes/trunk.msh");
+
 /// The built-in demo: the Trunk under gravity for 1 s (with the `--set` overrides), frames in
-/// `out/demo/`.
+/// `out/demo/` under the working folder. The scene and its mesh are the ones built into the
+/// binary, unpacked into a private temporary folder for the run (as `scenes/trunk.toml` and
+/// `meshes/trunk.msh`, so the scene's relative mesh path holds) and removed afterwards.
 fn demo(set: &[String]) -> diffsoro::Result<()> {
-    let scene = project_file("scenes/trunk.toml");
+    let unpacked = std::env::temp_dir().join(format!("diffsoro-demo-{}", std::process::id()));
+    let result = unpack_demo(&unpacked).and_then(|scene| demo_run(&scene, set));
+    let _ = std::fs::remove_dir_all(&unpacked);
+    result
+}
+
+/// Writes the built-in demo scene and mesh under `dir` and returns the scene's path.
+fn unpack_demo(dir: &Path) -> diffsoro::Result<PathBuf> {
+    let scene = dir.join("scenes/trunk.toml");
+    let mesh = dir.join("meshes/trunk.msh");
+    for (path, bytes) in [(&scene, DEMO_SCENE.as_bytes()), (&mesh, DEMO_MESH)] {
+        let folder = path.parent().unwrap_or(dir);
+        std::fs::create_dir_all(folder).map_err(|e| diffsoro::Error::io(folder, e))?;
+        std::fs::write(path, bytes).map_err(|e| diffsoro::Error::io(path, e))?;
+    }
+    Ok(scene)
+}
+
+/// Runs the demo scene at `scene` into `out/demo/` and prints where its output went.
+fn demo_run(scene: &Path, set: &[String]) -> diffsoro::Result<()> {
     let out = PathBuf::from("out/demo");
     eprintln!(
-        "demo: simulating {} (the Trunk under gravity, 1 s) into {}/",
-        scene.display(),
+        "demo: simulating the built-in Trunk (scenes/trunk.toml, under gravity, 1 s) into {}/",
         out.display()
     );
-    let final_state = simulate(&scene, Some(100), Some(&out), set, false, false, &[])?;
+    let final_state = simulate(scene, Some(100), Some(&out), set, false, false, &[])?;
     let body = &final_state.soft_bodies[0];
     let sag = body
         .positions
@@ -861,7 +881,7 @@ fn demo(set: &[String]) -> diffsoro::Result<()> {
         .map(|p| p[1])
         .fold(f64::INFINITY, f64::min);
     print_json(&serde_json::json!({
-        "scene": scene,
+        "scene": "scenes/trunk.toml (built in)",
         "steps": final_state.steps,
         "time": final_state.time,
         "output": out,

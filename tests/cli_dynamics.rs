@@ -1,4 +1,4 @@
-//! The `dynamics` command against its contract (DESIGN.md §4), on the double pendulum whose
+//! The `dynamics` command against its contract (docs/cli.md), on the double pendulum whose
 //! mass matrix is known in closed form.
 
 use std::process::Command;

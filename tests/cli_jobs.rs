@@ -1,4 +1,4 @@
-//! The `calibrate` and `control` commands' input checks (DESIGN.md §4): an unknown parameter,
+//! The `calibrate` and `control` commands' input checks (docs/cli.md): an unknown parameter,
 //! a bad `--init` or `--bounds`, an observation whose node count differs from the mesh, an
 //! unknown effector, a malformed target, an unusable `--out` each give a one-line error naming
 //! the culprit; `--set` works on every scene-reading command; a failed run leaves no `--out`

@@ -1,4 +1,4 @@
-//! The `simulate` and `bench` commands against their contract (DESIGN.md §4): JSON on stdout,
+//! The `simulate` and `bench` commands against their contract (docs/cli.md): JSON on stdout,
 //! one-line errors with a non-zero exit on bad input, `--out` written all or nothing, `--set`
 //! and `--static`.
 

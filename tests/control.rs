@@ -95,7 +95,7 @@ fn a_target_made_by_admissible_tensions_is_reached_within_a_millimetre() {
         }
         // Random admissible tensions on the cables toward −x and −y (c2, c3, c6, c7). Some
         // tension patterns of this Trunk never come to rest (they keep jittering at a few
-        // cm/s, README); a target must be a rest position, so those seeds are skipped.
+        // cm/s, docs/step.md); a target must be a rest position, so those seeds are skipped.
         let r = tensions(seed, CAP);
         let lambda = [0.0, r[0], r[1], 0.0, 0.0, r[2], r[3], 0.0];
         let (target, speed) = settle(&lambda, 300);
@@ -136,7 +136,7 @@ fn a_target_outside_the_workspace_ends_at_the_closest_reachable_point_within_bou
     assert_admissible(&report, &options);
     // Independent candidates: admissible tensions simulated for as long. The controller must
     // end about as close as the best of them; the tolerance is the jitter of this Trunk when
-    // four cables pull at once (it does not come to rest: ±3 mm at the tip, README).
+    // four cables pull at once (it does not come to rest: ±3 mm at the tip, docs/step.md).
     let cap = CAP;
     let mut best = f64::INFINITY;
     for lambda in [

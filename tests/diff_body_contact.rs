@@ -1,6 +1,6 @@
 //! Derivatives of steps with contact between two soft bodies (`[contact] between_bodies =
 //! true`) against central finite differences of the forward simulator (1e-6 relative,
-//! norm-wise, DESIGN.md §2), and against a second method.
+//! norm-wise, docs/derivatives.md), and against a second method.
 //!
 //! A 30 mm cube (3³ cells) on the floor and a 20 mm cube (2³ cells) resting on it, offset by
 //! (5.3, 4.1) mm so that nodes of each project inside the other's facing triangles away from

@@ -1,5 +1,5 @@
 //! Derivatives of steps with frictional contact against central finite differences of the
-//! forward simulator (1e-6 relative, DESIGN.md §2), in configurations whose contact modes do
+//! forward simulator (1e-6 relative, docs/derivatives.md), in configurations whose contact modes do
 //! not switch inside the difference interval: sticking on a plane and on a sphere, sliding
 //! with breaking contacts, over one and several steps; JVP/VJP adjointness with contact.
 //!

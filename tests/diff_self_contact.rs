@@ -1,5 +1,5 @@
 //! Derivatives of steps with self-contact (`[contact] self_contact = true`) against central
-//! finite differences of the forward simulator (1e-6 relative, norm-wise, DESIGN.md §2).
+//! finite differences of the forward simulator (1e-6 relative, norm-wise, docs/derivatives.md).
 //!
 //! The body is ONE mesh of two cubes: a 30 mm cube (3³ cells) on the floor and a 20 mm cube
 //! (2³ cells) resting on it, offset by (5.3, 4.1) mm so that the 9 bottom nodes of the upper

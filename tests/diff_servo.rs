@@ -1,6 +1,6 @@
 //! Derivatives through angle-driven (pinned) servos, on the servo Gripper of
 //! scenes/gripper.toml, against Richardson-extrapolated central finite differences of the
-//! forward simulator (1e-6 relative, norm-wise, DESIGN.md §2): one step and twenty steps with
+//! forward simulator (1e-6 relative, norm-wise, docs/derivatives.md): one step and twenty steps with
 //! respect to x (free and horn nodes), v, E and the servos' angle targets, both while the
 //! per-step angle limit is active (the servos ramp toward −0.2 rad at 0.002 rad per step: the
 //! target has no first-order effect and θ⁺ follows the current angle) and while the target is

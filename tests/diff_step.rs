@@ -1,5 +1,5 @@
 //! Derivatives of the step and of trajectories against central finite differences of the
-//! forward simulator (DESIGN.md §2: 1e-6 relative, norm-wise), JVP/VJP adjointness, and the
+//! forward simulator (docs/derivatives.md: 1e-6 relative, norm-wise), JVP/VJP adjointness, and the
 //! adjoint against forward mode. No contact here (see tests/diff_contact.rs).
 
 use std::path::Path;

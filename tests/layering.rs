@@ -1,4 +1,4 @@
-//! Guards the layer order of DESIGN.md §3: a module may use only modules of lower layers
+//! Guards the layer order of docs/design.md: a module may use only modules of lower layers
 //! (`math` and `error` everywhere), and `contact` and `rigid` never import each other.
 //! The test reads every `crate::NAME` path in `src/` and fails on an edge that goes up or
 //! sideways, or on a module that has no layer yet.
@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The layer of each top-level module (DESIGN.md §3).
+/// The layer of each top-level module (docs/design.md).
 fn layer(module: &str) -> Option<u32> {
     Some(match module {
         "math" | "error" => 0,
@@ -92,7 +92,7 @@ fn modules_only_use_lower_layers() {
         }
         let Some(own) = layer(&module) else {
             violations.push(format!(
-                "{}: module `{module}` has no layer in DESIGN.md §3 (add it to this test)",
+                "{}: module `{module}` has no layer in docs/design.md (add it to this test)",
                 rel.display()
             ));
             continue;

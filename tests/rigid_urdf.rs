@@ -1,5 +1,5 @@
 //! URDF loading: the repository's models, the clear errors on bad input, and the
-//! `dynamics_report` contract (DESIGN.md §4).
+//! `dynamics_report` contract (docs/outputs.md).
 
 mod rigid_support;
 

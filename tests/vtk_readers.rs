@@ -87,18 +87,27 @@ fn files_written_by_vtk_itself_are_read() {
 }
 
 fn real(path: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/meshes-real")
-        .join(path);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} is absent", p.display());
-        None
-    }
+    Some(real_meshes().join(path))
+}
+
+/// The folder of the published SoftRobots meshes (docs/real-meshes.md): `$DIFFSORO_REAL_MESHES`,
+/// or `../shared/meshes-real` beside the clone. Panics when it is absent: the tests that call
+/// it are `#[ignore]`d, so they run only when asked for (`cargo test --release -- --ignored`).
+fn real_meshes() -> PathBuf {
+    let dir = std::env::var_os("DIFFSORO_REAL_MESHES").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/meshes-real"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.is_dir(),
+        "{} is absent: put the published meshes there or set DIFFSORO_REAL_MESHES (docs/real-meshes.md)",
+        dir.display()
+    );
+    dir
 }
 
 #[test]
+#[ignore = "needs the published SoftRobots meshes (docs/real-meshes.md); run with --ignored"]
 fn real_soft_robot_meshes_load_with_their_counts() {
     // (file, nodes, tetrahedra, boundary triangles, volume in mm³): meshes-real/README.md and
     // tests/data/README.md of the fixtures branch (meshio 5.3.5, 10 significant digits).
@@ -139,7 +148,7 @@ fn real_soft_robot_meshes_load_with_their_counts() {
         let rel = (mesh.volume() - volume).abs() / volume;
         assert!(rel < 1e-9, "{path}: volume {} vs {volume}", mesh.volume());
     }
-    // Extents from the README: trunk z ∈ [0, 195], finger x ∈ [-103.4, 0].
+    // Extents from the published meshes' README: trunk z ∈ [0, 195], finger x ∈ [-103.4, 0].
     if let Some(p) = real("trunk/trunk.vtk") {
         let [lo, hi] = read_mesh(p).unwrap().bounding_box();
         assert!(

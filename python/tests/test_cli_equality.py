@@ -83,11 +83,13 @@ def test_from_toml_equals_load(cli):
 
 
 def test_final_state_keys_match_contract():
-    # DESIGN.md §4 "Final state (JSON)" (rigid_bodies appear once the crate has them).
+    # docs/outputs.md "Final state (JSON)".
     sim = diffsoro.Simulation(diffsoro.Scene.load(SCENES / "finger.toml"))
     sim.step()
     state = sim.final_state()
-    assert {"time", "steps", "contacts", "soft_bodies", "actuators", "effectors", "robots"} <= set(state)
+    assert {
+        "time", "steps", "contacts", "soft_bodies", "actuators", "effectors", "rigid_bodies", "robots"
+    } <= set(state)
     assert set(state["soft_bodies"][0]) == {"name", "positions", "velocities"}
     assert set(state["actuators"][0]) == {"name", "kind", "value", "force"}
     assert set(state["effectors"][0]) == {"name", "position"}

@@ -112,7 +112,7 @@ impl EmbeddedPoint {
     }
 }
 
-/// A named effector: a point embedded in the mesh whose position is reported (DESIGN.md §4
+/// A named effector: a point embedded in the mesh whose position is reported (docs/outputs.md
 /// `effectors`) and used by inverse control.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Effector {

@@ -1,4 +1,4 @@
-//! An actuator (DESIGN.md §1): its geometry (cable, cavity, servo), how it is driven, and the
+//! An actuator (docs/step.md): its geometry (cable, cavity, servo), how it is driven, and the
 //! generalised force it applies, f_a = σ λ H_aᵀ with H_a = ∂δ/∂x.
 //!
 //! Sign σ: λ is the physical input, positive as users expect it — a cable's tension (N)

@@ -1,6 +1,6 @@
 //! Actuators and effectors of soft bodies (layer 2; uses `mesh`, `math`, `error`): cables,
 //! pneumatic cavities and servos, each with its value δ(x), its Jacobian H_a = ∂δ/∂x and the
-//! derivative of its force ∂(H_aᵀλ)/∂x (DESIGN.md §1, paper 004 Sec. II-C); points embedded
+//! derivative of its force ∂(H_aᵀλ)/∂x (docs/step.md, paper 004 Sec. II-C); points embedded
 //! in the mesh; the small bounded solve of displacement-driven actuators.
 
 mod bounded_solve;

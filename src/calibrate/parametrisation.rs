@@ -1,6 +1,6 @@
 //! Parameter names, their admissible ranges and the coordinates calibration optimises over.
 //!
-//! Names are those of DESIGN.md §4: `young_modulus:BODY`, `poisson_ratio:BODY`,
+//! Names are those of docs/derivatives.md: `young_modulus:BODY`, `poisson_ratio:BODY`,
 //! `actuator:NAME`. Levenberg–Marquardt works on one coordinate `s` per parameter, kept in a
 //! box strictly inside the parameter's range ([`ParameterRange::coordinate_box`]; the
 //! optimiser clamps its steps into the box), mapped to the physical value:

@@ -1,4 +1,4 @@
-//! The `calibrate` result (DESIGN.md §4) and its output folder.
+//! The `calibrate` result (docs/outputs.md) and its output folder.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ pub fn reached(fit: &LmResult, initial_loss: f64) -> bool {
 }
 
 /// What `diffsoro calibrate` prints: `{"params", "iterations", "loss", "converged"}`
-/// (DESIGN.md §4), plus why it stopped, the parameters held by a bound, the restarts and the
+/// (docs/outputs.md), plus why it stopped, the parameters held by a bound, the restarts and the
 /// parameter values per iteration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CalibrationReport {
@@ -161,7 +161,7 @@ impl CalibrationReport {
                 name.clone(),
                 iterations.clone(),
             )
-            .with_series(name.clone(), values.clone());
+            .with_series_in(name.clone(), parameter_unit(name), values.clone());
             let (svg, csv) = write_chart(&chart, dir, &name.replace(':', "_"))?;
             written.extend([svg, csv]);
         }
@@ -171,6 +171,17 @@ impl CalibrationReport {
         write_file_atomic(&path, &json)?;
         written.push(path);
         Ok(written)
+    }
+}
+
+/// The unit of a calibration parameter by its name's kind: `Pa` for `young_modulus:…`, `1`
+/// (dimensionless) for `poisson_ratio:…`, and for `actuator:…` the actuators' units in words
+/// (the report does not know the actuator's kind).
+fn parameter_unit(name: &str) -> &'static str {
+    match name.split(':').next() {
+        Some("young_modulus") => "Pa",
+        Some("poisson_ratio") => "1",
+        _ => "N, Pa, N·m or rad",
     }
 }
 

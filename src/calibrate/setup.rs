@@ -18,7 +18,7 @@ pub struct CalibrationSetup {
     pub params: Parametrisation,
     /// Starting physical value per parameter (`None`: the scene's own value).
     pub initial: Vec<Option<f64>>,
-    /// The observed final state (DESIGN.md §4), one body per scene body with matching node
+    /// The observed final state (docs/outputs.md), one body per scene body with matching node
     /// counts.
     pub observed: FinalState,
     /// How many more fits to start, from a grid over the parameters with a finite range, when

@@ -4,7 +4,6 @@
 
 use std::ops::Range;
 
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
@@ -15,14 +14,20 @@ pub enum YScale {
     /// Linear.
     Linear,
     /// Base-10 logarithmic; values ≤ 0 are left out of the drawn lines (kept in the CSV).
+    /// Drawn as log₁₀ y on a linear axis whose ticks are labelled with the values (`1e-12`),
+    /// so the labels span the whole range however many decades it covers.
     Log,
 }
 
 /// One named line: a y value per x value of the chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    /// The legend entry and CSV column header.
+    /// The CSV column header, and the legend entry (followed by the unit, if any).
     pub name: String,
+    /// The unit of its values (`N`, `Pa`, `N·m`, `rad`), or empty when the chart's y label
+    /// already says it. Shown in the legend and, when every series has the same one, on the
+    /// y axis.
+    pub unit: String,
     /// One value per x (non-finite values are left out of the drawn line, kept in the CSV).
     pub y: Vec<f64>,
 }
@@ -44,15 +49,51 @@ pub struct LineChart {
     pub y_scale: YScale,
 }
 
-/// Colours of successive series (repeating).
-const COLOURS: [RGBColor; 6] = [
+/// Colours of the first ten series (the "tab10" palette); further series get colours spread
+/// around the hue circle (`colour`), so every series of a chart has its own.
+const COLOURS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(255, 127, 14),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
+
+/// The colour of series `k`: the palette, then hues 137.5° apart (golden angle) at varying
+/// lightness, distinct for every `k` a chart can hold.
+pub(super) fn colour(k: usize) -> RGBColor {
+    if let Some(c) = COLOURS.get(k) {
+        return *c;
+    }
+    let j = k - COLOURS.len();
+    let hue = (j as f64 * 137.507_764) % 360.0;
+    let lightness = [0.35, 0.5, 0.65][j % 3];
+    let (r, g, b) = hsl_to_rgb(hue, 0.7, lightness);
+    RGBColor(r, g, b)
+}
+
+/// HSL (hue in degrees, saturation and lightness in [0, 1]) to 8-bit RGB.
+fn hsl_to_rgb(hue: f64, saturation: f64, lightness: f64) -> (u8, u8, u8) {
+    let c = (1.0 - (2.0 * lightness - 1.0).abs()) * saturation;
+    let h = hue / 60.0;
+    let x = c * (1.0 - (h % 2.0 - 1.0).abs());
+    let (r, g, b) = match h as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = lightness - c / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    (byte(r), byte(g), byte(b))
+}
 
 /// SVG size in pixels.
 const SIZE: (u32, u32) = (800, 500);
@@ -75,13 +116,55 @@ impl LineChart {
         }
     }
 
-    /// Adds a series.
-    pub fn with_series(mut self, name: impl Into<String>, y: Vec<f64>) -> LineChart {
+    /// Adds a series whose unit the y label already gives.
+    pub fn with_series(self, name: impl Into<String>, y: Vec<f64>) -> LineChart {
+        self.with_series_in(name, "", y)
+    }
+
+    /// Adds a series with its own unit (`N`, `Pa`, `N·m`, `rad`; see [`Series::unit`]).
+    pub fn with_series_in(
+        mut self,
+        name: impl Into<String>,
+        unit: impl Into<String>,
+        y: Vec<f64>,
+    ) -> LineChart {
         self.series.push(Series {
             name: name.into(),
+            unit: unit.into(),
             y,
         });
         self
+    }
+
+    /// The y axis title as drawn: the y label, followed by the series' unit in parentheses
+    /// when they all share one, or by their distinct units "per series" when they differ;
+    /// on a log axis followed by "(log scale)".
+    pub fn y_axis_title(&self) -> String {
+        let mut units: Vec<&str> = Vec::new();
+        for s in &self.series {
+            if !s.unit.is_empty() && !units.contains(&s.unit.as_str()) {
+                units.push(&s.unit);
+            }
+        }
+        let mut title = match units.len() {
+            0 => self.y_label.clone(),
+            1 => format!("{} ({})", self.y_label, units[0]),
+            _ => format!("{} ({} per series)", self.y_label, units.join(", ")),
+        };
+        if self.y_scale == YScale::Log {
+            title.push_str(", log scale");
+        }
+        title
+    }
+
+    /// The legend entry of series `k`: its name, and its unit in parentheses if it has one.
+    fn legend(&self, k: usize) -> String {
+        let s = &self.series[k];
+        if s.unit.is_empty() {
+            s.name.clone()
+        } else {
+            format!("{} ({})", s.name, s.unit)
+        }
     }
 
     /// Sets the y axis scale.
@@ -149,8 +232,9 @@ impl LineChart {
     }
 
     /// The chart as an SVG document (800×500 px): one 2 px wide `<polyline>` per series, in
-    /// its own colour, through its drawable points (finite, and positive on a log axis); 1 px
-    /// black polylines for the axes and ticks; a legend, the title and axis labels as
+    /// its own colour ([`colour`]), through its drawable points (finite, and positive on a
+    /// log axis); 1 px black polylines for the axes and ticks; a legend entry per series
+    /// (name and unit), the title and axis titles (with units, [`LineChart::y_axis_title`]) as
     /// `<text>`.
     pub fn to_svg(&self) -> Result<String> {
         self.validate()?;
@@ -163,11 +247,8 @@ impl LineChart {
             };
             root.fill(&WHITE).map_err(|e| fail(&e))?;
             let (y_lo, y_hi) = drawable;
-            match self.y_scale {
-                YScale::Linear => self.draw(&root, x_range, y_lo..y_hi),
-                YScale::Log => self.draw(&root, x_range, (y_lo..y_hi).log_scale()),
-            }
-            .map_err(|e| fail(&e))?;
+            self.draw(&root, x_range, y_lo..y_hi)
+                .map_err(|e| fail(&e))?;
             root.present().map_err(|e| fail(&e))?;
         }
         Ok(svg)
@@ -178,7 +259,16 @@ impl LineChart {
         y.is_finite() && (self.y_scale == YScale::Linear || y > 0.0)
     }
 
-    /// The x range and the (padded) range of the drawable y values.
+    /// Where a drawable value sits on the y axis: y, or log₁₀ y on a log axis.
+    fn axis_value(&self, y: f64) -> f64 {
+        match self.y_scale {
+            YScale::Linear => y,
+            YScale::Log => y.log10(),
+        }
+    }
+
+    /// The x range and the (padded) range of the drawable y values on the axis (log₁₀ of
+    /// them on a log axis).
     fn ranges(&self) -> (Range<f64>, (f64, f64)) {
         let bounds = |values: &mut dyn Iterator<Item = f64>| {
             values.fold(None, |acc: Option<(f64, f64)>, v| match acc {
@@ -196,11 +286,12 @@ impl LineChart {
             .series
             .iter()
             .flat_map(|s| s.y.iter().copied())
-            .filter(|&y| self.drawable(y));
+            .filter(|&y| self.drawable(y))
+            .map(|y| self.axis_value(y));
         let y = bounds(&mut ys);
         let y = match (self.y_scale, y) {
             (YScale::Linear, None) => (0.0, 1.0),
-            (YScale::Log, None) => (0.1, 10.0),
+            (YScale::Log, None) => (-1.0, 1.0),
             (YScale::Linear, Some((lo, hi))) => {
                 let pad = if hi > lo {
                     0.05 * (hi - lo)
@@ -209,21 +300,20 @@ impl LineChart {
                 };
                 (lo - pad, hi + pad)
             }
-            (YScale::Log, Some((lo, hi))) => (lo / 2.0, hi * 2.0),
+            // log₁₀ 2 ≈ 0.3: a factor 2 of margin at each end.
+            (YScale::Log, Some((lo, hi))) => (lo - 0.3, hi + 0.3),
         };
         (x0..x1, y)
     }
 
-    fn draw<Y>(
+    fn draw(
         &self,
         root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
         x_range: Range<f64>,
-        y_range: Y,
-    ) -> std::result::Result<(), DrawingAreaErrorKind<std::io::Error>>
-    where
-        Y: AsRangedCoord<Value = f64>,
-        Y::CoordDescType: ValueFormatter<f64>,
-    {
+        y_range: Range<f64>,
+    ) -> std::result::Result<(), DrawingAreaErrorKind<std::io::Error>> {
+        let log = self.y_scale == YScale::Log;
+        let y_title = self.y_axis_title();
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, ("sans-serif", 22))
             .margin(15)
@@ -233,22 +323,28 @@ impl LineChart {
         chart
             .configure_mesh()
             .x_desc(self.x_label.as_str())
-            .y_desc(self.y_label.as_str())
+            .y_desc(y_title.as_str())
             .x_label_formatter(&|v| tick_label(*v))
-            .y_label_formatter(&|v| tick_label(*v))
+            .y_label_formatter(&|v| {
+                if log {
+                    log_tick_label(*v)
+                } else {
+                    tick_label(*v)
+                }
+            })
             .draw()?;
         for (k, s) in self.series.iter().enumerate() {
-            let colour = COLOURS[k % COLOURS.len()];
+            let colour = colour(k);
             let points: Vec<(f64, f64)> = self
                 .x
                 .iter()
                 .zip(&s.y)
                 .filter(|&(_, &y)| self.drawable(y))
-                .map(|(&x, &y)| (x, y))
+                .map(|(&x, &y)| (x, self.axis_value(y)))
                 .collect();
             chart
                 .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
-                .label(s.name.as_str())
+                .label(self.legend(k))
                 // A filled square as the legend mark, so the only polylines are the series.
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 4), (x + 12, y + 4)], colour.filled())
@@ -285,6 +381,17 @@ pub(super) fn tick_label(v: f64) -> String {
             Some((mantissa, exponent)) => format!("{}e{exponent}", trim(mantissa)),
             None => text,
         }
+    }
+}
+
+/// The label of a log-axis tick at log₁₀ y = `e`: the value 10^e as [`tick_label`] writes it
+/// (`1e-12`, `0.01`, `3.16e-7`), exact at whole decades.
+pub(super) fn log_tick_label(e: f64) -> String {
+    let rounded = e.round();
+    if (e - rounded).abs() < 1e-9 {
+        tick_label(10f64.powi(rounded as i32))
+    } else {
+        tick_label(10f64.powf(e))
     }
 }
 

@@ -194,3 +194,80 @@ fn tick_labels_are_short() {
         assert_eq!(tick_label(v), want, "{v}");
     }
 }
+
+/// The numbers among the SVG's `<text>` elements (tick labels).
+fn numeric_labels(svg: &str) -> Vec<f64> {
+    texts(svg)
+        .lines()
+        .filter_map(|t| t.trim().parse::<f64>().ok())
+        .collect()
+}
+
+#[test]
+fn every_series_has_its_own_colour_and_legend_entry_with_its_unit() {
+    // The Trunk's 8 cables (the old palette had 6 colours), and 30 series beyond any palette:
+    // `polylines` asserts one distinct stroke colour per series.
+    for n in [8, 30] {
+        let x: Vec<f64> = (0..5).map(f64::from).collect();
+        let mut chart = LineChart::new("Actuation", "step", "cable tension", x);
+        for k in 0..n {
+            let y = (0..5).map(|i| (i * (k + 1)) as f64).collect();
+            chart = chart.with_series_in(format!("c{}", k + 1), "N", y);
+        }
+        let svg = chart.to_svg().unwrap();
+        assert_eq!(polylines(&svg), vec![5; n]);
+        let text = texts(&svg);
+        for k in 1..=n {
+            assert!(
+                text.lines().any(|l| l == format!("c{k} (N)")),
+                "legend c{k}"
+            );
+        }
+        assert!(text.contains("cable tension (N)"), "{text}");
+    }
+    // Mixed units: each legend entry says its own, the axis lists them.
+    let chart = LineChart::new("Actuation", "step", "actuation", vec![0.0, 1.0])
+        .with_series_in("cable", "N", vec![0.1, 0.2])
+        .with_series_in("cavity", "Pa", vec![1e3, 2e3]);
+    let text = texts(&chart.to_svg().unwrap());
+    for expected in ["cable (N)", "cavity (Pa)", "actuation (N, Pa per series)"] {
+        assert!(text.contains(expected), "missing `{expected}` in {text}");
+    }
+}
+
+#[test]
+fn a_log_axis_is_labelled_over_its_whole_range() {
+    // A loss falling over 27 decades (as a converged calibration's does): x from 100 so the
+    // x tick labels (≥ 100) are not taken for y labels.
+    let x: Vec<f64> = (0..28).map(|i| 100.0 + f64::from(i)).collect();
+    let loss: Vec<f64> = (0..28).map(|i| 10f64.powi(-i)).collect();
+    let chart = LineChart::new("loss", "iteration", "loss (m²)", x)
+        .with_series("loss", loss)
+        .with_y_scale(YScale::Log);
+    let svg = chart.to_svg().unwrap();
+    let labels: Vec<f64> = numeric_labels(&svg)
+        .into_iter()
+        .filter(|&v| v < 50.0)
+        .collect();
+    assert!(labels.len() >= 4, "{labels:?}");
+    let lo = labels.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = labels.iter().copied().fold(0.0, f64::max);
+    // Labels reach within a factor 1000 of both ends of the data, [1e-27, 1].
+    assert!(lo <= 1e-24 && lo > 0.0, "lowest label {lo}: {labels:?}");
+    assert!(hi >= 1e-3, "highest label {hi}: {labels:?}");
+    assert!(texts(&svg).contains("loss (m²), log scale"));
+}
+
+#[test]
+fn log_tick_labels_are_the_values() {
+    use super::line_chart::log_tick_label;
+    for (e, want) in [
+        (-12.0, "1e-12"),
+        (0.0, "1"),
+        (-2.0, "0.01"),
+        (5.0, "1e5"),
+        (-6.5, "3.16e-7"),
+    ] {
+        assert_eq!(log_tick_label(e), want, "{e}");
+    }
+}

@@ -1,6 +1,6 @@
 //! The ADMM contact solver of Carpentier, Le Lidec and Montaut ("From compliant to rigid
 //! contact simulation: a unified and efficient approach", RSS 2024; paper 002 ref. [8]), the
-//! primary NCP solver (DESIGN.md §1).
+//! primary NCP solver (docs/step.md).
 //!
 //! For a fixed De Saxcé shift `s = Γ_μ(σ)`, the NCP of [`ContactProblem`] is the optimality
 //! system of the convex cone program `min ½ λᵀGλ + (g + s)ᵀλ  s.t. λ ∈ K_μ`. ADMM splits it

@@ -1,5 +1,5 @@
 //! Contact between two soft bodies: the surface nodes of one body against the surface
-//! triangles of another (paper 004 §II-B; DESIGN.md §1). Detection runs both ways (a's nodes
+//! triangles of another (paper 004 §II-B; docs/step.md). Detection runs both ways (a's nodes
 //! against b's triangles and b's nodes against a's), so a corner of either body pressing into
 //! a face of the other is caught; which triangle a node faces, and the penetration depth still
 //! recognised, is [`SurfaceTree::facing_triangle`]'s rule (the face's body sets the thickness).

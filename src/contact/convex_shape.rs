@@ -1,6 +1,6 @@
 //! Convex rigid shapes (a box, a ball, a capsule, a cylinder, or the convex hull of a point
 //! cloud) described in their own frame, and their poses in the world. These are the collision
-//! shapes of free rigid bodies and of robot links (DESIGN.md §4 `[[rigid_body]] shape`,
+//! shapes of free rigid bodies and of robot links (docs/rigid.md `[[rigid_body]] shape`,
 //! URDF `<collision>`); the `contact` layer knows them as shapes at poses, never as bodies or
 //! links (`scene` maps rigid poses onto them). parry3d-f64 does the geometry; the conversion
 //! to its glam types happens here and in `shape_manifold`, nowhere else.

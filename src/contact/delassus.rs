@@ -1,5 +1,5 @@
 //! The contact Jacobian `H_c` of one soft body, the Delassus matrix `G = h H_c A⁻¹ H_cᵀ`
-//! assembled with the step's factorisation of `A = M + hD + h²K` (DESIGN.md §1), the free
+//! assembled with the step's factorisation of `A = M + hD + h²K` (docs/step.md), the free
 //! contact velocity `g = H_c v_free`, and the Baumgarte-like penetration correction of
 //! paper 002 Eq. 41.
 //!

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::math::{Mat3, Vec3};
 use crate::mesh::TriangleSurface;
 
-/// A static rigid obstacle (DESIGN.md §4 scene `[[obstacle]]` types).
+/// A static rigid obstacle (docs/scene-file.md scene `[[obstacle]]` types).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Obstacle {
     /// The half-space below the plane through `point` with unit outward `normal`.

@@ -4,11 +4,11 @@
 //! triangle meshes and the refitted node broad phase through parry3d-f64, converted to and
 //! from glam at this module's boundary only), of a body against its own surface and of two
 //! bodies against each other's surfaces (a refitted tree of surface triangles), the Delassus
-//! matrix assembled with the step's factorisation (DESIGN.md §1, paper 004 §II-B), and the
+//! matrix assembled with the step's factorisation (docs/step.md, paper 004 §II-B), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
-//! derivatives of detection (obstacles and surface triangles), and the penetration correction's slopes (DESIGN.md §2); convex rigid shapes at poses and their
+//! derivatives of detection (obstacles and surface triangles), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
 //! contact manifolds with each other and with the obstacles (parry3d-f64), for the rigid bodies
-//! `scene` places on them.
+//! `scene` places on them (docs/rigid.md).
 
 mod admm;
 mod body_contact;

@@ -1,4 +1,4 @@
-//! Projected Gauss-Seidel on the contact blocks, the second NCP solver (DESIGN.md §1).
+//! Projected Gauss-Seidel on the contact blocks, the second NCP solver (docs/step.md).
 //!
 //! One sweep visits the contacts in order. For contact `i` with diagonal block `W = G_ii`
 //! and current velocity `σ_i = g_i + Σ_j G_ij λ_j` (latest λ_j), it updates

@@ -49,7 +49,7 @@ impl Residuals {
 
 /// What an NCP solver returns. `converged` is a status: `false` means the iteration limit
 /// was reached before every residual fell below the tolerance; λ and σ are then the last
-/// iterate, and the caller decides what to do (DESIGN.md §3).
+/// iterate, and the caller decides what to do (docs/design.md).
 #[derive(Debug, Clone)]
 pub struct NcpSolution {
     /// Contact forces λ (N), 3 per contact, contact frames.

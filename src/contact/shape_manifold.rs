@@ -9,8 +9,9 @@
 //! point (equal and opposite impulses at one point keep the pair's angular momentum). The
 //! gap Φ (m) is negative when the shapes overlap.
 //!
-//! parry's half-space queries are right only with the half-space first (DESIGN.md §3,
-//! dependency facts): the obstacle is always the first shape here.
+//! parry's contact between a support-map shape and a half-space is right only with the
+//! half-space first (given second, its distances are wrong): the obstacle is always the first
+//! shape here.
 
 use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d_f64::shape::{Ball, Capsule as ParryCapsule, Cuboid, HalfSpace, Shape};

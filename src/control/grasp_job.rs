@@ -1,7 +1,7 @@
 //! The `control` job in its contact-force-limiting form (paper 004 Eq. 17, `diffsoro control
 //! … --contact-weight β`): effectors and their grasp origins checked against the scene, the
 //! weights, and the entry point that runs [`grasp`] and reports it in the `control` output
-//! (DESIGN.md §4: the contract's keys, plus the contact forces and the two terms of the loss).
+//! (docs/outputs.md: the contract's keys, plus the contact forces and the two terms of the loss).
 
 use serde::Serialize;
 
@@ -164,6 +164,7 @@ pub fn grasp_scene(
         error_history: run.effector_distance.clone(),
         actuation_history: run.actuation.clone(),
         actuators: run.actuators.clone(),
+        actuator_units: super::report::actuation_units(scene, &run.actuators),
         grasp: Some(GraspSummary {
             strategy: if setup.heuristic {
                 "heuristic"

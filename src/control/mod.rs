@@ -22,7 +22,7 @@ pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, defaul
 pub use qp_clarabel::ClarabelSolver;
 #[cfg(feature = "osqp")]
 pub use qp_osqp::OsqpSolver;
-pub use report::ControlReport;
+pub use report::{ControlReport, actuation_units};
 pub use setup::{
     ControlSetup, check_effector, control_scene, control_scene_with_progress, parse_target,
 };

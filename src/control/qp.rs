@@ -215,7 +215,7 @@ impl KktResidual {
     }
 }
 
-/// The numerical outcome of a QP solve (a status, never an error: DESIGN.md §3).
+/// The numerical outcome of a QP solve (a status, never an error: docs/design.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QpStatus {
     /// Solved to the requested tolerance.

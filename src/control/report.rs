@@ -1,16 +1,18 @@
-//! The `control` result (DESIGN.md §4) and its output folder.
+//! The `control` result (docs/outputs.md) and its output folder.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::grasp_job::GraspSummary;
+use crate::actuator::{ActuatorKind, Drive};
 use crate::chart::{LineChart, write_chart};
 use crate::error::{Error, Result};
 use crate::mesh::io::write_file_atomic;
+use crate::scene::Scene;
 
 /// What `diffsoro control` prints: `{"target", "final_position", "final_error",
-/// "error_history", "actuation_history"}` (DESIGN.md §4), plus the actuator names that order
+/// "error_history", "actuation_history"}` (docs/outputs.md), plus the actuator names that order
 /// each actuation row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ControlReport {
@@ -27,6 +29,11 @@ pub struct ControlReport {
     pub actuation_history: Vec<Vec<f64>>,
     /// The actuator names, in the order of each `actuation_history` row.
     pub actuators: Vec<String>,
+    /// The unit of each actuator's control variable, in the order of `actuators`
+    /// ([`actuation_units`]: `N`, `Pa`, `N·m` or `rad`); empty when unknown. Labels the
+    /// actuation chart; not in the JSON.
+    #[serde(skip)]
+    pub actuator_units: Vec<String>,
     /// With `--contact-weight` (paper 004 Eq. 17): the effectors, contact forces and the
     /// loss's two terms, at the top level of the JSON; absent otherwise.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -70,10 +77,17 @@ impl ControlReport {
             let steps: Vec<f64> = (1..=self.actuation_history.len())
                 .map(|i| i as f64)
                 .collect();
-            let mut actuation = LineChart::new("Actuation", "step", "actuation (SI)", steps);
+            let unit = |k: usize| self.actuator_units.get(k).map_or("", String::as_str);
+            let units: Vec<&str> = (0..self.actuators.len()).map(unit).collect();
+            let quantity = match units.first() {
+                Some(&first) if units.iter().all(|&u| u == first) => quantity_of(first),
+                _ => "actuation",
+            };
+            let mut actuation = LineChart::new("Actuation", "step", quantity, steps);
             for (k, name) in self.actuators.iter().enumerate() {
-                actuation = actuation.with_series(
+                actuation = actuation.with_series_in(
                     name.clone(),
+                    unit(k),
                     self.actuation_history.iter().map(|row| row[k]).collect(),
                 );
             }
@@ -98,6 +112,41 @@ impl ControlReport {
     }
 }
 
+/// The quantity an actuation unit measures, for a chart's axis title.
+fn quantity_of(unit: &str) -> &'static str {
+    match unit {
+        "N" => "cable tension",
+        "Pa" => "cavity pressure",
+        "N·m" => "servo torque",
+        "rad" => "servo angle target",
+        _ => "actuation",
+    }
+}
+
+/// The unit of each named actuator's control variable in `scene`: `N` for a cable's tension,
+/// `Pa` for a cavity's pressure, `N·m` for a torque-driven servo, `rad` for an angle-driven
+/// servo (whose angle target is the control variable); empty for a name the scene lacks.
+pub fn actuation_units(scene: &Scene, names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .map(|name| {
+            let found = (0..scene.bodies.len())
+                .flat_map(|i| scene.body_actuation(i).actuators.iter())
+                .find(|a| &a.name == name);
+            match found {
+                None => "",
+                Some(a) => match (&a.kind, &a.drive) {
+                    (ActuatorKind::Cable(_), _) => "N",
+                    (ActuatorKind::Pneumatic(_), _) => "Pa",
+                    (ActuatorKind::Servo(_), Drive::Target(_)) => "rad",
+                    (ActuatorKind::Servo(_), Drive::Force(_)) => "N·m",
+                },
+            }
+            .to_string()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +159,7 @@ mod tests {
             error_history: vec![0.01, 0.002, 5e-4],
             actuation_history: vec![vec![0.1, 0.0], vec![0.2, 0.05], vec![0.25, 0.05]],
             actuators: vec!["c1".into(), "c2".into()],
+            actuator_units: vec!["N".into(), "N".into()],
             grasp: None,
         }
     }
@@ -133,6 +183,12 @@ mod tests {
         let csv = std::fs::read_to_string(dir.join("actuation.csv")).unwrap();
         assert_eq!(csv.lines().next().unwrap(), "step,c1,c2");
         assert_eq!(csv.lines().nth(2).unwrap(), "2.0,0.2,0.05");
+        // The chart names the quantity and unit, and each cable with its unit.
+        let svg = std::fs::read_to_string(dir.join("actuation.svg")).unwrap();
+        for text in ["cable tension (N)", "c1 (N)", "c2 (N)"] {
+            assert!(svg.contains(text), "{text}");
+        }
+        assert!(!svg.contains("(SI)"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

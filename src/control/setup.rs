@@ -157,6 +157,7 @@ pub fn control_scene_with_progress(
         error_history,
         actuation_history,
         actuators: controller.actuators().to_vec(),
+        actuator_units: super::report::actuation_units(&scene, controller.actuators()),
         grasp: None,
     })
 }

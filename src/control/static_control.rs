@@ -85,6 +85,7 @@ pub fn static_control(
         error_history,
         actuation_history,
         actuators: controller.actuators().to_vec(),
+        actuator_units: super::report::actuation_units(&scene, controller.actuators()),
         grasp: None,
     })
 }

@@ -2,7 +2,7 @@
 //! `contact`, `fem`, `actuator`, `linalg`): forward mode (JVP, tangents of x⁺, v⁺ for k input
 //! directions with k solves by the step's own factorisation) and reverse mode (VJP, one solve
 //! per output cotangent), and over trajectories forward sensitivities and a reverse-mode
-//! adjoint (DESIGN.md §2; paper 004 §III, Eq. 10-11; paper 002 Appendix D).
+//! adjoint (docs/derivatives.md; paper 004 §III, Eq. 10-11; paper 002 Appendix D).
 //!
 //! This layer only chains: the stiffness derivative `∂(K V)/∂x` and the parameter derivatives
 //! come from `fem`, `∂(H_aᵀλ)/∂x` from `actuator`, the NCP derivative and the contact

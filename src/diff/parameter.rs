@@ -1,4 +1,4 @@
-//! Differentiable parameters of a scene and their names (DESIGN.md §4):
+//! Differentiable parameters of a scene and their names (docs/derivatives.md):
 //! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`.
 
 use crate::actuator::{Actuator, ActuatorKind, Drive};

@@ -1,6 +1,6 @@
 //! What the derivatives of one step need, kept from the forward step itself: the start state,
 //! v⁺, and the step's own factorisation of A and stiffness K(x) — taken from the stepper by
-//! swapping buffers, never copied or recomputed (DESIGN.md §2: k directions cost k solves
+//! swapping buffers, never copied or recomputed (docs/derivatives.md: k directions cost k solves
 //! with the factorisation already computed).
 
 use crate::actuator::{ActuatorKind, Drive};

@@ -1,5 +1,5 @@
 //! Derivatives of the elastic force and of the stiffness action with respect to the
-//! material parameters (DESIGN.md §2; the ∂f/∂p and ∂K/∂p · V terms of paper 004 Eq. 10-11):
+//! material parameters (docs/derivatives.md; the ∂f/∂p and ∂K/∂p · V terms of paper 004 Eq. 10-11):
 //! `∂f/∂p` and `∂(K(x) V)/∂p` for p ∈ {E, ν}, both in one parallel pass over elements.
 //!
 //! Every law's outputs are linear in the Lamé pair (μ, λ), so `∂X/∂p` is X evaluated with

@@ -1,4 +1,4 @@
-//! The directional derivative of the stiffness the step's gradients need (DESIGN.md §2,
+//! The directional derivative of the stiffness the step's gradients need (docs/derivatives.md,
 //! paper 004 Eq. 10): `T_V = ∂(K(x) V)/∂x` for a fixed nodal field `V`, assembled on the
 //! body's pattern or applied to a vector — never the third-order tensor.
 //!

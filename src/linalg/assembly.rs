@@ -1,6 +1,6 @@
 //! Deterministic parallel assembly of per-clique dense blocks into the values of a
 //! [`SymmetricPattern`], and the cheap value-array algebra that forms `A = M + hD + h²K`
-//! (DESIGN.md §1) on one fixed pattern.
+//! (docs/step.md) on one fixed pattern.
 //!
 //! The per-clique blocks live in one flat buffer: clique `e` with `k` nodes owns the
 //! `(k·b)²` values starting at [`AssemblyPlan::block_offset`]`(e)`, **row-major**: entry

@@ -2,7 +2,7 @@
 //! analysis (AMD fill-reducing ordering, elimination tree, simplicial or supernodal layout)
 //! is done once per [`SymmetricPattern`]; the numeric factorisation is refreshed every step
 //! into reused buffers, and reused for many solves (the step, the Delassus matrix
-//! `G = h H_c A⁻¹ H_cᵀ` column by column, derivative solves; DESIGN.md §1-2).
+//! `G = h H_c A⁻¹ H_cᵀ` column by column, derivative solves; docs/step.md, docs/derivatives.md).
 //!
 //! Two numeric kinds:
 //! - [`FactorKind::Llt`]: `A = L Lᵀ`, for symmetric positive definite `A`. A pivot that is not
@@ -14,7 +14,7 @@
 //!   law of inertia), so a caller can tell an indefinite system from a definite one.
 //!
 //! Factorisation and solves run single-threaded (`Par::Seq`): on 2 cores that was faster
-//! (DESIGN.md "Dependency facts"). No dense inverse is ever formed.
+//! (docs/design.md). No dense inverse is ever formed.
 
 use super::nested_dissection::nested_dissection_order;
 use super::pattern::SymmetricPattern;

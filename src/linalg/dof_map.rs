@@ -1,6 +1,6 @@
 //! The map between the full degrees of freedom of a body and the reduced (free) ones.
 //!
-//! Fixed nodes are projective constraints (DESIGN.md §1): their DOFs are removed from the
+//! Fixed nodes are projective constraints (docs/step.md): their DOFs are removed from the
 //! system, never penalised. Reduced DOFs keep the order of the full DOFs they come from, so
 //! reduced index `r` is the `r`-th free full DOF in increasing order.
 

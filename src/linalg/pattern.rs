@@ -1,5 +1,5 @@
 //! The fixed sparsity pattern of a symmetric, block-structured system matrix such as
-//! `A = M + hD + h²K` (DESIGN.md §1), built once from the mesh's cliques.
+//! `A = M + hD + h²K` (docs/step.md), built once from the mesh's cliques.
 //!
 //! Storage convention: the **lower triangle** (row ≥ column, diagonal included) of the
 //! reduced matrix over the free DOFs, in compressed sparse column (CSC) form, row indices

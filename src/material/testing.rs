@@ -1,5 +1,5 @@
 //! Test support for the laws: a deterministic tiny PRNG, sample deformation gradients and the
-//! finite-difference checks every law must pass (DESIGN.md §2: 1e-6 relative, norm-wise).
+//! finite-difference checks every law must pass (docs/derivatives.md: 1e-6 relative, norm-wise).
 
 use super::{HyperelasticPoint, Lame, Mat9};
 use crate::math::{DVec, Mat3, SplitMix64, Vec3, central_difference_jacobian, relative_error};

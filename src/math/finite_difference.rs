@@ -1,5 +1,5 @@
 //! Central finite differences and norm-wise relative errors: the independent reference that
-//! every derivative in the library is tested against (DESIGN.md §2).
+//! every derivative in the library is tested against (docs/derivatives.md).
 
 use super::{DMat, DVec};
 
@@ -24,7 +24,7 @@ pub fn central_difference_jacobian(f: impl Fn(&DVec) -> DVec, x: &DVec, h: f64) 
 }
 
 /// Norm-wise relative error `‖a − b‖ / max(‖a‖, ‖b‖, floor)`, the measure used by the
-/// derivative tests (the 1e-6 bar of DESIGN.md §2). `floor` guards the comparison of two
+/// derivative tests (the 1e-6 bar of docs/derivatives.md). `floor` guards the comparison of two
 /// (near-)zero quantities.
 pub fn relative_error(a: &[f64], b: &[f64], floor: f64) -> f64 {
     assert_eq!(a.len(), b.len(), "relative_error: lengths differ");

@@ -34,7 +34,7 @@ pub struct Mesh {
     reoriented: (usize, Option<usize>),
 }
 
-/// The summary `diffsoro info` prints (DESIGN.md §4).
+/// The summary `diffsoro info` prints (docs/outputs.md).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MeshInfo {
     /// Number of nodes (all of them, used by a tetrahedron or not).
@@ -277,7 +277,7 @@ impl Mesh {
         used
     }
 
-    /// The summary `diffsoro info` prints (DESIGN.md §4).
+    /// The summary `diffsoro info` prints (docs/outputs.md).
     pub fn info(&self) -> MeshInfo {
         let [lo, hi] = self.bounding_box();
         let mut physical_groups = BTreeMap::new();

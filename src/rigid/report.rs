@@ -1,4 +1,4 @@
-//! The `diffsoro dynamics` job (DESIGN.md §4): RNEA, CRBA, ABA and their derivatives for one
+//! The `diffsoro dynamics` job (docs/outputs.md): RNEA, CRBA, ABA and their derivatives for one
 //! `(q, v, τ, a)` case of a URDF robot, as plain vectors and row-list matrices.
 
 use super::aba::aba;

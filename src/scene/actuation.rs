@@ -1,4 +1,4 @@
-//! The actuation stage of the step (DESIGN.md §1): the actuators and effectors of each body
+//! The actuation stage of the step (docs/step.md): the actuators and effectors of each body
 //! built from the scene file, the force-driven actuators' h f_a added to the right-hand side,
 //! and the displacement-driven actuators' λ solved inside the same step.
 //!

@@ -1,4 +1,4 @@
-//! The force-driven actuators' tangent held implicitly in the step (DESIGN.md §1):
+//! The force-driven actuators' tangent held implicitly in the step (docs/step.md):
 //! K_a = −∂f_a/∂x = Σ −σλ ∂²δ/∂x² over the force-driven actuators whose kind has
 //! [`ActuatorKind::tangent_in_step`] (cables: λ ∂²L/∂x², positive semi-definite for λ ≥ 0).
 //! The step linearises their force at the end of the step, f_a(x⁺) ≈ f_a(xₙ) − h K_a v⁺, so

@@ -1,4 +1,4 @@
-//! The scene file's contact sections (DESIGN.md §4): `[contact]` (friction and NCP solver
+//! The scene file's contact sections (docs/scene-file.md): `[contact]` (friction and NCP solver
 //! settings) and `[[obstacle]]` (static plane, box, sphere, capsule and triangle-mesh
 //! obstacles), with their checks and their conversion to [`Obstacle`]s. Errors name the key
 //! (`obstacle[0].normal`).

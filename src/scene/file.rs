@@ -1,4 +1,4 @@
-//! The scene file (TOML, SI units; DESIGN.md §4) as plain data, deserialised with serde.
+//! The scene file (TOML, SI units; docs/scene-file.md) as plain data, deserialised with serde.
 //! Unknown keys are errors that name the key; values are checked in [`SceneFile::validate`].
 
 use std::path::{Path, PathBuf};

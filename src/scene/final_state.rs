@@ -1,4 +1,4 @@
-//! The final-state JSON of `simulate` (DESIGN.md §4), also the observation file `calibrate`
+//! The final-state JSON of `simulate` (docs/outputs.md), also the observation file `calibrate`
 //! reads.
 
 use serde::{Deserialize, Serialize};
@@ -17,7 +17,7 @@ pub struct BodyOutput {
     pub velocities: Vec<[f64; 3]>,
 }
 
-/// One actuator in the final state (DESIGN.md §4).
+/// One actuator in the final state (docs/outputs.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActuatorOutput {
     /// Its name.
@@ -30,7 +30,7 @@ pub struct ActuatorOutput {
     pub force: f64,
 }
 
-/// One effector in the final state (DESIGN.md §4).
+/// One effector in the final state (docs/outputs.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EffectorOutput {
     /// Its name.
@@ -39,7 +39,7 @@ pub struct EffectorOutput {
     pub position: [f64; 3],
 }
 
-/// A free rigid body at the end of a run (DESIGN.md §4), world frame.
+/// A free rigid body at the end of a run (docs/outputs.md, docs/rigid.md), world frame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RigidBodyOutput {
     /// Its name.
@@ -54,7 +54,7 @@ pub struct RigidBodyOutput {
     pub angular_velocity: [f64; 3],
 }
 
-/// A robot at the end of a run (DESIGN.md §4).
+/// A robot at the end of a run (docs/outputs.md, docs/rigid.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RobotOutput {
     /// Its name.
@@ -67,7 +67,7 @@ pub struct RobotOutput {
     pub tau: Vec<f64>,
 }
 
-/// The final state of a run (DESIGN.md §4).
+/// The final state of a run (docs/outputs.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinalState {
     /// Simulated time (s).

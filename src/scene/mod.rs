@@ -44,7 +44,9 @@ pub use file::{
     SoftBodySection,
 };
 pub use final_state::{ActuatorOutput, BodyOutput, EffectorOutput, FinalState};
-pub use model::{BodyState, Scene, State};
+pub use model::{
+    BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
+};
 pub use output::FrameSeries;
 pub use overrides::apply_override;
 pub use prescribed::{PinnedServo, PrescribedWorkspace};

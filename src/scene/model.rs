@@ -33,6 +33,29 @@ pub struct Scene {
     pub rigid: RigidScene,
 }
 
+/// Largest bounding-box side (m) above which a soft body is suspected of being in millimetres.
+pub const LARGEST_PLAUSIBLE_SIZE: f64 = 10.0;
+/// Largest bounding-box side (m) below which a soft body is suspected of a scale applied twice.
+pub const SMALLEST_PLAUSIBLE_SIZE: f64 = 1e-3;
+
+/// The warning for a soft body `name` whose largest bounding-box side is `size` (m, after the
+/// body's `scale`): larger than [`LARGEST_PLAUSIBLE_SIZE`] (a mesh in millimetres read as
+/// metres) or smaller than [`SMALLEST_PLAUSIBLE_SIZE`] (a mesh in metres given
+/// `scale = 0.001`); `None` for a plausible size.
+pub fn size_warning(name: &str, size: f64) -> Option<String> {
+    if size > LARGEST_PLAUSIBLE_SIZE {
+        Some(format!(
+            "soft_body.{name}: the body is {size} m across, larger than 10 m; is its mesh in millimetres? did you mean scale = 0.001?"
+        ))
+    } else if size < SMALLEST_PLAUSIBLE_SIZE {
+        Some(format!(
+            "soft_body.{name}: the body is {size} m across, smaller than 1 mm; is its mesh already in metres? did you mean scale = 1 (or a scale 1000 times larger)?"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Positions and velocities of one soft body's nodes (m, m/s), one per mesh node in the
 /// mesh file's order.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,11 +230,11 @@ impl Scene {
     }
 
     /// What a user should hear about the scene as built, one line each, naming the key:
-    /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`). The CLI prints
-    /// them on stderr.
+    /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`), and bodies whose
+    /// size suggests a unit mistake (see [`size_warning`]). The CLI prints them on stderr.
     pub fn warnings(&self) -> Vec<String> {
-        let rigid = self.rigid.warnings.iter().cloned();
-        self.bodies
+        let mut warnings: Vec<String> = self
+            .bodies
             .iter()
             .filter_map(|b| match b.mesh().reoriented() {
                 (0, _) => None,
@@ -221,8 +244,15 @@ impl Scene {
                     first.unwrap_or(0)
                 )),
             })
-            .chain(rigid)
-            .collect()
+            .collect();
+        for b in &self.bodies {
+            let [lo, hi] = b.mesh().bounding_box();
+            if let Some(w) = size_warning(b.name(), (hi - lo).max()) {
+                warnings.push(w);
+            }
+        }
+        warnings.extend(self.rigid.warnings.iter().cloned());
+        warnings
     }
 
     /// The actuators and effectors of body `i` (none when `actuation` has no entry for it).

@@ -1,4 +1,4 @@
-//! `--set PATH=VALUE` overrides of a scene file (DESIGN.md §4): one value replaced by dotted
+//! `--set PATH=VALUE` overrides of a scene file (docs/scene-file.md): one value replaced by dotted
 //! path in the parsed TOML, before the scene is validated. Arrays of tables are addressed by
 //! the `name` of their entries: `soft_body.trunk.cable.c3.force=0.5`.
 

@@ -1,4 +1,4 @@
-//! The scene file's rigid sections (DESIGN.md §4): `[[rigid_body]]` (a free or fixed rigid
+//! The scene file's rigid sections (docs/rigid.md): `[[rigid_body]]` (a free or fixed rigid
 //! body of a simple shape) and `[[robot]]` (a URDF robot on a fixed or free-floating base).
 //! Plain data deserialised with serde; unknown keys are errors that name the key, and
 //! [`RigidBodySection::validate`] / [`RobotSection::validate`] check the values, naming

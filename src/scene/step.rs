@@ -23,7 +23,7 @@
 //! the horn nodes of angle-driven servos are removed too but move with the horn,
 //! `scene::prescribed`, which adds their coupling to the free rows and computes the servo's
 //! reaction torque).
-//! Actuators add h H_aᵀλ_a to the right-hand side (DESIGN.md §1): force-driven ones with
+//! Actuators add h H_aᵀλ_a to the right-hand side (docs/step.md): force-driven ones with
 //! their given λ, displacement-driven ones with λ solved in the same step
 //! (`scene::actuation`, which states the sign conventions).
 //! Contact (`scene::contact_stage`) follows every body's free solve: each NCP is built with the

@@ -57,7 +57,7 @@ use crate::math::{DMat, Vec3};
 /// as singular and solved in the minimum-norm least-squares sense.
 pub const RANK_TOLERANCE: f64 = 1e-11;
 
-/// Which side of a contact-mode boundary the reverse derivative takes (DESIGN.md §2).
+/// Which side of a contact-mode boundary the reverse derivative takes (docs/derivatives.md).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum BoundaryGradient {
     /// Differentiate the modes as given (the default). With modes from

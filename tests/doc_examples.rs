@@ -1,0 +1,553 @@
+//! Every worked example of the documentation is run, so none can rot.
+//!
+//! `documented_commands` reads README.md and docs/*.md, takes every `diffsoro …` line of their
+//! ```sh and ```console blocks (continuation lines joined; `echo '…' > FILE` lines write the
+//! file; other programs such as `cargo` or `python3` are left to their own tests) and runs them
+//! once, in file and block order, in a scratch folder where `scenes/`, `meshes/` and `urdf/`
+//! link to the clone's, so `--out out/…` never writes into the clone. Every command must
+//! succeed; a ```console block's shown output must match (exactly when it is JSON, otherwise
+//! by the keys it names).
+//!
+//! The other tests look a command's output up by its exact text — a test fails when the
+//! documentation no longer shows that command — and check the numbers the documentation
+//! states about it, against values derived independently where the documentation claims
+//! physics (Timoshenko's beam, the discrete motion down an incline, a calibration recovering
+//! the value the observation was made with, control reaching a pose the robot reaches).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One command as shown in the documentation and what it printed.
+struct Ran {
+    file: String,
+    stdout: String,
+    stderr: String,
+    success: bool,
+    /// The output shown under it in a ```console block, if any.
+    shown: Option<String>,
+}
+
+/// Every documented command (whitespace-normalised text → its run), and the scratch folder.
+fn documented_commands() -> &'static (HashMap<String, Ran>, PathBuf) {
+    static RUNS: OnceLock<(HashMap<String, Ran>, PathBuf)> = OnceLock::new();
+    RUNS.get_or_init(run_all)
+}
+
+/// The markdown files of the documentation, README first.
+fn doc_files() -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    let mut files = vec![root().join("README.md")];
+    files.extend(docs);
+    files
+}
+
+/// The (command, shown output) lines of the ```sh and ```console blocks of `text`.
+fn commands_of(text: &str) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let console = match line.trim_end() {
+            "```sh" => false,
+            "```console" => true,
+            _ => continue,
+        };
+        let mut block = Vec::new();
+        for l in lines.by_ref() {
+            if l.trim_end() == "```" {
+                break;
+            }
+            block.push(l);
+        }
+        // Join continuation lines.
+        let mut joined: Vec<String> = Vec::new();
+        let mut pending = String::new();
+        for l in block {
+            if let Some(head) = l.strip_suffix('\\') {
+                pending.push_str(head);
+                pending.push(' ');
+            } else {
+                pending.push_str(l);
+                joined.push(std::mem::take(&mut pending));
+            }
+        }
+        let mut k = 0;
+        while k < joined.len() {
+            let line = joined[k].trim();
+            k += 1;
+            let command = if console {
+                match line.strip_prefix("$ ") {
+                    Some(c) => c,
+                    None => continue,
+                }
+            } else {
+                line
+            };
+            // A trailing comment (`cargo run --release     # builds …`) is not part of it.
+            let command = match command.find(" #") {
+                Some(i) if !command.starts_with("echo") => &command[..i],
+                _ => command,
+            };
+            let mut shown = None;
+            if console {
+                let mut output = Vec::new();
+                while k < joined.len() && !joined[k].trim_start().starts_with("$ ") {
+                    output.push(joined[k].clone());
+                    k += 1;
+                }
+                let output = output.join("\n");
+                if !output.trim().is_empty() {
+                    shown = Some(output);
+                }
+            }
+            out.push((normalise(command), shown));
+        }
+    }
+    out
+}
+
+fn normalise(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Splits a command line into words (single quotes group; no other shell syntax).
+fn words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in command.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            c => word.push(c),
+        }
+    }
+    if any || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+fn run_all() -> (HashMap<String, Ran>, PathBuf) {
+    let scratch =
+        std::env::temp_dir().join(format!("diffsoro-doc-examples-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    for folder in ["scenes", "meshes", "urdf"] {
+        std::os::unix::fs::symlink(root().join(folder), scratch.join(folder)).unwrap();
+    }
+    let mut runs = HashMap::new();
+    for file in doc_files() {
+        let name = file.strip_prefix(root()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (command, shown) in commands_of(&text) {
+            let mut w = words(&command);
+            // `> FILE`: stdout goes to the file.
+            let redirect = match w.iter().position(|x| x == ">") {
+                Some(i) => {
+                    let target = w.get(i + 1).cloned();
+                    w.truncate(i);
+                    target
+                }
+                None => None,
+            };
+            let (stdout, stderr, success) = match w.first().map(String::as_str) {
+                Some("diffsoro") if !runs.contains_key(&command) => {
+                    let out = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+                        .args(&w[1..])
+                        .current_dir(&scratch)
+                        .output()
+                        .unwrap();
+                    (
+                        String::from_utf8_lossy(&out.stdout).into_owned(),
+                        String::from_utf8_lossy(&out.stderr).into_owned(),
+                        out.status.success(),
+                    )
+                }
+                Some("echo") => (format!("{}\n", w[1..].join(" ")), String::new(), true),
+                _ => continue,
+            };
+            if let Some(target) = redirect {
+                std::fs::write(scratch.join(target), &stdout).unwrap();
+            }
+            let file = name.clone();
+            runs.insert(
+                command,
+                Ran {
+                    file,
+                    stdout,
+                    stderr,
+                    success,
+                    shown,
+                },
+            );
+        }
+    }
+    (runs, scratch)
+}
+
+/// The run of the documented command `command` (its text as shown, whitespace aside).
+fn ran(command: &str) -> &'static Ran {
+    let (runs, _) = documented_commands();
+    let key = normalise(command);
+    let run = runs
+        .get(&key)
+        .unwrap_or_else(|| panic!("the documentation no longer shows `{key}`"));
+    assert!(run.success, "`{key}` ({}) failed: {}", run.file, run.stderr);
+    run
+}
+
+fn json(command: &str) -> Value {
+    serde_json::from_str(&ran(command).stdout).unwrap()
+}
+
+fn scratch() -> &'static Path {
+    &documented_commands().1
+}
+
+/// The keys named in a shown output (`"name":`).
+fn named_keys(text: &str) -> Vec<String> {
+    text.split('"')
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| w[1].trim_start().starts_with(':'))
+        .map(|w| w[0].to_string())
+        .collect()
+}
+
+#[test]
+fn every_documented_command_runs_and_prints_what_is_shown() {
+    let (runs, _) = documented_commands();
+    assert!(
+        runs.len() >= 20,
+        "only {} documented commands found",
+        runs.len()
+    );
+    for (command, run) in runs {
+        assert!(
+            run.success,
+            "`{command}` ({}) failed: {}",
+            run.file, run.stderr
+        );
+        let Some(shown) = &run.shown else { continue };
+        match serde_json::from_str::<Value>(shown) {
+            Ok(expected) => {
+                let got: Value = serde_json::from_str(&run.stdout).unwrap();
+                assert_eq!(got, expected, "`{command}` ({})", run.file);
+            }
+            Err(_) => {
+                let got: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+                for key in named_keys(shown) {
+                    assert!(
+                        got.get(&key).is_some(),
+                        "`{command}` ({}): no `{key}`",
+                        run.file
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn effector(state: &Value, name: &str) -> [f64; 3] {
+    let e = state["effectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap();
+    let p = e["position"].as_array().unwrap();
+    [0, 1, 2].map(|i| p[i].as_f64().unwrap())
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+/// Runs the binary (for a reference the documentation does not show as a command).
+fn run_json(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// README: the cantilever's sag as a fraction of Timoshenko's, on beam_2 and beam_3.
+#[test]
+fn the_cantilever_sags_by_the_stated_fraction_of_timoshenko() {
+    // Timoshenko: w = qL⁴/(8EI) + qL²/(2κGA), square section h = 10 mm, ν = 0.3, Cowper's
+    // κ = 10(1 + ν)/(12 + 11ν) for a rectangle.
+    let (e, nu, l, h, rho, g): (f64, f64, f64, f64, f64, f64) = (1e8, 0.3, 0.1, 0.01, 1000.0, 9.81);
+    let q = rho * g * h * h;
+    let i = h.powi(4) / 12.0;
+    let shear = e / (2.0 * (1.0 + nu));
+    let kappa = 10.0 * (1.0 + nu) / (12.0 + 11.0 * nu);
+    let timoshenko = q * l.powi(4) / (8.0 * e * i) + q * l * l / (2.0 * kappa * shear * h * h);
+    assert!(
+        (timoshenko - 0.1487e-3).abs() < 0.00005e-3,
+        "README: 0.1487 mm, {timoshenko}"
+    );
+    let state =
+        json("diffsoro simulate scenes/beam.toml --static --set soft_body.beam.young_modulus=1e8");
+    let tip = effector(&state, "tip");
+    let sag = -tip[2];
+    assert!(
+        (sag - 0.1228e-3).abs() < 0.00005e-3,
+        "README: 0.1228 mm, {sag}"
+    );
+    // README: 82.6 % on beam_2, 93.0 % on beam_3 (to the stated digit).
+    assert!(
+        (sag / timoshenko - 0.826).abs() < 0.0005,
+        "{}",
+        sag / timoshenko
+    );
+    let fine = run_json(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--static",
+        "--set",
+        "soft_body.beam.young_modulus=1e8",
+        "--set",
+        "soft_body.beam.mesh=../meshes/beam_3.msh",
+    ]);
+    let fine_sag = -effector(&fine, "tip")[2];
+    assert!(
+        (fine_sag / timoshenko - 0.930).abs() < 0.0005,
+        "{}",
+        fine_sag / timoshenko
+    );
+    // The damped fall (at the scene's E = 1e6 Pa) settles where `--static` puts the tip.
+    let fallen = json(
+        "diffsoro simulate scenes/beam.toml --steps 200 --set soft_body.beam.rayleigh_mass=50 --out out/beam",
+    );
+    let equilibrium = run_json(&["simulate", "scenes/beam.toml", "--static"]);
+    let (a, b) = (effector(&fallen, "tip"), effector(&equilibrium, "tip"));
+    assert!(
+        (b[2] + 0.01214).abs() < 0.000005,
+        "README: 12.14 mm below, {b:?}"
+    );
+    for k in 0..3 {
+        assert!((a[k] - b[k]).abs() < 1e-9, "{a:?} vs {b:?}");
+    }
+    assert!(scratch().join("out/beam/beam.pvd").is_file());
+}
+
+/// README: the incline, sliding at μ = 0.2 as implicit Euler moves a body under a constant
+/// acceleration.
+#[test]
+fn the_cube_slides_down_the_incline_as_implicit_euler_predicts() {
+    let rest = run_json(&["simulate", "scenes/contact_incline.toml", "--steps", "0"]);
+    let state = json("diffsoro simulate scenes/contact_incline.toml --set contact.friction=0.2");
+    let (x0, x1) = (effector(&rest, "tip"), effector(&state, "tip"));
+    let theta = 20f64.to_radians();
+    let slope = [-theta.cos(), 0.0, -theta.sin()]; // down the slope
+    let along: f64 = (0..3).map(|k| (x1[k] - x0[k]) * slope[k]).sum();
+    let a = 9.81 * (theta.sin() - 0.2 * theta.cos());
+    let (h, n) = (0.01, 50.0);
+    let discrete = a * h * h * n * (n + 1.0) / 2.0;
+    assert!((a - 1.512).abs() < 0.0005, "README: a = 1.512 m/s², {a}");
+    assert!(
+        (discrete - 0.1927).abs() < 0.00005,
+        "README: 0.1927 m, {discrete}"
+    );
+    assert!((0.5 * a * 0.25 - 0.1889).abs() < 0.00005);
+    // The cube slides as a rigid block on a frictional plane: within 0.1 % of the discrete
+    // motion (its own deformation and the first steps' contact settling aside).
+    assert!(
+        (along - discrete).abs() < 1e-3 * discrete,
+        "along {along}, predicted {discrete}"
+    );
+    assert!(
+        (along - 0.1927).abs() < 0.00005,
+        "README: 0.1927 m, {along}"
+    );
+    // At the scene's μ = 0.5 > tan 20° it sticks.
+    let stuck = run_json(&["simulate", "scenes/contact_incline.toml"]);
+    let moved: f64 = (0..3)
+        .map(|k| (effector(&stuck, "tip")[k] - x0[k]).powi(2))
+        .sum();
+    assert!(moved.sqrt() < 1e-3, "{}", moved.sqrt());
+}
+
+/// README: pulling cable c1 lifts the Trunk's tip toward +y.
+#[test]
+fn pulling_c1_lifts_the_trunk_tip() {
+    let pulled = json(
+        "diffsoro simulate scenes/trunk.toml --static --set soft_body.trunk.cable.c1.force=0.5",
+    );
+    let rest = run_json(&["simulate", "scenes/trunk.toml", "--static"]);
+    let rest_rows = run_json(&["simulate", "scenes/trunk.toml", "--steps", "0"]);
+    let (y0, y1) = (effector(&rest, "tip")[1], effector(&pulled, "tip")[1]);
+    assert!(
+        (y0 + 0.0225).abs() < 0.00005 && (y1 + 0.0080).abs() < 0.00005,
+        "{y0} {y1}"
+    );
+    let c1 = |s: &Value| f(&s["actuators"][0]["value"]);
+    assert_eq!(pulled["actuators"][0]["name"], "c1");
+    assert_eq!(f(&pulled["actuators"][0]["force"]), 0.5);
+    assert!(c1(&pulled) < c1(&rest_rows), "c1 shortens");
+}
+
+/// README and docs/calibration.md: E recovered from guesses 3× too small and too large.
+#[test]
+fn calibration_recovers_the_modulus_of_the_observation() {
+    for (command, iterations) in [
+        (
+            "diffsoro calibrate scenes/beam.toml --observed out/obs/final.json --param young_modulus:beam --init young_modulus:beam=1e5 --out out/calib",
+            6,
+        ),
+        (
+            "diffsoro calibrate scenes/beam.toml --observed out/obs/final.json --param young_modulus:beam --init young_modulus:beam=9e5",
+            12,
+        ),
+    ] {
+        let report = json(command);
+        let e = f(&report["params"]["young_modulus:beam"]);
+        assert!((e - 3e5).abs() < 1e-12 * 3e5, "{command}: E = {e}");
+        assert_eq!(report["converged"], true);
+        assert_eq!(report["iterations"], iterations, "{command}");
+        let loss = report["loss"].as_array().unwrap();
+        assert!(f(loss.last().unwrap()) < 1e-26, "{command}");
+    }
+    let report = json(
+        "diffsoro calibrate scenes/beam.toml --observed out/obs/final.json --param young_modulus:beam --init young_modulus:beam=1e5 --out out/calib",
+    );
+    assert!((f(&report["loss"][0]) - 0.555).abs() < 0.0005);
+    for file in [
+        "loss.svg",
+        "loss.csv",
+        "young_modulus_beam.svg",
+        "young_modulus_beam.csv",
+    ] {
+        assert!(scratch().join("out/calib").join(file).is_file(), "{file}");
+    }
+    let trunk = json(
+        "diffsoro calibrate scenes/trunk.toml --set simulation.steps=20 --set soft_body.trunk.cable.c1.force=0.5 --observed out/trunk_obs/final.json --param young_modulus:trunk --init young_modulus:trunk=1.5e5",
+    );
+    let e = f(&trunk["params"]["young_modulus:trunk"]);
+    assert!((e - 4.5e5).abs() < 1e-11 * 4.5e5, "E = {e}");
+    assert_eq!(trunk["iterations"], 5);
+}
+
+/// README and docs/control.md: the Trunk's tip driven 11 mm sideways; docs/control.md: the
+/// static pose of known tensions reached by `control --static`.
+#[test]
+fn control_reaches_the_documented_targets() {
+    let rest = effector(
+        &run_json(&["simulate", "scenes/trunk.toml", "--static"]),
+        "tip",
+    );
+    let target = [-0.0108, -0.022, 0.1923];
+    let aside: f64 = (0..3)
+        .map(|k| (target[k] - rest[k]).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!((aside - 0.011).abs() < 0.0005, "11 mm to the side: {aside}");
+    let report = json(
+        "diffsoro control scenes/trunk.toml --effector tip --target -0.0108,-0.022,0.1923 --steps 100 --out out/trunk",
+    );
+    assert!(
+        f(&report["final_error"]) < 1e-5,
+        "within 0.01 mm: {}",
+        report["final_error"]
+    );
+    assert_eq!(report["actuators"].as_array().unwrap().len(), 8);
+    let svg = std::fs::read_to_string(scratch().join("out/trunk/actuation.svg")).unwrap();
+    assert!(svg.contains("cable tension (N)") && svg.contains("c8 (N)"));
+    // The target of `control --static` is the pose of 0.9 N on c2 and 0.4 N on c5 (to the
+    // 0.1 mm the documentation rounds it to).
+    let pose = run_json(&[
+        "simulate",
+        "scenes/trunk.toml",
+        "--static",
+        "--set",
+        "soft_body.trunk.cable.c2.force=0.9",
+        "--set",
+        "soft_body.trunk.cable.c5.force=0.4",
+    ]);
+    let tip = effector(&pose, "tip");
+    let documented = [-0.0266, -0.0158, 0.1889];
+    for k in 0..3 {
+        assert!((tip[k] - documented[k]).abs() < 5e-5, "{tip:?}");
+    }
+    let report = json(
+        "diffsoro control scenes/trunk.toml --static --effector tip --target=-0.0266,-0.0158,0.1889 --steps 100 --max-force c2=1.5",
+    );
+    assert!(
+        f(&report["final_error"]) < 2.5e-7,
+        "2e-7 m: {}",
+        report["final_error"]
+    );
+    let iterations = report["error_history"].as_array().unwrap().len();
+    assert!(
+        (38..=44).contains(&iterations),
+        "41 iterations: {iterations}"
+    );
+}
+
+/// docs/control.md: Table I of the servo Gripper, both strategies.
+#[test]
+fn the_gripper_table_holds() {
+    let optimised = json(
+        "diffsoro control scenes/gripper_grasp.toml --effector tip --target 0.05,0.0575,0.01 --effector tip_right --target 0.05,0.0575,0.01 --contact-weight 1e-4 --max-change 0.004",
+    );
+    let heuristic = json(
+        "diffsoro control scenes/gripper_grasp.toml --effector tip --target 0.05,0.0575,0.01 --effector tip_right --target 0.05,0.0575,0.01 --contact-weight 1e-4 --heuristic",
+    );
+    let last = |r: &Value, key: &str| f(r[key].as_array().unwrap().last().unwrap());
+    // (‖X_e‖ mm, ‖λ_c‖ N, loss) as the table rounds them.
+    for (r, xe, lc, loss, angle) in [
+        (&heuristic, 39.94, 10.87, 1.340e-2, -0.350),
+        (&optimised, 39.56, 0.010, 1.565e-3, -0.156),
+    ] {
+        assert!(
+            (f(&r["final_error"]) * 1e3 - xe).abs() < 0.005,
+            "{}",
+            r["final_error"]
+        );
+        assert!(
+            (last(r, "contact_force_history") - lc).abs() < 0.0051,
+            "{}",
+            r["strategy"]
+        );
+        assert!(
+            (f(&r["loss"]) - loss).abs() < 0.0005 * loss,
+            "{}",
+            r["loss"]
+        );
+        let angles = r["actuation_history"].as_array().unwrap().last().unwrap();
+        for a in angles.as_array().unwrap() {
+            assert!((f(a) - angle).abs() < 0.0005, "{a}");
+        }
+    }
+    // The optimised strategy wins on the loss and presses a thousand times less.
+    assert!(f(&optimised["loss"]) < f(&heuristic["loss"]));
+}
