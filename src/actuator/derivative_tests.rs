@@ -107,6 +107,33 @@ fn cable_derivatives_match_finite_differences() {
 }
 
 #[test]
+fn cable_derivatives_with_points_outside_the_mesh_match_finite_differences() {
+    // Points up to 1.5 mm outside the 60 × 20 × 20 mm box, embedded with extrapolated
+    // barycentric weights (some negative) in their nearest tetrahedra.
+    let m = mesh();
+    let points: Vec<EmbeddedPoint> = [
+        [0.0615, 0.015, 0.005],
+        [0.03, 0.021, 0.006],
+        [0.004, -0.001, 0.0205],
+    ]
+    .iter()
+    .map(|p| {
+        let (e, d) = EmbeddedPoint::locate_outside(&m, Vec3::from(*p), 2e-3, "p").unwrap();
+        assert!(d > 4e-4 && e.weights.iter().any(|w| *w < 0.0), "{p:?}: {d}");
+        e
+    })
+    .collect();
+    let x = deformed(&m);
+    for pull_point in [None, Some(Vec3::new(-0.01, 0.01, 0.005))] {
+        let c = Cable {
+            points: points.clone(),
+            pull_point,
+        };
+        check(&actuator("cable", ActuatorKind::Cable(c)), &x, 0.7);
+    }
+}
+
+#[test]
 fn cavity_derivatives_match_finite_differences() {
     let m = mesh();
     let cavity = Cavity {

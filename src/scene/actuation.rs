@@ -32,7 +32,8 @@ use crate::mesh::Mesh;
 use super::file::SoftBodySection;
 use super::prescribed::PinnedServo;
 
-/// Points farther outside the mesh than this fraction of its bounding-box diagonal are errors.
+/// Without `embed_tolerance`, points farther outside the mesh than this fraction of its
+/// bounding-box diagonal are errors.
 pub const EMBEDDING_TOLERANCE: f64 = 1e-3;
 
 /// The actuators and effectors of one soft body (model data, immutable).
@@ -45,6 +46,9 @@ pub struct BodyActuation {
     /// The angle-driven servos, whose horn nodes are pinned (`scene::prescribed`); the body
     /// must have these nodes fixed (removed from the system).
     pub pinned: Vec<PinnedServo>,
+    /// What the user should hear about the build, one line each naming the key (points
+    /// outside the mesh mapped with extrapolated weights); `Scene::warnings` reports them.
+    pub warnings: Vec<String>,
 }
 
 /// Whether λ of `a` is solved by the bounded solve (a target-driven cable or cavity; an
@@ -63,9 +67,22 @@ impl BodyActuation {
     /// a group without triangles, a servo that drives no node off its axis.
     pub fn build(section: &SoftBodySection, mesh: &Mesh, what: &str) -> Result<BodyActuation> {
         let [lo, hi] = mesh.bounding_box();
-        let tol = EMBEDDING_TOLERANCE * (hi - lo).norm();
-        let locate =
-            |p: [f64; 3], key: String| EmbeddedPoint::locate(mesh, Vec3::from(p), tol, &key);
+        let tol = section
+            .embed_tolerance
+            .unwrap_or(EMBEDDING_TOLERANCE * (hi - lo).norm());
+        // Points outside the mesh: how many, and the farthest (key, distance in m).
+        let outside = std::cell::RefCell::new((0usize, None::<(String, f64)>));
+        let locate = |p: [f64; 3], key: String| {
+            let (e, d) = EmbeddedPoint::locate_outside(mesh, Vec3::from(p), tol, &key)?;
+            if d > 0.0 {
+                let mut o = outside.borrow_mut();
+                o.0 += 1;
+                if o.1.as_ref().is_none_or(|(_, far)| d > *far) {
+                    o.1 = Some((key, d));
+                }
+            }
+            Ok::<_, Error>(e)
+        };
         let mut actuators = Vec::new();
         let mut pinned = Vec::new();
         for c in &section.cable {
@@ -216,10 +233,17 @@ impl BodyActuation {
                 })
             })
             .collect::<Result<_>>()?;
+        let mut warnings = Vec::new();
+        if let (count, Some((key, d))) = outside.into_inner() {
+            warnings.push(format!(
+                "{key}: {count} embedded point(s) of {what} lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, this one, by {d:.3e} m (embed_tolerance {tol:.1e} m)"
+            ));
+        }
         Ok(BodyActuation {
             actuators,
             effectors,
             pinned,
+            warnings,
         })
     }
 

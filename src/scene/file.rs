@@ -111,6 +111,13 @@ pub struct SoftBodySection {
     /// Nodes of this mesh group (any kind) are fixed.
     #[serde(default)]
     pub fixed_group: Option<String>,
+    /// How far outside the mesh (m), > 0, an embedded point (cable point, effector, cavity
+    /// surface vertex) may lie: such a point is mapped into its nearest tetrahedron with
+    /// extrapolated barycentric weights (SOFA's `BarycentricMapping`) and a warning names the
+    /// farthest; a point farther out is an error. Default: 1e-3 of the mesh's bounding-box
+    /// diagonal.
+    #[serde(default)]
+    pub embed_tolerance: Option<f64>,
     /// `[[soft_body.cable]]`: cables.
     #[serde(default)]
     pub cable: Vec<CableSection>,
@@ -134,7 +141,7 @@ pub struct CableSection {
     /// Unique name among the body's actuators.
     pub name: String,
     /// The cable's points (m, after `scale`), from the pull side to the actuated last point;
-    /// each lies in the mesh (1e-3 of the bounding-box diagonal of slack).
+    /// each lies in the mesh or within the body's `embed_tolerance` of it.
     pub points: Vec<[f64; 3]>,
     /// Tension λ (N), ≥ 0 (a cable only pulls).
     #[serde(default)]
@@ -234,7 +241,7 @@ pub struct ServoSection {
 pub struct EffectorSection {
     /// Unique name among the body's effectors.
     pub name: String,
-    /// Its rest position (m), inside the mesh.
+    /// Its rest position (m), inside the mesh or within the body's `embed_tolerance` of it.
     pub point: [f64; 3],
 }
 
@@ -314,6 +321,9 @@ impl SceneFile {
             }
             validate_mass(b, &at)?;
             positive(&at("scale"), b.scale)?;
+            if let Some(t) = b.embed_tolerance {
+                positive(&at("embed_tolerance"), t)?;
+            }
             non_negative(&at("rayleigh_mass"), b.rayleigh_mass)?;
             non_negative(&at("rayleigh_stiffness"), b.rayleigh_stiffness)?;
             if let Some([lo, hi]) = b.fixed_box

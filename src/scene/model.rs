@@ -180,9 +180,13 @@ impl Scene {
     }
 
     /// What a user should hear about the scene as built, one line each, naming the key:
-    /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`). The CLI prints
-    /// them on stderr.
+    /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`), embedded points
+    /// outside their mesh (`BodyActuation::warnings`). The CLI prints them on stderr.
     pub fn warnings(&self) -> Vec<String> {
+        let embedded = self
+            .actuation
+            .iter()
+            .flat_map(|a| a.warnings.iter().cloned());
         self.bodies
             .iter()
             .filter_map(|b| match b.mesh().reoriented() {
@@ -193,6 +197,7 @@ impl Scene {
                     first.unwrap_or(0)
                 )),
             })
+            .chain(embedded)
             .collect()
     }
 
@@ -202,6 +207,7 @@ impl Scene {
             actuators: Vec::new(),
             effectors: Vec::new(),
             pinned: Vec::new(),
+            warnings: Vec::new(),
         };
         self.actuation.get(i).unwrap_or(&NONE)
     }
