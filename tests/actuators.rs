@@ -142,6 +142,7 @@ fn pressure_forces_balance_and_do_the_work_p_dv() {
         bounds: [f64::NEG_INFINITY, f64::INFINITY],
         max_value_step: f64::INFINITY,
         max_force_step: f64::INFINITY,
+        value_bounds: [f64::NEG_INFINITY, f64::INFINITY],
     };
     let mut f = vec![Vec3::zeros(); x.len()];
     act.add_forces(&x, p, &mut Vec::new(), &mut f);

@@ -77,6 +77,7 @@ fn actuator(name: &str, kind: ActuatorKind) -> Actuator {
         bounds: [f64::NEG_INFINITY, f64::INFINITY],
         max_value_step: f64::INFINITY,
         max_force_step: f64::INFINITY,
+        value_bounds: [f64::NEG_INFINITY, f64::INFINITY],
     }
 }
 

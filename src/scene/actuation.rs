@@ -18,11 +18,18 @@
 //! each iteration) and statics (K in place of A, δ(x) + H dx = t), see [`TargetSolve`].
 //! Per-step limits: each step aims at the target moved from δ(xₙ) by at most
 //! `max_value_step`, and λ stays within λₙ ± `max_force_step` ([`begin_step`]).
+//!
+//! A force-driven actuator with bounds on its value (a cable's `max_displacement` /
+//! `min_displacement`, [`Actuator::value_bounds`]) is solved in the same system: it keeps its
+//! given λ while the predicted δ(x⁺) stays within the bounds, and otherwise takes the λ that
+//! holds δ(x⁺) at the bound it would cross (`actuator::window_solve`: a complementarity
+//! decided inside the step, not by switching between steps). Its force, like a
+//! displacement-driven cable's, is taken at xₙ (its tangent is not in A).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::actuator::{
-    Actuator, ActuatorKind, Cable, Cavity, Drive, Effector, EmbeddedPoint, Servo, bounded_solve,
+    Actuator, ActuatorKind, Cable, Cavity, Drive, Effector, EmbeddedPoint, Servo, window_solve,
 };
 use crate::error::{Error, Result};
 use crate::linalg::{DofMap, NumericFactor};
@@ -51,11 +58,19 @@ pub struct BodyActuation {
     pub warnings: Vec<String>,
 }
 
-/// Whether λ of `a` is solved by the bounded solve (a target-driven cable or cavity; an
-/// angle-driven servo pins its horn instead).
+/// Whether λ of `a` is solved by the bounded solve: a target-driven cable or cavity (an
+/// angle-driven servo pins its horn instead), or a force-driven actuator with value bounds.
 pub fn is_solved(a: &Actuator) -> bool {
-    matches!(a.drive, Drive::Target(_)) && !matches!(a.kind, ActuatorKind::Servo(_))
+    !matches!(a.kind, ActuatorKind::Servo(_))
+        && (matches!(a.drive, Drive::Target(_)) || has_value_bounds(a))
 }
+
+/// Whether `a` has a finite bound on its value δ ([`Actuator::value_bounds`]).
+pub fn has_value_bounds(a: &Actuator) -> bool {
+    a.value_bounds[0] > f64::NEG_INFINITY || a.value_bounds[1] < f64::INFINITY
+}
+
+const NO_VALUE_BOUNDS: [f64; 2] = [f64::NEG_INFINITY, f64::INFINITY];
 
 fn limit(v: Option<f64>) -> f64 {
     v.unwrap_or(f64::INFINITY)
@@ -108,11 +123,20 @@ impl BodyActuation {
                     ));
                 }
             };
+            // Pull = rest − L: pull ≤ max_displacement ⇔ L ≥ rest − max_displacement.
+            let value_bounds = [
+                c.max_displacement.map_or(f64::NEG_INFINITY, |d| rest - d),
+                c.min_displacement.map_or(f64::INFINITY, |d| rest - d),
+            ];
             actuators.push(Actuator {
                 name: c.name.clone(),
                 kind: ActuatorKind::Cable(cable),
                 drive,
-                bounds: [0.0, c.max_force.unwrap_or(f64::INFINITY)],
+                bounds: [
+                    c.min_force.unwrap_or(0.0),
+                    c.max_force.unwrap_or(f64::INFINITY),
+                ],
+                value_bounds,
                 max_value_step: limit(c.max_displacement_step),
                 max_force_step: limit(c.max_force_step),
             });
@@ -161,6 +185,7 @@ impl BodyActuation {
                 ],
                 max_value_step: limit(p.max_volume_step),
                 max_force_step: limit(p.max_pressure_step),
+                value_bounds: NO_VALUE_BOUNDS,
             });
         }
         for s in &section.servo {
@@ -221,6 +246,7 @@ impl BodyActuation {
                 bounds: [-m, m],
                 max_value_step: limit(s.max_angle_step),
                 max_force_step: limit(s.max_torque_step),
+                value_bounds: NO_VALUE_BOUNDS,
             });
         }
         let effectors = section
@@ -281,17 +307,20 @@ impl BodyActuation {
     }
 
     /// Moves each force-driven λ in `forces` towards its given value by at most its
-    /// `max_force_step` (the step's λ; a no-op without limits).
+    /// `max_force_step` (the step's λ; a no-op without limits). Solved ones (with value
+    /// bounds) keep λₙ: [`begin_step`] ramps their preferred λ.
     pub fn ramp_forces(&self, forces: &mut [f64]) {
         for (a, l) in self.actuators.iter().zip(forces.iter_mut()) {
-            if let Drive::Force(f) = a.drive {
+            if let Drive::Force(f) = a.drive
+                && !is_solved(a)
+            {
                 *l = f.clamp(*l - a.max_force_step, *l + a.max_force_step);
             }
         }
     }
 
-    /// Adds `scale` · Σ f_a of the force-driven actuators (N) at `x` into `out`, with λ from
-    /// `forces` (indexed like `actuators`).
+    /// Adds `scale` · Σ f_a of the force-driven actuators that are not solved (N) at `x` into
+    /// `out`, with λ from `forces` (indexed like `actuators`).
     pub fn add_driven_forces(
         &self,
         x: &[Vec3],
@@ -301,7 +330,7 @@ impl BodyActuation {
         out: &mut [Vec3],
     ) {
         for (a, f) in self.actuators.iter().zip(forces) {
-            if let Drive::Force(_) = a.drive {
+            if matches!(a.drive, Drive::Force(_)) && !is_solved(a) {
                 a.add_forces(x, scale * f, rows, out);
             }
         }
@@ -335,23 +364,23 @@ impl BodyActuation {
         out: &mut [Vec3],
     ) {
         for (a, f) in self.actuators.iter().zip(forces) {
-            if let Drive::Force(_) = a.drive {
-                a.add_force_derivative_action(x, scale * f, dx, out);
-            } else if is_solved(a) {
+            if is_solved(a) {
                 a.add_force_derivative_action(x, solved_scale * f, dx, out);
+            } else if let Drive::Force(_) = a.drive {
+                a.add_force_derivative_action(x, scale * f, dx, out);
             }
         }
     }
 
-    /// Σ σλδ(x) of the force-driven actuators (J), λ from `forces`: the work whose gradient is
-    /// their force.
+    /// Σ σλδ(x) of the force-driven actuators that are not solved (J), λ from `forces`: the
+    /// work whose gradient is their force.
     pub fn driven_work(&self, x: &[Vec3], forces: &[f64]) -> f64 {
         self.actuators
             .iter()
             .zip(forces)
             .map(|(a, f)| match a.drive {
-                Drive::Force(_) => a.kind.sign() * f * a.kind.value(x),
-                Drive::Target(_) => 0.0,
+                Drive::Force(_) if !is_solved(a) => a.kind.sign() * f * a.kind.value(x),
+                _ => 0.0,
             })
             .sum()
     }
@@ -360,18 +389,21 @@ impl BodyActuation {
 /// Reusable buffers of the actuation stage of one body.
 pub struct ActuationWorkspace {
     rows: Vec<(usize, Vec3)>,
-    /// Per solved actuator: its index, its H rows, this step's target (the file's target
-    /// moved from δ(xₙ) by at most `max_value_step`) and bounds (λₙ ± `max_force_step` within
-    /// the actuator's bounds).
+    /// Per solved actuator: its index, its H rows, this step's window of δ (a target: the
+    /// file's target moved from δ(xₙ) by at most `max_value_step`, as [t, t]; a force-driven
+    /// one: its value bounds), its preferred λ (a force-driven one's given λ, ramped) and
+    /// bounds on λ (λₙ ± `max_force_step` within the actuator's bounds).
     targets: Vec<usize>,
     target_rows: Vec<Vec<(usize, Vec3)>>,
-    step_targets: Vec<f64>,
+    step_targets: Vec<[f64; 2]>,
+    preferred: Vec<f64>,
     bounds: Vec<[f64; 2]>,
+    /// The windows of (Sλ)ᵢ of the solve (`actuator::window_solve`).
+    windows: Vec<[f64; 2]>,
     /// A⁻¹Gⱼ, column-major (n_reduced × k).
     columns: Vec<f64>,
     buffer: MemBuffer,
     s: DMat,
-    c: DVec,
     lambda: DVec,
     /// The actuator forces of the last [`add_force_driven`] (N per node, unscaled).
     nodal: Vec<Vec3>,
@@ -387,11 +419,12 @@ impl ActuationWorkspace {
             targets: Vec::with_capacity(k),
             target_rows: vec![Vec::new(); k],
             step_targets: Vec::with_capacity(k),
+            preferred: Vec::with_capacity(k),
             bounds: Vec::with_capacity(k),
+            windows: vec![[0.0; 2]; k],
             columns: vec![0.0; n * k],
             buffer: MemBuffer::new(factor.solve_scratch(k.max(1))),
             s: DMat::zeros(k, k),
-            c: DVec::zeros(k),
             lambda: DVec::zeros(k),
             nodal: vec![Vec3::zeros(); nodes],
         }
@@ -403,15 +436,12 @@ impl ActuationWorkspace {
     }
 }
 
-/// The actuators whose λ the step solves for a target: (index, actuator, target).
-fn solved_targets(act: &BodyActuation) -> impl Iterator<Item = (usize, &Actuator, f64)> {
+/// The actuators whose λ the step solves: (index, actuator).
+fn solved_targets(act: &BodyActuation) -> impl Iterator<Item = (usize, &Actuator)> {
     act.actuators
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| match a.drive {
-            Drive::Target(target) if is_solved(a) => Some((i, a, target)),
-            _ => None,
-        })
+        .filter(|(_, a)| is_solved(a))
 }
 
 /// Starts a step: moves the force-driven λ in `forces` towards their inputs (`max_force_step`)
@@ -425,13 +455,27 @@ pub fn begin_step(
     act.ramp_forces(forces);
     ws.targets.clear();
     ws.step_targets.clear();
+    ws.preferred.clear();
     ws.bounds.clear();
-    for (i, a, target) in solved_targets(act) {
-        let now = a.kind.value(x);
-        ws.step_targets
-            .push(target.clamp(now - a.max_value_step, now + a.max_value_step));
-        let [lo, hi] = a.bounds;
+    for (i, a) in solved_targets(act) {
         let l = forces[i];
+        match a.drive {
+            Drive::Target(target) => {
+                let now = a.kind.value(x);
+                let [vlo, vhi] = a.value_bounds;
+                let t = target
+                    .clamp(vlo, vhi)
+                    .clamp(now - a.max_value_step, now + a.max_value_step);
+                ws.step_targets.push([t, t]);
+                ws.preferred.push(0.0);
+            }
+            Drive::Force(f) => {
+                ws.step_targets.push(a.value_bounds);
+                ws.preferred
+                    .push(f.clamp(l - a.max_force_step, l + a.max_force_step));
+            }
+        }
+        let [lo, hi] = a.bounds;
         let lo_step = lo.max(l - a.max_force_step).min(hi);
         ws.bounds
             .push([lo_step, hi.min(l + a.max_force_step).max(lo_step)]);
@@ -441,14 +485,27 @@ pub fn begin_step(
 
 /// Sets the solved actuators' targets for static equilibrium at load factor `s`:
 /// δ(x₀) + s(t − δ(x₀)), δ(x₀) their values at `start`, within their bounds (no per-step
-/// limits: statics has no steps).
+/// limits: statics has no steps); a force-driven one with value bounds prefers s times its
+/// given λ within its value bounds.
 pub fn begin_static(act: &BodyActuation, ws: &mut ActuationWorkspace, start: &[Vec3], s: f64) {
     ws.targets.clear();
     ws.step_targets.clear();
+    ws.preferred.clear();
     ws.bounds.clear();
-    for (i, a, target) in solved_targets(act) {
-        let now = a.kind.value(start);
-        ws.step_targets.push(now + s * (target - now));
+    for (i, a) in solved_targets(act) {
+        match a.drive {
+            Drive::Target(target) => {
+                let now = a.kind.value(start);
+                let [vlo, vhi] = a.value_bounds;
+                let t = now + s * (target.clamp(vlo, vhi) - now);
+                ws.step_targets.push([t, t]);
+                ws.preferred.push(0.0);
+            }
+            Drive::Force(f) => {
+                ws.step_targets.push(a.value_bounds);
+                ws.preferred.push(s * f);
+            }
+        }
         ws.bounds.push(a.bounds);
         ws.targets.push(i);
     }
@@ -503,9 +560,9 @@ fn dot_rows(dofs: &DofMap, rows: &[(usize, Vec3)], v: &[f64]) -> f64 {
     s
 }
 
-/// Whether the solved actuators meet this step's targets at `x`: |δ − t| ≤ `tolerance` · |t|
-/// (or 1) for every one whose λ is strictly inside its bounds (one held at a bound, a cable
-/// asked to push, need not).
+/// Whether the solved actuators meet this step's targets at `x`: δ within the window [t⁻, t⁺]
+/// (a target: t⁻ = t⁺ = t) up to `tolerance` · max(|t⁻|, |t⁺|, 1) (finite sides) for every one
+/// whose λ is strictly inside its bounds (one held at a bound, a cable asked to push, need not).
 pub fn targets_met(
     act: &BodyActuation,
     ws: &ActuationWorkspace,
@@ -516,10 +573,13 @@ pub fn targets_met(
     ws.targets.iter().enumerate().all(|(j, &i)| {
         let [lo, hi] = ws.bounds[j];
         let l = forces[i];
-        let t = ws.step_targets[j];
-        l <= lo
-            || l >= hi
-            || (act.actuators[i].kind.value(x) - t).abs() <= tolerance * t.abs().max(1.0)
+        let [t0, t1] = ws.step_targets[j];
+        let scale = [t0, t1]
+            .iter()
+            .filter(|t| t.is_finite())
+            .fold(1.0f64, |m, t| m.max(t.abs()));
+        let v = act.actuators[i].kind.value(x);
+        l <= lo || l >= hi || (v >= t0 - tolerance * scale && v <= t1 + tolerance * scale)
     })
 }
 
@@ -615,7 +675,9 @@ pub fn solve_target_driven(
             TargetSolve::Newton { x_k } => a.kind.value(x_k) + h * dot_rows(dofs, rows, dv),
             TargetSolve::Static => a.kind.value(x) + dot_rows(dofs, rows, dv),
         };
-        ws.c[j] = a.kind.sign() * (ws.step_targets[j] - predicted);
+        // c = σ(t − δ_predicted) at each side of the window, in increasing order.
+        let [c0, c1] = ws.step_targets[j].map(|t| a.kind.sign() * (t - predicted));
+        ws.windows[j] = [c0.min(c1), c0.max(c1)];
         ws.lambda[j] = forces[i];
     }
     // S = h hc σᵢσⱼ Hᵢ A⁻¹ Hⱼᵀ (the step's displacement is h Δv; statics' is dx).
@@ -638,7 +700,15 @@ pub fn solve_target_driven(
             ws.s[(j, i)] = m;
         }
     }
-    bounded_solve(&ws.s, &ws.c, &ws.bounds, &mut ws.lambda, 1e-14, 10_000);
+    window_solve(
+        &ws.s,
+        &ws.windows,
+        &ws.preferred,
+        &ws.bounds,
+        &mut ws.lambda,
+        1e-14,
+        10_000,
+    );
     for (j, ai) in ws.targets.iter().enumerate() {
         forces[*ai] = ws.lambda[j];
         let col = &ws.columns[j * n..(j + 1) * n];

@@ -153,9 +153,26 @@ pub struct CableSection {
     /// moves with the body.
     #[serde(default)]
     pub pull_point: Option<[f64; 3]>,
-    /// Upper bound of the solved tension (N), > 0; default unbounded.
+    /// Upper bound of the tension (N), > 0, default unbounded: of the solved tension, and a
+    /// given `force` must not exceed it (SOFA's `maxForce`).
     #[serde(default)]
     pub max_force: Option<f64>,
+    /// Lower bound of the tension (N), ≥ 0 (default 0: a cable only pulls), ≤ `max_force`; a
+    /// given `force` must not be below it (SOFA's `minForce`).
+    #[serde(default)]
+    pub min_force: Option<f64>,
+    /// Largest total pull, rest length − length (m; SOFA's `maxPositiveDisp`), default
+    /// unbounded. With `force`, the step holds the pull at this bound by lowering the tension
+    /// (a complementarity solved in the step) when the given force would pull further; with
+    /// `displacement`, the displacement must not exceed it.
+    #[serde(default)]
+    pub max_displacement: Option<f64>,
+    /// Smallest total pull (m; negative: the cable lengthens; SOFA's `maxNegativeDisp` with
+    /// the opposite sign), default unbounded, ≤ `max_displacement`. With `force`, the step
+    /// raises the tension to hold the pull at this bound when the given force would let the
+    /// cable lengthen further.
+    #[serde(default)]
+    pub min_displacement: Option<f64>,
     /// Largest change of the cable length per step (m), > 0, when `displacement` drives it
     /// (SOFA's `maxDispVariation`); default unlimited.
     #[serde(default)]
