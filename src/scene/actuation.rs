@@ -28,15 +28,10 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
-use crate::actuator::{
-    Actuator, ActuatorKind, Cable, Cavity, Drive, Effector, EmbeddedPoint, Servo, window_solve,
-};
-use crate::error::{Error, Result};
+use crate::actuator::{Actuator, ActuatorKind, Drive, Effector, window_solve};
 use crate::linalg::{DofMap, NumericFactor};
 use crate::math::{DMat, DVec, Vec3};
-use crate::mesh::Mesh;
 
-use super::file::SoftBodySection;
 use super::prescribed::PinnedServo;
 
 /// Without `embed_tolerance`, points farther outside the mesh than this fraction of its
@@ -70,209 +65,15 @@ pub fn has_value_bounds(a: &Actuator) -> bool {
     a.value_bounds[0] > f64::NEG_INFINITY || a.value_bounds[1] < f64::INFINITY
 }
 
-const NO_VALUE_BOUNDS: [f64; 2] = [f64::NEG_INFINITY, f64::INFINITY];
+/// [`Actuator::value_bounds`] of an actuator without bounds on its value.
+pub(super) const NO_VALUE_BOUNDS: [f64; 2] = [f64::NEG_INFINITY, f64::INFINITY];
 
-fn limit(v: Option<f64>) -> f64 {
+/// A per-step limit from the file (`None`: unlimited).
+pub(super) fn limit(v: Option<f64>) -> f64 {
     v.unwrap_or(f64::INFINITY)
 }
 
 impl BodyActuation {
-    /// Builds the actuators and effectors of `section` on `mesh` (m, after scaling); `what`
-    /// is `soft_body.NAME`. Errors name the key: a point outside the mesh, an unknown group,
-    /// a group without triangles, a servo that drives no node off its axis.
-    pub fn build(section: &SoftBodySection, mesh: &Mesh, what: &str) -> Result<BodyActuation> {
-        let [lo, hi] = mesh.bounding_box();
-        let tol = section
-            .embed_tolerance
-            .unwrap_or(EMBEDDING_TOLERANCE * (hi - lo).norm());
-        // Points outside the mesh: how many, and the farthest (key, distance in m).
-        let outside = std::cell::RefCell::new((0usize, None::<(String, f64)>));
-        let locate = |p: [f64; 3], key: String| {
-            let (e, d) = EmbeddedPoint::locate_outside(mesh, Vec3::from(p), tol, &key)?;
-            if d > 0.0 {
-                let mut o = outside.borrow_mut();
-                o.0 += 1;
-                if o.1.as_ref().is_none_or(|(_, far)| d > *far) {
-                    o.1 = Some((key, d));
-                }
-            }
-            Ok::<_, Error>(e)
-        };
-        let mut actuators = Vec::new();
-        let mut pinned = Vec::new();
-        for c in &section.cable {
-            let at = format!("{what}.cable.{}", c.name);
-            let points = c
-                .points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| locate(*p, format!("{at}.points[{i}]")))
-                .collect::<Result<Vec<_>>>()?;
-            let cable = Cable {
-                points,
-                pull_point: c.pull_point.map(Vec3::from),
-            };
-            let rest = cable.value(mesh.positions());
-            let drive = match (c.force, c.displacement) {
-                (Some(f), None) => Drive::Force(f),
-                (None, Some(d)) => Drive::Target(rest - d),
-                _ => {
-                    return Err(Error::invalid(
-                        &at,
-                        "give exactly one of `force` and `displacement`",
-                    ));
-                }
-            };
-            // Pull = rest − L: pull ≤ max_displacement ⇔ L ≥ rest − max_displacement.
-            let value_bounds = [
-                c.max_displacement.map_or(f64::NEG_INFINITY, |d| rest - d),
-                c.min_displacement.map_or(f64::INFINITY, |d| rest - d),
-            ];
-            actuators.push(Actuator {
-                name: c.name.clone(),
-                kind: ActuatorKind::Cable(cable),
-                drive,
-                bounds: [
-                    c.min_force.unwrap_or(0.0),
-                    c.max_force.unwrap_or(f64::INFINITY),
-                ],
-                value_bounds,
-                max_value_step: limit(c.max_displacement_step),
-                max_force_step: limit(c.max_force_step),
-            });
-        }
-        for p in &section.pneumatic {
-            let at = format!("{what}.pneumatic.{}.group", p.name);
-            let triangles = mesh.groups().triangles.get(&p.group).ok_or_else(|| {
-                let known: Vec<&String> = mesh.groups().triangles.keys().collect();
-                Error::invalid(
-                    &at,
-                    format!(
-                        "the mesh has no triangle group `{}` (it has {known:?})",
-                        p.group
-                    ),
-                )
-            })?;
-            let cavity = Cavity {
-                triangles: triangles.iter().map(|&t| mesh.triangles()[t]).collect(),
-            };
-            let rest = cavity.value(mesh.positions());
-            if !(rest > 0.0) {
-                return Err(Error::invalid(
-                    &at,
-                    format!(
-                        "encloses a volume {rest:e} m³ ≤ 0: its triangles must be closed and oriented out of the cavity"
-                    ),
-                ));
-            }
-            let drive = match (p.pressure, p.volume_change) {
-                (Some(f), None) => Drive::Force(f),
-                (None, Some(d)) => Drive::Target(rest + d),
-                _ => {
-                    return Err(Error::invalid(
-                        format!("{what}.pneumatic.{}", p.name),
-                        "give exactly one of `pressure` and `volume_change`",
-                    ));
-                }
-            };
-            actuators.push(Actuator {
-                name: p.name.clone(),
-                kind: ActuatorKind::Pneumatic(cavity),
-                drive,
-                bounds: [
-                    p.min_pressure.unwrap_or(f64::NEG_INFINITY),
-                    p.max_pressure.unwrap_or(f64::INFINITY),
-                ],
-                max_value_step: limit(p.max_volume_step),
-                max_force_step: limit(p.max_pressure_step),
-                value_bounds: NO_VALUE_BOUNDS,
-            });
-        }
-        for s in &section.servo {
-            let at = format!("{what}.servo.{}", s.name);
-            let mut nodes = Vec::new();
-            if let Some(g) = &s.group {
-                nodes = mesh.group_nodes(g).ok_or_else(|| {
-                    Error::invalid(
-                        format!("{at}.group"),
-                        format!("the mesh has no group `{g}`"),
-                    )
-                })?;
-            }
-            if let Some([lo, hi]) = s.node_box {
-                nodes.extend((0..mesh.node_count()).filter(|&n| {
-                    let p = mesh.positions()[n];
-                    (0..3).all(|a| p[a] >= lo[a] && p[a] <= hi[a])
-                }));
-                nodes.sort_unstable();
-                nodes.dedup();
-            }
-            let servo = Servo::new(
-                Vec3::from(s.axis_point),
-                Vec3::from(s.axis_direction),
-                &nodes,
-                mesh.positions(),
-            )
-            .ok_or_else(|| {
-                Error::invalid(
-                    &at,
-                    format!(
-                        "drives no node off its axis ({} nodes selected)",
-                        nodes.len()
-                    ),
-                )
-            })?;
-            let drive = match (s.torque, s.angle) {
-                (Some(f), None) => Drive::Force(f),
-                (None, Some(a)) => Drive::Target(a),
-                _ => {
-                    return Err(Error::invalid(
-                        &at,
-                        "give exactly one of `angle` and `torque`",
-                    ));
-                }
-            };
-            let m = s.max_torque.unwrap_or(f64::INFINITY);
-            if let Drive::Target(_) = drive {
-                pinned.push(PinnedServo {
-                    actuator: actuators.len(),
-                    nodes: nodes.clone(),
-                });
-            }
-            actuators.push(Actuator {
-                name: s.name.clone(),
-                kind: ActuatorKind::Servo(servo),
-                drive,
-                bounds: [-m, m],
-                max_value_step: limit(s.max_angle_step),
-                max_force_step: limit(s.max_torque_step),
-                value_bounds: NO_VALUE_BOUNDS,
-            });
-        }
-        let effectors = section
-            .effector
-            .iter()
-            .map(|e| {
-                Ok(Effector {
-                    name: e.name.clone(),
-                    point: locate(e.point, format!("{what}.effector.{}.point", e.name))?,
-                })
-            })
-            .collect::<Result<_>>()?;
-        let mut warnings = Vec::new();
-        if let (count, Some((key, d))) = outside.into_inner() {
-            warnings.push(format!(
-                "{key}: {count} embedded point(s) of {what} lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, this one, by {d:.3e} m (embed_tolerance {tol:.1e} m)"
-            ));
-        }
-        Ok(BodyActuation {
-            actuators,
-            effectors,
-            pinned,
-            warnings,
-        })
-    }
-
     /// Whether an actuator's λ is solved (a target-driven cable or cavity).
     pub fn has_targets(&self) -> bool {
         self.actuators.iter().any(is_solved)

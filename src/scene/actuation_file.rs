@@ -150,6 +150,12 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
     for p in &b.pneumatic {
         unique("pneumatic", &p.name)?;
         let at = format!("{body}.pneumatic.{}", p.name);
+        if p.group.is_some() == p.surface.is_some() {
+            return Err(Error::invalid(
+                &at,
+                "give exactly one of `group` (a triangle group of the mesh) and `surface` (a closed surface file)",
+            ));
+        }
         one_of(
             &at,
             ("pressure", p.pressure),

@@ -184,14 +184,25 @@ pub struct CableSection {
 }
 
 /// `[[soft_body.pneumatic]]`: a cavity bounded by a triangle group of the mesh (closed,
-/// normals out of the cavity). Exactly one of `pressure` and `volume_change`.
+/// normals out of the cavity) or by its own closed surface file embedded in the mesh (SOFA's
+/// `SurfacePressureConstraint` on a cavity `.stl`). Exactly one of `group` and `surface`, and
+/// one of `pressure` and `volume_change`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PneumaticSection {
     /// Unique name among the body's actuators.
     pub name: String,
     /// The triangle group of the cavity's surface.
-    pub group: String,
+    #[serde(default)]
+    pub group: Option<String>,
+    /// A closed triangle surface file (`.stl` / `.obj`, relative to the scene file) of the
+    /// cavity, in the mesh file's units and frame: the body's `scale`, `rotation` and
+    /// `translation` place it with the mesh. Its vertices are embedded in the tetrahedra
+    /// (barycentric weights; within `embed_tolerance` outside, extrapolated), so the cavity's
+    /// volume follows the deformation. Any consistent orientation (the enclosed volume is
+    /// taken positive).
+    #[serde(default)]
+    pub surface: Option<PathBuf>,
     /// Pressure λ (Pa, relative to ambient).
     #[serde(default)]
     pub pressure: Option<f64>,

@@ -118,7 +118,7 @@ impl Scene {
             let material = Material::new(b.law, b.young_modulus, b.poisson_ratio)
                 .map_err(|e| prefix(e, &what))?;
             let mut fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
-            let act = BodyActuation::build(b, &mesh, &what)?;
+            let act = BodyActuation::build(b, &mesh, &what, dir)?;
             // Pinned servo horns are removed from the system like fixed nodes (and moved).
             for n in act.pinned_nodes() {
                 fixed[n] = true;
