@@ -112,9 +112,7 @@ fn off_axis_cable_bends_the_bar_toward_it() {
 fn pressure_forces_balance_and_do_the_work_p_dv() {
     let mesh = read_mesh(Path::new(ROOT).join("meshes/pneumatic.msh")).unwrap();
     let tris = &mesh.groups().triangles["cavity"];
-    let cavity = Cavity {
-        triangles: tris.iter().map(|&t| mesh.triangles()[t]).collect(),
-    };
+    let cavity = Cavity::on_nodes(tris.iter().map(|&t| mesh.triangles()[t]).collect());
     let x0 = mesh.positions();
     assert!(
         (cavity.value(x0) - 6.606e-6).abs() < 1e-9,
@@ -142,6 +140,7 @@ fn pressure_forces_balance_and_do_the_work_p_dv() {
         bounds: [f64::NEG_INFINITY, f64::INFINITY],
         max_value_step: f64::INFINITY,
         max_force_step: f64::INFINITY,
+        value_bounds: [f64::NEG_INFINITY, f64::INFINITY],
     };
     let mut f = vec![Vec3::zeros(); x.len()];
     act.add_forces(&x, p, &mut Vec::new(), &mut f);

@@ -77,6 +77,7 @@ fn actuator(name: &str, kind: ActuatorKind) -> Actuator {
         bounds: [f64::NEG_INFINITY, f64::INFINITY],
         max_value_step: f64::INFINITY,
         max_force_step: f64::INFINITY,
+        value_bounds: [f64::NEG_INFINITY, f64::INFINITY],
     }
 }
 
@@ -107,14 +108,93 @@ fn cable_derivatives_match_finite_differences() {
 }
 
 #[test]
+fn cable_derivatives_with_points_outside_the_mesh_match_finite_differences() {
+    // Points up to 1.5 mm outside the 60 × 20 × 20 mm box, embedded with extrapolated
+    // barycentric weights (some negative) in their nearest tetrahedra.
+    let m = mesh();
+    let points: Vec<EmbeddedPoint> = [
+        [0.0615, 0.015, 0.005],
+        [0.03, 0.021, 0.006],
+        [0.004, -0.001, 0.0205],
+    ]
+    .iter()
+    .map(|p| {
+        let (e, d) = EmbeddedPoint::locate_outside(&m, Vec3::from(*p), 2e-3, "p").unwrap();
+        assert!(d > 4e-4 && e.weights.iter().any(|w| *w < 0.0), "{p:?}: {d}");
+        e
+    })
+    .collect();
+    let x = deformed(&m);
+    for pull_point in [None, Some(Vec3::new(-0.01, 0.01, 0.005))] {
+        let c = Cable {
+            points: points.clone(),
+            pull_point,
+        };
+        check(&actuator("cable", ActuatorKind::Cable(c)), &x, 0.7);
+    }
+}
+
+#[test]
 fn cavity_derivatives_match_finite_differences() {
     let m = mesh();
-    let cavity = Cavity {
-        triangles: m.boundary_triangles(),
-    };
+    let cavity = Cavity::on_nodes(m.boundary_triangles());
     // The box's boundary, outward: V = the box's volume at rest.
     let v = cavity.value(m.positions());
     assert!((v - 0.06 * 0.02 * 0.02).abs() < 1e-18, "{v}");
+    check(
+        &actuator("cavity", ActuatorKind::Pneumatic(cavity)),
+        &deformed(&m),
+        2.0e4,
+    );
+}
+
+/// The 12 outward triangles of the box with corners `min`, `max` (corner k at bit 0: x,
+/// bit 1: y, bit 2: z).
+fn box_surface(min: [f64; 3], max: [f64; 3]) -> (Vec<Vec3>, Vec<[usize; 3]>) {
+    let corners = (0..8)
+        .map(|k| {
+            Vec3::new(
+                if k & 1 == 0 { min[0] } else { max[0] },
+                if k & 2 == 0 { min[1] } else { max[1] },
+                if k & 4 == 0 { min[2] } else { max[2] },
+            )
+        })
+        .collect();
+    let triangles = vec![
+        [0, 4, 6],
+        [0, 6, 2],
+        [1, 3, 7],
+        [1, 7, 5],
+        [0, 1, 5],
+        [0, 5, 4],
+        [2, 6, 7],
+        [2, 7, 3],
+        [0, 2, 3],
+        [0, 3, 1],
+        [4, 5, 7],
+        [4, 7, 6],
+    ];
+    (corners, triangles)
+}
+
+#[test]
+fn embedded_cavity_derivatives_match_finite_differences() {
+    // A closed box surface inside the 60 × 20 × 20 mm mesh (one corner 0.5 mm outside it),
+    // its vertices embedded in the tetrahedra.
+    let m = mesh();
+    let (min, max) = ([0.011, 0.004, 0.0035], [0.047, 0.0205, 0.017]);
+    let (corners, triangles) = box_surface(min, max);
+    let vertices = corners
+        .iter()
+        .map(|p| EmbeddedPoint::locate(&m, *p, 1e-3, "p").unwrap())
+        .collect();
+    let cavity = Cavity::embedded(vertices, triangles);
+    let v = cavity.value(m.positions());
+    let exact = (0..3).map(|a| max[a] - min[a]).product::<f64>();
+    assert!(
+        (v - exact).abs() < 1e-15 * exact.max(1e-6),
+        "{v} vs {exact}"
+    );
     check(
         &actuator("cavity", ActuatorKind::Pneumatic(cavity)),
         &deformed(&m),

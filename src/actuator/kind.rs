@@ -45,6 +45,12 @@ pub struct Actuator {
     pub drive: Drive,
     /// Bounds [min, max] on λ when it is solved (a cable only pulls: min = 0).
     pub bounds: [f64; 2],
+    /// Bounds [min, max] on δ (m, m³ or rad) that a force-driven actuator keeps (a cable's
+    /// total pull between `min_displacement` and `max_displacement`, SOFA's
+    /// `maxPositiveDisp` / `maxNegativeDisp` in force mode): λ is then solved in the step, the
+    /// given force while δ(x⁺) stays inside, the force that holds δ at the bound otherwise
+    /// (`scene::actuation`). [−∞, ∞] for none.
+    pub value_bounds: [f64; 2],
     /// Largest change of the target-driven value per step (m, m³ or rad; SOFA's
     /// `maxDispVariation`): each step aims at the target moved from the current δ by at most
     /// this. `f64::INFINITY` for no limit.

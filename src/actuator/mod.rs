@@ -10,7 +10,7 @@ mod embedding;
 mod kind;
 mod servo;
 
-pub use bounded_solve::bounded_solve;
+pub use bounded_solve::{bounded_solve, window_solve};
 pub use cable::Cable;
 pub use cavity::Cavity;
 pub use embedding::{Effector, EmbeddedPoint};

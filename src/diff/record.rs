@@ -130,6 +130,12 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
                     "has a per-step force limit: derivatives cover actuators whose input is applied in full each step",
                 ));
             }
+            if a.value_bounds != [f64::NEG_INFINITY, f64::INFINITY] {
+                return Err(Error::invalid(
+                    format!("soft_body.{}.{}", scene.bodies[b].name(), a.name),
+                    "has displacement bounds (max_displacement / min_displacement): its force is solved in the step; derivatives cover actuators whose input is applied as given",
+                ));
+            }
             if matches!(a.drive, Drive::Target(_)) && !matches!(a.kind, ActuatorKind::Servo(_)) {
                 return Err(Error::invalid(
                     format!("soft_body.{}.{}", scene.bodies[b].name(), a.name),

@@ -18,21 +18,24 @@
 //! each iteration) and statics (K in place of A, δ(x) + H dx = t), see [`TargetSolve`].
 //! Per-step limits: each step aims at the target moved from δ(xₙ) by at most
 //! `max_value_step`, and λ stays within λₙ ± `max_force_step` ([`begin_step`]).
+//!
+//! A force-driven actuator with bounds on its value (a cable's `max_displacement` /
+//! `min_displacement`, [`Actuator::value_bounds`]) is solved in the same system: it keeps its
+//! given λ while the predicted δ(x⁺) stays within the bounds, and otherwise takes the λ that
+//! holds δ(x⁺) at the bound it would cross (`actuator::window_solve`: a complementarity
+//! decided inside the step, not by switching between steps). Its force, like a
+//! displacement-driven cable's, is taken at xₙ (its tangent is not in A).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
-use crate::actuator::{
-    Actuator, ActuatorKind, Cable, Cavity, Drive, Effector, EmbeddedPoint, Servo, bounded_solve,
-};
-use crate::error::{Error, Result};
+use crate::actuator::{Actuator, ActuatorKind, Drive, Effector, window_solve};
 use crate::linalg::{DofMap, NumericFactor};
 use crate::math::{DMat, DVec, Vec3};
-use crate::mesh::Mesh;
 
-use super::file::SoftBodySection;
 use super::prescribed::PinnedServo;
 
-/// Points farther outside the mesh than this fraction of its bounding-box diagonal are errors.
+/// Without `embed_tolerance`, points farther outside the mesh than this fraction of its
+/// bounding-box diagonal are errors.
 pub const EMBEDDING_TOLERANCE: f64 = 1e-3;
 
 /// The actuators and effectors of one soft body (model data, immutable).
@@ -45,184 +48,32 @@ pub struct BodyActuation {
     /// The angle-driven servos, whose horn nodes are pinned (`scene::prescribed`); the body
     /// must have these nodes fixed (removed from the system).
     pub pinned: Vec<PinnedServo>,
+    /// What the user should hear about the build, one line each naming the key (points
+    /// outside the mesh mapped with extrapolated weights); `Scene::warnings` reports them.
+    pub warnings: Vec<String>,
 }
 
-/// Whether λ of `a` is solved by the bounded solve (a target-driven cable or cavity; an
-/// angle-driven servo pins its horn instead).
+/// Whether λ of `a` is solved by the bounded solve: a target-driven cable or cavity (an
+/// angle-driven servo pins its horn instead), or a force-driven actuator with value bounds.
 pub fn is_solved(a: &Actuator) -> bool {
-    matches!(a.drive, Drive::Target(_)) && !matches!(a.kind, ActuatorKind::Servo(_))
+    !matches!(a.kind, ActuatorKind::Servo(_))
+        && (matches!(a.drive, Drive::Target(_)) || has_value_bounds(a))
 }
 
-fn limit(v: Option<f64>) -> f64 {
+/// Whether `a` has a finite bound on its value δ ([`Actuator::value_bounds`]).
+pub fn has_value_bounds(a: &Actuator) -> bool {
+    a.value_bounds[0] > f64::NEG_INFINITY || a.value_bounds[1] < f64::INFINITY
+}
+
+/// [`Actuator::value_bounds`] of an actuator without bounds on its value.
+pub(super) const NO_VALUE_BOUNDS: [f64; 2] = [f64::NEG_INFINITY, f64::INFINITY];
+
+/// A per-step limit from the file (`None`: unlimited).
+pub(super) fn limit(v: Option<f64>) -> f64 {
     v.unwrap_or(f64::INFINITY)
 }
 
 impl BodyActuation {
-    /// Builds the actuators and effectors of `section` on `mesh` (m, after scaling); `what`
-    /// is `soft_body.NAME`. Errors name the key: a point outside the mesh, an unknown group,
-    /// a group without triangles, a servo that drives no node off its axis.
-    pub fn build(section: &SoftBodySection, mesh: &Mesh, what: &str) -> Result<BodyActuation> {
-        let [lo, hi] = mesh.bounding_box();
-        let tol = EMBEDDING_TOLERANCE * (hi - lo).norm();
-        let locate =
-            |p: [f64; 3], key: String| EmbeddedPoint::locate(mesh, Vec3::from(p), tol, &key);
-        let mut actuators = Vec::new();
-        let mut pinned = Vec::new();
-        for c in &section.cable {
-            let at = format!("{what}.cable.{}", c.name);
-            let points = c
-                .points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| locate(*p, format!("{at}.points[{i}]")))
-                .collect::<Result<Vec<_>>>()?;
-            let cable = Cable {
-                points,
-                pull_point: c.pull_point.map(Vec3::from),
-            };
-            let rest = cable.value(mesh.positions());
-            let drive = match (c.force, c.displacement) {
-                (Some(f), None) => Drive::Force(f),
-                (None, Some(d)) => Drive::Target(rest - d),
-                _ => {
-                    return Err(Error::invalid(
-                        &at,
-                        "give exactly one of `force` and `displacement`",
-                    ));
-                }
-            };
-            actuators.push(Actuator {
-                name: c.name.clone(),
-                kind: ActuatorKind::Cable(cable),
-                drive,
-                bounds: [0.0, c.max_force.unwrap_or(f64::INFINITY)],
-                max_value_step: limit(c.max_displacement_step),
-                max_force_step: limit(c.max_force_step),
-            });
-        }
-        for p in &section.pneumatic {
-            let at = format!("{what}.pneumatic.{}.group", p.name);
-            let triangles = mesh.groups().triangles.get(&p.group).ok_or_else(|| {
-                let known: Vec<&String> = mesh.groups().triangles.keys().collect();
-                Error::invalid(
-                    &at,
-                    format!(
-                        "the mesh has no triangle group `{}` (it has {known:?})",
-                        p.group
-                    ),
-                )
-            })?;
-            let cavity = Cavity {
-                triangles: triangles.iter().map(|&t| mesh.triangles()[t]).collect(),
-            };
-            let rest = cavity.value(mesh.positions());
-            if !(rest > 0.0) {
-                return Err(Error::invalid(
-                    &at,
-                    format!(
-                        "encloses a volume {rest:e} m³ ≤ 0: its triangles must be closed and oriented out of the cavity"
-                    ),
-                ));
-            }
-            let drive = match (p.pressure, p.volume_change) {
-                (Some(f), None) => Drive::Force(f),
-                (None, Some(d)) => Drive::Target(rest + d),
-                _ => {
-                    return Err(Error::invalid(
-                        format!("{what}.pneumatic.{}", p.name),
-                        "give exactly one of `pressure` and `volume_change`",
-                    ));
-                }
-            };
-            actuators.push(Actuator {
-                name: p.name.clone(),
-                kind: ActuatorKind::Pneumatic(cavity),
-                drive,
-                bounds: [
-                    p.min_pressure.unwrap_or(f64::NEG_INFINITY),
-                    p.max_pressure.unwrap_or(f64::INFINITY),
-                ],
-                max_value_step: limit(p.max_volume_step),
-                max_force_step: limit(p.max_pressure_step),
-            });
-        }
-        for s in &section.servo {
-            let at = format!("{what}.servo.{}", s.name);
-            let mut nodes = Vec::new();
-            if let Some(g) = &s.group {
-                nodes = mesh.group_nodes(g).ok_or_else(|| {
-                    Error::invalid(
-                        format!("{at}.group"),
-                        format!("the mesh has no group `{g}`"),
-                    )
-                })?;
-            }
-            if let Some([lo, hi]) = s.node_box {
-                nodes.extend((0..mesh.node_count()).filter(|&n| {
-                    let p = mesh.positions()[n];
-                    (0..3).all(|a| p[a] >= lo[a] && p[a] <= hi[a])
-                }));
-                nodes.sort_unstable();
-                nodes.dedup();
-            }
-            let servo = Servo::new(
-                Vec3::from(s.axis_point),
-                Vec3::from(s.axis_direction),
-                &nodes,
-                mesh.positions(),
-            )
-            .ok_or_else(|| {
-                Error::invalid(
-                    &at,
-                    format!(
-                        "drives no node off its axis ({} nodes selected)",
-                        nodes.len()
-                    ),
-                )
-            })?;
-            let drive = match (s.torque, s.angle) {
-                (Some(f), None) => Drive::Force(f),
-                (None, Some(a)) => Drive::Target(a),
-                _ => {
-                    return Err(Error::invalid(
-                        &at,
-                        "give exactly one of `angle` and `torque`",
-                    ));
-                }
-            };
-            let m = s.max_torque.unwrap_or(f64::INFINITY);
-            if let Drive::Target(_) = drive {
-                pinned.push(PinnedServo {
-                    actuator: actuators.len(),
-                    nodes: nodes.clone(),
-                });
-            }
-            actuators.push(Actuator {
-                name: s.name.clone(),
-                kind: ActuatorKind::Servo(servo),
-                drive,
-                bounds: [-m, m],
-                max_value_step: limit(s.max_angle_step),
-                max_force_step: limit(s.max_torque_step),
-            });
-        }
-        let effectors = section
-            .effector
-            .iter()
-            .map(|e| {
-                Ok(Effector {
-                    name: e.name.clone(),
-                    point: locate(e.point, format!("{what}.effector.{}.point", e.name))?,
-                })
-            })
-            .collect::<Result<_>>()?;
-        Ok(BodyActuation {
-            actuators,
-            effectors,
-            pinned,
-        })
-    }
-
     /// Whether an actuator's λ is solved (a target-driven cable or cavity).
     pub fn has_targets(&self) -> bool {
         self.actuators.iter().any(is_solved)
@@ -257,17 +108,20 @@ impl BodyActuation {
     }
 
     /// Moves each force-driven λ in `forces` towards its given value by at most its
-    /// `max_force_step` (the step's λ; a no-op without limits).
+    /// `max_force_step` (the step's λ; a no-op without limits). Solved ones (with value
+    /// bounds) keep λₙ: [`begin_step`] ramps their preferred λ.
     pub fn ramp_forces(&self, forces: &mut [f64]) {
         for (a, l) in self.actuators.iter().zip(forces.iter_mut()) {
-            if let Drive::Force(f) = a.drive {
+            if let Drive::Force(f) = a.drive
+                && !is_solved(a)
+            {
                 *l = f.clamp(*l - a.max_force_step, *l + a.max_force_step);
             }
         }
     }
 
-    /// Adds `scale` · Σ f_a of the force-driven actuators (N) at `x` into `out`, with λ from
-    /// `forces` (indexed like `actuators`).
+    /// Adds `scale` · Σ f_a of the force-driven actuators that are not solved (N) at `x` into
+    /// `out`, with λ from `forces` (indexed like `actuators`).
     pub fn add_driven_forces(
         &self,
         x: &[Vec3],
@@ -277,7 +131,7 @@ impl BodyActuation {
         out: &mut [Vec3],
     ) {
         for (a, f) in self.actuators.iter().zip(forces) {
-            if let Drive::Force(_) = a.drive {
+            if matches!(a.drive, Drive::Force(_)) && !is_solved(a) {
                 a.add_forces(x, scale * f, rows, out);
             }
         }
@@ -311,23 +165,23 @@ impl BodyActuation {
         out: &mut [Vec3],
     ) {
         for (a, f) in self.actuators.iter().zip(forces) {
-            if let Drive::Force(_) = a.drive {
-                a.add_force_derivative_action(x, scale * f, dx, out);
-            } else if is_solved(a) {
+            if is_solved(a) {
                 a.add_force_derivative_action(x, solved_scale * f, dx, out);
+            } else if let Drive::Force(_) = a.drive {
+                a.add_force_derivative_action(x, scale * f, dx, out);
             }
         }
     }
 
-    /// Σ σλδ(x) of the force-driven actuators (J), λ from `forces`: the work whose gradient is
-    /// their force.
+    /// Σ σλδ(x) of the force-driven actuators that are not solved (J), λ from `forces`: the
+    /// work whose gradient is their force.
     pub fn driven_work(&self, x: &[Vec3], forces: &[f64]) -> f64 {
         self.actuators
             .iter()
             .zip(forces)
             .map(|(a, f)| match a.drive {
-                Drive::Force(_) => a.kind.sign() * f * a.kind.value(x),
-                Drive::Target(_) => 0.0,
+                Drive::Force(_) if !is_solved(a) => a.kind.sign() * f * a.kind.value(x),
+                _ => 0.0,
             })
             .sum()
     }
@@ -336,18 +190,21 @@ impl BodyActuation {
 /// Reusable buffers of the actuation stage of one body.
 pub struct ActuationWorkspace {
     rows: Vec<(usize, Vec3)>,
-    /// Per solved actuator: its index, its H rows, this step's target (the file's target
-    /// moved from δ(xₙ) by at most `max_value_step`) and bounds (λₙ ± `max_force_step` within
-    /// the actuator's bounds).
+    /// Per solved actuator: its index, its H rows, this step's window of δ (a target: the
+    /// file's target moved from δ(xₙ) by at most `max_value_step`, as [t, t]; a force-driven
+    /// one: its value bounds), its preferred λ (a force-driven one's given λ, ramped) and
+    /// bounds on λ (λₙ ± `max_force_step` within the actuator's bounds).
     targets: Vec<usize>,
     target_rows: Vec<Vec<(usize, Vec3)>>,
-    step_targets: Vec<f64>,
+    step_targets: Vec<[f64; 2]>,
+    preferred: Vec<f64>,
     bounds: Vec<[f64; 2]>,
+    /// The windows of (Sλ)ᵢ of the solve (`actuator::window_solve`).
+    windows: Vec<[f64; 2]>,
     /// A⁻¹Gⱼ, column-major (n_reduced × k).
     columns: Vec<f64>,
     buffer: MemBuffer,
     s: DMat,
-    c: DVec,
     lambda: DVec,
     /// The actuator forces of the last [`add_force_driven`] (N per node, unscaled).
     nodal: Vec<Vec3>,
@@ -363,11 +220,12 @@ impl ActuationWorkspace {
             targets: Vec::with_capacity(k),
             target_rows: vec![Vec::new(); k],
             step_targets: Vec::with_capacity(k),
+            preferred: Vec::with_capacity(k),
             bounds: Vec::with_capacity(k),
+            windows: vec![[0.0; 2]; k],
             columns: vec![0.0; n * k],
             buffer: MemBuffer::new(factor.solve_scratch(k.max(1))),
             s: DMat::zeros(k, k),
-            c: DVec::zeros(k),
             lambda: DVec::zeros(k),
             nodal: vec![Vec3::zeros(); nodes],
         }
@@ -379,15 +237,12 @@ impl ActuationWorkspace {
     }
 }
 
-/// The actuators whose λ the step solves for a target: (index, actuator, target).
-fn solved_targets(act: &BodyActuation) -> impl Iterator<Item = (usize, &Actuator, f64)> {
+/// The actuators whose λ the step solves: (index, actuator).
+fn solved_targets(act: &BodyActuation) -> impl Iterator<Item = (usize, &Actuator)> {
     act.actuators
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| match a.drive {
-            Drive::Target(target) if is_solved(a) => Some((i, a, target)),
-            _ => None,
-        })
+        .filter(|(_, a)| is_solved(a))
 }
 
 /// Starts a step: moves the force-driven λ in `forces` towards their inputs (`max_force_step`)
@@ -401,13 +256,27 @@ pub fn begin_step(
     act.ramp_forces(forces);
     ws.targets.clear();
     ws.step_targets.clear();
+    ws.preferred.clear();
     ws.bounds.clear();
-    for (i, a, target) in solved_targets(act) {
-        let now = a.kind.value(x);
-        ws.step_targets
-            .push(target.clamp(now - a.max_value_step, now + a.max_value_step));
-        let [lo, hi] = a.bounds;
+    for (i, a) in solved_targets(act) {
         let l = forces[i];
+        match a.drive {
+            Drive::Target(target) => {
+                let now = a.kind.value(x);
+                let [vlo, vhi] = a.value_bounds;
+                let t = target
+                    .clamp(vlo, vhi)
+                    .clamp(now - a.max_value_step, now + a.max_value_step);
+                ws.step_targets.push([t, t]);
+                ws.preferred.push(0.0);
+            }
+            Drive::Force(f) => {
+                ws.step_targets.push(a.value_bounds);
+                ws.preferred
+                    .push(f.clamp(l - a.max_force_step, l + a.max_force_step));
+            }
+        }
+        let [lo, hi] = a.bounds;
         let lo_step = lo.max(l - a.max_force_step).min(hi);
         ws.bounds
             .push([lo_step, hi.min(l + a.max_force_step).max(lo_step)]);
@@ -417,14 +286,27 @@ pub fn begin_step(
 
 /// Sets the solved actuators' targets for static equilibrium at load factor `s`:
 /// δ(x₀) + s(t − δ(x₀)), δ(x₀) their values at `start`, within their bounds (no per-step
-/// limits: statics has no steps).
+/// limits: statics has no steps); a force-driven one with value bounds prefers s times its
+/// given λ within its value bounds.
 pub fn begin_static(act: &BodyActuation, ws: &mut ActuationWorkspace, start: &[Vec3], s: f64) {
     ws.targets.clear();
     ws.step_targets.clear();
+    ws.preferred.clear();
     ws.bounds.clear();
-    for (i, a, target) in solved_targets(act) {
-        let now = a.kind.value(start);
-        ws.step_targets.push(now + s * (target - now));
+    for (i, a) in solved_targets(act) {
+        match a.drive {
+            Drive::Target(target) => {
+                let now = a.kind.value(start);
+                let [vlo, vhi] = a.value_bounds;
+                let t = now + s * (target.clamp(vlo, vhi) - now);
+                ws.step_targets.push([t, t]);
+                ws.preferred.push(0.0);
+            }
+            Drive::Force(f) => {
+                ws.step_targets.push(a.value_bounds);
+                ws.preferred.push(s * f);
+            }
+        }
         ws.bounds.push(a.bounds);
         ws.targets.push(i);
     }
@@ -479,9 +361,9 @@ fn dot_rows(dofs: &DofMap, rows: &[(usize, Vec3)], v: &[f64]) -> f64 {
     s
 }
 
-/// Whether the solved actuators meet this step's targets at `x`: |δ − t| ≤ `tolerance` · |t|
-/// (or 1) for every one whose λ is strictly inside its bounds (one held at a bound, a cable
-/// asked to push, need not).
+/// Whether the solved actuators meet this step's targets at `x`: δ within the window [t⁻, t⁺]
+/// (a target: t⁻ = t⁺ = t) up to `tolerance` · max(|t⁻|, |t⁺|, 1) (finite sides) for every one
+/// whose λ is strictly inside its bounds (one held at a bound, a cable asked to push, need not).
 pub fn targets_met(
     act: &BodyActuation,
     ws: &ActuationWorkspace,
@@ -492,10 +374,13 @@ pub fn targets_met(
     ws.targets.iter().enumerate().all(|(j, &i)| {
         let [lo, hi] = ws.bounds[j];
         let l = forces[i];
-        let t = ws.step_targets[j];
-        l <= lo
-            || l >= hi
-            || (act.actuators[i].kind.value(x) - t).abs() <= tolerance * t.abs().max(1.0)
+        let [t0, t1] = ws.step_targets[j];
+        let scale = [t0, t1]
+            .iter()
+            .filter(|t| t.is_finite())
+            .fold(1.0f64, |m, t| m.max(t.abs()));
+        let v = act.actuators[i].kind.value(x);
+        l <= lo || l >= hi || (v >= t0 - tolerance * scale && v <= t1 + tolerance * scale)
     })
 }
 
@@ -591,7 +476,9 @@ pub fn solve_target_driven(
             TargetSolve::Newton { x_k } => a.kind.value(x_k) + h * dot_rows(dofs, rows, dv),
             TargetSolve::Static => a.kind.value(x) + dot_rows(dofs, rows, dv),
         };
-        ws.c[j] = a.kind.sign() * (ws.step_targets[j] - predicted);
+        // c = σ(t − δ_predicted) at each side of the window, in increasing order.
+        let [c0, c1] = ws.step_targets[j].map(|t| a.kind.sign() * (t - predicted));
+        ws.windows[j] = [c0.min(c1), c0.max(c1)];
         ws.lambda[j] = forces[i];
     }
     // S = h hc σᵢσⱼ Hᵢ A⁻¹ Hⱼᵀ (the step's displacement is h Δv; statics' is dx).
@@ -614,7 +501,15 @@ pub fn solve_target_driven(
             ws.s[(j, i)] = m;
         }
     }
-    bounded_solve(&ws.s, &ws.c, &ws.bounds, &mut ws.lambda, 1e-14, 10_000);
+    window_solve(
+        &ws.s,
+        &ws.windows,
+        &ws.preferred,
+        &ws.bounds,
+        &mut ws.lambda,
+        1e-14,
+        10_000,
+    );
     for (j, ai) in ws.targets.iter().enumerate() {
         forces[*ai] = ws.lambda[j];
         let col = &ws.columns[j * n..(j + 1) * n];

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
 
-use super::file::SoftBodySection;
+use super::file::{CableSection, SoftBodySection};
 
 fn finite(what: &str, v: f64) -> Result<f64> {
     if v.is_finite() {
@@ -43,6 +43,61 @@ fn positive_bound(what: &str, v: Option<f64>) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// A cable's `min_force` ≤ `force` ≤ `max_force` (0 ≤ `min_force`) and `min_displacement` ≤
+/// `displacement` ≤ `max_displacement`, each finite where given.
+fn cable_bounds(at: &str, c: &CableSection) -> Result<()> {
+    let inf = f64::INFINITY;
+    for (key, v) in [
+        ("min_force", c.min_force),
+        ("max_displacement", c.max_displacement),
+        ("min_displacement", c.min_displacement),
+    ] {
+        if let Some(v) = v {
+            finite(&format!("{at}.{key}"), v)?;
+        }
+    }
+    let (lo, hi) = (c.min_force.unwrap_or(0.0), c.max_force.unwrap_or(inf));
+    if lo < 0.0 {
+        return Err(Error::invalid(
+            format!("{at}.min_force"),
+            format!("a cable only pulls: must be ≥ 0, got {lo}"),
+        ));
+    }
+    if lo > hi {
+        return Err(Error::invalid(
+            format!("{at}.min_force"),
+            format!("must be ≤ max_force, got {lo} > {hi}"),
+        ));
+    }
+    if let Some(f) = c.force
+        && !(lo..=hi).contains(&f)
+    {
+        return Err(Error::invalid(
+            format!("{at}.force"),
+            format!("must lie in [min_force, max_force] = [{lo}, {hi}] N, got {f}"),
+        ));
+    }
+    let (dlo, dhi) = (
+        c.min_displacement.unwrap_or(-inf),
+        c.max_displacement.unwrap_or(inf),
+    );
+    if dlo > dhi {
+        return Err(Error::invalid(
+            format!("{at}.min_displacement"),
+            format!("must be ≤ max_displacement, got {dlo} > {dhi}"),
+        ));
+    }
+    if let Some(d) = c.displacement
+        && !(dlo..=dhi).contains(&d)
+    {
+        return Err(Error::invalid(
+            format!("{at}.displacement"),
+            format!("must lie in [min_displacement, max_displacement] = [{dlo}, {dhi}] m, got {d}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Checks the cables, cavities, servos and effectors of one body.
@@ -85,6 +140,7 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
             ));
         }
         positive_bound(&format!("{at}.max_force"), c.max_force)?;
+        cable_bounds(&at, c)?;
         positive_bound(
             &format!("{at}.max_displacement_step"),
             c.max_displacement_step,
@@ -94,6 +150,12 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
     for p in &b.pneumatic {
         unique("pneumatic", &p.name)?;
         let at = format!("{body}.pneumatic.{}", p.name);
+        if p.group.is_some() == p.surface.is_some() {
+            return Err(Error::invalid(
+                &at,
+                "give exactly one of `group` (a triangle group of the mesh) and `surface` (a closed surface file)",
+            ));
+        }
         one_of(
             &at,
             ("pressure", p.pressure),

@@ -17,12 +17,12 @@
 //! [`couplings`] when it is built, and [`ActuatorTangent`] looks up where every block entry
 //! goes once.
 
-use crate::actuator::{ActuatorKind, Drive};
+use crate::actuator::{Actuator, Drive};
 use crate::error::{Error, Result};
 use crate::linalg::SymmetricPattern;
 use crate::math::{Mat3, Vec3};
 
-use super::actuation::BodyActuation;
+use super::actuation::{BodyActuation, is_solved};
 
 /// Marks a block entry of a removed (fixed) degree of freedom or of the upper triangle.
 const SKIP: u32 = u32::MAX;
@@ -36,9 +36,11 @@ pub fn couplings(act: &BodyActuation) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// Whether actuator `a`'s tangent is in the step: force-driven and of a kind that has one.
-fn in_step(drive: &Drive, kind: &ActuatorKind) -> bool {
-    matches!(drive, Drive::Force(_)) && kind.tangent_in_step()
+/// Whether actuator `a`'s tangent is in the step: force-driven, not solved (a cable with
+/// displacement bounds has its λ solved, its force held at xₙ as a displacement-driven
+/// cable's), and of a kind that has one.
+fn in_step(a: &Actuator) -> bool {
+    matches!(a.drive, Drive::Force(_)) && !is_solved(a) && a.kind.tangent_in_step()
 }
 
 /// Where each entry of K_a's blocks goes in the values of the body's pattern, looked up once
@@ -68,7 +70,7 @@ impl ActuatorTangent {
         let mut missing = false;
         let mut ranges = Vec::new();
         for (k, a) in act.actuators.iter().enumerate() {
-            if !in_step(&a.drive, &a.kind) {
+            if !in_step(a) {
                 continue;
             }
             let start = indices.len();
@@ -150,7 +152,7 @@ pub fn add_tangent_action(
     out: &mut [Vec3],
 ) {
     for (a, f) in act.actuators.iter().zip(forces) {
-        if in_step(&a.drive, &a.kind) && *f != 0.0 {
+        if in_step(a) && *f != 0.0 {
             a.kind.hessian_action(x, w, -a.kind.sign() * f * scale, out);
         }
     }
@@ -168,7 +170,7 @@ pub fn add_tangent_derivative_action(
     out: &mut [Vec3],
 ) {
     for (a, f) in act.actuators.iter().zip(forces) {
-        if in_step(&a.drive, &a.kind) && *f != 0.0 {
+        if in_step(a) && *f != 0.0 {
             a.kind
                 .hessian_derivative_action(x, w, dx, -a.kind.sign() * f * scale, out);
         }
@@ -186,7 +188,7 @@ pub fn add_tangent_force_derivative(
     out: &mut [Vec3],
 ) {
     let a = &act.actuators[index];
-    if in_step(&a.drive, &a.kind) {
+    if in_step(a) {
         a.kind.hessian_action(x, w, -a.kind.sign() * scale, out);
     }
 }

@@ -118,6 +118,13 @@ pub struct SoftBodySection {
     /// Nodes of this mesh group (any kind) are fixed.
     #[serde(default)]
     pub fixed_group: Option<String>,
+    /// How far outside the mesh (m), > 0, an embedded point (cable point, effector, cavity
+    /// surface vertex) may lie: such a point is mapped into its nearest tetrahedron with
+    /// extrapolated barycentric weights (SOFA's `BarycentricMapping`) and a warning names the
+    /// farthest; a point farther out is an error. Default: 1e-3 of the mesh's bounding-box
+    /// diagonal.
+    #[serde(default)]
+    pub embed_tolerance: Option<f64>,
     /// `[[soft_body.cable]]`: cables.
     #[serde(default)]
     pub cable: Vec<CableSection>,
@@ -141,7 +148,7 @@ pub struct CableSection {
     /// Unique name among the body's actuators.
     pub name: String,
     /// The cable's points (m, after `scale`), from the pull side to the actuated last point;
-    /// each lies in the mesh (1e-3 of the bounding-box diagonal of slack).
+    /// each lies in the mesh or within the body's `embed_tolerance` of it.
     pub points: Vec<[f64; 3]>,
     /// Tension λ (N), ≥ 0 (a cable only pulls).
     #[serde(default)]
@@ -153,9 +160,26 @@ pub struct CableSection {
     /// moves with the body.
     #[serde(default)]
     pub pull_point: Option<[f64; 3]>,
-    /// Upper bound of the solved tension (N), > 0; default unbounded.
+    /// Upper bound of the tension (N), > 0, default unbounded: of the solved tension, and a
+    /// given `force` must not exceed it (SOFA's `maxForce`).
     #[serde(default)]
     pub max_force: Option<f64>,
+    /// Lower bound of the tension (N), ≥ 0 (default 0: a cable only pulls), ≤ `max_force`; a
+    /// given `force` must not be below it (SOFA's `minForce`).
+    #[serde(default)]
+    pub min_force: Option<f64>,
+    /// Largest total pull, rest length − length (m; SOFA's `maxPositiveDisp`), default
+    /// unbounded. With `force`, the step holds the pull at this bound by lowering the tension
+    /// (a complementarity solved in the step) when the given force would pull further; with
+    /// `displacement`, the displacement must not exceed it.
+    #[serde(default)]
+    pub max_displacement: Option<f64>,
+    /// Smallest total pull (m; negative: the cable lengthens; SOFA's `maxNegativeDisp` with
+    /// the opposite sign), default unbounded, ≤ `max_displacement`. With `force`, the step
+    /// raises the tension to hold the pull at this bound when the given force would let the
+    /// cable lengthen further.
+    #[serde(default)]
+    pub min_displacement: Option<f64>,
     /// Largest change of the cable length per step (m), > 0, when `displacement` drives it
     /// (SOFA's `maxDispVariation`); default unlimited.
     #[serde(default)]
@@ -167,14 +191,25 @@ pub struct CableSection {
 }
 
 /// `[[soft_body.pneumatic]]`: a cavity bounded by a triangle group of the mesh (closed,
-/// normals out of the cavity). Exactly one of `pressure` and `volume_change`.
+/// normals out of the cavity) or by its own closed surface file embedded in the mesh (SOFA's
+/// `SurfacePressureConstraint` on a cavity `.stl`). Exactly one of `group` and `surface`, and
+/// one of `pressure` and `volume_change`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PneumaticSection {
     /// Unique name among the body's actuators.
     pub name: String,
     /// The triangle group of the cavity's surface.
-    pub group: String,
+    #[serde(default)]
+    pub group: Option<String>,
+    /// A closed triangle surface file (`.stl` / `.obj`, relative to the scene file) of the
+    /// cavity, in the mesh file's units and frame: the body's `scale`, `rotation` and
+    /// `translation` place it with the mesh. Its vertices are embedded in the tetrahedra
+    /// (barycentric weights; within `embed_tolerance` outside, extrapolated), so the cavity's
+    /// volume follows the deformation. Any consistent orientation (the enclosed volume is
+    /// taken positive).
+    #[serde(default)]
+    pub surface: Option<PathBuf>,
     /// Pressure λ (Pa, relative to ambient).
     #[serde(default)]
     pub pressure: Option<f64>,
@@ -241,7 +276,7 @@ pub struct ServoSection {
 pub struct EffectorSection {
     /// Unique name among the body's effectors.
     pub name: String,
-    /// Its rest position (m), inside the mesh.
+    /// Its rest position (m), inside the mesh or within the body's `embed_tolerance` of it.
     pub point: [f64; 3],
 }
 
@@ -321,6 +356,9 @@ impl SceneFile {
             }
             validate_mass(b, &at)?;
             positive(&at("scale"), b.scale)?;
+            if let Some(t) = b.embed_tolerance {
+                positive(&at("embed_tolerance"), t)?;
+            }
             non_negative(&at("rayleigh_mass"), b.rayleigh_mass)?;
             non_negative(&at("rayleigh_stiffness"), b.rayleigh_stiffness)?;
             if let Some([lo, hi]) = b.fixed_box

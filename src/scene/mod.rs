@@ -4,6 +4,7 @@
 //! the static-equilibrium solve, and the final-state output.
 
 mod actuation;
+mod actuation_build;
 mod actuation_file;
 mod actuator_tangent;
 mod contact_file;

@@ -148,7 +148,7 @@ impl Scene {
             let material = Material::new(b.law, b.young_modulus, b.poisson_ratio)
                 .map_err(|e| prefix(e, &what))?;
             let mut fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
-            let act = BodyActuation::build(b, &mesh, &what)?;
+            let act = BodyActuation::build(b, &mesh, &what, dir)?;
             // Pinned servo horns are removed from the system like fixed nodes (and moved).
             for n in act.pinned_nodes() {
                 fixed[n] = true;
@@ -230,8 +230,10 @@ impl Scene {
     }
 
     /// What a user should hear about the scene as built, one line each, naming the key:
-    /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`), and bodies whose
-    /// size suggests a unit mistake (see [`size_warning`]). The CLI prints them on stderr.
+    /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`), bodies whose
+    /// size suggests a unit mistake (see [`size_warning`]), embedded points outside their mesh
+    /// (`BodyActuation::warnings`), and the rigid part's (`RigidScene::warnings`). The CLI
+    /// prints them on stderr.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings: Vec<String> = self
             .bodies
@@ -251,6 +253,7 @@ impl Scene {
                 warnings.push(w);
             }
         }
+        warnings.extend(self.actuation.iter().flat_map(|a| a.warnings.iter().cloned()));
         warnings.extend(self.rigid.warnings.iter().cloned());
         warnings
     }
@@ -261,6 +264,7 @@ impl Scene {
             actuators: Vec::new(),
             effectors: Vec::new(),
             pinned: Vec::new(),
+            warnings: Vec::new(),
         };
         self.actuation.get(i).unwrap_or(&NONE)
     }
