@@ -224,3 +224,138 @@ fn messages_name_the_argument_the_line_or_the_path() {
         "{err}"
     );
 }
+
+/// Six times the signed volume of the tetrahedron (a, b, c, d): det[b − a, c − a, d − a].
+fn six_volume(a: [f64; 3], b: [f64; 3], c: [f64; 3], d: [f64; 3]) -> f64 {
+    let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+    let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+    let w = [d[0] - a[0], d[1] - a[1], d[2] - a[2]];
+    u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0])
+        + u[2] * (v[0] * w[1] - v[1] * w[0])
+}
+
+/// The text of a gmsh 2.2 ASCII file of these nodes and tetrahedra (0-based indices).
+fn msh22(nodes: &[[f64; 3]], tets: &[[usize; 4]]) -> String {
+    let mut s = format!(
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n{}\n",
+        nodes.len()
+    );
+    for (i, p) in nodes.iter().enumerate() {
+        s += &format!("{} {:e} {:e} {:e}\n", i + 1, p[0], p[1], p[2]);
+    }
+    s += &format!("$EndNodes\n$Elements\n{}\n", tets.len());
+    for (e, t) in tets.iter().enumerate() {
+        s += &format!(
+            "{} 4 2 0 1 {} {} {} {}\n",
+            e + 1,
+            t[0] + 1,
+            t[1] + 1,
+            t[2] + 1,
+            t[3] + 1
+        );
+    }
+    s + "$EndElements\n"
+}
+
+/// A folded mesh (a node pushed through a face: elements overlap although every tetrahedron
+/// has a positive volume once re-oriented) is refused by `info`, naming two elements; the
+/// error's pair is checked geometrically: they share a face and lie on the same side of it.
+#[test]
+fn a_folded_mesh_is_refused_naming_the_overlapping_elements() {
+    // A 2 cm cube of 2 × 2 × 2 cells (8e-6 m³). Its centre node (1, 1, 1) has index
+    // 1 + 3·(1 + 3·1) = 13, and the tetrahedra around it fill the whole cube (a convex star:
+    // anywhere inside it the mesh stays valid). It is pushed along +x from x = 1 cm to 3 cm,
+    // through the cube's face x = 2 cm, which the tetrahedra touching that face then cross.
+    let mesh = diffsoro::mesh::box_mesh([2, 2, 2], [0.0; 3], [0.02; 3]).unwrap();
+    let tets = mesh.tetrahedra().to_vec();
+    let mut nodes: Vec<[f64; 3]> = mesh.positions().iter().map(|p| [p.x, p.y, p.z]).collect();
+    assert_eq!(nodes[13], [0.01, 0.01, 0.01]);
+    let dir = temp_dir("folded");
+    // Unfolded, it loads and its volume is the cube's.
+    let valid = dir.join("cube.msh");
+    std::fs::write(&valid, msh22(&nodes, &tets)).unwrap();
+    let out = bin().arg("info").arg(&valid).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!((json["volume"].as_f64().unwrap() - 8e-6).abs() < 1e-18);
+
+    nodes[13][0] = 0.03;
+    let vol = |t: &[usize; 4]| six_volume(nodes[t[0]], nodes[t[1]], nodes[t[2]], nodes[t[3]]);
+    // What used to slip through: no tetrahedron is degenerate, and the elements' summed
+    // volume (|V|, as after re-orientation) exceeds the solid's 8e-6 m³.
+    assert!(tets.iter().all(|t| vol(t).abs() > 1e-12));
+    let summed: f64 = tets.iter().map(|t| vol(t).abs() / 6.0).sum();
+    assert!(summed > 8e-6 * 1.01, "summed volume {summed}");
+    let folded = dir.join("folded.msh");
+    std::fs::write(&folded, msh22(&nodes, &tets)).unwrap();
+    let out = bin().arg("info").arg(&folded).output().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let line = err
+        .lines()
+        .find(|l| l.contains("error"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("folded.msh") && line.contains("folded"),
+        "{err}"
+    );
+    let pair = line
+        .split("tetrahedra ")
+        .nth(1)
+        .and_then(|s| s.split(':').next())
+        .unwrap_or_else(|| panic!("no element pair in {line}"));
+    let (a, b) = pair.split_once(" and ").unwrap();
+    let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+    let (ta, tb) = (tets[a], tets[b]);
+    let shared: Vec<usize> = ta.iter().copied().filter(|v| tb.contains(v)).collect();
+    assert_eq!(shared.len(), 3, "tetrahedra {a} {ta:?} and {b} {tb:?}");
+    let apex = |t: [usize; 4]| t.into_iter().find(|v| !shared.contains(v)).unwrap();
+    let side = |v: usize| {
+        six_volume(
+            nodes[shared[0]],
+            nodes[shared[1]],
+            nodes[shared[2]],
+            nodes[v],
+        )
+    };
+    assert!(
+        side(apex(ta)) * side(apex(tb)) > 0.0,
+        "tetrahedra {a} and {b} lie on opposite sides of their shared face"
+    );
+}
+
+/// Every mesh of the project loads (the folded-mesh check refuses none), and for each the
+/// volume enclosed by its boundary surface (divergence theorem over the outward boundary
+/// triangles) equals the summed element volume, as it must for a mesh without overlaps.
+#[test]
+fn every_project_mesh_loads_and_its_boundary_encloses_its_volume() {
+    let mut count = 0;
+    for entry in std::fs::read_dir("meshes").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("msh") {
+            continue;
+        }
+        let mesh =
+            diffsoro::mesh::read_mesh(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let p = mesh.positions();
+        let enclosed: f64 = mesh
+            .boundary_triangles()
+            .iter()
+            .map(|t| p[t[0]].dot(&p[t[1]].cross(&p[t[2]])) / 6.0)
+            .sum();
+        let summed = mesh.volume();
+        assert!(summed > 0.0, "{}", path.display());
+        assert!(
+            (enclosed - summed).abs() <= 1e-9 * summed,
+            "{}: enclosed {enclosed}, summed {summed}",
+            path.display()
+        );
+        count += 1;
+    }
+    assert!(count >= 10, "found {count} meshes");
+}

@@ -4,12 +4,14 @@
 //! (`.vtu` frames with a `.pvd` index).
 
 mod box_mesh;
+mod fold_check;
 pub mod io;
 mod surface;
 mod tet_mesh;
 mod triangle_surface;
 
 pub use box_mesh::box_mesh;
+pub use fold_check::check_not_folded;
 pub use io::{read_mesh, read_surface};
 pub use surface::{boundary_triangles, triangle_normal};
 pub use tet_mesh::{Groups, Mesh, MeshInfo};

@@ -20,9 +20,10 @@ pub struct Groups {
 }
 
 /// A tetrahedral mesh. Invariants, checked by [`Mesh::new`]: every coordinate is finite, every
-/// element refers to an existing node, every group to existing entities, and every tetrahedron
+/// element refers to an existing node, every group to existing entities, every tetrahedron
 /// has a positive signed volume (negatively oriented ones are re-oriented on construction;
-/// degenerate ones are an error). Nodes that belong to no tetrahedron are kept (they keep their
+/// degenerate ones are an error), and no two tetrahedra overlap across a face (a folded mesh
+/// is an error, see [`crate::mesh::check_not_folded`]). Nodes that belong to no tetrahedron are kept (they keep their
 /// row in outputs) but carry no mass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mesh {
@@ -67,7 +68,8 @@ impl Mesh {
     /// (nodes 2 and 3 swapped), group index lists are sorted and deduplicated.
     ///
     /// Errors ([`Error::Invalid`]) name the offending item: `node 7` (non-finite coordinate),
-    /// `tetrahedron 12` (unknown node, repeated node, zero volume), `triangle 3`, `group "clamp"`.
+    /// `tetrahedron 12` (unknown node, repeated node, zero volume), `tetrahedra 3 and 17` (they
+    /// overlap: a folded mesh), `triangle 3`, `group "clamp"`.
     pub fn new(
         positions: Vec<Vec3>,
         mut tetrahedra: Vec<[usize; 4]>,
@@ -112,6 +114,7 @@ impl Mesh {
                 reoriented.1.get_or_insert(e);
             }
         }
+        super::check_not_folded(&tetrahedra)?;
         for (t, tri) in triangles.iter().enumerate() {
             if let Some(&bad) = tri.iter().find(|&&v| v >= n) {
                 return Err(Error::invalid(
