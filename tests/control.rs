@@ -185,15 +185,26 @@ fn displacement_driven_cables_and_unknown_effectors_are_clear_errors() {
 
 #[test]
 fn the_qp_bounds_combine_the_scene_bounds_and_the_step_limit() {
-    // c1 starts at 0.29 N with a scene maximum of 0.3 N, c3 has a scene maximum of 0.1 N, the
-    // others start at 0 with no maximum.
+    // c1 starts at 0.29 N with a scene maximum of 0.3 N, c3 starts at its scene maximum of
+    // 0.1 N (a force above it is an input error), the others start at 0 with no maximum.
+    let above = Scene::load(
+        Path::new("scenes/trunk.toml"),
+        &[
+            "soft_body.trunk.cable.c3.max_force=0.1".to_string(),
+            "soft_body.trunk.cable.c3.force=0.5".to_string(),
+        ],
+    );
+    assert!(
+        above.is_err_and(|e| e.to_string().contains("soft_body.trunk.cable.c3.force")),
+        "a force above max_force is refused"
+    );
     let scene = Scene::load(
         Path::new("scenes/trunk.toml"),
         &[
             "soft_body.trunk.cable.c1.force=0.29".to_string(),
             "soft_body.trunk.cable.c1.max_force=0.3".to_string(),
             "soft_body.trunk.cable.c3.max_force=0.1".to_string(),
-            "soft_body.trunk.cable.c3.force=0.5".to_string(),
+            "soft_body.trunk.cable.c3.force=0.1".to_string(),
         ],
     )
     .unwrap();
@@ -210,7 +221,7 @@ fn the_qp_bounds_combine_the_scene_bounds_and_the_step_limit() {
     for i in [1, 3, 4, 5, 6, 7] {
         assert_eq!((lo[i], hi[i]), (0.0, f64::INFINITY), "c{}", i + 1);
     }
-    // The scene's 0.5 N on c3 is clamped into its range.
+    // c3 starts at its maximum.
     assert_eq!(controller.actuation()[2], 0.1);
     let lin = Linearisation {
         position: Vec3::new(0.0, 0.0, 0.19),

@@ -253,7 +253,11 @@ impl Scene {
                 warnings.push(w);
             }
         }
-        warnings.extend(self.actuation.iter().flat_map(|a| a.warnings.iter().cloned()));
+        warnings.extend(
+            self.actuation
+                .iter()
+                .flat_map(|a| a.warnings.iter().cloned()),
+        );
         warnings.extend(self.rigid.warnings.iter().cloned());
         warnings
     }
