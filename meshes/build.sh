@@ -11,4 +11,5 @@ gmsh finger.geo -3 -o finger.msh
 gmsh servo_finger.geo -3 -o servo_finger.msh
 gmsh pneumatic.geo -3 -o pneumatic.msh
 python3 incline_cube.py   # structured cube on the 20° incline (no gmsh needed)
+python3 soft_block.py     # structured block of the mixed rigid/soft scenes (no gmsh needed)
 python3 gripper_pair.py     # both servo fingers as one mesh (meshio + numpy; after servo_finger.msh)

@@ -11,6 +11,9 @@
 //! Γ_μ(σ) = [0, 0, μ ‖σ_T‖]                        (De Saxcé correction)
 //! ```
 //!
+//! A bilateral constraint (an attachment, `scene::soft_rigid`) is the "cone" K = ℝ³: any
+//! force, no relative velocity (K* = {0}), no correction.
+//!
 //! With the correction, `σ + Γ_μ(σ) ∈ K_μ*` is exactly Signorini's `σ_N ≥ 0`, and
 //! `⟨λ, σ + Γ_μ(σ)⟩ = 0` with `λ ∈ K_μ` is Signorini complementarity plus maximal dissipation.
 
@@ -22,6 +25,7 @@ use crate::math::Vec3;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FrictionCone {
     mu: f64,
+    bilateral: bool,
 }
 
 /// Projection of `v = [t, n]` onto the closed convex cone `{a ‖t‖ ≤ b n}` (`a, b ≥ 0`, not both
@@ -31,7 +35,9 @@ pub struct FrictionCone {
 fn project_onto(v: &Vec3, a: f64, b: f64) -> Vec3 {
     let t_norm = v.x.hypot(v.y);
     let n = v.z;
-    if a * t_norm <= b * n {
+    // (n ≥ 0 matters when b = 0: the frictionless cone is the ray {t = 0, n ≥ 0}, not the
+    // line t = 0.)
+    if a * t_norm <= b * n && n >= 0.0 {
         return *v;
     }
     if b * t_norm <= -a * n {
@@ -52,7 +58,25 @@ impl FrictionCone {
                 format!("{mu} is not a finite non-negative number"),
             ));
         }
-        Ok(FrictionCone { mu })
+        Ok(FrictionCone {
+            mu,
+            bilateral: false,
+        })
+    }
+
+    /// The bilateral "cone" K = ℝ³ of an attachment: every force is admissible and the
+    /// relative velocity must vanish (K* = {0}); [`Self::mu`] is 0.
+    pub fn bilateral() -> FrictionCone {
+        FrictionCone {
+            mu: 0.0,
+            bilateral: true,
+        }
+    }
+
+    /// Whether this is the bilateral K = ℝ³ ([`Self::bilateral`]).
+    #[inline]
+    pub fn is_bilateral(&self) -> bool {
+        self.bilateral
     }
 
     /// The friction coefficient μ.
@@ -64,12 +88,15 @@ impl FrictionCone {
     /// Whether `lambda` lies in `K_μ` up to `tol` (N): `‖λ_T‖ ≤ μ λ_N + tol`.
     #[inline]
     pub fn contains(&self, lambda: &Vec3, tol: f64) -> bool {
-        lambda.x.hypot(lambda.y) <= self.mu * lambda.z + tol
+        self.bilateral || lambda.x.hypot(lambda.y) <= self.mu * lambda.z + tol
     }
 
     /// Euclidean projection onto `K_μ`.
     #[inline]
     pub fn project(&self, lambda: &Vec3) -> Vec3 {
+        if self.bilateral {
+            return *lambda;
+        }
         project_onto(lambda, 1.0, self.mu)
     }
 
@@ -77,6 +104,9 @@ impl FrictionCone {
     /// `σ_N ≥ 0` when μ = 0).
     #[inline]
     pub fn project_dual(&self, sigma: &Vec3) -> Vec3 {
+        if self.bilateral {
+            return Vec3::zeros();
+        }
         project_onto(sigma, self.mu, 1.0)
     }
 
@@ -161,6 +191,41 @@ mod tests {
                 assert!((v - c).norm() >= d - 1e-12);
             }
         }
+    }
+
+    #[test]
+    fn the_frictionless_cone_is_a_ray_and_its_dual_a_half_space() {
+        let cone = FrictionCone::new(0.0).unwrap();
+        // A pull (negative normal force) is not admissible without friction either.
+        assert_eq!(cone.project(&Vec3::new(0.0, 0.0, -2.0)), Vec3::zeros());
+        assert_eq!(cone.project(&Vec3::new(0.3, -0.4, -2.0)), Vec3::zeros());
+        assert_eq!(
+            cone.project(&Vec3::new(0.3, -0.4, 2.0)),
+            Vec3::new(0.0, 0.0, 2.0)
+        );
+        assert_eq!(
+            cone.project(&Vec3::new(0.0, 0.0, 2.0)),
+            Vec3::new(0.0, 0.0, 2.0)
+        );
+        assert_eq!(cone.distance(&Vec3::new(0.0, 0.0, -2.0)), 2.0);
+        assert_eq!(
+            cone.project_dual(&Vec3::new(0.3, -0.4, -2.0)),
+            Vec3::new(0.3, -0.4, 0.0)
+        );
+        assert_eq!(
+            cone.project_dual(&Vec3::new(0.3, -0.4, 2.0)),
+            Vec3::new(0.3, -0.4, 2.0)
+        );
+    }
+
+    #[test]
+    fn the_bilateral_cone_is_everything_and_its_dual_zero() {
+        let cone = FrictionCone::bilateral();
+        let v = Vec3::new(0.3, -0.4, -2.0);
+        assert_eq!(cone.project(&v), v);
+        assert_eq!(cone.project_dual(&v), Vec3::zeros());
+        assert_eq!(cone.de_saxce(&v), Vec3::zeros());
+        assert_eq!(cone.distance_dual(&v), v.norm());
     }
 
     #[test]

@@ -101,9 +101,9 @@ pub(super) fn from_glam(v: GlamVector) -> Vec3 {
 #[derive(Clone)]
 pub struct Collider {
     shape: ConvexShape,
-    parry: SharedShape,
-    offset: ShapePose,
-    radius: f64,
+    pub(super) parry: SharedShape,
+    pub(super) offset: ShapePose,
+    pub(super) radius: f64,
 }
 
 impl std::fmt::Debug for Collider {

@@ -14,6 +14,7 @@ mod admm;
 mod body_contact;
 mod broad_phase;
 mod capsule;
+mod collider_point;
 mod cone;
 mod convex_shape;
 mod cuboid;

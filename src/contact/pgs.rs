@@ -125,6 +125,14 @@ impl PgsSolver {
                     continue;
                 }
                 let mut l = block(&self.lambda, i);
+                if cone.is_bilateral() {
+                    // K = ℝ³: the block's own solve, σ_i = 0.
+                    if let Some(winv) = w.try_inverse() {
+                        l -= winv * s;
+                        self.lambda[r..r + 3].copy_from_slice(l.as_slice());
+                    }
+                    continue;
+                }
                 // Normal.
                 let ln = (l.z - s.z / w[(2, 2)]).max(0.0);
                 s += w.column(2) * (ln - l.z);

@@ -78,7 +78,29 @@ impl ContactProblem {
     /// not symmetric (to `1e-9·max|G|`). Positive semi-definiteness is not checked here (it
     /// costs a factorisation); the ADMM solver reports a `G` it cannot factorise.
     pub fn new(delassus: DMat, free_velocity: DVec, friction: &[f64]) -> Result<ContactProblem> {
-        let n = friction.len();
+        let cones = friction
+            .iter()
+            .enumerate()
+            .map(|(i, &mu)| {
+                FrictionCone::new(mu).map_err(|_| {
+                    Error::invalid(
+                        format!("friction of contact {i}"),
+                        format!("{mu} is not a finite non-negative number"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        ContactProblem::with_cones(delassus, free_velocity, cones)
+    }
+
+    /// As [`Self::new`] with each contact's cone given (Coulomb cones and bilateral rows,
+    /// [`FrictionCone::bilateral`]).
+    pub fn with_cones(
+        delassus: DMat,
+        free_velocity: DVec,
+        cones: Vec<FrictionCone>,
+    ) -> Result<ContactProblem> {
+        let n = cones.len();
         if delassus.nrows() != 3 * n || delassus.ncols() != 3 * n {
             return Err(Error::invalid(
                 "Delassus matrix",
@@ -97,18 +119,6 @@ impl ContactProblem {
                 format!("has {} entries, expected {}", free_velocity.len(), 3 * n),
             ));
         }
-        let cones = friction
-            .iter()
-            .enumerate()
-            .map(|(i, &mu)| {
-                FrictionCone::new(mu).map_err(|_| {
-                    Error::invalid(
-                        format!("friction of contact {i}"),
-                        format!("{mu} is not a finite non-negative number"),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
         if let Some(i) = free_velocity.iter().position(|x| !x.is_finite()) {
             return Err(Error::invalid(
                 format!("free contact velocity entry {i}"),

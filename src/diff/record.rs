@@ -99,7 +99,8 @@ impl StepRecord {
 /// Whether the derivatives of this crate cover `scene`'s step; errors say what is not
 /// covered: full Newton (`newton_iterations > 1`), displacement- and volume-driven cables and
 /// cavities (whose λ is solved inside the step) and per-step force limits. Contacts against
-/// obstacles, self-contacts and contacts between bodies are covered.
+/// obstacles, self-contacts and contacts between bodies are covered; contacts and attachments
+/// between soft and rigid bodies are not yet.
 /// Angle-driven servos (pinned horns, `scene::prescribed`) are covered, their angle target
 /// being the parameter `actuator:NAME`. Bodies of law `corotational_sofa` (no exact tangent,
 /// [`crate::material::Law::has_exact_tangent`]) are refused.
@@ -112,6 +113,12 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
                 law.no_exact_tangent(),
             ));
         }
+    }
+    if scene.coupling.is_active(&scene.rigid, scene.bodies.len()) {
+        return Err(Error::invalid(
+            "rigid_body / robot",
+            "soft bodies can meet rigid ones in this scene: derivatives cover soft bodies with obstacles and each other, not yet steps where soft and rigid bodies share an NCP",
+        ));
     }
     if scene.simulation.newton_iterations != 1 {
         return Err(Error::invalid(

@@ -12,19 +12,31 @@
 //! between two bodies is a row block of both. For a body alone P_b = I: its NCP is the one of
 //! a one-body scene. The NCP is solved by ADMM or PGS (`[contact] solver`), warm-started
 //! from the last step's λ of the group with the same contact set.
+//!
+//! A group whose bodies touch a rigid body or robot link, or are attached to one
+//! (`scene::soft_rigid`), takes the whole rigid NCP in ([`RigidPart`]): its rows are, after
+//! the soft ones, the rigid contacts and limits, and G gains the rigid term
+//! `Σ_s h J_s M_s⁻¹ J_sᵀ` (`RigidWorkspace::assemble`) over every row with a rigid part, so
+//! a soft–rigid row couples the two (paper 002 Eq. 3 and paper 004 Eq. 1 in one NCP);
+//! afterwards each rigid system gets v⁺ = v_free + h M⁻¹ J_sᵀ λ. Attachment rows are
+//! bilateral (`FrictionCone::bilateral`) with the correction `g += (1 − K_p) e / h` of their
+//! position error e.
 
 use faer::dyn_stack::MemStack;
 
 use crate::contact::{
-    AdmmSettings, AdmmSolver, BodyContact, ContactMode, ContactProblem, PenetrationCorrection,
-    PgsSettings, PgsSolver, assemble_delassus, classify, free_contact_velocity, push_body_contact,
-    push_node_contacts, push_self_contacts,
+    AdmmSettings, AdmmSolver, BodyContact, ContactMode, ContactProblem, FrictionCone,
+    PenetrationCorrection, PgsSettings, PgsSolver, assemble_delassus, classify,
+    free_contact_velocity, push_body_contact, push_node_contacts, push_self_contacts,
 };
 use crate::error::Result;
 use crate::math::{DMat, DVec, Vec3};
 
 use super::contact_file::ContactSolverKind;
 use super::contact_stage::{ContactBody, ContactOutcome, SceneContact, mode_tolerance};
+use super::rigid_detection::{RigidContact, RigidRow, RowKey};
+use super::rigid_model::RigidScene;
+use super::rigid_stage::{RigidState, RigidWorkspace, symmetrise};
 
 /// What identifies a contact from one step to the next (warm start).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +55,25 @@ enum ContactKey {
         face_body: usize,
         triangle: usize,
     },
+    /// Node `node` of body `body` against a rigid shape or attached to a rigid body
+    /// (`SoftRigidRow::key`).
+    SoftRigid {
+        body: usize,
+        node: usize,
+        key: (u8, usize, usize),
+    },
+    /// A row block of the rigid NCP (`RigidWorkspace`'s key).
+    Rigid(RowKey),
+}
+
+/// The rigid part of the scene, as a group's NCP takes it in (module doc).
+pub struct RigidPart<'a> {
+    /// The free bodies, robots and fixed rigid bodies.
+    pub scene: &'a RigidScene,
+    /// The rigid stage's buffers, prepared for this step.
+    pub ws: &'a mut RigidWorkspace,
+    /// The rigid systems' states (v ← v⁺ here; q is integrated by `RigidWorkspace::finish`).
+    pub states: &'a mut [RigidState],
 }
 
 /// One NCP of the last step: the bodies it couples (scene indices, increasing) and what was
@@ -95,6 +126,10 @@ pub struct GroupWorkspace {
     start_velocity: Vec<f64>,
     gaps: Vec<f64>,
     friction: Vec<f64>,
+    /// The bilateral row blocks (attachments) and their position errors (m, world).
+    bilateral: Vec<(usize, Vec3)>,
+    /// The row blocks with a moving rigid side: (block, its rigid part).
+    rigid_rows: Vec<(usize, RigidContact)>,
     local: Vec<f64>,
     keys: Vec<ContactKey>,
     previous: Vec<(Vec<ContactKey>, Vec<f64>)>,
@@ -148,8 +183,10 @@ fn gather(rows: &[usize], global: &[f64], out: &mut Vec<f64>) {
 }
 
 /// Builds, solves and applies the NCP of the bodies `members` (scene indices, increasing)
-/// whose contacts between each other are the entries of `body_contacts` linking them
-/// (module doc); writes their outcomes and returns the number of active contacts.
+/// whose contacts between each other are the entries of `body_contacts` linking them, with
+/// the rigid part when `rigid` is given (module doc); writes their outcomes and returns the
+/// number of active contacts.
+#[allow(clippy::too_many_arguments)]
 pub fn solve_group(
     contact: &SceneContact,
     h: f64,
@@ -158,6 +195,7 @@ pub fn solve_group(
     body_contacts: &[BodyContact],
     ws: &mut GroupWorkspace,
     outcomes: &mut [ContactOutcome],
+    mut rigid: Option<RigidPart<'_>>,
 ) -> Result<usize> {
     let settings = &contact.settings;
     let between = settings.between_bodies;
@@ -219,6 +257,56 @@ pub fn solve_group(
             ws.friction.push(settings.friction);
         }
     }
+    // Each body's rows against rigid bodies (contacts, then attachments).
+    ws.bilateral.clear();
+    ws.rigid_rows.clear();
+    for &b in members {
+        let w = &mut *bodies[b].workspace;
+        for r in &w.rigid_rows {
+            let i = ws.keys.len();
+            w.rows.push(i);
+            ws.keys.push(ContactKey::SoftRigid {
+                body: b,
+                node: r.node,
+                key: r.key,
+            });
+            ws.gaps.push(r.gap);
+            ws.friction.push(r.friction);
+            if r.bilateral {
+                ws.bilateral.push((i, r.error));
+            }
+            if let Some(side) = r.side {
+                let row = RigidRow::Point {
+                    side,
+                    point: r.point,
+                    frame: r.frame,
+                    sign: -1.0,
+                };
+                ws.rigid_rows.push((
+                    i,
+                    RigidContact {
+                        row,
+                        gap: r.gap,
+                        friction: r.friction,
+                    },
+                ));
+            }
+        }
+    }
+    // The rigid NCP's own rows (counted by the rigid stage's outcome).
+    let mut own_rigid = 0..0;
+    if let Some(rp) = rigid.as_mut() {
+        own_rigid = ws.keys.len()..ws.keys.len() + rp.ws.own_rows().len();
+        rp.ws.place_own_rows(ws.keys.len());
+        for (c, key) in rp.ws.own_rows().iter().zip(rp.ws.own_keys()) {
+            ws.keys.push(ContactKey::Rigid(*key));
+            ws.gaps.push(c.gap);
+            ws.friction.push(c.friction);
+        }
+        for (i, row) in &ws.rigid_rows {
+            rp.ws.push_row(*row, *i);
+        }
+    }
     let k = ws.keys.len();
     if k == 0 {
         return Ok(0);
@@ -249,6 +337,9 @@ pub fn solve_group(
         for &i in &w.shared {
             push_body_contact(&body_contacts[i], b, &mut w.jacobian)?;
         }
+        for r in &w.rigid_rows {
+            w.jacobian.push_point_contact(&r.frame, &[(r.node, 1.0)])?;
+        }
         assemble_delassus(
             h,
             &w.jacobian,
@@ -274,11 +365,34 @@ pub fn solve_group(
         w.jacobian.apply(&body.state.velocities, &mut ws.local);
         scatter(rows, &ws.local, &mut ws.start_velocity);
     }
-    PenetrationCorrection::default().apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
-    let problem = ContactProblem::new(
+    if let Some(rp) = rigid.as_mut() {
+        rp.ws.assemble(
+            rp.scene,
+            rp.states,
+            h,
+            &mut ncp.delassus,
+            &mut ws.g,
+            &mut ws.start_velocity,
+        );
+        symmetrise(&mut ncp.delassus);
+    }
+    let correction = PenetrationCorrection::default();
+    correction.apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
+    let mut cones = ws
+        .friction
+        .iter()
+        .map(|&mu| FrictionCone::new(mu))
+        .collect::<Result<Vec<_>>>()?;
+    for &(i, e) in &ws.bilateral {
+        cones[i] = FrictionCone::bilateral();
+        for p in 0..3 {
+            ws.g[3 * i + p] += (1.0 - correction.kp) * e[p] / h;
+        }
+    }
+    let problem = ContactProblem::with_cones(
         std::mem::replace(&mut ncp.delassus, DMat::zeros(0, 0)),
         DVec::from_column_slice(&ws.g),
-        &ws.friction,
+        cones,
     )?;
     let warm = ws
         .previous
@@ -331,7 +445,13 @@ pub fn solve_group(
             .iter()
             .filter(|&&gi| modes[gi] != ContactMode::Breaking)
             .count();
-        out.normal_force = w.rows.iter().map(|&gi| lambda[3 * gi + 2]).sum();
+        let attached = |gi: &usize| ws.bilateral.iter().any(|(i, _)| i == gi);
+        out.normal_force = w
+            .rows
+            .iter()
+            .filter(|gi| !attached(gi))
+            .map(|&gi| lambda[3 * gi + 2])
+            .sum();
         let force = |c: usize, frame: &crate::math::Mat3| {
             frame * Vec3::new(w.lambda[3 * c], w.lambda[3 * c + 1], w.lambda[3 * c + 2])
         };
@@ -365,8 +485,20 @@ pub fn solve_group(
             *v += d;
         }
     }
+    if let Some(rp) = rigid {
+        rp.ws.apply(
+            rp.scene,
+            h,
+            lambda,
+            &solution,
+            settings.tolerance,
+            rp.states,
+        );
+        rp.ws.forget_warm_start();
+    }
     Ok(modes
         .iter()
-        .filter(|m| **m != ContactMode::Breaking)
+        .enumerate()
+        .filter(|(i, m)| **m != ContactMode::Breaking && !own_rigid.contains(i))
         .count())
 }

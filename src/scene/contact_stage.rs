@@ -51,8 +51,11 @@ use crate::linalg::{DofMap, NumericFactor};
 use crate::math::{DMat, Vec3};
 
 use super::contact_file::{ContactSection, ObstacleSection};
-use super::contact_group::{GroupNcp, GroupWorkspace, solve_group};
+use super::contact_group::{GroupNcp, GroupWorkspace, RigidPart, solve_group};
 use super::model::BodyState;
+use super::rigid_model::RigidScene;
+use super::rigid_stage::{RigidState, RigidWorkspace};
+use super::soft_rigid::{RigidView, SoftRigid, SoftRigidRow, soft_rigid_rows};
 
 /// The scene's contact model: static obstacles, each with its Coulomb coefficient, and the
 /// NCP solver settings (which also say whether bodies touch themselves and each other).
@@ -132,6 +135,9 @@ pub struct ContactWorkspace {
     /// Indices (in the stage's list of contacts between bodies) of those this body takes
     /// part in, in increasing order.
     pub(super) shared: Vec<usize>,
+    /// Its rows against rigid bodies: contacts with their shapes, then attachments
+    /// (`scene::soft_rigid`).
+    pub(super) rigid_rows: Vec<SoftRigidRow>,
     /// The row block (contact index) in its NCP of each of the body's contacts.
     pub(super) rows: Vec<usize>,
     pub(super) jacobian: ContactJacobian,
@@ -169,6 +175,7 @@ impl ContactWorkspace {
             surface: SurfaceTree::new(triangles, body.rest_positions()),
             self_contacts: Vec::new(),
             shared: Vec::new(),
+            rigid_rows: Vec::new(),
             rows: Vec::new(),
             jacobian: ContactJacobian::new(body.node_count()),
             delassus_ws: DelassusWorkspace::default(),
@@ -187,6 +194,7 @@ impl ContactWorkspace {
         self.contacts.clear();
         self.self_contacts.clear();
         self.shared.clear();
+        self.rigid_rows.clear();
         self.rows.clear();
         self.jacobian.clear();
         self.lambda.clear();
@@ -204,6 +212,12 @@ impl ContactWorkspace {
     /// The self-contacts of the last step, in NCP order after the obstacle contacts.
     pub fn self_contacts(&self) -> &[SelfContact] {
         &self.self_contacts
+    }
+
+    /// The rows against rigid bodies of the last step (contacts with rigid shapes, then
+    /// attachments), in NCP order after the contacts with other soft bodies.
+    pub fn rigid_rows(&self) -> &[SoftRigidRow] {
+        &self.rigid_rows
     }
 
     /// λ (N, 3 per contact in each contact's frame `[t₁, t₂, n]`) at the body's contacts.
@@ -291,9 +305,24 @@ fn find(parent: &mut [usize], mut i: usize) -> usize {
     i
 }
 
+/// The rigid part as the contact stage sees it: the scene's rigid bodies, their coupling to
+/// the soft ones, the rigid stage's buffers (prepared for this step) and the rigid states.
+pub struct RigidCoupling<'a> {
+    /// The free bodies, robots and fixed rigid bodies.
+    pub scene: &'a RigidScene,
+    /// Attachments and ignored soft–rigid pairs.
+    pub coupling: &'a SoftRigid,
+    /// The rigid stage's buffers after `RigidWorkspace::prepare`.
+    pub ws: &'a mut RigidWorkspace,
+    /// The rigid systems' states.
+    pub states: &'a mut [RigidState],
+}
+
 /// The contact stage of every body (module doc): detects, solves one NCP per group of bodies
 /// that touch each other (one per body when none do) and corrects each body's velocity in
-/// place. Returns each body's outcome.
+/// place. With `rigid`, soft nodes also meet rigid shapes and attachments hold them, and the
+/// group they join takes the rigid NCP in (`scene::contact_group`); a rigid part no soft body
+/// touches is left to `RigidWorkspace::finish`. Returns each body's outcome.
 ///
 /// Errors: invalid contact settings or a Delassus matrix the solver cannot use. An NCP that
 /// stops at its iteration limit is `converged = false`, not an error.
@@ -302,6 +331,7 @@ pub fn resolve_contacts(
     h: f64,
     bodies: &mut [ContactBody],
     ws: &mut SceneContactWorkspace,
+    rigid: Option<RigidCoupling<'_>>,
 ) -> Result<Vec<ContactOutcome>> {
     let nb = bodies.len();
     ws.active = 0;
@@ -309,7 +339,8 @@ pub fn resolve_contacts(
     for b in bodies.iter_mut() {
         b.workspace.clear();
     }
-    if !contact.is_active() {
+    let rigid = rigid.filter(|r| r.coupling.is_active(r.scene, nb));
+    if !contact.is_active() && rigid.is_none() {
         ws.group.forget();
         return Ok(vec![
             ContactOutcome {
@@ -363,6 +394,29 @@ pub fn resolve_contacts(
             );
         }
     }
+    // Each body against the rigid shapes, and its attachments.
+    if let Some(r) = &rigid {
+        let joint_pose = |s: usize, joint: usize| r.ws.joint_pose(r.scene, r.states, s, joint);
+        let view = RigidView {
+            scene: r.scene,
+            poses: r.ws.poses(),
+            reach: r.ws.reach(),
+            joint_pose: &joint_pose,
+            friction: settings.friction,
+        };
+        for (i, b) in bodies.iter_mut().enumerate() {
+            let w = &mut *b.workspace;
+            soft_rigid_rows(
+                r.coupling,
+                &view,
+                i,
+                &b.state.positions,
+                &w.candidates,
+                w.reach,
+                &mut w.rigid_rows,
+            );
+        }
+    }
     // Every pair of bodies, both ways.
     if settings.between_bodies {
         for a in 0..nb {
@@ -378,9 +432,16 @@ pub fn resolve_contacts(
             }
         }
     }
-    // Groups of bodies linked by contacts between them (union-find).
+    // Groups of bodies linked by contacts between them, and with the rigid part (node nb)
+    // through rows with a moving rigid side (union-find).
     ws.parent.clear();
-    ws.parent.extend(0..nb);
+    ws.parent.extend(0..=nb);
+    for (i, b) in bodies.iter().enumerate() {
+        if b.workspace.rigid_rows.iter().any(|r| r.side.is_some()) {
+            let (ra, rb) = (find(&mut ws.parent, i), find(&mut ws.parent, nb));
+            ws.parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
     for (i, c) in ws.body_contacts.iter().enumerate() {
         let (ra, rb) = (
             find(&mut ws.parent, c.node_body),
@@ -391,6 +452,7 @@ pub fn resolve_contacts(
         bodies[c.face_body].workspace.shared.push(i);
     }
     let mut outcomes = vec![ContactOutcome::default(); nb];
+    let mut rigid = rigid;
     ws.group.begin_step();
     for lead in 0..nb {
         if find(&mut ws.parent, lead) != lead {
@@ -402,6 +464,15 @@ pub fn resolve_contacts(
                 ws.members.push(b);
             }
         }
+        let with_rigid = find(&mut ws.parent, nb) == lead;
+        let part = match (&mut rigid, with_rigid) {
+            (Some(r), true) => Some(RigidPart {
+                scene: r.scene,
+                ws: &mut *r.ws,
+                states: &mut *r.states,
+            }),
+            _ => None,
+        };
         ws.active += solve_group(
             contact,
             h,
@@ -410,6 +481,7 @@ pub fn resolve_contacts(
             &ws.body_contacts,
             &mut ws.group,
             &mut outcomes,
+            part,
         )?;
     }
     ws.group.end_step();

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::fem::MassKind;
 use crate::material::Law;
 
+use super::attachment_file::AttachmentSection;
 use super::contact_file::{ContactSection, ObstacleSection};
 use super::rigid_file::{RigidBodySection, RobotSection};
 
@@ -33,6 +34,9 @@ pub struct SceneFile {
     /// `[[robot]]`: URDF robots.
     #[serde(default)]
     pub robot: Vec<RobotSection>,
+    /// `[[attachment]]`: soft nodes held to a rigid body or a robot link.
+    #[serde(default)]
+    pub attachment: Vec<AttachmentSection>,
 }
 
 /// `[simulation]`: time stepping.
@@ -398,6 +402,9 @@ impl SceneFile {
         }
         for r in &self.robot {
             r.validate()?;
+        }
+        for (k, a) in self.attachment.iter().enumerate() {
+            a.validate(k)?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@ mod actuation;
 mod actuation_build;
 mod actuation_file;
 mod actuator_tangent;
+mod attachment_file;
 mod contact_file;
 mod contact_group;
 mod contact_stage;
@@ -23,6 +24,7 @@ mod rigid_file;
 mod rigid_model;
 mod rigid_stage;
 mod rigid_system;
+mod soft_rigid;
 mod statics;
 mod step;
 
@@ -31,13 +33,14 @@ pub use actuator_tangent::{
     ActuatorTangent, add_tangent_action, add_tangent_derivative_action,
     add_tangent_force_derivative, couplings as actuator_couplings,
 };
+pub use attachment_file::AttachmentSection;
 pub use contact_file::{
     ContactSection, ContactSolverKind, ObstacleKind, ObstacleSection, axis_angle_matrix,
 };
 pub use contact_group::GroupNcp;
 pub use contact_stage::{
-    ContactBody, ContactOutcome, ContactWorkspace, SceneContact, SceneContactWorkspace,
-    mode_tolerance, resolve_contacts,
+    ContactBody, ContactOutcome, ContactWorkspace, RigidCoupling, SceneContact,
+    SceneContactWorkspace, mode_tolerance, resolve_contacts,
 };
 pub use energy::Energy;
 pub use file::{
@@ -59,5 +62,6 @@ pub use rigid_model::{
 };
 pub use rigid_stage::{RigidOutcome, RigidState, RigidWorkspace};
 pub use rigid_system::SystemBuffers;
+pub use soft_rigid::{Attachment, SoftRigid, SoftRigidRow};
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

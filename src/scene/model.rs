@@ -14,6 +14,7 @@ use super::contact_stage::SceneContact;
 use super::file::{SceneFile, SimulationSection};
 use super::rigid_model::RigidScene;
 use super::rigid_stage::RigidState;
+use super::soft_rigid::SoftRigid;
 
 /// An immutable scene: time-stepping settings and the soft-body models.
 #[derive(Debug, Clone)]
@@ -31,6 +32,9 @@ pub struct Scene {
     pub contact: SceneContact,
     /// Free rigid bodies, robots and fixed rigid bodies (`Default`: none).
     pub rigid: RigidScene,
+    /// Attachments of soft nodes to rigid bodies, and soft–rigid pairs that never touch
+    /// (`Default`: none).
+    pub coupling: SoftRigid,
 }
 
 /// Largest bounding-box side (m) above which a soft body is suspected of being in millimetres.
@@ -98,6 +102,7 @@ impl Scene {
             source: None,
             contact: SceneContact::default(),
             rigid: RigidScene::default(),
+            coupling: SoftRigid::default(),
         }
     }
 
@@ -179,22 +184,30 @@ impl Scene {
                 &b.name, mesh, options, &couplings,
             )?);
         }
+        // `[contact] ignore` pairs naming a soft body are the coupling's, the others the
+        // rigid part's.
+        let (soft_ignore, rigid_ignore): (Vec<_>, Vec<_>) = file
+            .contact
+            .ignore
+            .iter()
+            .cloned()
+            .enumerate()
+            .partition(|(_, pair)| pair.iter().any(|n| bodies.iter().any(|b| b.name() == n)));
+        let mut rigid = RigidScene::build(
+            &file.rigid_body,
+            &file.robot,
+            dir,
+            Vec3::from(file.simulation.gravity),
+        )?;
+        rigid.resolve_ignore_entries(&rigid_ignore)?;
         Ok(Scene {
             simulation: file.simulation.clone(),
-            bodies,
             actuation,
             source: None,
             contact: SceneContact::build(&file.contact, &file.obstacle, dir)?,
-            rigid: {
-                let mut rigid = RigidScene::build(
-                    &file.rigid_body,
-                    &file.robot,
-                    dir,
-                    Vec3::from(file.simulation.gravity),
-                )?;
-                rigid.resolve_ignore(&file.contact.ignore)?;
-                rigid
-            },
+            coupling: SoftRigid::build(&file.attachment, &bodies, &rigid, &soft_ignore)?,
+            rigid,
+            bodies,
         })
     }
 

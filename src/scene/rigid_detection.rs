@@ -44,6 +44,18 @@ pub enum RigidRow {
         /// Contact frame `[t₁, t₂, n]` (world).
         frame: Mat3,
     },
+    /// The rigid part of a row block between a soft node and a rigid body
+    /// (`scene::soft_rigid`): `sign · frameᵀ` times the velocity of the body point `point`.
+    Point {
+        /// The rigid body (system and joint).
+        side: RigidSide,
+        /// The point (m, world).
+        point: Vec3,
+        /// The rows' frame (world).
+        frame: Mat3,
+        /// −1: the node's velocity minus the rigid point's.
+        sign: f64,
+    },
     /// A coordinate against a position limit: the normal velocity is `sign · v[dof]`.
     Limit {
         /// The system.

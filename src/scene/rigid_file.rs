@@ -126,6 +126,11 @@ pub struct RobotSection {
     /// PD target configuration (length nq).
     #[serde(default)]
     pub target: Option<Vec<f64>>,
+    /// A PD target that moves: waypoints `[t, q₁, …, q_nq]` (time in s, increasing; then a
+    /// configuration), followed piecewise-linearly (held at the first before its time and at
+    /// the last after). Replaces `target`.
+    #[serde(default)]
+    pub target_path: Option<Vec<Vec<f64>>>,
     /// Coulomb coefficient of the robot's contacts, ≥ 0; default the obstacle's or
     /// `[contact].friction`.
     #[serde(default)]
@@ -268,12 +273,42 @@ impl RobotSection {
                 return Err(Error::invalid(at(&format!("{key}[{k}]")), "not finite"));
             }
         }
-        let pd = [&self.kp, &self.kd, &self.target];
-        if pd.iter().any(|x| x.is_some()) && !pd.iter().all(|x| x.is_some()) {
+        if self.target.is_some() && self.target_path.is_some() {
+            return Err(Error::invalid(
+                at("target_path"),
+                "give a constant `target` or a `target_path`, not both",
+            ));
+        }
+        let has_target = self.target.is_some() || self.target_path.is_some();
+        let pd = [self.kp.is_some(), self.kd.is_some(), has_target];
+        if pd.iter().any(|x| *x) && !pd.iter().all(|x| *x) {
             return Err(Error::invalid(
                 at("kp"),
-                "a PD input needs kp, kd and target together",
+                "a PD input needs kp, kd and target (or target_path) together",
             ));
+        }
+        if let Some(path) = &self.target_path {
+            if path.is_empty() {
+                return Err(Error::invalid(at("target_path"), "has no waypoint"));
+            }
+            let mut last = f64::NEG_INFINITY;
+            for (k, w) in path.iter().enumerate() {
+                if let Some(i) = w.iter().position(|x| !x.is_finite()) {
+                    return Err(Error::invalid(
+                        at(&format!("target_path[{k}][{i}]")),
+                        "not finite",
+                    ));
+                }
+                match w.first() {
+                    Some(&t) if t > last => last = t,
+                    _ => {
+                        return Err(Error::invalid(
+                            at(&format!("target_path[{k}]")),
+                            "must start with its time (s), later than the waypoint before",
+                        ));
+                    }
+                }
+            }
         }
         non_negative_friction(at("friction"), self.friction)
     }

@@ -64,6 +64,9 @@ pub enum RigidInput {
         kd: Vec<f64>,
         /// Target configuration.
         target: Vec<f64>,
+        /// Waypoints `(t, q)` (s, configuration) of a moving target, followed
+        /// piecewise-linearly (`target` unused); empty: `target` throughout.
+        path: Vec<(f64, Vec<f64>)>,
     },
 }
 
@@ -156,7 +159,13 @@ impl RigidScene {
     /// Resolves the `[contact] ignore` pairs into [`Self::ignored`]. Errors name the entry
     /// (`contact.ignore[k]`) and the part that matches nothing.
     pub fn resolve_ignore(&mut self, pairs: &[[String; 2]]) -> Result<()> {
-        for (k, pair) in pairs.iter().enumerate() {
+        let entries: Vec<(usize, [String; 2])> = pairs.iter().cloned().enumerate().collect();
+        self.resolve_ignore_entries(&entries)
+    }
+
+    /// As [`Self::resolve_ignore`] for entries given with their index `k` in the list.
+    pub fn resolve_ignore_entries(&mut self, pairs: &[(usize, [String; 2])]) -> Result<()> {
+        for &(k, ref pair) in pairs {
             let a = self.ignore_part(&pair[0], k)?;
             let b = self.ignore_part(&pair[1], k)?;
             match (a, b) {
@@ -210,6 +219,15 @@ impl RigidScene {
             ));
         }
         Ok(IgnorePart::Colliders(parts))
+    }
+
+    /// The colliders a `[contact] ignore` entry (number `k`) names: `(system, collider)`
+    /// pairs, or `(usize::MAX, f)` for the fixed rigid body `f`.
+    pub fn colliders_named(&self, name: &str, k: usize) -> Result<Vec<(usize, usize)>> {
+        Ok(match self.ignore_part(name, k)? {
+            IgnorePart::Colliders(c) => c,
+            IgnorePart::Fixed(f) => vec![(usize::MAX, f)],
+        })
     }
 
     /// The system named `name`.
@@ -440,6 +458,18 @@ fn robot(
         model.nq,
         "configuration coordinates (nq)",
     )?;
+    for (k, w) in r.target_path.iter().flatten().enumerate() {
+        if w.len() != 1 + model.nq {
+            return Err(Error::invalid(
+                at(&format!("target_path[{k}]")),
+                format!(
+                    "has {} entries, expected 1 + nq = {} (the time, s, then a configuration)",
+                    w.len(),
+                    1 + model.nq
+                ),
+            ));
+        }
+    }
     if r.torque.is_some() && r.kp.is_some() {
         return Err(Error::invalid(
             at("torque"),
@@ -484,12 +514,23 @@ fn robot(
         ));
     }
     let v0 = r.v.clone().unwrap_or_else(|| vec![0.0; model.nv]);
-    let input = match (&r.torque, &r.kp, &r.kd, &r.target) {
+    let path: Vec<(f64, Vec<f64>)> = r
+        .target_path
+        .iter()
+        .flatten()
+        .map(|w| (w[0], w[1..].to_vec()))
+        .collect();
+    let target = r
+        .target
+        .clone()
+        .or_else(|| path.last().map(|(_, q)| q.clone()));
+    let input = match (&r.torque, &r.kp, &r.kd, target) {
         (Some(t), _, _, _) => RigidInput::Torque(t.clone()),
         (None, Some(kp), Some(kd), Some(target)) => RigidInput::Pd {
             kp: kp.clone(),
             kd: kd.clone(),
-            target: target.clone(),
+            target,
+            path,
         },
         _ => RigidInput::None,
     };

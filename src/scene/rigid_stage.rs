@@ -23,19 +23,27 @@
 //! A pair is a candidate when its gap is within the distance both bodies can travel in the
 //! step (h times their largest point speed at v and at v_free), so a resting body keeps its
 //! contacts. Two links of one robot never touch when they are adjacent, or when they already
-//! touch in the robot's initial configuration (collision models overlap around joints). The NCP is warm-started from the previous step's λ when the contact set (pairs and
-//! parry feature ids) is unchanged. Soft bodies do not touch rigid ones yet (the next issue).
+//! touch in the robot's initial configuration (collision models overlap around joints). The
+//! NCP is warm-started from the previous step's λ when the contact set (pairs and parry
+//! feature ids) is unchanged.
+//!
+//! When soft bodies touch rigid ones or are attached to them (`scene::soft_rigid`), the rigid
+//! rows and the soft–rigid rows join the NCP of the soft bodies they touch
+//! (`scene::contact_group`): the step is then [`RigidWorkspace::prepare`] (before the contact
+//! stage), [`RigidWorkspace::assemble`] and [`RigidWorkspace::apply`] (inside the group's
+//! solve), and [`RigidWorkspace::finish`] (after it). Alone, `finish` solves the rigid NCP
+//! itself.
 
 use crate::contact::{
-    AdmmSettings, AdmmSolver, ContactMode, ContactProblem, PenetrationCorrection, PgsSettings,
-    PgsSolver, ShapePose, classify_contact,
+    AdmmSettings, AdmmSolver, ContactMode, ContactProblem, NcpSolution, PenetrationCorrection,
+    PgsSettings, PgsSolver, ShapePose, classify_contact,
 };
 use crate::error::Result;
 use crate::math::{DMat, DVec, Vec3};
 
 use super::contact_file::ContactSolverKind;
 use super::contact_stage::{SceneContact, mode_tolerance};
-use super::rigid_detection::{Motion, RigidContact, RigidDetection, RigidRow, RowKey};
+use super::rigid_detection::{Motion, RigidContact, RigidDetection, RigidRow, RigidSide, RowKey};
 use super::rigid_model::{RigidScene, RigidSystem};
 use super::rigid_system::SystemBuffers;
 
@@ -74,15 +82,22 @@ pub struct RigidWorkspace {
     poses: Vec<Vec<ShapePose>>,
     reach: Vec<Vec<f64>>,
     point_jac: Vec<nalgebra::Matrix3xX<f64>>,
-    /// J_s (3m × nv_s) and Y_s = M_s⁻¹ J_sᵀ (nv_s × 3m) of the last step.
+    /// J_s (3m × nv_s) and Y_s = M_s⁻¹ J_sᵀ (nv_s × 3m) over the rows of the last step.
     jac: Vec<DMat>,
     minv_jt: Vec<DMat>,
     detection: RigidDetection,
+    /// The row blocks with a rigid part in this step's NCP: the detected ones, then those
+    /// with a soft part (`push_row`); and the block index of each in the NCP.
+    rows: Vec<RigidContact>,
+    row_index: Vec<usize>,
     previous_keys: Vec<RowKey>,
     previous_lambda: Vec<f64>,
+    /// λ of `rows` (3 per block).
     lambda: Vec<f64>,
-    /// G (3m × 3m), g, the start-of-step contact velocity, gaps and friction of the last step.
+    /// G (3m × 3m), g, the start-of-step contact velocity, gaps and friction (alone).
     delassus: DMat,
+    /// Σ_s h J_s Y_s over this step's rows, before it is placed in the NCP's G.
+    local_g: DMat,
     g: Vec<f64>,
     start_velocity: Vec<f64>,
     gaps: Vec<f64>,
@@ -92,6 +107,9 @@ pub struct RigidWorkspace {
     column: Vec<Vec<f64>>,
     admm: AdmmSolver,
     pgs: PgsSolver,
+    /// Whether this step's impulses are applied (`apply`), and the NCP's outcome.
+    applied: bool,
+    outcome: RigidOutcome,
 }
 
 impl RigidWorkspace {
@@ -114,10 +132,13 @@ impl RigidWorkspace {
             jac: s.iter().map(|x| DMat::zeros(0, x.nv())).collect(),
             minv_jt: s.iter().map(|x| DMat::zeros(x.nv(), 0)).collect(),
             detection: RigidDetection::new(rigid),
+            rows: Vec::new(),
+            row_index: Vec::new(),
             previous_keys: Vec::new(),
             previous_lambda: Vec::new(),
             lambda: Vec::new(),
             delassus: DMat::zeros(0, 0),
+            local_g: DMat::zeros(0, 0),
             g: Vec::new(),
             start_velocity: Vec::new(),
             gaps: Vec::new(),
@@ -126,37 +147,78 @@ impl RigidWorkspace {
             column: s.iter().map(|x| vec![0.0; x.nv()]).collect(),
             admm: AdmmSolver::default(),
             pgs: PgsSolver::default(),
+            applied: false,
+            outcome: RigidOutcome::default(),
         }
     }
 
-    /// The row blocks of the last step's NCP, in order.
+    /// The row blocks of the last step's NCP with a rigid part, in order: the rigid
+    /// contacts and limits, then the soft–rigid rows with a moving rigid side.
     pub fn contacts(&self) -> &[RigidContact] {
-        &self.detection.contacts
+        &self.rows
     }
 
-    /// The last step's λ (3 per row block; N, or N·m / N for limits), contact frames.
+    /// The last step's λ (3 per row block of [`Self::contacts`]; N, or N·m / N for limits),
+    /// contact frames.
     pub fn lambda(&self) -> &[f64] {
         &self.lambda
     }
 
-    /// Advances every rigid system of `rigid` by one step of `h` (s) under `gravity` (m/s²,
-    /// for free bodies; robots carry theirs); `contact` gives the obstacles and the NCP
-    /// settings. Errors: a joint-space inertia matrix that is not positive definite, or an
-    /// NCP the solver rejects (non-finite data).
-    pub fn step(
+    /// Each collider's world pose at the start of the step (after [`Self::prepare`]).
+    pub fn poses(&self) -> &[Vec<ShapePose>] {
+        &self.poses
+    }
+
+    /// Each collider's reach in the step (m; after [`Self::prepare`]).
+    pub fn reach(&self) -> &[Vec<f64>] {
+        &self.reach
+    }
+
+    /// The world pose of joint `joint` of system `s` at the start of the step (after
+    /// [`Self::prepare`]).
+    pub fn joint_pose(
+        &self,
+        rigid: &RigidScene,
+        states: &[RigidState],
+        s: usize,
+        joint: usize,
+    ) -> ShapePose {
+        rigid.systems[s].joint_pose(&self.buffers[s], &states[s].q, joint)
+    }
+
+    /// The detected rigid row blocks of this step (contacts and limits).
+    pub(super) fn own_rows(&self) -> &[RigidContact] {
+        &self.detection.contacts
+    }
+
+    /// Their warm-start keys.
+    pub(super) fn own_keys(&self) -> &[RowKey] {
+        &self.detection.keys
+    }
+
+    /// The step's start at time `time` (s): each system's input, M factorisation and free
+    /// velocity, its colliders' poses and reaches, and the rigid row blocks (contacts and
+    /// limits).
+    pub fn prepare(
         &mut self,
         rigid: &RigidScene,
         contact: &SceneContact,
         h: f64,
+        time: f64,
         gravity: &Vec3,
         states: &mut [RigidState],
-    ) -> Result<RigidOutcome> {
+    ) -> Result<()> {
         let systems = &rigid.systems;
         assert_eq!(systems.len(), states.len(), "one rigid state per system");
+        self.applied = false;
+        self.outcome = RigidOutcome {
+            converged: true,
+            ..RigidOutcome::default()
+        };
         // Free velocities, M factors, collider poses and reaches.
         for (s, (sys, st)) in systems.iter().zip(states.iter_mut()).enumerate() {
             let buf = &mut self.buffers[s];
-            sys.prepare(buf, st, gravity, h, &mut self.v_free[s])?;
+            sys.prepare(buf, st, gravity, h, time, &mut self.v_free[s])?;
             for (c, jc) in sys.colliders.iter().enumerate() {
                 let pose = sys.joint_pose(buf, &st.q, jc.joint).compose(&jc.placement);
                 self.poses[s][c] = pose;
@@ -179,34 +241,48 @@ impl RigidWorkspace {
             },
             h,
         )?;
-        let m = self.detection.contacts.len();
-        if m == 0 {
-            self.previous_keys.clear();
-            self.previous_lambda.clear();
-            self.lambda.clear();
-            for (s, (sys, st)) in systems.iter().zip(states.iter_mut()).enumerate() {
-                st.v.copy_from_slice(&self.v_free[s]);
-                integrate(sys, st, h, &mut self.q_scratch[s]);
-            }
-            return Ok(RigidOutcome {
-                converged: true,
-                ..RigidOutcome::default()
-            });
-        }
-        // J_s, Y_s = M_s⁻¹ J_sᵀ, G, g and the start-of-step contact velocity, in buffers
-        // that are resized only when the number of contacts changes.
+        self.rows.clear();
+        self.row_index.clear();
+        Ok(())
+    }
+
+    /// Adds a row block with a rigid part at block `index` of the NCP (a soft–rigid row).
+    pub(super) fn push_row(&mut self, row: RigidContact, index: usize) {
+        self.rows.push(row);
+        self.row_index.push(index);
+    }
+
+    /// Puts the detected rigid row blocks at blocks `offset..` of the NCP (before any
+    /// [`Self::push_row`]).
+    pub(super) fn place_own_rows(&mut self, offset: usize) {
+        self.rows.clear();
+        self.row_index.clear();
+        let own = self.detection.contacts.len();
+        self.rows.extend_from_slice(&self.detection.contacts);
+        self.row_index.extend(offset..offset + own);
+    }
+
+    /// Adds the rigid term of the NCP at this step's row blocks: `G += Σ_s h J_s M_s⁻¹ J_sᵀ`
+    /// (with a frictionless limit's tangential diagonal set to its normal one), `g += J v_free`
+    /// and `start += J v` (m/s), at each block's index in the NCP (`g_mat` 3N × 3N).
+    pub(super) fn assemble(
+        &mut self,
+        rigid: &RigidScene,
+        states: &[RigidState],
+        h: f64,
+        g_mat: &mut DMat,
+        g: &mut [f64],
+        start: &mut [f64],
+    ) {
+        let m = self.rows.len();
         let rows = 3 * m;
-        let mut g_mat = std::mem::replace(&mut self.delassus, DMat::zeros(0, 0));
-        if g_mat.shape() != (rows, rows) {
-            g_mat = DMat::zeros(rows, rows);
+        let global = |r: usize, index: &[usize]| 3 * index[r / 3] + r % 3;
+        if self.local_g.shape() != (rows, rows) {
+            self.local_g = DMat::zeros(rows, rows);
         } else {
-            g_mat.fill(0.0);
+            self.local_g.fill(0.0);
         }
-        self.g.clear();
-        self.g.resize(rows, 0.0);
-        self.start_velocity.clear();
-        self.start_velocity.resize(rows, 0.0);
-        for (s, sys) in systems.iter().enumerate() {
+        for (s, sys) in rigid.systems.iter().enumerate() {
             let nv = sys.nv();
             let q = &states[s].q;
             let jac = &mut self.jac[s];
@@ -216,26 +292,36 @@ impl RigidWorkspace {
                 jac.fill(0.0);
             }
             let mut touched = false;
-            for (i, c) in self.detection.contacts.iter().enumerate() {
-                match c.row {
-                    RigidRow::Contact { a, b, point, frame } => {
-                        for (side, sign) in [(Some(a), 1.0), (b, -1.0)] {
-                            let Some(side) = side else { continue };
-                            if side.system != s {
-                                continue;
-                            }
-                            touched = true;
-                            let pj = &mut self.point_jac[s];
-                            sys.point_jacobian(&self.buffers[s], q, side.joint, &point, pj);
-                            let ft = frame.transpose() * sign;
-                            for k in 0..nv {
-                                let col = ft * pj.column(k);
-                                for r in 0..3 {
-                                    jac[(3 * i + r, k)] += col[r];
-                                }
+            for (i, c) in self.rows.iter().enumerate() {
+                let mut add_point =
+                    |side: RigidSide, point: &Vec3, frame: &crate::math::Mat3, sign: f64| {
+                        if side.system != s {
+                            return;
+                        }
+                        touched = true;
+                        let pj = &mut self.point_jac[s];
+                        sys.point_jacobian(&self.buffers[s], q, side.joint, point, pj);
+                        let ft = frame.transpose() * sign;
+                        for k in 0..nv {
+                            let col = ft * pj.column(k);
+                            for r in 0..3 {
+                                jac[(3 * i + r, k)] += col[r];
                             }
                         }
+                    };
+                match c.row {
+                    RigidRow::Contact { a, b, point, frame } => {
+                        add_point(a, &point, &frame, 1.0);
+                        if let Some(b) = b {
+                            add_point(b, &point, &frame, -1.0);
+                        }
                     }
+                    RigidRow::Point {
+                        side,
+                        point,
+                        frame,
+                        sign,
+                    } => add_point(side, &point, &frame, sign),
                     RigidRow::Limit { system, dof, sign } if system == s => {
                         touched = true;
                         jac[(3 * i + 2, dof)] = sign;
@@ -262,41 +348,159 @@ impl RigidWorkspace {
                 }
                 y.column_mut(r).copy_from_slice(col);
             }
-            g_mat.gemm(h, jac, y, 1.0);
+            self.local_g.gemm(h, jac, y, 1.0);
             for r in 0..rows {
                 let (mut jf, mut j0) = (0.0, 0.0);
                 for k in 0..nv {
                     jf += jac[(r, k)] * self.v_free[s][k];
                     j0 += jac[(r, k)] * states[s].v[k];
                 }
-                self.g[r] += jf;
-                self.start_velocity[r] += j0;
+                g[global(r, &self.row_index)] += jf;
+                start[global(r, &self.row_index)] += j0;
             }
         }
-        self.gaps.clear();
-        self.friction.clear();
-        for (i, c) in self.detection.contacts.iter().enumerate() {
-            self.gaps.push(c.gap);
-            self.friction.push(c.friction);
+        // G at the blocks' places.
+        for c in 0..rows {
+            let gc = global(c, &self.row_index);
+            for r in 0..rows {
+                let v = self.local_g[(r, c)];
+                if v != 0.0 {
+                    g_mat[(global(r, &self.row_index), gc)] += v;
+                }
+            }
+        }
+        for (i, c) in self.rows.iter().enumerate() {
             if matches!(c.row, RigidRow::Limit { .. }) {
                 // The frictionless rows' tangential entries: the normal row's diagonal (so G
                 // keeps its scale for the solver), nothing else; with μ = 0, λ_t = 0 exactly.
-                let d = g_mat[(3 * i + 2, 3 * i + 2)];
+                let n = 3 * self.row_index[i];
+                let d = g_mat[(n + 2, n + 2)];
                 let d = if d > 0.0 { d } else { 1.0 };
-                g_mat[(3 * i, 3 * i)] += d;
-                g_mat[(3 * i + 1, 3 * i + 1)] += d;
+                g_mat[(n, n)] += d;
+                g_mat[(n + 1, n + 1)] += d;
             }
         }
-        // Symmetrise away the round-off of the products (the problem checks symmetry).
-        for i in 0..rows {
-            for j in 0..i {
-                let avg = 0.5 * (g_mat[(i, j)] + g_mat[(j, i)]);
-                g_mat[(i, j)] = avg;
-                g_mat[(j, i)] = avg;
+    }
+
+    /// v⁺ = v_free + h Y λ for every system, λ the NCP's solution (3 per block of the NCP,
+    /// this step's blocks read at their indices), and the outcome of the NCP for the rigid
+    /// rows.
+    pub(super) fn apply(
+        &mut self,
+        rigid: &RigidScene,
+        h: f64,
+        lambda: &[f64],
+        solution: &NcpSolution,
+        tolerance: f64,
+        states: &mut [RigidState],
+    ) {
+        self.lambda.clear();
+        for &i in &self.row_index {
+            self.lambda.extend_from_slice(&lambda[3 * i..3 * i + 3]);
+        }
+        let rows = self.lambda.len();
+        for (s, (sys, st)) in rigid.systems.iter().zip(states.iter_mut()).enumerate() {
+            st.v.copy_from_slice(&self.v_free[s]);
+            if self.touched[s] && rows > 0 {
+                let y = &self.minv_jt[s];
+                for k in 0..sys.nv() {
+                    let mut dv = 0.0;
+                    for r in 0..rows {
+                        dv += y[(k, r)] * self.lambda[r];
+                    }
+                    st.v[k] += h * dv;
+                }
             }
         }
-        PenetrationCorrection::default().apply(h, &self.gaps, &self.start_velocity, &mut self.g)?;
-        let problem = ContactProblem::new(g_mat, DVec::from_column_slice(&self.g), &self.friction)?;
+        let tol = mode_tolerance(tolerance);
+        let sigma = solution.sigma.as_slice();
+        // The rigid rows' own blocks (a soft–rigid block counts with its soft body).
+        let own = self.detection.contacts.len();
+        let active = self.row_index[..own]
+            .iter()
+            .filter(|&&i| {
+                let at = |v: &[f64]| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+                !matches!(
+                    classify_contact(&at(lambda), &at(sigma), tol),
+                    ContactMode::Breaking
+                )
+            })
+            .count();
+        self.outcome = RigidOutcome {
+            detected: own,
+            active,
+            converged: solution.converged,
+            iterations: solution.iterations,
+            residual: solution.residuals.max(),
+        };
+        self.applied = true;
+    }
+
+    /// The step's end: solves the rigid NCP alone unless [`Self::apply`] was called (the
+    /// rigid rows were part of a soft body's NCP), then q⁺ = q ⊕ h v⁺. Returns the rigid
+    /// rows' NCP outcome.
+    pub fn finish(
+        &mut self,
+        rigid: &RigidScene,
+        contact: &SceneContact,
+        h: f64,
+        states: &mut [RigidState],
+    ) -> Result<RigidOutcome> {
+        if !self.applied {
+            self.solve_alone(rigid, contact, h, states)?;
+        }
+        for (s, (sys, st)) in rigid.systems.iter().zip(states.iter_mut()).enumerate() {
+            integrate(sys, st, h, &mut self.q_scratch[s]);
+        }
+        Ok(self.outcome.clone())
+    }
+
+    /// The rigid NCP alone (no soft body in it): G, g, the solve, warm-started from the
+    /// previous step's λ when the contact set is unchanged, and v⁺.
+    fn solve_alone(
+        &mut self,
+        rigid: &RigidScene,
+        contact: &SceneContact,
+        h: f64,
+        states: &mut [RigidState],
+    ) -> Result<()> {
+        self.place_own_rows(0);
+        let m = self.rows.len();
+        if m == 0 {
+            self.previous_keys.clear();
+            self.previous_lambda.clear();
+            self.lambda.clear();
+            for (s, st) in states.iter_mut().enumerate() {
+                st.v.copy_from_slice(&self.v_free[s]);
+            }
+            self.applied = true;
+            return Ok(());
+        }
+        let rows = 3 * m;
+        let mut g_mat = std::mem::replace(&mut self.delassus, DMat::zeros(0, 0));
+        if g_mat.shape() != (rows, rows) {
+            g_mat = DMat::zeros(rows, rows);
+        } else {
+            g_mat.fill(0.0);
+        }
+        let mut g = std::mem::take(&mut self.g);
+        let mut start = std::mem::take(&mut self.start_velocity);
+        g.clear();
+        g.resize(rows, 0.0);
+        start.clear();
+        start.resize(rows, 0.0);
+        self.assemble(rigid, states, h, &mut g_mat, &mut g, &mut start);
+        self.gaps.clear();
+        self.friction.clear();
+        for c in &self.rows {
+            self.gaps.push(c.gap);
+            self.friction.push(c.friction);
+        }
+        symmetrise(&mut g_mat);
+        PenetrationCorrection::default().apply(h, &self.gaps, &start, &mut g)?;
+        self.start_velocity = start;
+        let problem = ContactProblem::new(g_mat, DVec::from_column_slice(&g), &self.friction)?;
+        self.g = g;
         let warm = (self.previous_keys == self.detection.keys
             && self.previous_lambda.len() == rows)
             .then_some(self.previous_lambda.as_slice());
@@ -320,44 +524,31 @@ impl RigidWorkspace {
         };
         self.delassus = problem.into_delassus();
         let solution = solution?;
-        self.lambda.clear();
-        self.lambda.extend_from_slice(solution.lambda.as_slice());
+        let lambda = solution.lambda.as_slice().to_vec();
+        self.apply(rigid, h, &lambda, &solution, settings.tolerance, states);
         self.previous_keys.clear();
         self.previous_keys.extend_from_slice(&self.detection.keys);
         self.previous_lambda.clear();
         self.previous_lambda.extend_from_slice(&self.lambda);
-        let tol = mode_tolerance(settings.tolerance);
-        let active = (0..m)
-            .filter(|&i| {
-                let at = |v: &[f64]| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
-                !matches!(
-                    classify_contact(&at(&self.lambda), &at(solution.sigma.as_slice()), tol),
-                    ContactMode::Breaking
-                )
-            })
-            .count();
-        // v⁺ = v_free + h Y_s λ, q⁺ = q ⊕ h v⁺.
-        for (s, (sys, st)) in systems.iter().zip(states.iter_mut()).enumerate() {
-            st.v.copy_from_slice(&self.v_free[s]);
-            if self.touched[s] {
-                let y = &self.minv_jt[s];
-                for k in 0..sys.nv() {
-                    let mut dv = 0.0;
-                    for r in 0..rows {
-                        dv += y[(k, r)] * self.lambda[r];
-                    }
-                    st.v[k] += h * dv;
-                }
-            }
-            integrate(sys, st, h, &mut self.q_scratch[s]);
+        Ok(())
+    }
+
+    /// Drops the alone NCP's warm start (the rigid rows were solved in a group this step).
+    pub(super) fn forget_warm_start(&mut self) {
+        self.previous_keys.clear();
+        self.previous_lambda.clear();
+    }
+}
+
+/// Averages `m` with its transpose (removes the round-off of the products; the problem
+/// checks symmetry).
+pub(super) fn symmetrise(m: &mut DMat) {
+    for i in 0..m.nrows() {
+        for j in 0..i {
+            let avg = 0.5 * (m[(i, j)] + m[(j, i)]);
+            m[(i, j)] = avg;
+            m[(j, i)] = avg;
         }
-        Ok(RigidOutcome {
-            detected: m,
-            active,
-            converged: solution.converged,
-            iterations: solution.iterations,
-            residual: solution.residuals.max(),
-        })
     }
 }
 

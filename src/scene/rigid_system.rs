@@ -40,18 +40,19 @@ impl SystemBuffers {
 }
 
 impl RigidSystem {
-    /// The step's start: the input τ (clamped to the effort limits) into `state.tau`, M(q)
-    /// factorised (robots), and `v_free` (paper 002 Eq. 3 without contact). `gravity` (m/s²)
-    /// drives free bodies (robots carry theirs).
+    /// The step's start at time `time` (s): the input τ (clamped to the effort limits) into
+    /// `state.tau`, M(q) factorised (robots), and `v_free` (paper 002 Eq. 3 without contact).
+    /// `gravity` (m/s²) drives free bodies (robots carry theirs).
     pub(super) fn prepare(
         &self,
         buf: &mut SystemBuffers,
         state: &mut RigidState,
         gravity: &Vec3,
         h: f64,
+        time: f64,
         v_free: &mut [f64],
     ) -> Result<()> {
-        self.input_torque(state);
+        self.input_torque(state, time);
         match (&self.dynamics, buf) {
             (RigidDynamics::Free(body), _) => {
                 body.free_velocity(&state.q, &state.v, gravity, h, v_free);
@@ -190,16 +191,36 @@ impl RigidSystem {
         }
     }
 
-    /// The input at the state, clamped to the effort limits, into `state.tau`.
-    fn input_torque(&self, state: &mut RigidState) {
+    /// The input at the state and time `time` (s), clamped to the effort limits, into
+    /// `state.tau`.
+    fn input_torque(&self, state: &mut RigidState, time: f64) {
         state.tau.resize(self.nv(), 0.0);
         match &self.input {
             RigidInput::None => state.tau.fill(0.0),
             RigidInput::Torque(t) => state.tau.copy_from_slice(t),
-            RigidInput::Pd { kp, kd, target } => {
-                // τ = kp ∘ (target ⊖ q) − kd ∘ v, ⊖ on each joint's manifold.
+            RigidInput::Pd {
+                kp,
+                kd,
+                target,
+                path,
+            } => {
+                // τ = kp ∘ (target(t) ⊖ q) − kd ∘ v, ⊖ on each joint's manifold; along a
+                // path, target(t) = q_a ⊕ s (q_b ⊖ q_a) between waypoints a and b.
                 if let RigidDynamics::Robot(model) = &self.dynamics {
-                    model.difference(&state.q, target, &mut state.tau);
+                    let next = path.iter().position(|(t, _)| *t > time);
+                    match next {
+                        Some(b) if b > 0 => {
+                            let ((ta, qa), (tb, qb)) = (&path[b - 1], &path[b]);
+                            let s = (time - ta) / (tb - ta);
+                            let mut dq = vec![0.0; self.nv()];
+                            model.difference(qa, qb, &mut dq);
+                            let mut now = vec![0.0; self.nq()];
+                            model.integrate_dt(qa, &dq, s, &mut now);
+                            model.difference(&state.q, &now, &mut state.tau);
+                        }
+                        Some(_) => model.difference(&state.q, &path[0].1, &mut state.tau),
+                        None => model.difference(&state.q, target, &mut state.tau),
+                    }
                 }
                 for k in 0..state.tau.len() {
                     state.tau[k] = kp[k] * state.tau[k] - kd[k] * state.v[k];

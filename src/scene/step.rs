@@ -51,7 +51,8 @@ use super::actuation::{
 };
 use super::actuator_tangent::{ActuatorTangent, add_tangent_action};
 use super::contact_stage::{
-    ContactBody, ContactOutcome, ContactWorkspace, SceneContactWorkspace, resolve_contacts,
+    ContactBody, ContactOutcome, ContactWorkspace, RigidCoupling, SceneContactWorkspace,
+    resolve_contacts,
 };
 use super::model::{BodyState, Scene, State};
 use super::prescribed::{
@@ -284,8 +285,22 @@ impl Stepper {
             report.iterations.push(iterations);
             report.residuals.push(residual);
         }
+        // The rigid systems' start (scene::rigid_stage): input, M factor, v_free, poses and
+        // their own contacts.
+        if state.rigid.len() != scene.rigid.systems.len() {
+            state.rigid = scene.initial_state().rigid;
+        }
+        self.rigid.prepare(
+            &scene.rigid,
+            &scene.contact,
+            h,
+            state.time,
+            &g,
+            &mut state.rigid,
+        )?;
         // Stage 4c: contact (scene::contact_stage): detect at xₙ, solve the NCPs with G from
-        // the factors of A just used, and correct v⁺ = v_free + A⁻¹ h H_cᵀ λ.
+        // the factors of A just used (and the rigid M where soft meets rigid), and correct
+        // v⁺ = v_free + A⁻¹ h H_cᵀ λ.
         let mut contact_bodies: Vec<ContactBody> = scene
             .bodies
             .iter()
@@ -299,8 +314,18 @@ impl Stepper {
                 workspace: &mut ws.contact,
             })
             .collect();
-        report.contact =
-            resolve_contacts(&scene.contact, h, &mut contact_bodies, &mut self.contact)?;
+        report.contact = resolve_contacts(
+            &scene.contact,
+            h,
+            &mut contact_bodies,
+            &mut self.contact,
+            Some(RigidCoupling {
+                scene: &scene.rigid,
+                coupling: &scene.coupling,
+                ws: &mut self.rigid,
+                states: &mut state.rigid,
+            }),
+        )?;
         drop(contact_bodies);
         report.contact_converged = report.contact.iter().all(|c| c.converged);
         report.active_contacts = self.contact.active_contacts();
@@ -316,13 +341,10 @@ impl Stepper {
             let forces = &mut state.actuator_forces[i];
             update(body, act, ws, bs, forces, h, g, newton);
         }
-        // The rigid systems (scene::rigid_stage): their own free step, NCP and update.
-        if state.rigid.len() != scene.rigid.systems.len() {
-            state.rigid = scene.initial_state().rigid;
-        }
+        // The rigid systems' end: their NCP if no soft body took it in, and q⁺ = q ⊕ h v⁺.
         report.rigid = self
             .rigid
-            .step(&scene.rigid, &scene.contact, h, &g, &mut state.rigid)?;
+            .finish(&scene.rigid, &scene.contact, h, &mut state.rigid)?;
         report.contact_converged &= report.rigid.converged;
         report.active_contacts += report.rigid.active;
         state.contacts = report.active_contacts;

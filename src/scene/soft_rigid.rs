@@ -1,0 +1,387 @@
+//! Soft bodies meeting rigid ones (paper 004 §II–III with the rigid bodies of paper 002): the
+//! rows of the contact NCP that have a soft part (a node, weight 1) and a rigid part (the
+//! frame Jacobian of a rigid body or robot link at a point), built here for the contact stage
+//! (`scene::contact_group` solves them with the soft and rigid rows of the same group).
+//!
+//! - **Contact**: a soft body's surface node against a collision shape of a free rigid body,
+//!   a robot link or a fixed rigid body (`Collider::closest`), normal from the shape into the
+//!   node, gap Φ at the start of the step, Coulomb cone with the rigid side's friction. The
+//!   rigid part is taken at the shape's closest point. A node is a candidate when Φ is within
+//!   the distance both can travel in the step (the node's body's reach plus the shape's).
+//! - **Attachment** (`[[attachment]]`): a node held at its anchor, a point fixed in the rigid
+//!   body's (or link's) frame where the node was at the start: three bilateral rows in world
+//!   axes (K = ℝ³, `FrictionCone::bilateral`), relative velocity v_node − v_rigid(anchor) = 0,
+//!   with a correction that removes a fifth of the position error e = x_node − anchor per
+//!   step (as the contact rows' penetration correction does).
+//!
+//! A soft body never touches the shapes of the rigid body or link it is attached to, nor
+//! pairs named in `[contact] ignore`.
+
+use std::collections::BTreeSet;
+
+use crate::contact::{ShapePose, contact_frame};
+use crate::error::{Error, Result};
+use crate::fem::SoftBody;
+use crate::math::{Mat3, Vec3};
+use crate::rigid::FrameKind;
+
+use super::attachment_file::AttachmentSection;
+use super::rigid_detection::RigidSide;
+use super::rigid_model::{RigidDynamics, RigidScene};
+use super::rigid_system::SystemBuffers;
+
+/// Soft nodes held to a rigid body or link (`[[attachment]]`, resolved).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attachment {
+    /// The soft body (scene index).
+    pub body: usize,
+    /// Its attached nodes.
+    pub nodes: Vec<usize>,
+    /// The rigid side: a system's joint, or `None` for the world (a fixed rigid body, a fixed
+    /// robot's base link).
+    pub side: Option<RigidSide>,
+    /// Each node's anchor (m) in the side's joint frame (world frame for `None`).
+    pub anchors: Vec<Vec3>,
+}
+
+/// The coupling of the soft bodies with the rigid part: attachments and the pairs that never
+/// touch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SoftRigid {
+    /// The attachments, in file order.
+    pub attachments: Vec<Attachment>,
+    /// `(soft body, system, collider)` pairs that never touch; `system = usize::MAX` names a
+    /// fixed rigid body by its index.
+    pub ignored: BTreeSet<(usize, usize, usize)>,
+}
+
+/// One block of three NCP rows between a soft node and a rigid body (module doc).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SoftRigidRow {
+    /// The soft node (in its body).
+    pub node: usize,
+    /// The rigid side whose velocity enters (`None`: fixed, no rigid part).
+    pub side: Option<RigidSide>,
+    /// The rigid point (m, world): the shape's closest point, or the anchor.
+    pub point: Vec3,
+    /// Frame `[t₁, t₂, n]` (contacts; n from the shape into the node) or the world axes
+    /// (attachments).
+    pub frame: Mat3,
+    /// Gap Φ (m) at the start of the step (0 for attachments).
+    pub gap: f64,
+    /// Attachment position error x_node − anchor (m, world; zero for contacts).
+    pub error: Vec3,
+    /// Coulomb coefficient (contacts).
+    pub friction: f64,
+    /// Whether the rows are bilateral (an attachment).
+    pub bilateral: bool,
+    /// Warm-start identity: kind (0 collider, 1 fixed body, 2 attachment) and two indices.
+    pub key: (u8, usize, usize),
+}
+
+/// The nodes of `body` in `group` and/or `node_box` (both: the union). Errors name the key.
+fn select_nodes(
+    body: &SoftBody,
+    a: &AttachmentSection,
+    at: &dyn Fn(&str) -> String,
+) -> Result<Vec<usize>> {
+    let mesh = body.mesh();
+    let mut chosen = vec![false; body.node_count()];
+    if let Some(name) = &a.group {
+        let nodes = mesh.group_nodes(name).ok_or_else(|| {
+            let mut known: Vec<&String> = mesh
+                .groups()
+                .nodes
+                .keys()
+                .chain(mesh.groups().triangles.keys())
+                .chain(mesh.groups().tetrahedra.keys())
+                .collect();
+            known.sort();
+            Error::invalid(
+                at("group"),
+                format!(
+                    "the mesh of `{}` has no group `{name}` (it has {known:?})",
+                    a.soft_body
+                ),
+            )
+        })?;
+        for n in nodes {
+            chosen[n] = true;
+        }
+    }
+    if let Some([lo, hi]) = a.node_box {
+        let before = chosen.iter().filter(|c| **c).count();
+        for (c, p) in chosen.iter_mut().zip(body.rest_positions()) {
+            if (0..3).all(|k| p[k] >= lo[k] && p[k] <= hi[k]) {
+                *c = true;
+            }
+        }
+        if chosen.iter().filter(|c| **c).count() == before {
+            return Err(Error::invalid(
+                at("box"),
+                format!(
+                    "{lo:?}..{hi:?} contains no node of `{}` (m, after `scale`)",
+                    a.soft_body
+                ),
+            ));
+        }
+    }
+    let nodes: Vec<usize> = (0..chosen.len()).filter(|&n| chosen[n]).collect();
+    if nodes.is_empty() {
+        return Err(Error::invalid(at("group"), "selects no node"));
+    }
+    let dofs = body.pattern().dofs();
+    if let Some(&n) = nodes
+        .iter()
+        .find(|&&n| (0..3).all(|p| dofs.reduced_index(3 * n + p).is_none()))
+    {
+        return Err(Error::invalid(
+            at("soft_body"),
+            format!(
+                "node {n} of `{}` is also fixed (fixed_box / fixed_group or a servo horn): a node is either fixed or attached",
+                a.soft_body
+            ),
+        ));
+    }
+    Ok(nodes)
+}
+
+impl SoftRigid {
+    /// Resolves the `[[attachment]]` sections against the soft `bodies` and the `rigid` part
+    /// (anchors at the rest positions and the rigid initial configurations), and the
+    /// `[contact] ignore` pairs that name a soft body (`ignore[k]` is entry k of the list).
+    /// Errors name `attachment[k].KEY` or `contact.ignore[k]`.
+    pub fn build(
+        sections: &[AttachmentSection],
+        bodies: &[SoftBody],
+        rigid: &RigidScene,
+        ignore: &[(usize, [String; 2])],
+    ) -> Result<SoftRigid> {
+        let mut out = SoftRigid::default();
+        for (k, a) in sections.iter().enumerate() {
+            a.validate(k)?;
+            let at = |key: &str| format!("attachment[{k}].{key}");
+            let body = bodies
+                .iter()
+                .position(|b| b.name() == a.soft_body)
+                .ok_or_else(|| {
+                    Error::invalid(
+                        at("soft_body"),
+                        format!("no soft body is named `{}`", a.soft_body),
+                    )
+                })?;
+            let nodes = select_nodes(&bodies[body], a, &at)?;
+            // The side, its pose at the initial configuration, and the shapes it carries.
+            let (side, pose) = if let Some(name) = &a.rigid_body {
+                if let Some(f) = rigid.statics.iter().position(|f| &f.name == name) {
+                    out.ignored.insert((body, usize::MAX, f));
+                    (None, ShapePose::identity())
+                } else {
+                    let s = rigid
+                        .system(name)
+                        .filter(|&s| matches!(rigid.systems[s].dynamics, RigidDynamics::Free(_)))
+                        .ok_or_else(|| {
+                            Error::invalid(
+                                at("rigid_body"),
+                                format!("no rigid body is named `{name}`"),
+                            )
+                        })?;
+                    (
+                        Some(RigidSide {
+                            system: s,
+                            joint: 1,
+                        }),
+                        initial_pose(rigid, s, 1),
+                    )
+                }
+            } else {
+                let (name, link) = (
+                    a.robot.as_deref().unwrap_or(""),
+                    a.link.as_deref().unwrap_or(""),
+                );
+                let s = rigid
+                    .system(name)
+                    .filter(|&s| matches!(rigid.systems[s].dynamics, RigidDynamics::Robot(_)))
+                    .ok_or_else(|| {
+                        Error::invalid(at("robot"), format!("no robot is named `{name}`"))
+                    })?;
+                let RigidDynamics::Robot(model) = &rigid.systems[s].dynamics else {
+                    unreachable!("checked above")
+                };
+                let joint = model
+                    .frames
+                    .iter()
+                    .find(|f| f.name == link && matches!(f.kind, FrameKind::Body))
+                    .map(|f| f.parent_joint)
+                    .ok_or_else(|| {
+                        Error::invalid(at("link"), format!("robot `{name}` has no link `{link}`"))
+                    })?;
+                if joint == 0 {
+                    (None, ShapePose::identity())
+                } else {
+                    (
+                        Some(RigidSide { system: s, joint }),
+                        initial_pose(rigid, s, joint),
+                    )
+                }
+            };
+            if let Some(side) = side {
+                for (c, jc) in rigid.systems[side.system].colliders.iter().enumerate() {
+                    if jc.joint == side.joint {
+                        out.ignored.insert((body, side.system, c));
+                    }
+                }
+            }
+            let x0 = bodies[body].rest_positions();
+            let anchors = nodes
+                .iter()
+                .map(|&n| pose.rotation.transpose() * (x0[n] - pose.translation))
+                .collect();
+            out.attachments.push(Attachment {
+                body,
+                nodes,
+                side,
+                anchors,
+            });
+        }
+        for (k, pair) in ignore {
+            let soft = |name: &str| bodies.iter().position(|b| b.name() == name);
+            let (b, other) = match (soft(&pair[0]), soft(&pair[1])) {
+                (Some(b), None) => (b, &pair[1]),
+                (None, Some(b)) => (b, &pair[0]),
+                _ => {
+                    return Err(Error::invalid(
+                        format!("contact.ignore[{k}]"),
+                        "pairs two soft bodies (contact between soft bodies is `[contact] between_bodies`)",
+                    ));
+                }
+            };
+            for (s, c) in rigid.colliders_named(other, *k)? {
+                out.ignored.insert((b, s, c));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether a soft body can meet a rigid one in the scene (there are both, or an
+    /// attachment).
+    pub fn is_active(&self, rigid: &RigidScene, soft_bodies: usize) -> bool {
+        !self.attachments.is_empty()
+            || soft_bodies > 0
+                && (!rigid.statics.is_empty()
+                    || rigid.systems.iter().any(|s| !s.colliders.is_empty()))
+    }
+}
+
+/// The world pose of joint `joint` of system `s` at its initial configuration.
+fn initial_pose(rigid: &RigidScene, s: usize, joint: usize) -> ShapePose {
+    let sys = &rigid.systems[s];
+    let mut buf = SystemBuffers::new(sys);
+    sys.kinematics(&mut buf, &sys.q0);
+    sys.joint_pose(&buf, &sys.q0, joint)
+}
+
+/// What [`soft_rigid_rows`] reads of the rigid part in this step.
+pub(super) struct RigidView<'a> {
+    /// The rigid part.
+    pub(super) scene: &'a RigidScene,
+    /// Each system's colliders' world poses at the start of the step.
+    pub(super) poses: &'a [Vec<ShapePose>],
+    /// Each system's colliders' reach (m) in the step.
+    pub(super) reach: &'a [Vec<f64>],
+    /// The world pose of a system's joint at the start of the step.
+    pub(super) joint_pose: &'a dyn Fn(usize, usize) -> ShapePose,
+    /// `[contact] friction`.
+    pub(super) friction: f64,
+}
+
+/// The rows of soft body `body` (positions `x`, contact candidates `candidates`, reach
+/// `reach_body` m) against the rigid part in this step, appended to `out`: its contacts, then
+/// its attachments' rows (module doc).
+pub(super) fn soft_rigid_rows(
+    coupling: &SoftRigid,
+    rigid: &RigidView<'_>,
+    body: usize,
+    x: &[Vec3],
+    candidates: &[usize],
+    reach_body: f64,
+    out: &mut Vec<SoftRigidRow>,
+) {
+    let scene = rigid.scene;
+    let mut push = |node: usize, prox: crate::contact::Proximity, side, friction, key| {
+        out.push(SoftRigidRow {
+            node,
+            side,
+            point: prox.point,
+            frame: contact_frame(&prox.normal),
+            gap: prox.gap,
+            error: Vec3::zeros(),
+            friction,
+            bilateral: false,
+            key,
+        });
+    };
+    for (s, sys) in scene.systems.iter().enumerate() {
+        for (c, jc) in sys.colliders.iter().enumerate() {
+            if coupling.ignored.contains(&(body, s, c)) {
+                continue;
+            }
+            let pose = &rigid.poses[s][c];
+            let margin = reach_body + rigid.reach[s][c];
+            let ball = jc.collider.bounding_radius() + margin;
+            let side = Some(RigidSide {
+                system: s,
+                joint: jc.joint,
+            });
+            let mu = sys.friction.unwrap_or(rigid.friction);
+            for &n in candidates {
+                if (x[n] - pose.translation).norm() > ball {
+                    continue;
+                }
+                let prox = jc.collider.closest(pose, &x[n]);
+                if prox.gap <= margin {
+                    push(n, prox, side, mu, (0, s, c));
+                }
+            }
+        }
+    }
+    for (f, fixed) in scene.statics.iter().enumerate() {
+        if coupling.ignored.contains(&(body, usize::MAX, f)) {
+            continue;
+        }
+        let ball = fixed.collider.bounding_radius() + reach_body;
+        let mu = fixed.friction.unwrap_or(rigid.friction);
+        for &n in candidates {
+            if (x[n] - fixed.pose.translation).norm() > ball {
+                continue;
+            }
+            let prox = fixed.collider.closest(&fixed.pose, &x[n]);
+            if prox.gap <= reach_body {
+                push(n, prox, None, mu, (1, f, 0));
+            }
+        }
+    }
+    for (k, a) in coupling.attachments.iter().enumerate() {
+        if a.body != body {
+            continue;
+        }
+        let pose = match a.side {
+            Some(side) => (rigid.joint_pose)(side.system, side.joint),
+            None => ShapePose::identity(),
+        };
+        for (&n, anchor) in a.nodes.iter().zip(&a.anchors) {
+            let point = pose.transform_point(anchor);
+            out.push(SoftRigidRow {
+                node: n,
+                side: a.side,
+                point,
+                frame: Mat3::identity(),
+                gap: 0.0,
+                error: x[n] - point,
+                friction: 0.0,
+                bilateral: true,
+                key: (2, k, n),
+            });
+        }
+    }
+}
