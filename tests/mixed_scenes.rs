@@ -281,3 +281,178 @@ position = [0.0, 0.0, 0.025]
     );
     assert!(e.contains("spring"), "{e}");
 }
+
+/// Runs `gripper_lift.toml` (with `overrides`) and returns the cube's rise (m) at the end and
+/// the sum of the normal forces (N) the pads press on it, averaged over the last 50 steps
+/// (held up after the lift, or slipped back).
+fn grasp_and_lift(overrides: &[&str]) -> (f64, f64, f64) {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let s = Scene::load(&root().join("scenes/gripper_lift.toml"), &overrides).unwrap();
+    let cube = s.rigid.system("cube").unwrap();
+    let mut state = s.initial_state();
+    let z0 = state.rigid[cube].q[2];
+    let mut stepper = Stepper::new(&s).unwrap();
+    let steps = s.simulation.steps;
+    let mut normal = 0.0;
+    for step in 0..steps {
+        let report = stepper.step(&s, &mut state).unwrap();
+        assert!(report.contact_converged, "step {step}");
+        if step >= steps - 50 {
+            let rigid = stepper.rigid();
+            for (c, l) in rigid.contacts().iter().zip(rigid.lambda().chunks_exact(3)) {
+                if let RigidRow::Point { side, .. } = c.row
+                    && side.system == cube
+                {
+                    normal += l[2] / 50.0;
+                }
+            }
+        }
+    }
+    let lift = state.rigid[s.rigid.system("gripper").unwrap()].q[0];
+    (state.rigid[cube].q[2] - z0, lift, normal)
+}
+
+#[test]
+fn a_gripper_lifts_a_cube_when_friction_beats_its_weight_and_drops_it_below() {
+    let s = load("gripper_lift.toml");
+    let weight = free_mass(&s, s.rigid.system("cube").unwrap()) * 9.81;
+    // μ = 0.5: the cube rises with the palm (the pads deform a little under its weight).
+    let (rise, lift, normal) = grasp_and_lift(&[]);
+    assert!(lift > 0.045, "the palm rose {lift} m");
+    assert!(
+        (rise - lift).abs() < 1e-3,
+        "the cube rose {rise} m with the palm's {lift} m"
+    );
+    // Held by friction alone (the normals are horizontal): μ must exceed W / ΣN.
+    let threshold = weight / normal;
+    eprintln!("W = {weight} N, ΣN = {normal} N, μ* = W/ΣN = {threshold}");
+    assert!(threshold < 0.5, "ΣN = {normal} N, threshold {threshold}");
+    // Just above the threshold it still rises; below it the cube slips out of the grasp.
+    let above = format!("rigid_body.cube.friction={}", 1.3 * threshold);
+    let (rise, lift, _) = grasp_and_lift(&[&above]);
+    assert!(
+        (rise - lift).abs() < 2e-3,
+        "μ = 1.3 μ*: rose {rise} m of {lift} m"
+    );
+    let below = format!("rigid_body.cube.friction={}", 0.7 * threshold);
+    let (rise, _, _) = grasp_and_lift(&[&below]);
+    assert!(
+        rise < 5e-3,
+        "μ = 0.7 μ*: the cube rose {rise} m instead of slipping out"
+    );
+}
+
+#[test]
+fn the_lift_with_the_cube_as_a_stiff_soft_body_follows_the_same_path() {
+    // A second method: the same cube as a soft body of E = 1 GPa (its deformation under
+    // 0.6 N is of order 1e-8 m), touching the pads through soft–soft contacts (node against
+    // triangle, both ways) and the floor as an obstacle, instead of rigid rows.
+    let text = std::fs::read_to_string(root().join("scenes/gripper_lift.toml")).unwrap();
+    let rigid_part = text.find("[[rigid_body]]").unwrap();
+    let soft_cube = format!(
+        "{}\n[[soft_body]]\nname = \"cube\"\nmesh = \"../meshes/cube30.msh\"\ntranslation = [0.0, 0.0, 0.015]\nlaw = \"corotational\"\nyoung_modulus = 1.0e9\npoisson_ratio = 0.3\ndensity = 500.0\n",
+        &text[..rigid_part]
+    )
+    .replace("[contact]\n", "[contact]\nbetween_bodies = true\nmax_iterations = 20000\n");
+    let rigid = load("gripper_lift.toml");
+    let soft = scene(&soft_cube);
+    let cube = soft.bodies.iter().position(|b| b.name() == "cube").unwrap();
+    let masses = soft.bodies[cube].node_masses();
+    let total: f64 = masses.iter().sum();
+    assert!((total - free_mass(&rigid, 0)).abs() < 1e-12);
+    let (mut a, mut b) = (rigid.initial_state(), soft.initial_state());
+    let (mut sa, mut sb) = (Stepper::new(&rigid).unwrap(), Stepper::new(&soft).unwrap());
+    let mut worst: f64 = 0.0;
+    for step in 0..rigid.simulation.steps {
+        assert!(
+            sa.step(&rigid, &mut a).unwrap().contact_converged,
+            "rigid, step {step}"
+        );
+        assert!(
+            sb.step(&soft, &mut b).unwrap().contact_converged,
+            "soft, step {step}"
+        );
+        let z_soft: f64 = b.bodies[cube]
+            .positions
+            .iter()
+            .zip(masses)
+            .map(|(x, m)| m * x.z)
+            .sum::<f64>()
+            / total;
+        worst = worst.max((a.rigid[0].q[2] - z_soft).abs());
+    }
+    eprintln!("rigid vs stiff soft cube: heights differ by at most {worst} m");
+    // Within 1 % of the 50 mm lift at every step.
+    assert!(
+        worst < 0.01 * 0.05,
+        "the two cubes' heights differ by up to {worst} m"
+    );
+    assert!(a.rigid[0].q[2] > 0.06, "the rigid cube was not lifted");
+}
+
+#[test]
+fn a_pad_pressed_on_a_table_by_the_arms_pd_carries_the_pd_force() {
+    let s = load("soft_pad_on_arm.toml");
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(&s).unwrap();
+    let mut report = None;
+    for step in 0..s.simulation.steps {
+        let r = stepper.step(&s, &mut state).unwrap();
+        assert!(r.contact_converged, "step {step}");
+        report = Some(r);
+    }
+    let (q, v) = (state.rigid[0].q[0], state.rigid[0].v[0]);
+    assert!(v.abs() < 1e-8, "the arm still moves at {v} m/s");
+    // Palm and pad at rest: the table's push balances their weights and the PD force.
+    let m_pad: f64 = s.bodies[0].node_masses().iter().sum();
+    let expected = (0.1 + m_pad) * 9.81 + 200.0 * (q - (-0.012));
+    let table = report.unwrap().contact[0].obstacle_forces[0];
+    assert!(
+        (table.z - expected).abs() < 1e-6 * expected,
+        "the table carries {} N, expected {expected} N",
+        table.z
+    );
+    // Pressed: more than the weights, and the pad squeezed between 5 and 12 mm of travel.
+    assert!(table.z > 1.5 * (0.1 + m_pad) * 9.81);
+    assert!(q < -0.005 && q > -0.012, "arm at {q} m");
+}
+
+#[test]
+fn the_pianists_finger_presses_the_key_until_spring_weight_and_push_balance() {
+    let s = load("pianist.toml");
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(&s).unwrap();
+    for step in 0..s.simulation.steps {
+        let r = stepper.step(&s, &mut state).unwrap();
+        assert!(r.contact_converged, "step {step}");
+    }
+    let (theta, omega) = (state.rigid[0].q[0], state.rigid[0].v[0]);
+    assert!(omega.abs() < 1e-9, "the key still turns at {omega} rad/s");
+    // Moments about the hinge axis z through (−30, 21, 7.5) mm: the spring-damper, the key's
+    // weight (20 g at 40 mm along the key) and the finger's push through the contact rows.
+    let hinge = Vec3::new(-0.03, 0.021, 0.0075);
+    let spring = 0.2 * (0.0 - theta) - 0.002 * omega;
+    let weight = 0.04 * theta.cos() * 0.02 * 9.81;
+    let rigid = stepper.rigid();
+    let mut push = 0.0;
+    for (c, l) in rigid.contacts().iter().zip(rigid.lambda().chunks_exact(3)) {
+        if let RigidRow::Point {
+            point, frame, sign, ..
+        } = c.row
+        {
+            push += (point - hinge)
+                .cross(&(sign * frame * Vec3::new(l[0], l[1], l[2])))
+                .z;
+        }
+    }
+    assert!(
+        push < 0.0,
+        "the finger does not push the key up (moment {push} N·m)"
+    );
+    assert!(
+        (spring + weight + push).abs() < 1e-6 * spring.abs(),
+        "spring {spring} + weight {weight} + push {push} N·m do not balance"
+    );
+    // Pressed: the key turned up, past where its weight alone holds it (θ = m g d / kp > 0).
+    assert!(theta < 0.0, "the key is at {theta} rad");
+}
