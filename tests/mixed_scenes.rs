@@ -282,10 +282,11 @@ position = [0.0, 0.0, 0.025]
     assert!(e.contains("spring"), "{e}");
 }
 
-/// Runs `gripper_lift.toml` (with `overrides`) and returns the cube's rise (m) at the end and
-/// the sum of the normal forces (N) the pads press on it, averaged over the last 50 steps
-/// (held up after the lift, or slipped back).
-fn grasp_and_lift(overrides: &[&str]) -> (f64, f64, f64) {
+/// Runs `gripper_lift.toml` (with `overrides`) and returns the cube's rise (m) at the end, the
+/// palm's lift (m), the sum of the normal forces (N) the pads press on it and the sum of the
+/// jaws' PD forces (N), both averaged over the last 50 steps (held up after the lift, or
+/// slipped back).
+fn grasp_and_lift(overrides: &[&str]) -> (f64, f64, f64, f64) {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let s = Scene::load(&root().join("scenes/gripper_lift.toml"), &overrides).unwrap();
     let cube = s.rigid.system("cube").unwrap();
@@ -294,10 +295,18 @@ fn grasp_and_lift(overrides: &[&str]) -> (f64, f64, f64) {
     let mut stepper = Stepper::new(&s).unwrap();
     let steps = s.simulation.steps;
     let mut normal = 0.0;
+    let mut squeeze = 0.0;
+    let gripper = s.rigid.system("gripper").unwrap();
     for step in 0..steps {
         let report = stepper.step(&s, &mut state).unwrap();
         assert!(report.contact_converged, "step {step}");
         if step >= steps - 50 {
+            // Each jaw's PD force kp (0.008 − q) − kd v (N): at rest it is what its pad
+            // passes on to the cube.
+            let (q, v) = (&state.rigid[gripper].q, &state.rigid[gripper].v);
+            for j in [1, 2] {
+                squeeze += (100.0 * (0.008 - q[j]) - 5.0 * v[j]) / 50.0;
+            }
             let rigid = stepper.rigid();
             for (c, l) in rigid.contacts().iter().zip(rigid.lambda().chunks_exact(3)) {
                 if let RigidRow::Point { side, .. } = c.row
@@ -308,8 +317,8 @@ fn grasp_and_lift(overrides: &[&str]) -> (f64, f64, f64) {
             }
         }
     }
-    let lift = state.rigid[s.rigid.system("gripper").unwrap()].q[0];
-    (state.rigid[cube].q[2] - z0, lift, normal)
+    let lift = state.rigid[gripper].q[0];
+    (state.rigid[cube].q[2] - z0, lift, normal, squeeze)
 }
 
 #[test]
@@ -317,8 +326,15 @@ fn a_gripper_lifts_a_cube_when_friction_beats_its_weight_and_drops_it_below() {
     let s = load("gripper_lift.toml");
     let weight = free_mass(&s, s.rigid.system("cube").unwrap()) * 9.81;
     // μ = 0.5: the cube rises with the palm (the pads deform a little under its weight).
-    let (rise, lift, normal) = grasp_and_lift(&[]);
+    let (rise, lift, normal, squeeze) = grasp_and_lift(&[]);
     assert!(lift > 0.045, "the palm rose {lift} m");
+    // The pads pass the jaws' PD forces on to the cube (each jaw and pad at rest sideways),
+    // and each jaw presses at most kp × (8 − 5) mm: the pads touch the cube at q = 5 mm.
+    assert!(
+        (normal - squeeze).abs() < 1e-3 * squeeze,
+        "ΣN = {normal} N, the jaws push {squeeze} N"
+    );
+    assert!(normal < 2.0 * 100.0 * 0.003);
     assert!(
         (rise - lift).abs() < 1e-3,
         "the cube rose {rise} m with the palm's {lift} m"
@@ -327,15 +343,18 @@ fn a_gripper_lifts_a_cube_when_friction_beats_its_weight_and_drops_it_below() {
     let threshold = weight / normal;
     eprintln!("W = {weight} N, ΣN = {normal} N, μ* = W/ΣN = {threshold}");
     assert!(threshold < 0.5, "ΣN = {normal} N, threshold {threshold}");
+    // The value docs/rigid.md and README state (≈ 0.23), from W (size and density) and ΣN
+    // (checked against the jaws' PD forces above).
+    assert!((threshold - 0.23).abs() < 0.005, "μ* = {threshold}");
     // Just above the threshold it still rises; below it the cube slips out of the grasp.
     let above = format!("rigid_body.cube.friction={}", 1.3 * threshold);
-    let (rise, lift, _) = grasp_and_lift(&[&above]);
+    let (rise, lift, _, _) = grasp_and_lift(&[&above]);
     assert!(
         (rise - lift).abs() < 2e-3,
         "μ = 1.3 μ*: rose {rise} m of {lift} m"
     );
     let below = format!("rigid_body.cube.friction={}", 0.7 * threshold);
-    let (rise, _, _) = grasp_and_lift(&[&below]);
+    let (rise, _, _, _) = grasp_and_lift(&[&below]);
     assert!(
         rise < 5e-3,
         "μ = 0.7 μ*: the cube rose {rise} m instead of slipping out"
