@@ -475,3 +475,76 @@ fn the_pianists_finger_presses_the_key_until_spring_weight_and_push_balance() {
     // Pressed: the key turned up, past where its weight alone holds it (θ = m g d / kp > 0).
     assert!(theta < 0.0, "the key is at {theta} rad");
 }
+
+#[test]
+fn a_rigid_corner_pressing_between_soft_nodes_is_held_by_the_face() {
+    // A 20 mm cube turned corner-down (its diagonal (1, 1, 1) along −z) moving down at
+    // 0.3 m/s, in zero gravity, onto the block's top face, whose nodes lie on a 10 mm grid:
+    // the corner arrives at (5, 5) mm, in the middle of a cell, touching no node. The face's
+    // triangles under it must hold it (a corner row), so it never sinks below the lowest of
+    // the four nodes around it by more than the contacts' tolerance.
+    let axis = Vec3::new(-1.0, 1.0, 0.0).normalize() * (-1.0f64 / 3.0f64.sqrt()).acos();
+    let s = scene(&format!(
+        r#"
+[simulation]
+dt = 0.001
+gravity = [0.0, 0.0, 0.0]
+
+[[soft_body]]
+name = "block"
+mesh = "../meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+fixed_box = [[-1.0, -1.0, -0.001], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "cube"
+shape = "box"
+half_extents = [0.01, 0.01, 0.01]
+density = 1000.0
+position = [0.005, 0.005, {z}]
+rotation = [{ax}, {ay}, 0.0]
+velocity = [0.0, 0.0, -0.3]
+"#,
+        z = 0.02 + 0.01 * 3.0f64.sqrt() + 0.0005,
+        ax = axis.x,
+        ay = axis.y,
+    ));
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(&s).unwrap();
+    let around: Vec<usize> = s.bodies[0]
+        .rest_positions()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            p.z > 0.019 && (0.0..=0.0101).contains(&p.x) && (0.0..=0.0101).contains(&p.y)
+        })
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(around.len(), 4);
+    let mut lowest_gap = f64::INFINITY;
+    let mut pressed = false;
+    for step in 0..60 {
+        let report = stepper.step(&s, &mut state).unwrap();
+        assert!(report.contact_converged, "step {step}");
+        let q = &state.rigid[0].q;
+        let r = nalgebra::UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+            q[6], q[3], q[4], q[5],
+        ));
+        let corner = Vec3::new(q[0], q[1], q[2]) + r * Vec3::new(0.01, 0.01, 0.01);
+        let floor = around
+            .iter()
+            .map(|&n| state.bodies[0].positions[n].z)
+            .fold(f64::INFINITY, f64::min);
+        lowest_gap = lowest_gap.min(corner.z - floor);
+        pressed |= floor < 0.02 - 1e-4;
+    }
+    assert!(pressed, "the corner never pressed the face");
+    assert!(
+        lowest_gap > -1e-4,
+        "the corner sank {} m below the face's nodes",
+        -lowest_gap
+    );
+}

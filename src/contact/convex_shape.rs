@@ -104,6 +104,9 @@ pub struct Collider {
     pub(super) parry: SharedShape,
     pub(super) offset: ShapePose,
     pub(super) radius: f64,
+    /// The shape's corners (m, shape frame): a box's eight, a hull's vertices; none for the
+    /// curved shapes.
+    corners: Vec<Vec3>,
 }
 
 impl std::fmt::Debug for Collider {
@@ -237,17 +240,37 @@ impl Collider {
                 (SharedShape::new(hull), ShapePose::identity(), radius)
             }
         };
+        let corners = match &shape {
+            ConvexShape::Cuboid { half_extents: e } => (0..8)
+                .map(|k| {
+                    let s = |bit: usize| if k & bit == 0 { -1.0 } else { 1.0 };
+                    Vec3::new(s(1) * e.x, s(2) * e.y, s(4) * e.z)
+                })
+                .collect(),
+            ConvexShape::Hull { .. } => parry
+                .as_convex_polyhedron()
+                .map(|h| h.points().iter().map(|p| from_glam(*p)).collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
         Ok(Collider {
             shape,
             parry,
             offset,
             radius,
+            corners,
         })
     }
 
     /// The shape as described.
     pub fn shape(&self) -> &ConvexShape {
         &self.shape
+    }
+
+    /// The shape's corners in its frame (m): a box's eight, a convex hull's vertices; empty
+    /// for a ball, a capsule and a cylinder (which touch with their curved faces).
+    pub fn corners(&self) -> &[Vec3] {
+        &self.corners
     }
 
     /// Radius (m) of a ball about the shape frame's origin that contains the shape.

@@ -59,8 +59,7 @@ enum ContactKey {
     /// (`SoftRigidRow::key`).
     SoftRigid {
         body: usize,
-        node: usize,
-        key: (u8, usize, usize),
+        key: (u8, usize, usize, usize),
     },
     /// A row block of the rigid NCP (`RigidWorkspace`'s key).
     Rigid(RowKey),
@@ -267,7 +266,6 @@ pub fn solve_group(
             w.rows.push(i);
             ws.keys.push(ContactKey::SoftRigid {
                 body: b,
-                node: r.node,
                 key: r.key,
             });
             ws.gaps.push(r.gap);
@@ -280,7 +278,7 @@ pub fn solve_group(
                     side,
                     point: r.point,
                     frame: r.frame,
-                    sign: -1.0,
+                    sign: -r.soft_sign,
                 };
                 ws.rigid_rows.push((
                     i,
@@ -338,7 +336,8 @@ pub fn solve_group(
             push_body_contact(&body_contacts[i], b, &mut w.jacobian)?;
         }
         for r in &w.rigid_rows {
-            w.jacobian.push_point_contact(&r.frame, &[(r.node, 1.0)])?;
+            let (points, len) = r.soft_weights();
+            w.jacobian.push_point_contact(&r.frame, &points[..len])?;
         }
         assemble_delassus(
             h,

@@ -55,7 +55,7 @@ use super::contact_group::{GroupNcp, GroupWorkspace, RigidPart, solve_group};
 use super::model::BodyState;
 use super::rigid_model::RigidScene;
 use super::rigid_stage::{RigidState, RigidWorkspace};
-use super::soft_rigid::{RigidView, SoftRigid, SoftRigidRow, soft_rigid_rows};
+use super::soft_rigid::{RigidView, SoftRigid, SoftRigidRow, SoftSide, soft_rigid_rows};
 
 /// The scene's contact model: static obstacles, each with its Coulomb coefficient, and the
 /// NCP solver settings (which also say whether bodies touch themselves and each other).
@@ -351,7 +351,25 @@ pub fn resolve_contacts(
         ]);
     }
     let settings = &contact.settings;
-    let surfaces = settings.self_contact || settings.between_bodies;
+    // Rigid shapes with corners meet the soft surfaces' triangles, within their reach.
+    let mut corners = false;
+    let mut rigid_reach: f64 = 0.0;
+    if let Some(r) = &rigid {
+        for (sys, reach) in r.scene.systems.iter().zip(r.ws.reach()) {
+            for (jc, x) in sys.colliders.iter().zip(reach) {
+                if !jc.collider.corners().is_empty() {
+                    corners = true;
+                    rigid_reach = rigid_reach.max(*x);
+                }
+            }
+        }
+        corners |= r
+            .scene
+            .statics
+            .iter()
+            .any(|f| !f.collider.corners().is_empty());
+    }
+    let surfaces = settings.self_contact || settings.between_bodies || corners;
     // v_free per node (fixed nodes 0) and each body's reach h·max‖v_free‖.
     for b in bodies.iter_mut() {
         let w = &mut *b.workspace;
@@ -379,9 +397,9 @@ pub fn resolve_contacts(
             &mut w.contacts,
         )?;
         if surfaces {
-            // Leaves grown enough for the body's own query (2·reach) and for any other
-            // body's (reach + that body's reach).
-            w.surface.refit(x, w.reach + reach_max)?;
+            // Leaves grown enough for the body's own query (2·reach), for any other body's
+            // (reach + that body's reach) and for a rigid corner's (reach + the shape's).
+            w.surface.refit(x, w.reach + reach_max.max(rigid_reach))?;
         }
         if settings.self_contact {
             // Two surfaces may approach each other at up to twice the fastest node.
@@ -406,15 +424,14 @@ pub fn resolve_contacts(
         };
         for (i, b) in bodies.iter_mut().enumerate() {
             let w = &mut *b.workspace;
-            soft_rigid_rows(
-                r.coupling,
-                &view,
-                i,
-                &b.state.positions,
-                &w.candidates,
-                w.reach,
-                &mut w.rigid_rows,
-            );
+            let side = SoftSide {
+                body: i,
+                x: &b.state.positions,
+                candidates: &w.candidates,
+                reach: w.reach,
+                surface: &w.surface,
+            };
+            soft_rigid_rows(r.coupling, &view, &side, &mut w.rigid_rows);
         }
     }
     // Every pair of bodies, both ways.

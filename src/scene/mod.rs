@@ -62,6 +62,6 @@ pub use rigid_model::{
 };
 pub use rigid_stage::{RigidOutcome, RigidState, RigidWorkspace};
 pub use rigid_system::SystemBuffers;
-pub use soft_rigid::{Attachment, SoftRigid, SoftRigidRow};
+pub use soft_rigid::{Attachment, SoftPoint, SoftRigid, SoftRigidRow};
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

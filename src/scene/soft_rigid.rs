@@ -3,11 +3,19 @@
 //! frame Jacobian of a rigid body or robot link at a point), built here for the contact stage
 //! (`scene::contact_group` solves them with the soft and rigid rows of the same group).
 //!
-//! - **Contact**: a soft body's surface node against a collision shape of a free rigid body,
-//!   a robot link or a fixed rigid body (`Collider::closest`), normal from the shape into the
-//!   node, gap Φ at the start of the step, Coulomb cone with the rigid side's friction. The
-//!   rigid part is taken at the shape's closest point. A node is a candidate when Φ is within
-//!   the distance both can travel in the step (the node's body's reach plus the shape's).
+//! - **Contact of a node**: a soft body's surface node against a collision shape of a free
+//!   rigid body, a robot link or a fixed rigid body (`Collider::closest`), normal from the
+//!   shape into the node, gap Φ at the start of the step, Coulomb cone with the rigid side's
+//!   friction. The rigid part is taken at the shape's closest point, with the sign −1:
+//!   σ = frameᵀ (v_node − v_rigid(p)).
+//! - **Contact of a corner**: a corner of a box or a convex hull (`Collider::corners`)
+//!   against a soft body's surface triangle (`SurfaceTree::facing_triangle`, the corner's
+//!   outward direction from the shape's centre), normal from the triangle into the corner:
+//!   σ = frameᵀ (v_rigid(corner) − Σ wᵢ v_i), so a corner pressing into a face between nodes
+//!   is held too.
+//!
+//! A pair is a candidate when Φ is within the distance both can travel in the step (the soft
+//! body's reach plus the shape's).
 //! - **Attachment** (`[[attachment]]`): a node held at its anchor, a point fixed in the rigid
 //!   body's (or link's) frame where the node was at the start: three bilateral rows in world
 //!   axes (K = ℝ³, `FrictionCone::bilateral`), relative velocity v_node − v_rigid(anchor) = 0,
@@ -19,7 +27,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::contact::{ShapePose, contact_frame};
+use crate::contact::{ShapePose, SurfaceTree, contact_frame};
 use crate::error::{Error, Result};
 use crate::fem::SoftBody;
 use crate::math::{Mat3, Vec3};
@@ -55,11 +63,29 @@ pub struct SoftRigid {
     pub ignored: BTreeSet<(usize, usize, usize)>,
 }
 
-/// One block of three NCP rows between a soft node and a rigid body (module doc).
+/// The soft side of a soft–rigid row: a node, or a point of a surface triangle.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SoftPoint {
+    /// A node (weight 1).
+    Node(usize),
+    /// The point Σ wᵢ xᵢ of a surface triangle.
+    Face {
+        /// The triangle's nodes.
+        vertices: [usize; 3],
+        /// Barycentric weights.
+        weights: [f64; 3],
+    },
+}
+
+/// One block of three NCP rows between a soft body and a rigid one (module doc).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SoftRigidRow {
-    /// The soft node (in its body).
-    pub node: usize,
+    /// The soft side.
+    pub soft: SoftPoint,
+    /// The sign of the soft part (the rigid part has the other): +1 when the normal points
+    /// into the soft body (a node against a shape, an attachment), −1 when it points into
+    /// the rigid one (a corner against a triangle).
+    pub soft_sign: f64,
     /// The rigid side whose velocity enters (`None`: fixed, no rigid part).
     pub side: Option<RigidSide>,
     /// The rigid point (m, world): the shape's closest point, or the anchor.
@@ -75,8 +101,28 @@ pub struct SoftRigidRow {
     pub friction: f64,
     /// Whether the rows are bilateral (an attachment).
     pub bilateral: bool,
-    /// Warm-start identity: kind (0 collider, 1 fixed body, 2 attachment) and two indices.
-    pub key: (u8, usize, usize),
+    /// Warm-start identity: kind (0 a node against a collider, 1 against a fixed body, 2 an
+    /// attachment, 3 a collider's corner, 4 a fixed body's corner) and three indices.
+    pub key: (u8, usize, usize, usize),
+}
+
+impl SoftRigidRow {
+    /// The soft part's nodes and weights (with [`Self::soft_sign`]), for the contact
+    /// Jacobian.
+    pub fn soft_weights(&self) -> ([(usize, f64); 3], usize) {
+        let s = self.soft_sign;
+        match self.soft {
+            SoftPoint::Node(n) => ([(n, s), (n, 0.0), (n, 0.0)], 1),
+            SoftPoint::Face { vertices, weights } => (
+                [
+                    (vertices[0], s * weights[0]),
+                    (vertices[1], s * weights[1]),
+                    (vertices[2], s * weights[2]),
+                ],
+                3,
+            ),
+        }
+    }
 }
 
 /// The nodes of `body` in `group` and/or `node_box` (both: the union). Errors name the key.
@@ -295,32 +341,80 @@ pub(super) struct RigidView<'a> {
     pub(super) friction: f64,
 }
 
-/// The rows of soft body `body` (positions `x`, contact candidates `candidates`, reach
-/// `reach_body` m) against the rigid part in this step, appended to `out`: its contacts, then
-/// its attachments' rows (module doc).
+/// One soft body as [`soft_rigid_rows`] sees it.
+pub(super) struct SoftSide<'a> {
+    /// Its index in the scene.
+    pub(super) body: usize,
+    /// Its node positions at the start of the step (m).
+    pub(super) x: &'a [Vec3],
+    /// Its contact candidates (surface nodes that are not fixed).
+    pub(super) candidates: &'a [usize],
+    /// How far its nodes can travel in the step (m).
+    pub(super) reach: f64,
+    /// Its surface, refitted at `x` with at least `reach` plus any shape's reach.
+    pub(super) surface: &'a SurfaceTree,
+}
+
+/// The rows of a soft body against the rigid part in this step, appended to `out`: its nodes
+/// against the shapes, the shapes' corners against its triangles, then its attachments' rows
+/// (module doc).
 pub(super) fn soft_rigid_rows(
     coupling: &SoftRigid,
     rigid: &RigidView<'_>,
-    body: usize,
-    x: &[Vec3],
-    candidates: &[usize],
-    reach_body: f64,
+    soft: &SoftSide<'_>,
     out: &mut Vec<SoftRigidRow>,
 ) {
     let scene = rigid.scene;
-    let mut push = |node: usize, prox: crate::contact::Proximity, side, friction, key| {
-        out.push(SoftRigidRow {
-            node,
-            side,
-            point: prox.point,
-            frame: contact_frame(&prox.normal),
-            gap: prox.gap,
-            error: Vec3::zeros(),
-            friction,
-            bilateral: false,
-            key,
-        });
+    let (body, x, candidates, reach_body) = (soft.body, soft.x, soft.candidates, soft.reach);
+    let corners = |collider: &crate::contact::Collider,
+                   pose: &ShapePose,
+                   margin: f64,
+                   side: Option<RigidSide>,
+                   friction: f64,
+                   key: (u8, usize, usize),
+                   out: &mut Vec<SoftRigidRow>| {
+        for (k, c) in collider.corners().iter().enumerate() {
+            let p = pose.transform_point(c);
+            let outward = pose.rotation * c;
+            let Some(hit) = soft
+                .surface
+                .facing_triangle(x, p, outward, margin, |_| false)
+            else {
+                continue;
+            };
+            out.push(SoftRigidRow {
+                soft: SoftPoint::Face {
+                    vertices: hit.vertices,
+                    weights: hit.weights,
+                },
+                soft_sign: -1.0,
+                side,
+                point: p,
+                frame: hit.frame,
+                gap: hit.gap,
+                error: Vec3::zeros(),
+                friction,
+                bilateral: false,
+                key: (key.0, key.1, key.2, k),
+            });
+        }
     };
+    let mut push =
+        |node: usize, prox: crate::contact::Proximity, side, friction, key: (u8, usize, usize)| {
+            out.push(SoftRigidRow {
+                soft: SoftPoint::Node(node),
+                soft_sign: 1.0,
+                side,
+                point: prox.point,
+                frame: contact_frame(&prox.normal),
+                gap: prox.gap,
+                error: Vec3::zeros(),
+                friction,
+                bilateral: false,
+                key: (key.0, key.1, key.2, node),
+            });
+        };
+    let mut corner_rows = Vec::new();
     for (s, sys) in scene.systems.iter().enumerate() {
         for (c, jc) in sys.colliders.iter().enumerate() {
             if coupling.ignored.contains(&(body, s, c)) {
@@ -343,6 +437,15 @@ pub(super) fn soft_rigid_rows(
                     push(n, prox, side, mu, (0, s, c));
                 }
             }
+            corners(
+                &jc.collider,
+                pose,
+                margin,
+                side,
+                mu,
+                (3, s, c),
+                &mut corner_rows,
+            );
         }
     }
     for (f, fixed) in scene.statics.iter().enumerate() {
@@ -360,7 +463,17 @@ pub(super) fn soft_rigid_rows(
                 push(n, prox, None, mu, (1, f, 0));
             }
         }
+        corners(
+            &fixed.collider,
+            &fixed.pose,
+            reach_body,
+            None,
+            mu,
+            (4, f, 0),
+            &mut corner_rows,
+        );
     }
+    out.append(&mut corner_rows);
     for (k, a) in coupling.attachments.iter().enumerate() {
         if a.body != body {
             continue;
@@ -372,7 +485,8 @@ pub(super) fn soft_rigid_rows(
         for (&n, anchor) in a.nodes.iter().zip(&a.anchors) {
             let point = pose.transform_point(anchor);
             out.push(SoftRigidRow {
-                node: n,
+                soft: SoftPoint::Node(n),
+                soft_sign: 1.0,
                 side: a.side,
                 point,
                 frame: Mat3::identity(),
@@ -380,7 +494,7 @@ pub(super) fn soft_rigid_rows(
                 error: x[n] - point,
                 friction: 0.0,
                 bilateral: true,
-                key: (2, k, n),
+                key: (2, k, 0, n),
             });
         }
     }
