@@ -548,3 +548,62 @@ velocity = [0.0, 0.0, -0.3]
         -lowest_gap
     );
 }
+
+/// Runs `scene` to rest (its own steps) and returns (horn angle, horn torque, tip x).
+fn servo_rest(s: &Scene) -> (f64, f64, f64) {
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(s).unwrap();
+    for step in 0..s.simulation.steps {
+        assert!(stepper.step(s, &mut state).unwrap().contact_converged, "step {step}");
+    }
+    // At rest to the NCP's tolerance (1e-10 m/s on the attachment rows, 10 mm from the axis).
+    let v = state.rigid[0].v[0];
+    assert!(v.abs() < 1e-7, "the horn still turns at {v} rad/s");
+    let tip = s.body_actuation(0).effectors[0].point.position(&state.bodies[0].positions);
+    (state.rigid[0].q[0], state.rigid[0].tau[0], tip.x)
+}
+
+#[test]
+fn a_servo_as_a_joint_agrees_by_torque_and_by_angle_and_with_the_pinned_horn() {
+    let text = std::fs::read_to_string(root().join("scenes/servo_joint_finger.toml"))
+        .unwrap()
+        .replace("steps = 200", "steps = 500");
+    // Angle drive: a PD towards −0.02 rad (its torque stays below the 0.18 N·m limit).
+    let by_angle = scene(&text.replace("target = [-0.2]", "target = [-0.02]"));
+    let (theta, tau, tip) = servo_rest(&by_angle);
+    assert!(theta < 0.0 && tau < 0.0 && tau.abs() < 0.18, "θ {theta} rad, τ {tau} N·m");
+    // The PD's torque at rest is its law at the final angle.
+    assert!((tau - 2.0 * (-0.02 - theta)).abs() < 1e-9);
+    // Torque drive with that torque: the same equilibrium, the horn turned the same way.
+    let pd_lines = "kp = [2.0]                        # N·m/rad\nkd = [0.02]                       # N·m·s/rad\ntarget = [-0.2]                   # rad: closes the finger, as gripper.toml's angle −0.2\n";
+    assert!(text.contains(pd_lines));
+    let by_torque = scene(&text.replace(pd_lines, &format!("torque = [{tau:e}]\n")));
+    let (theta_t, tau_t, tip_t) = servo_rest(&by_torque);
+    assert_eq!(tau_t, tau);
+    assert!(
+        (theta_t - theta).abs() < 1e-6 * theta.abs(),
+        "by torque {theta_t} rad, by angle {theta} rad"
+    );
+    assert!((tip_t - tip).abs() < 1e-9);
+    // A second method: the SoftRobots servo of gripper.toml, its horn nodes pinned to the
+    // horn's rigid rotation at that angle, holds it with the same reaction torque.
+    let pinned = Scene::load(
+        &root().join("scenes/gripper.toml"),
+        &[
+            format!("soft_body.finger.servo.servo.angle={theta:e}"),
+            "soft_body.finger.rayleigh_mass=1.0".into(),
+            "simulation.steps=500".into(),
+        ],
+    )
+    .unwrap();
+    let mut state = pinned.initial_state();
+    let mut stepper = Stepper::new(&pinned).unwrap();
+    for _ in 0..pinned.simulation.steps {
+        stepper.step(&pinned, &mut state).unwrap();
+    }
+    let reaction = state.actuator_forces[0][0];
+    assert!(
+        (reaction - tau).abs() < 1e-3 * tau.abs(),
+        "pinned horn: {reaction} N·m, joint: {tau} N·m"
+    );
+}
