@@ -129,7 +129,11 @@ fn stacked(cells: usize, dx: f64, dy: f64) -> ([diffsoro::scene::ContactOutcome;
     let report = report.unwrap();
     assert_eq!(state.contacts, report.active_contacts);
     let [a, b]: [_; 2] = report.contact.try_into().unwrap();
-    ([a, b], stepper.contact().body_contacts().len(), deepest)
+    // Candidates between the bodies: those solved and those that carried nothing (left out of
+    // the NCP and checked, scene::contact_screen).
+    let between =
+        stepper.contact().body_contacts().len() + stepper.contact().deferred_between_bodies();
+    ([a, b], between, deepest)
 }
 
 /// The lower cube pushes the upper one up with exactly its weight, the floor carries both,

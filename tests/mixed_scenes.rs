@@ -554,12 +554,17 @@ fn servo_rest(s: &Scene) -> (f64, f64, f64) {
     let mut state = s.initial_state();
     let mut stepper = Stepper::new(s).unwrap();
     for step in 0..s.simulation.steps {
-        assert!(stepper.step(s, &mut state).unwrap().contact_converged, "step {step}");
+        assert!(
+            stepper.step(s, &mut state).unwrap().contact_converged,
+            "step {step}"
+        );
     }
     // At rest to the NCP's tolerance (1e-10 m/s on the attachment rows, 10 mm from the axis).
     let v = state.rigid[0].v[0];
     assert!(v.abs() < 1e-7, "the horn still turns at {v} rad/s");
-    let tip = s.body_actuation(0).effectors[0].point.position(&state.bodies[0].positions);
+    let tip = s.body_actuation(0).effectors[0]
+        .point
+        .position(&state.bodies[0].positions);
     (state.rigid[0].q[0], state.rigid[0].tau[0], tip.x)
 }
 
@@ -571,7 +576,10 @@ fn a_servo_as_a_joint_agrees_by_torque_and_by_angle_and_with_the_pinned_horn() {
     // Angle drive: a PD towards −0.02 rad (its torque stays below the 0.18 N·m limit).
     let by_angle = scene(&text.replace("target = [-0.2]", "target = [-0.02]"));
     let (theta, tau, tip) = servo_rest(&by_angle);
-    assert!(theta < 0.0 && tau < 0.0 && tau.abs() < 0.18, "θ {theta} rad, τ {tau} N·m");
+    assert!(
+        theta < 0.0 && tau < 0.0 && tau.abs() < 0.18,
+        "θ {theta} rad, τ {tau} N·m"
+    );
     // The PD's torque at rest is its law at the final angle.
     assert!((tau - 2.0 * (-0.02 - theta)).abs() < 1e-9);
     // Torque drive with that torque: the same equilibrium, the horn turned the same way.

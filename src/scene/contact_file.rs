@@ -48,6 +48,15 @@ pub struct ContactSection {
     /// link as `ROBOT/LINK` (a robot's name alone: all its links). Default none.
     #[serde(default)]
     pub ignore: Vec<[String; 2]>,
+    /// Whether candidates that the free motion keeps open, or that carried no force in the
+    /// last step, wait outside the NCP and are checked after the solve
+    /// (`scene::contact_screen`: the same solution, fewer Delassus columns). Default true.
+    #[serde(default = "default_screen")]
+    pub screen: bool,
+}
+
+fn default_screen() -> bool {
+    true
 }
 
 impl Default for ContactSection {
@@ -60,6 +69,7 @@ impl Default for ContactSection {
             self_contact: false,
             between_bodies: false,
             ignore: Vec::new(),
+            screen: true,
         }
     }
 }

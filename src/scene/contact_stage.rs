@@ -26,8 +26,11 @@
 //! step, as the penetration correction of Eq. 41 expects), with a margin of h·max‖v_free‖
 //! over the candidate nodes: a node further than that from every obstacle cannot reach one
 //! in this step. A node with an open gap Φ > 0 may approach by Φ before its contact acts.
-//! Fixed nodes are not candidates. An NCP is warm-started from the previous step's λ when its
-//! contact set (body, node, obstacle or body and triangle) is unchanged.
+//! Fixed nodes are not candidates. Candidates that the free motion keeps open, or that carried
+//! no force in the last step, wait outside the NCPs and are checked after the solve
+//! (`scene::contact_screen`: exact, it saves the Delassus columns of contacts that carry
+//! nothing). An NCP is warm-started from the previous step's λ when its contact set (body,
+//! node, obstacle or body and triangle) is unchanged.
 //!
 //! Penetration tolerance: a converged NCP (tolerance `tol` on σ) lets a contact against a plane
 //! sink by at most about h·tol per step, and the correction removes a fraction 1 − K_p = 0.2
@@ -52,6 +55,7 @@ use crate::math::{DMat, Vec3};
 
 use super::contact_file::{ContactSection, ObstacleSection};
 use super::contact_group::{GroupNcp, GroupWorkspace, RigidPart, solve_group};
+use super::contact_screen::{Deferred, ScreenKey, defer_open, record_idle, restore_violated};
 use super::model::BodyState;
 use super::rigid_model::RigidScene;
 use super::rigid_stage::{RigidState, RigidWorkspace};
@@ -272,6 +276,16 @@ pub struct ContactBody<'a> {
 #[derive(Default)]
 pub struct SceneContactWorkspace {
     body_contacts: Vec<BodyContact>,
+    /// Candidates left out of this step's NCPs (`scene::contact_screen`).
+    deferred: Vec<Deferred>,
+    /// Each body's v_free (reduced), to solve again from when a deferred contact closes.
+    saved: Vec<Vec<f64>>,
+    /// Each body's node velocities after a solve (m/s).
+    v_plus: Vec<Vec<Vec3>>,
+    /// NCP solves repeated because a deferred contact closed, since the stage was built.
+    restarts: usize,
+    /// The candidates of the last step that carried no force.
+    idle: std::collections::HashSet<ScreenKey>,
     parent: Vec<usize>,
     members: Vec<usize>,
     group: GroupWorkspace,
@@ -294,6 +308,27 @@ impl SceneContactWorkspace {
     /// once.
     pub fn active_contacts(&self) -> usize {
         self.active
+    }
+
+    /// Candidates of the last step that the free motion kept open and the solution left open
+    /// (out of its NCPs, λ = 0; `scene::contact_screen`).
+    pub fn deferred_contacts(&self) -> usize {
+        self.deferred.len()
+    }
+
+    /// Of [`Self::deferred_contacts`], the contacts between bodies (candidates of the last
+    /// step besides [`Self::body_contacts`]).
+    pub fn deferred_between_bodies(&self) -> usize {
+        self.deferred
+            .iter()
+            .filter(|d| matches!(d, Deferred::Between(_)))
+            .count()
+    }
+
+    /// How many times, since it was built, the stage solved its NCPs again because a
+    /// deferred contact closed.
+    pub fn restarts(&self) -> usize {
+        self.restarts
     }
 }
 
@@ -449,6 +484,69 @@ pub fn resolve_contacts(
             }
         }
     }
+    // Candidates the free motion keeps open wait outside the NCPs (scene::contact_screen).
+    ws.deferred.clear();
+    if settings.screen {
+        defer_open(bodies, &mut ws.body_contacts, h, &ws.idle, &mut ws.deferred);
+    }
+    ws.saved.resize_with(nb, Vec::new);
+    for (saved, b) in ws.saved.iter_mut().zip(bodies.iter()) {
+        saved.clear();
+        saved.extend_from_slice(b.velocity);
+    }
+    let mut rigid = rigid;
+    loop {
+        let outcomes = solve_groups(contact, h, bodies, ws, &mut rigid)?;
+        let force = mode_tolerance(settings.tolerance).force;
+        if ws.deferred.is_empty() {
+            record_idle(bodies, &ws.body_contacts, &ws.deferred, force, &mut ws.idle);
+            return Ok(outcomes);
+        }
+        // The node velocities after the solve, and the deferred contacts they close.
+        ws.v_plus.resize_with(nb, Vec::new);
+        for (v, b) in ws.v_plus.iter_mut().zip(bodies.iter_mut()) {
+            let w = &mut *b.workspace;
+            w.full.fill(0.0);
+            b.dofs.expand(b.velocity, &mut w.full);
+            v.clear();
+            v.extend(w.full.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+        }
+        let restored = restore_violated(
+            bodies,
+            &mut ws.body_contacts,
+            &ws.v_plus,
+            h,
+            settings.tolerance,
+            &mut ws.deferred,
+        );
+        if restored == 0 {
+            record_idle(bodies, &ws.body_contacts, &ws.deferred, force, &mut ws.idle);
+            return Ok(outcomes);
+        }
+        // Solve again from v_free with them.
+        for (saved, b) in ws.saved.iter().zip(bodies.iter_mut()) {
+            b.velocity.copy_from_slice(saved);
+            let w = &mut *b.workspace;
+            w.shared.clear();
+            w.rows.clear();
+            w.jacobian.clear();
+            w.lambda.clear();
+        }
+        ws.restarts += 1;
+    }
+}
+
+/// Solves the NCP of each group of bodies (module doc) with the contacts in the bodies' and
+/// the stage's lists, correcting the bodies' velocities; returns each body's outcome.
+fn solve_groups(
+    contact: &SceneContact,
+    h: f64,
+    bodies: &mut [ContactBody],
+    ws: &mut SceneContactWorkspace,
+    rigid: &mut Option<RigidCoupling<'_>>,
+) -> Result<Vec<ContactOutcome>> {
+    let nb = bodies.len();
+    ws.active = 0;
     // Groups of bodies linked by contacts between them, and with the rigid part (node nb)
     // through rows with a moving rigid side (union-find).
     ws.parent.clear();
@@ -469,7 +567,6 @@ pub fn resolve_contacts(
         bodies[c.face_body].workspace.shared.push(i);
     }
     let mut outcomes = vec![ContactOutcome::default(); nb];
-    let mut rigid = rigid;
     ws.group.begin_step();
     for lead in 0..nb {
         if find(&mut ws.parent, lead) != lead {
@@ -482,7 +579,7 @@ pub fn resolve_contacts(
             }
         }
         let with_rigid = find(&mut ws.parent, nb) == lead;
-        let part = match (&mut rigid, with_rigid) {
+        let part = match (&mut *rigid, with_rigid) {
             (Some(r), true) => Some(RigidPart {
                 scene: r.scene,
                 ws: &mut *r.ws,

@@ -10,6 +10,7 @@ mod actuator_tangent;
 mod attachment_file;
 mod contact_file;
 mod contact_group;
+mod contact_screen;
 mod contact_stage;
 mod energy;
 mod file;
