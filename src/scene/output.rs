@@ -1,7 +1,8 @@
 //! Output of a run for ParaView: one `.vtu` per body and frame plus a `.pvd` index per body,
 //! and `final.json`. Outputs are written completely or not at all: frames go to a staging
 //! folder inside the output folder and are moved into place only when the run has finished;
-//! a run that fails (or is dropped) removes its staging folder.
+//! a run that fails (or is dropped) removes its staging folder, and a run that starts removes
+//! the staging folders of killed runs (`stale_staging`).
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,7 @@ use crate::mesh::io::write_file_atomic;
 use super::model::{Scene, State};
 use super::rigid_model::RigidSystem;
 use super::rigid_stage::RigidState;
+use super::stale_staging::{remove_stale_staging, staging_name};
 
 /// A series of frames being written into `dir`.
 pub struct FrameSeries {
@@ -25,10 +27,12 @@ pub struct FrameSeries {
 }
 
 impl FrameSeries {
-    /// Starts a series in `dir` (created if needed) for the bodies of `scene`.
+    /// Starts a series in `dir` (created if needed) for the bodies of `scene`, after removing
+    /// the staging folders that killed runs left in `dir`.
     pub fn create(dir: &Path, scene: &Scene) -> Result<FrameSeries> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let staging = dir.join(format!(".diffsoro-partial-{}", std::process::id()));
+        remove_stale_staging(dir);
+        let staging = dir.join(staging_name(std::process::id()));
         std::fs::create_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
         Ok(FrameSeries {
             dir: dir.to_path_buf(),
