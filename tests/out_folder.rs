@@ -72,3 +72,39 @@ fn staging_folders_of_dead_runs_are_removed() {
     );
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// The frame files a `.pvd` index lists, in order (its `file="…"` attributes).
+fn pvd_files(pvd: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(pvd).unwrap();
+    text.split("file=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_string())
+        .collect()
+}
+
+/// A run of 20 steps, then a run of 5 into the same folder: the folder holds the second run's
+/// 6 frames (steps 0 to 5, one per step plus the initial state), its `.pvd` and `final.json`,
+/// and the files that are not the beam's frames (a note, another body's frame, a 5-digit
+/// name diffsoro never writes), untouched.
+#[test]
+fn a_rerun_replaces_the_earlier_frames() {
+    let out = temp_dir("rerun");
+    simulate("scenes/beam.toml", 20, &out);
+    assert_eq!(pvd_files(&out.join("beam.pvd")).len(), 21);
+    let user_files = ["notes.txt", "other_000007.vtu", "beam_00007.vtu"];
+    for name in user_files {
+        std::fs::write(out.join(name), name).unwrap();
+    }
+    simulate("scenes/beam.toml", 5, &out);
+    let frames: Vec<String> = (0..=5).map(|s| format!("beam_{s:06}.vtu")).collect();
+    assert_eq!(pvd_files(&out.join("beam.pvd")), frames);
+    let mut expected: Vec<String> = frames.clone();
+    expected.extend(["beam.pvd", "final.json"].map(String::from));
+    expected.extend(user_files.map(String::from));
+    expected.sort();
+    assert_eq!(listing(&out), expected);
+    for name in user_files {
+        assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), name);
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}

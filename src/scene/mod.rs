@@ -23,6 +23,7 @@ mod rigid_file;
 mod rigid_model;
 mod rigid_stage;
 mod rigid_system;
+mod stale_frames;
 mod stale_staging;
 mod statics;
 mod step;
