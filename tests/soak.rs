@@ -52,7 +52,7 @@ fn scale(a: &Energy, b: &Energy) -> f64 {
 /// tests/settling.rs), accumulated over all k steps. A NaN fails the comparison too.
 #[test]
 #[ignore = "a soak test: 10⁵ Trunk steps take many minutes (docs/testing.md)"]
-fn trunk_under_constant_tensions_for_100000_steps() {
+fn soak_trunk_under_constant_tensions_for_100000_steps() {
     let sets: Vec<String> = TENSIONS
         .iter()
         .map(|(c, f)| format!("soft_body.trunk.cable.{c}.force={f}"))
