@@ -99,8 +99,16 @@ fn soak_trunk_under_constant_tensions_for_100000_steps() {
     // Not a trivial pass: the cables did work and the trunk settled, deformed, at rest.
     let end = scene.energy(&state).unwrap();
     let work = (start.gravity + start.actuators) - (end.gravity + end.actuators);
-    assert!(work > 0.0 && end.elastic > 0.0, "work {work:e} J, elastic {:e} J", end.elastic);
-    assert!(end.kinetic < 1e-6 * end.elastic, "kinetic {:e} J", end.kinetic);
+    assert!(
+        work > 0.0 && end.elastic > 0.0,
+        "work {work:e} J, elastic {:e} J",
+        end.elastic
+    );
+    assert!(
+        end.kinetic < 1e-6 * end.elastic,
+        "kinetic {:e} J",
+        end.kinetic
+    );
     eprintln!(
         "{STEPS} steps: time {} s, energy {:e} J → {:e} J (work {work:e} J, elastic {:e} J, kinetic {:e} J), VmRSS {rss_early} → {rss_late} bytes",
         state.time,

@@ -21,10 +21,19 @@ fn base_dir() -> &'static Path {
         let dir = std::env::temp_dir().join(format!("diffsoro-fuzz-scene-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("the fuzz base folder");
         let fixtures: [(&str, &[u8]); 4] = [
-            ("cube.msh", include_bytes!("../../tests/data/cube_v22_ascii.msh")),
+            (
+                "cube.msh",
+                include_bytes!("../../tests/data/cube_v22_ascii.msh"),
+            ),
             ("beam.msh", include_bytes!("../../meshes/beam_1.msh")),
-            ("obstacle.stl", include_bytes!("../../meshes/finger_obstacle.stl")),
-            ("pendulum.urdf", include_bytes!("../../urdf/double_pendulum.urdf")),
+            (
+                "obstacle.stl",
+                include_bytes!("../../meshes/finger_obstacle.stl"),
+            ),
+            (
+                "pendulum.urdf",
+                include_bytes!("../../urdf/double_pendulum.urdf"),
+            ),
         ];
         for (name, bytes) in fixtures {
             std::fs::write(dir.join(name), bytes).expect("a fuzz fixture");

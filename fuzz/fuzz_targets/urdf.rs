@@ -21,5 +21,10 @@ fuzz_target!(|data: &[u8]| {
     } else {
         Base::FreeFlyer
     };
-    let _ = parse_urdf(text, "fuzz.urdf", Path::new("diffsoro-fuzz-no-such-folder"), base);
+    let _ = parse_urdf(
+        text,
+        "fuzz.urdf",
+        Path::new("diffsoro-fuzz-no-such-folder"),
+        base,
+    );
 });
