@@ -26,6 +26,8 @@ mod rigid_model;
 mod rigid_stage;
 mod rigid_system;
 mod soft_rigid;
+mod stale_frames;
+mod stale_staging;
 mod statics;
 mod step;
 

@@ -1,7 +1,10 @@
 //! Output of a run for ParaView: one `.vtu` per body and frame plus a `.pvd` index per body,
 //! and `final.json`. Outputs are written completely or not at all: frames go to a staging
 //! folder inside the output folder and are moved into place only when the run has finished;
-//! a run that fails (or is dropped) removes its staging folder.
+//! a run that fails (or is dropped) removes its staging folder, and a run that starts removes
+//! the staging folders of killed runs (`stale_staging`). A reused output folder is replaced as
+//! one unit: a finished run removes the earlier frames of its bodies that its new `.pvd` files do
+//! not list (`stale_frames`); other files are left alone.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +17,8 @@ use crate::mesh::io::write_file_atomic;
 use super::model::{Scene, State};
 use super::rigid_model::RigidSystem;
 use super::rigid_stage::RigidState;
+use super::stale_frames::remove_unlisted_frames;
+use super::stale_staging::{remove_stale_staging, staging_name};
 
 /// A series of frames being written into `dir`.
 pub struct FrameSeries {
@@ -25,10 +30,12 @@ pub struct FrameSeries {
 }
 
 impl FrameSeries {
-    /// Starts a series in `dir` (created if needed) for the bodies of `scene`.
+    /// Starts a series in `dir` (created if needed) for the bodies of `scene`, after removing
+    /// the staging folders that killed runs left in `dir`.
     pub fn create(dir: &Path, scene: &Scene) -> Result<FrameSeries> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let staging = dir.join(format!(".diffsoro-partial-{}", std::process::id()));
+        remove_stale_staging(dir);
+        let staging = dir.join(staging_name(std::process::id()));
         std::fs::create_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
         Ok(FrameSeries {
             dir: dir.to_path_buf(),
@@ -82,8 +89,9 @@ impl FrameSeries {
         Ok(())
     }
 
-    /// Moves the frames into place, writes one `NAME.pvd` per body and `final.json`
-    /// (`final_json`, last, atomically). Returns the paths of the `.pvd` files.
+    /// Removes the frames an earlier run left in the folder for these bodies that this run
+    /// does not write, moves the frames into place, writes one `NAME.pvd` per body and
+    /// `final.json` (`final_json`, last, atomically). Returns the paths of the `.pvd` files.
     pub fn finish(mut self, scene: &Scene, final_json: &[u8]) -> Result<Vec<PathBuf>> {
         let mut pvds = Vec::new();
         let names = scene
@@ -92,6 +100,8 @@ impl FrameSeries {
             .map(|b| b.name())
             .chain(scene.rigid.systems.iter().map(|s| s.name.as_str()));
         for (name_of, frames) in names.zip(&self.frames) {
+            let keep = frames.iter().map(|(_, n)| n.as_str()).collect();
+            remove_unlisted_frames(&self.dir, name_of, &keep)?;
             for (_, name) in frames {
                 let (from, to) = (self.staging.join(name), self.dir.join(name));
                 std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;

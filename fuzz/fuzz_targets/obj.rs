@@ -1,0 +1,9 @@
+//! Fuzz target: `diffsoro::mesh::io::obj::read_obj` must return `Ok` or `Err` on any bytes, never
+//! panic, hang or allocate without bound.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = diffsoro::mesh::io::obj::read_obj("fuzz.input", data);
+});
