@@ -179,6 +179,10 @@ enum Command {
         /// Override one scene value by dotted path, as for `simulate`; repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
+        /// Fail (exit code 1, no timings) at the first step whose contact NCP stops at its
+        /// iteration limit, instead of timing it with a warning.
+        #[arg(long)]
+        strict: bool,
     },
     /// Rigid-body dynamics of a URDF robot at one state: RNEA, CRBA, ABA and their
     /// analytical derivatives, as JSON.
@@ -270,7 +274,12 @@ fn main() -> ExitCode {
             heuristic || max_change.is_some(),
             static_mode,
         ),
-        Some(Command::Bench { scene, steps, set }) => bench(&scene, steps, &set),
+        Some(Command::Bench {
+            scene,
+            steps,
+            set,
+            strict,
+        }) => bench(&scene, steps, &set, strict),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::Demo { set }) => demo(&set),
         None => {
@@ -746,7 +755,7 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
+fn bench(path: &Path, steps: usize, set: &[String], strict: bool) -> diffsoro::Result<()> {
     if steps == 0 {
         return Err(diffsoro::Error::invalid("--steps", "must be at least 1"));
     }
@@ -792,6 +801,16 @@ fn bench(path: &Path, steps: usize, set: &[String]) -> diffsoro::Result<()> {
         let report = stepper.step(&scene, &mut state)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         contacts.push(report.active_contacts as f64);
+        if strict && !report.contact_converged {
+            bar.finish_and_clear();
+            return Err(diffsoro::Error::invalid(
+                "contact",
+                format!(
+                    "step {}: the contact NCP stopped at its iteration limit ({} iterations); bench --strict times converged steps only",
+                    state.steps, scene.contact.settings.max_iterations
+                ),
+            ));
+        }
         unconverged_steps += usize::from(!report.contact_converged);
         if let Some((recorder, derivative)) = derivative.as_mut() {
             let mut s = start_state.clone();

@@ -280,6 +280,23 @@ fn unconverged_contact_warns_or_fails_with_strict() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(json["unconverged_steps"].as_u64().unwrap() >= 1, "{json}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("iteration limit"));
+    // bench --strict refuses to time them: an error naming the step, no JSON.
+    let out = run_cli(&[
+        "bench",
+        "scenes/contact_incline.toml",
+        "--steps",
+        "3",
+        "--set",
+        "contact.max_iterations=3",
+        "--strict",
+    ]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("iteration limit") && err.contains("step "),
+        "{err}"
+    );
     // A converged run reports none.
     let out = run_cli(&["simulate", "scenes/contact_incline.toml", "--steps", "3"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
