@@ -40,3 +40,19 @@ def test_bad_rigid_names_and_lengths_are_value_errors():
         sim.rigid_q("sphere")
     with pytest.raises(ValueError, match="expected 7"):
         sim.set_rigid_state("cube", np.zeros(6), np.zeros(6))
+
+
+def test_a_pad_hanging_from_a_lifted_palm_pulls_it_down_by_its_weight():
+    # scenes/lift_pad.toml: a soft pad attached to a palm held by a PD (kp = 200 N/m) on a
+    # prismatic joint; at rest kp (0 − q) = (0.1 kg + the pad's mass) g.
+    scene = diffsoro.Scene.load(SCENES / "lift_pad.toml")
+    sim = diffsoro.Simulation(scene)
+    sim.run()
+    pad_mass = 0.04 * 0.04 * 0.02 * 1000.0
+    q = sim.rigid_q("lift")
+    assert q[0] == pytest.approx(-(0.1 + pad_mass) * 9.81 / 200.0, rel=1e-6)
+    # The pad's top face follows the palm.
+    x = sim.positions("pad")
+    top = x[:, 2] > 0.019 + q[0]
+    assert top.sum() == 25
+    assert np.allclose(x[top, 2], 0.02 + q[0], atol=1e-9)
