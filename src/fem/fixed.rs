@@ -33,17 +33,12 @@ pub fn fixed_nodes(
     }
     if let Some(name) = group {
         let nodes = mesh.group_nodes(name).ok_or_else(|| {
-            let mut known: Vec<&String> = mesh
-                .groups()
-                .nodes
-                .keys()
-                .chain(mesh.groups().triangles.keys())
-                .chain(mesh.groups().tetrahedra.keys())
-                .collect();
-            known.sort();
             Error::invalid(
                 format!("{what}.fixed_group"),
-                format!("the mesh has no group `{name}` (it has {known:?})"),
+                format!(
+                    "the mesh has no group `{name}` (it has {:?})",
+                    mesh.group_names()
+                ),
             )
         })?;
         for n in nodes {

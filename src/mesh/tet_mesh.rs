@@ -207,6 +207,20 @@ impl Mesh {
         Some(nodes)
     }
 
+    /// The names of every group (node, triangle and tetrahedron groups), sorted: what an
+    /// error about an unknown group lists.
+    pub fn group_names(&self) -> Vec<&String> {
+        let g = &self.groups;
+        let mut known: Vec<&String> = g
+            .nodes
+            .keys()
+            .chain(g.triangles.keys())
+            .chain(g.tetrahedra.keys())
+            .collect();
+        known.sort();
+        known
+    }
+
     /// The mesh with every coordinate multiplied by `factor` (e.g. 0.001 for a mesh in mm).
     pub fn scaled(&self, factor: f64) -> Result<Mesh> {
         if !(factor.is_finite() && factor > 0.0) {

@@ -135,19 +135,12 @@ fn select_nodes(
     let mut chosen = vec![false; body.node_count()];
     if let Some(name) = &a.group {
         let nodes = mesh.group_nodes(name).ok_or_else(|| {
-            let mut known: Vec<&String> = mesh
-                .groups()
-                .nodes
-                .keys()
-                .chain(mesh.groups().triangles.keys())
-                .chain(mesh.groups().tetrahedra.keys())
-                .collect();
-            known.sort();
             Error::invalid(
                 at("group"),
                 format!(
-                    "the mesh of `{}` has no group `{name}` (it has {known:?})",
-                    a.soft_body
+                    "the mesh of `{}` has no group `{name}` (it has {:?})",
+                    a.soft_body,
+                    mesh.group_names()
                 ),
             )
         })?;
