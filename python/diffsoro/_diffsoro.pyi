@@ -40,6 +40,26 @@ class Scene:
         overrides: Mapping[str, _OverrideValue] | None = None,
     ) -> Scene:
         """Parses a scene from TOML text; relative paths start at base_dir (default ".")."""
+    @staticmethod
+    def from_arrays(
+        nodes: npt.ArrayLike,
+        tets: npt.ArrayLike,
+        *,
+        young_modulus: float,
+        poisson_ratio: float,
+        density: float,
+        name: str = "body",
+        law: str = "corotational",
+        fixed: Sequence[int] | None = None,
+        rayleigh_mass: float = 0.0,
+        rayleigh_stiffness: float = 0.0,
+        dt: float = 0.01,
+        steps: int = 1,
+        gravity: Sequence[float] = ...,
+    ) -> Scene:
+        """One soft body from arrays: nodes (n, 3) in m, tets (m, 4) 0-based node indices;
+        E in Pa, density in kg/m³ (lumped mass), Rayleigh α (1/s) and β (s), fixed node
+        indices, dt (s), gravity (m/s²). Raises ValueError naming what is wrong."""
     @property
     def bodies(self) -> list[str]:
         """Soft-body names, in scene order."""

@@ -2,12 +2,17 @@
 
 use std::path::PathBuf;
 
-use diffsoro::scene::{Scene, SceneFile};
+use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
+use diffsoro::material::{Law, Material};
+use diffsoro::math::Vec3;
+use diffsoro::mesh::{Groups, Mesh};
+use diffsoro::scene::{Scene, SceneFile, SimulationSection};
+use numpy::{AllowTypeChange, PyArrayLike2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::convert::override_strings;
-use crate::errors::guarded;
+use crate::errors::{guarded, invalid};
 
 /// A scene: time-stepping settings, soft bodies (meshes, materials, fixed nodes), actuators,
 /// effectors and obstacles, in SI units. Immutable: a `Simulation` works on its own copy.
@@ -72,6 +77,115 @@ impl PyScene {
             guarded(|| {
                 let file = SceneFile::parse("<toml text>", &text, &set)?;
                 Scene::build(&file, &dir)
+            })
+        })?;
+        Ok(PyScene { scene })
+    }
+
+    /// A scene of one soft body built from arrays (a mesh from meshio, gmsh or pyvista, no
+    /// file): `nodes` (n, 3) positions (m), `tets` (m, 4) node indices (0-based; tetrahedra
+    /// of negative volume are re-oriented), the law (`"corotational"`, `"stvk"`,
+    /// `"neo_hookean"`, `"corotational_sofa"`), Young's modulus (Pa), Poisson's ratio,
+    /// density (kg/m³, lumped mass), Rayleigh α (1/s) and β (s), `fixed` node indices, and
+    /// the time stepping: `dt` (s), `steps`, `gravity` (m/s²).
+    ///
+    /// Raises `ValueError` naming what is wrong (an array's shape, a node index out of range,
+    /// a degenerate or folded tetrahedron, a material value).
+    #[staticmethod]
+    #[pyo3(signature = (
+        nodes, tets, *, young_modulus, poisson_ratio, density, name = "body",
+        law = "corotational", fixed = None, rayleigh_mass = 0.0,
+        rayleigh_stiffness = 0.0, dt = 0.01, steps = 1, gravity = [0.0, 0.0, -9.81]
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_arrays(
+        py: Python<'_>,
+        nodes: PyArrayLike2<'_, f64, AllowTypeChange>,
+        tets: PyArrayLike2<'_, i64, AllowTypeChange>,
+        young_modulus: f64,
+        poisson_ratio: f64,
+        density: f64,
+        name: &str,
+        law: &str,
+        fixed: Option<Vec<i64>>,
+        rayleigh_mass: f64,
+        rayleigh_stiffness: f64,
+        dt: f64,
+        steps: usize,
+        gravity: [f64; 3],
+    ) -> PyResult<Self> {
+        let x = nodes.as_array();
+        if x.ncols() != 3 {
+            return Err(invalid(
+                "nodes",
+                format!("has shape {:?}, expected (n, 3)", x.shape()),
+            ));
+        }
+        let positions: Vec<Vec3> = x
+            .outer_iter()
+            .map(|r| Vec3::new(r[0], r[1], r[2]))
+            .collect();
+        let n = positions.len() as i64;
+        let index = |v: i64, what: &str| {
+            if (0..n).contains(&v) {
+                Ok(v as usize)
+            } else {
+                Err(invalid(
+                    what,
+                    format!("node index {v} is out of range (the mesh has {n} nodes)"),
+                ))
+            }
+        };
+        let t = tets.as_array();
+        if t.ncols() != 4 {
+            return Err(invalid(
+                "tets",
+                format!("has shape {:?}, expected (m, 4)", t.shape()),
+            ));
+        }
+        let mut tetrahedra = Vec::with_capacity(t.nrows());
+        for (e, row) in t.outer_iter().enumerate() {
+            let what = format!("tets row {e}");
+            tetrahedra.push([
+                index(row[0], &what)?,
+                index(row[1], &what)?,
+                index(row[2], &what)?,
+                index(row[3], &what)?,
+            ]);
+        }
+        let mut is_fixed = vec![false; positions.len()];
+        for (k, &v) in fixed.iter().flatten().enumerate() {
+            is_fixed[index(v, &format!("fixed[{k}]"))?] = true;
+        }
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(invalid(
+                "dt",
+                format!("{dt} must be a positive time step (s)"),
+            ));
+        }
+        if gravity.iter().any(|g| !g.is_finite()) {
+            return Err(invalid("gravity", "is not finite"));
+        }
+        let scene = py.detach(|| {
+            guarded(|| {
+                let law: Law = law.parse()?;
+                let mesh = Mesh::new(positions, tetrahedra, Vec::new(), Groups::default())?;
+                let options = SoftBodyOptions {
+                    material: Material::new(law, young_modulus, poisson_ratio)?,
+                    density,
+                    mass: MassKind::Lumped,
+                    rayleigh_mass,
+                    rayleigh_stiffness,
+                    fixed: is_fixed,
+                };
+                let body = SoftBody::new(name, mesh, options)?;
+                let simulation = SimulationSection {
+                    dt,
+                    steps,
+                    gravity,
+                    newton_iterations: 1,
+                };
+                Ok(Scene::new(simulation, vec![body]))
             })
         })?;
         Ok(PyScene { scene })
