@@ -94,7 +94,8 @@ impl BodyActuation {
                 (Some(group), None) => group_cavity(mesh, group, &format!("{at}.group"))?,
                 (None, Some(file)) => {
                     let key = format!("{at}.surface");
-                    let surface = read_cavity_surface(section, &dir.join(file), &key)?;
+                    let path = super::scene_path::scene_path(dir, file, &format!("{key}.surface"))?;
+                    let surface = read_cavity_surface(section, &path, &key)?;
                     let vertices = surface
                         .vertices
                         .iter()

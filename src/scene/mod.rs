@@ -25,6 +25,7 @@ mod rigid_file;
 mod rigid_model;
 mod rigid_stage;
 mod rigid_system;
+mod scene_path;
 mod soft_rigid;
 mod stale_frames;
 mod stale_staging;
@@ -65,6 +66,7 @@ pub use rigid_model::{
 };
 pub use rigid_stage::{RigidOutcome, RigidState, RigidWorkspace};
 pub use rigid_system::SystemBuffers;
+pub use scene_path::scene_path;
 pub use soft_rigid::{Attachment, SoftPoint, SoftRigid, SoftRigidRow};
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, StepReport, Stepper};

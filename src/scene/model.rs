@@ -122,7 +122,8 @@ impl Scene {
         let mut actuation = Vec::with_capacity(file.soft_body.len());
         for b in &file.soft_body {
             let what = format!("soft_body.{}", b.name);
-            let mesh_path = dir.join(&b.mesh);
+            let mesh_path =
+                super::scene_path::scene_path(dir, &b.mesh, &format!("soft_body.{}.mesh", b.name))?;
             if mesh_path.is_dir() {
                 return Err(Error::invalid(
                     format!("{what}.mesh"),
