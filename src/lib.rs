@@ -31,5 +31,6 @@ pub mod diff;
 // L6
 pub mod calibrate;
 pub mod control;
+pub mod view;
 
 pub use error::{Error, Result};

@@ -194,6 +194,15 @@ enum Command {
         #[arg(long)]
         case: PathBuf,
     },
+    /// Write an interactive 3D view of a run's output folder (from `simulate --out DIR`) as
+    /// one self-contained HTML page: surfaces coloured by displacement, a time slider.
+    View {
+        /// The run's output folder (its `NAME.pvd` files and `.vtu` frames).
+        dir: PathBuf,
+        /// The page to write (default: `DIR/view.html`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Run the built-in demo: the Trunk scene of `scenes/trunk.toml` (built into the binary)
     /// under gravity, written to `out/demo/` in the working folder for ParaView.
     Demo {
@@ -281,6 +290,7 @@ fn main() -> ExitCode {
             strict,
         }) => bench(&scene, steps, &set, strict),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
+        Some(Command::View { dir, out }) => view(&dir, out.as_deref()),
         Some(Command::Demo { set }) => demo(&set),
         None => {
             eprintln!("{}", Cli::command().render_help());
@@ -295,6 +305,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes the viewer page of the run in `dir` and prints a summary of it as JSON.
+fn view(dir: &Path, out: Option<&Path>) -> diffsoro::Result<()> {
+    let (page, run) = diffsoro::view::write_view(dir, out)?;
+    print_json(&serde_json::json!({
+        "page": page,
+        "frames": run.times.len(),
+        "bodies": run.bodies.iter().map(|b| &b.name).collect::<Vec<_>>(),
+    }))?;
+    eprintln!("wrote {}: open it in a browser", page.display());
+    Ok(())
 }
 
 /// Prints `value` as JSON on stdout.

@@ -15,7 +15,7 @@ fn layer(module: &str) -> Option<u32> {
         "contact" => 3,
         "scene" => 4,
         "diff" => 5,
-        "calibrate" | "control" => 6,
+        "calibrate" | "control" | "view" => 6,
         _ => return None,
     })
 }

@@ -11,7 +11,7 @@ mod surface;
 mod tests;
 mod write;
 
-pub use read::read_vtu;
+pub use read::{read_vtu, read_vtu_point_vectors};
 pub use surface::write_surface_vtu;
 pub(crate) use write::escape_xml;
 pub use write::{VtuEncoding, write_vtu};

@@ -22,6 +22,172 @@ use super::{NODE_GROUP_PREFIX, TETRA_GROUP_PREFIX, TRIANGLE_GROUP_PREFIX};
 /// [`write_vtu`] become the mesh's [`Groups`]; other arrays are ignored. Compressed and
 /// appended data, and several pieces, are refused with a clear [`Error::Parse`].
 pub fn read_vtu(file: &str, data: &[u8]) -> Result<Mesh> {
+    with_piece(file, data, |xml, arrays, piece| {
+        let point_count = xml.count_attribute(piece, "NumberOfPoints")?;
+        let cell_count = xml.count_attribute(piece, "NumberOfCells")?;
+
+        let points_node = xml.child(piece, "Points")?;
+        let points_array = xml.child(points_node, "DataArray")?;
+        if xml.components(points_array)? != 3 {
+            return Err(xml.err(points_array, "points must have NumberOfComponents=\"3\""));
+        }
+        let mut coordinates = Vec::new();
+        arrays.read(
+            points_array,
+            Some(point_count.saturating_mul(3)),
+            "point coordinate",
+            |value, at| {
+                let x = value.real();
+                if !x.is_finite() {
+                    return Err(Error::parse(
+                        file,
+                        at,
+                        format!("point coordinate is not finite ({x})"),
+                    ));
+                }
+                coordinates.push(x);
+                Ok(())
+            },
+        )?;
+        let positions: Vec<Vec3> = coordinates
+            .chunks_exact(3)
+            .map(|p| Vec3::new(p[0], p[1], p[2]))
+            .collect();
+
+        let (starts, connectivity, types, cells_location) = match piece
+            .children()
+            .find(|n| n.has_tag_name("Cells"))
+        {
+            Some(cells) => {
+                let named = |name: &str| {
+                    cells
+                        .children()
+                        .find(|n| n.has_tag_name("DataArray") && n.attribute("Name") == Some(name))
+                        .ok_or_else(|| xml.err(cells, format!("no `{name}` DataArray in <Cells>")))
+                };
+                let offsets_node = named("offsets")?;
+                let mut starts = vec![0];
+                arrays.read_indices(offsets_node, Some(cell_count), "cell offset", &mut starts)?;
+                if starts.windows(2).any(|w| w[0] > w[1]) {
+                    return Err(xml.err(offsets_node, "cell offsets decrease"));
+                }
+                let conn_node = named("connectivity")?;
+                let total = starts.last().copied().unwrap_or(0) as u64;
+                let mut connectivity = Vec::new();
+                arrays.read_indices(conn_node, Some(total), "cell node", &mut connectivity)?;
+                let types_node = named("types")?;
+                let mut types = Vec::new();
+                arrays.read(types_node, Some(cell_count), "cell type", |value, at| {
+                    let t = value.int().and_then(|t| u8::try_from(t).ok());
+                    let t = t.ok_or_else(|| {
+                        Error::parse(file, at, format!("unknown cell type {value:?}"))
+                    })?;
+                    types.push(t);
+                    Ok(())
+                })?;
+                (starts, connectivity, types, xml.location(conn_node))
+            }
+            None if cell_count == 0 => (vec![0], Vec::new(), Vec::new(), Location::Whole),
+            None => return Err(xml.err(piece, "no <Cells> element")),
+        };
+        let sorted = sort_cells(
+            file,
+            cells_location,
+            positions.len(),
+            &starts,
+            &connectivity,
+            &types,
+        )?;
+
+        let mut groups = Groups::default();
+        if let Some(point_data) = piece.children().find(|n| n.has_tag_name("PointData")) {
+            for (name, node) in data_arrays(point_data, NODE_GROUP_PREFIX) {
+                let mut list = Vec::new();
+                arrays.read_flags(node, point_count, |i| {
+                    list.push(i);
+                    Ok(())
+                })?;
+                groups.nodes.insert(name.to_string(), list);
+            }
+        }
+        if let Some(cell_data) = piece.children().find(|n| n.has_tag_name("CellData")) {
+            for (prefix, tetra) in [(TETRA_GROUP_PREFIX, true), (TRIANGLE_GROUP_PREFIX, false)] {
+                for (name, node) in data_arrays(cell_data, prefix) {
+                    let mut list = Vec::new();
+                    arrays.read_flags(node, cell_count, |cell| {
+                        match (sorted.kinds[cell], tetra) {
+                            (CellKind::Tetrahedron(t), true) | (CellKind::Triangle(t), false) => {
+                                list.push(t);
+                                Ok(())
+                            }
+                            _ => Err(xml.err(
+                                node,
+                                format!(
+                                    "group `{name}` holds cell {cell}, which is not a {}",
+                                    if tetra { "tetrahedron" } else { "triangle" }
+                                ),
+                            )),
+                        }
+                    })?;
+                    let map = if tetra {
+                        &mut groups.tetrahedra
+                    } else {
+                        &mut groups.triangles
+                    };
+                    map.insert(name.to_string(), list);
+                }
+            }
+        }
+        Mesh::new(positions, sorted.tetrahedra, sorted.triangles, groups)
+            .map_err(|e| in_file(file, e))
+    })
+}
+
+/// Reads the 3-component point array `name` of the VTU `data` (the content of the file called
+/// `file`), one vector per point in the file's unit (e.g. `displacement` in m as
+/// [`write_vtu`] writes it); `None` when the file has no such array.
+pub fn read_vtu_point_vectors(file: &str, data: &[u8], name: &str) -> Result<Option<Vec<Vec3>>> {
+    with_piece(file, data, |xml, arrays, piece| {
+        let point_count = xml.count_attribute(piece, "NumberOfPoints")?;
+        let Some(node) = piece
+            .children()
+            .find(|n| n.has_tag_name("PointData"))
+            .and_then(|d| {
+                d.children()
+                    .find(|n| n.has_tag_name("DataArray") && n.attribute("Name") == Some(name))
+            })
+        else {
+            return Ok(None);
+        };
+        if xml.components(node)? != 3 {
+            return Err(xml.err(node, format!("point array `{name}` must have 3 components")));
+        }
+        let mut values = Vec::new();
+        arrays.read(
+            node,
+            Some(point_count.saturating_mul(3)),
+            name,
+            |value, _| {
+                values.push(value.real());
+                Ok(())
+            },
+        )?;
+        Ok(Some(
+            values
+                .chunks_exact(3)
+                .map(|v| Vec3::new(v[0], v[1], v[2]))
+                .collect(),
+        ))
+    })
+}
+
+/// Parses `data` (the content of `file`) as a single-piece VTU and calls `f` with the
+/// document, the array decoder and the `<Piece>` element.
+fn with_piece<T>(
+    file: &str,
+    data: &[u8],
+    f: impl FnOnce(Xml, &Arrays, Node) -> Result<T>,
+) -> Result<T> {
     let text = std::str::from_utf8(data).map_err(|e| {
         Error::parse(
             file,
@@ -86,119 +252,7 @@ pub fn read_vtu(file: &str, data: &[u8]) -> Result<Mesh> {
             ),
         ));
     };
-    let piece = *piece;
-    let point_count = xml.count_attribute(piece, "NumberOfPoints")?;
-    let cell_count = xml.count_attribute(piece, "NumberOfCells")?;
-
-    let points_node = xml.child(piece, "Points")?;
-    let points_array = xml.child(points_node, "DataArray")?;
-    if xml.components(points_array)? != 3 {
-        return Err(xml.err(points_array, "points must have NumberOfComponents=\"3\""));
-    }
-    let mut coordinates = Vec::new();
-    arrays.read(
-        points_array,
-        Some(point_count.saturating_mul(3)),
-        "point coordinate",
-        |value, at| {
-            let x = value.real();
-            if !x.is_finite() {
-                return Err(Error::parse(
-                    file,
-                    at,
-                    format!("point coordinate is not finite ({x})"),
-                ));
-            }
-            coordinates.push(x);
-            Ok(())
-        },
-    )?;
-    let positions: Vec<Vec3> = coordinates
-        .chunks_exact(3)
-        .map(|p| Vec3::new(p[0], p[1], p[2]))
-        .collect();
-
-    let (starts, connectivity, types, cells_location) =
-        match piece.children().find(|n| n.has_tag_name("Cells")) {
-            Some(cells) => {
-                let named = |name: &str| {
-                    cells
-                        .children()
-                        .find(|n| n.has_tag_name("DataArray") && n.attribute("Name") == Some(name))
-                        .ok_or_else(|| xml.err(cells, format!("no `{name}` DataArray in <Cells>")))
-                };
-                let offsets_node = named("offsets")?;
-                let mut starts = vec![0];
-                arrays.read_indices(offsets_node, Some(cell_count), "cell offset", &mut starts)?;
-                if starts.windows(2).any(|w| w[0] > w[1]) {
-                    return Err(xml.err(offsets_node, "cell offsets decrease"));
-                }
-                let conn_node = named("connectivity")?;
-                let total = starts.last().copied().unwrap_or(0) as u64;
-                let mut connectivity = Vec::new();
-                arrays.read_indices(conn_node, Some(total), "cell node", &mut connectivity)?;
-                let types_node = named("types")?;
-                let mut types = Vec::new();
-                arrays.read(types_node, Some(cell_count), "cell type", |value, at| {
-                    let t = value.int().and_then(|t| u8::try_from(t).ok());
-                    let t = t.ok_or_else(|| {
-                        Error::parse(file, at, format!("unknown cell type {value:?}"))
-                    })?;
-                    types.push(t);
-                    Ok(())
-                })?;
-                (starts, connectivity, types, xml.location(conn_node))
-            }
-            None if cell_count == 0 => (vec![0], Vec::new(), Vec::new(), Location::Whole),
-            None => return Err(xml.err(piece, "no <Cells> element")),
-        };
-    let sorted = sort_cells(
-        file,
-        cells_location,
-        positions.len(),
-        &starts,
-        &connectivity,
-        &types,
-    )?;
-
-    let mut groups = Groups::default();
-    if let Some(point_data) = piece.children().find(|n| n.has_tag_name("PointData")) {
-        for (name, node) in data_arrays(point_data, NODE_GROUP_PREFIX) {
-            let mut list = Vec::new();
-            arrays.read_flags(node, point_count, |i| {
-                list.push(i);
-                Ok(())
-            })?;
-            groups.nodes.insert(name.to_string(), list);
-        }
-    }
-    if let Some(cell_data) = piece.children().find(|n| n.has_tag_name("CellData")) {
-        for (prefix, tetra) in [(TETRA_GROUP_PREFIX, true), (TRIANGLE_GROUP_PREFIX, false)] {
-            for (name, node) in data_arrays(cell_data, prefix) {
-                let mut list = Vec::new();
-                arrays.read_flags(node, cell_count, |cell| match (sorted.kinds[cell], tetra) {
-                    (CellKind::Tetrahedron(t), true) | (CellKind::Triangle(t), false) => {
-                        list.push(t);
-                        Ok(())
-                    }
-                    _ => Err(xml.err(
-                        node,
-                        format!(
-                            "group `{name}` holds cell {cell}, which is not a {}",
-                            if tetra { "tetrahedron" } else { "triangle" }
-                        ),
-                    )),
-                })?;
-                let map = if tetra {
-                    &mut groups.tetrahedra
-                } else {
-                    &mut groups.triangles
-                };
-                map.insert(name.to_string(), list);
-            }
-        }
-    }
-    Mesh::new(positions, sorted.tetrahedra, sorted.triangles, groups).map_err(|e| in_file(file, e))
+    f(xml, &arrays, *piece)
 }
 
 /// The `DataArray` children of `parent` whose name starts with `prefix`, with the rest of

@@ -342,3 +342,27 @@ fn corrupted_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn point_vectors_are_read_back_by_name() {
+    let mesh = expected();
+    let u: Vec<Vec3> = (0..5)
+        .map(|i| Vec3::new(i as f64 * 0.1, -1e-3 / 3.0, 7.0))
+        .collect();
+    let v = vec![Vec3::new(1.0, 2.0, 3.0); 5];
+    for encoding in [VtuEncoding::Ascii, VtuEncoding::Binary] {
+        let bytes = write_vtu(
+            &mesh,
+            None,
+            &[("displacement", &u), ("velocity", &v)],
+            encoding,
+        );
+        let read = |name| read_vtu_point_vectors("f.vtu", &bytes, name).unwrap();
+        assert_eq!(read("displacement"), Some(u.clone()), "{encoding:?}");
+        assert_eq!(read("velocity"), Some(v.clone()), "{encoding:?}");
+        assert_eq!(read("stress"), None);
+    }
+    // The ASCII sample's `node_group:tip` has one component: not a vector field.
+    let e = read_vtu_point_vectors("f.vtu", ASCII.as_bytes(), "node_group:tip").unwrap_err();
+    assert!(e.to_string().contains("must have 3 components"), "{e}");
+}

@@ -1,0 +1,26 @@
+//! The viewer (layer 6): one self-contained HTML page showing a run's frames in 3D.
+//!
+//! [`read_run`] reads the `.pvd`/`.vtu` series a run wrote into its output folder (see
+//! `scene::FrameSeries`); [`write_page`] turns them into one HTML file that embeds three.js
+//! (vendored under `src/view/vendor/`, MIT) and opens in any browser with no network.
+
+mod frames;
+mod page;
+
+pub use frames::{BodyFrames, RunFrames, read_run};
+pub use page::write_page;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::mesh::io::write_file_atomic;
+
+/// Reads the run in `dir` and writes its page to `out` (default `dir/view.html`), written
+/// completely or not at all. Returns the page's path and the run that was shown.
+pub fn write_view(dir: &Path, out: Option<&Path>) -> Result<(PathBuf, RunFrames)> {
+    let run = read_run(dir)?;
+    let path = out.map_or_else(|| dir.join("view.html"), Path::to_path_buf);
+    let html = write_page(&run);
+    write_file_atomic(&path, html.as_bytes())?;
+    Ok((path, run))
+}
