@@ -149,13 +149,14 @@ fn select_nodes(
         }
     }
     if let Some([lo, hi]) = a.node_box {
-        let before = chosen.iter().filter(|c| **c).count();
+        let mut inside = 0;
         for (c, p) in chosen.iter_mut().zip(body.rest_positions()) {
             if (0..3).all(|k| p[k] >= lo[k] && p[k] <= hi[k]) {
                 *c = true;
+                inside += 1;
             }
         }
-        if chosen.iter().filter(|c| **c).count() == before {
+        if inside == 0 {
             return Err(Error::invalid(
                 at("box"),
                 format!(
