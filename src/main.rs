@@ -931,8 +931,9 @@ fn demo_run(scene: &Path, set: &[String]) -> diffsoro::Result<()> {
         "lowest_y_m": sag,
     }))?;
     eprintln!(
-        "demo: open {} in ParaView to watch the Trunk sag",
-        out.join(format!("{}.pvd", body.name)).display()
+        "demo: open {} in ParaView to watch the Trunk sag, or run `diffsoro view {}` for a page any browser opens",
+        out.join(format!("{}.pvd", body.name)).display(),
+        out.display()
     );
     Ok(())
 }
