@@ -211,6 +211,11 @@ impl Recorder {
                 (0..nb).map(|i| self.stepper.body(i).contact()).collect();
             let x: Vec<&[Vec3]> = starts.iter().map(|(x, _)| x.as_slice()).collect();
             for ncp in self.stepper.contact().groups() {
+                // A rigid NCP without soft members (a scene where soft and rigid never
+                // meet, check_differentiable) does not depend on the soft state.
+                if ncp.members().is_empty() {
+                    continue;
+                }
                 if let Some(record) =
                     ContactRecord::build(scene, ncp, &workspaces, between, &x, self.boundary)?
                 {

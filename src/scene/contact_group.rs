@@ -493,7 +493,6 @@ pub fn solve_group(
             settings.tolerance,
             rp.states,
         );
-        rp.ws.forget_warm_start();
     }
     Ok(modes
         .iter()

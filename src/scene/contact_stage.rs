@@ -356,8 +356,8 @@ pub struct RigidCoupling<'a> {
 /// The contact stage of every body (module doc): detects, solves one NCP per group of bodies
 /// that touch each other (one per body when none do) and corrects each body's velocity in
 /// place. With `rigid`, soft nodes also meet rigid shapes and attachments hold them, and the
-/// group they join takes the rigid NCP in (`scene::contact_group`); a rigid part no soft body
-/// touches is left to `RigidWorkspace::finish`. Returns each body's outcome.
+/// group they join takes the rigid NCP in (`scene::contact_group`); a rigid NCP that no soft
+/// body touches is solved as a group of its own. Returns each body's outcome.
 ///
 /// Errors: invalid contact settings or a Delassus matrix the solver cannot use. An NCP that
 /// stops at its iteration limit is `converged = false`, not an error.
@@ -374,7 +374,11 @@ pub fn resolve_contacts(
     for b in bodies.iter_mut() {
         b.workspace.clear();
     }
-    let rigid = rigid.filter(|r| r.coupling.is_active(r.scene, nb));
+    // The rigid part takes part when it has systems to move or soft bodies to meet.
+    let coupled = rigid
+        .as_ref()
+        .is_some_and(|r| r.coupling.is_active(r.scene, nb));
+    let rigid = rigid.filter(|r| coupled || !r.scene.systems.is_empty());
     if !contact.is_active() && rigid.is_none() {
         ws.group.forget();
         return Ok(vec![
@@ -389,7 +393,7 @@ pub fn resolve_contacts(
     // Rigid shapes with corners meet the soft surfaces' triangles, within their reach.
     let mut corners = false;
     let mut rigid_reach: f64 = 0.0;
-    if let Some(r) = &rigid {
+    if let Some(r) = rigid.as_ref().filter(|_| coupled) {
         for (sys, reach) in r.scene.systems.iter().zip(r.ws.reach()) {
             for (jc, x) in sys.colliders.iter().zip(reach) {
                 if !jc.collider.corners().is_empty() {
@@ -448,7 +452,7 @@ pub fn resolve_contacts(
         }
     }
     // Each body against the rigid shapes, and its attachments.
-    if let Some(r) = &rigid {
+    if let Some(r) = rigid.as_ref().filter(|_| coupled) {
         let joint_pose = |s: usize, joint: usize| r.ws.joint_pose(r.scene, r.states, s, joint);
         let view = RigidView {
             scene: r.scene,
@@ -596,6 +600,24 @@ fn solve_groups(
             &mut ws.group,
             &mut outcomes,
             part,
+        )?;
+    }
+    // A rigid NCP that no soft body touches: a group of its own.
+    if let Some(r) = rigid.as_mut().filter(|_| find(&mut ws.parent, nb) == nb) {
+        let part = RigidPart {
+            scene: r.scene,
+            ws: &mut *r.ws,
+            states: &mut *r.states,
+        };
+        ws.active += solve_group(
+            contact,
+            h,
+            bodies,
+            &[],
+            &ws.body_contacts,
+            &mut ws.group,
+            &mut outcomes,
+            Some(part),
         )?;
     }
     ws.group.end_step();

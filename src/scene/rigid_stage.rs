@@ -31,17 +31,13 @@
 //! rows and the soft–rigid rows join the NCP of the soft bodies they touch
 //! (`scene::contact_group`): the step is then [`RigidWorkspace::prepare`] (before the contact
 //! stage), [`RigidWorkspace::assemble`] and [`RigidWorkspace::apply`] (inside the group's
-//! solve), and [`RigidWorkspace::finish`] (after it). Alone, `finish` solves the rigid NCP
-//! itself.
+//! solve), and [`RigidWorkspace::finish`] (after it). A rigid NCP that no soft body touches
+//! is a group of its own, solved by the same `scene::contact_group::solve_group`.
 
-use crate::contact::{
-    AdmmSettings, AdmmSolver, ContactMode, ContactProblem, NcpSolution, PenetrationCorrection,
-    PgsSettings, PgsSolver, ShapePose, classify_contact,
-};
+use crate::contact::{ContactMode, NcpSolution, ShapePose, classify_contact};
 use crate::error::Result;
-use crate::math::{DMat, DVec, Vec3};
+use crate::math::{DMat, Vec3};
 
-use super::contact_file::ContactSolverKind;
 use super::contact_stage::{SceneContact, mode_tolerance};
 use super::rigid_detection::{Motion, RigidContact, RigidDetection, RigidRow, RigidSide, RowKey};
 use super::rigid_model::{RigidScene, RigidSystem};
@@ -90,23 +86,13 @@ pub struct RigidWorkspace {
     /// with a soft part (`push_row`); and the block index of each in the NCP.
     rows: Vec<RigidContact>,
     row_index: Vec<usize>,
-    previous_keys: Vec<RowKey>,
-    previous_lambda: Vec<f64>,
     /// λ of `rows` (3 per block).
     lambda: Vec<f64>,
-    /// G (3m × 3m), g, the start-of-step contact velocity, gaps and friction (alone).
-    delassus: DMat,
     /// Σ_s h J_s Y_s over this step's rows, before it is placed in the NCP's G.
     local_g: DMat,
-    g: Vec<f64>,
-    start_velocity: Vec<f64>,
-    gaps: Vec<f64>,
-    friction: Vec<f64>,
     /// Per system: whether a row touches it, and a column buffer (nv).
     touched: Vec<bool>,
     column: Vec<Vec<f64>>,
-    admm: AdmmSolver,
-    pgs: PgsSolver,
     /// Whether this step's impulses are applied (`apply`), and the NCP's outcome.
     applied: bool,
     outcome: RigidOutcome,
@@ -134,19 +120,10 @@ impl RigidWorkspace {
             detection: RigidDetection::new(rigid),
             rows: Vec::new(),
             row_index: Vec::new(),
-            previous_keys: Vec::new(),
-            previous_lambda: Vec::new(),
             lambda: Vec::new(),
-            delassus: DMat::zeros(0, 0),
             local_g: DMat::zeros(0, 0),
-            g: Vec::new(),
-            start_velocity: Vec::new(),
-            gaps: Vec::new(),
-            friction: Vec::new(),
             touched: vec![false; s.len()],
             column: s.iter().map(|x| vec![0.0; x.nv()]).collect(),
-            admm: AdmmSolver::default(),
-            pgs: PgsSolver::default(),
             applied: false,
             outcome: RigidOutcome::default(),
         }
@@ -436,107 +413,24 @@ impl RigidWorkspace {
         self.applied = true;
     }
 
-    /// The step's end: solves the rigid NCP alone unless [`Self::apply`] was called (the
-    /// rigid rows were part of a soft body's NCP), then q⁺ = q ⊕ h v⁺. Returns the rigid
-    /// rows' NCP outcome.
+    /// The step's end: v⁺ = v_free when no NCP row touched the systems ([`Self::apply`]
+    /// was not called), then q⁺ = q ⊕ h v⁺. Returns the rigid rows' NCP outcome.
     pub fn finish(
         &mut self,
         rigid: &RigidScene,
-        contact: &SceneContact,
         h: f64,
         states: &mut [RigidState],
-    ) -> Result<RigidOutcome> {
+    ) -> RigidOutcome {
         if !self.applied {
-            self.solve_alone(rigid, contact, h, states)?;
+            self.lambda.clear();
+            for (st, v) in states.iter_mut().zip(&self.v_free) {
+                st.v.copy_from_slice(v);
+            }
         }
         for (s, (sys, st)) in rigid.systems.iter().zip(states.iter_mut()).enumerate() {
             integrate(sys, st, h, &mut self.q_scratch[s]);
         }
-        Ok(self.outcome.clone())
-    }
-
-    /// The rigid NCP alone (no soft body in it): G, g, the solve, warm-started from the
-    /// previous step's λ when the contact set is unchanged, and v⁺.
-    fn solve_alone(
-        &mut self,
-        rigid: &RigidScene,
-        contact: &SceneContact,
-        h: f64,
-        states: &mut [RigidState],
-    ) -> Result<()> {
-        self.place_own_rows(0);
-        let m = self.rows.len();
-        if m == 0 {
-            self.previous_keys.clear();
-            self.previous_lambda.clear();
-            self.lambda.clear();
-            for (s, st) in states.iter_mut().enumerate() {
-                st.v.copy_from_slice(&self.v_free[s]);
-            }
-            self.applied = true;
-            return Ok(());
-        }
-        let rows = 3 * m;
-        let mut g_mat = std::mem::replace(&mut self.delassus, DMat::zeros(0, 0));
-        if g_mat.shape() != (rows, rows) {
-            g_mat = DMat::zeros(rows, rows);
-        } else {
-            g_mat.fill(0.0);
-        }
-        let mut g = std::mem::take(&mut self.g);
-        let mut start = std::mem::take(&mut self.start_velocity);
-        g.clear();
-        g.resize(rows, 0.0);
-        start.clear();
-        start.resize(rows, 0.0);
-        self.assemble(rigid, states, h, &mut g_mat, &mut g, &mut start);
-        self.gaps.clear();
-        self.friction.clear();
-        for c in &self.rows {
-            self.gaps.push(c.gap);
-            self.friction.push(c.friction);
-        }
-        symmetrise(&mut g_mat);
-        PenetrationCorrection::default().apply(h, &self.gaps, &start, &mut g)?;
-        self.start_velocity = start;
-        let problem = ContactProblem::new(g_mat, DVec::from_column_slice(&g), &self.friction)?;
-        self.g = g;
-        let warm = (self.previous_keys == self.detection.keys
-            && self.previous_lambda.len() == rows)
-            .then_some(self.previous_lambda.as_slice());
-        let settings = &contact.settings;
-        let solution = match settings.solver {
-            ContactSolverKind::Admm => {
-                self.admm.settings = AdmmSettings {
-                    tolerance: settings.tolerance,
-                    max_iterations: settings.max_iterations,
-                    ..AdmmSettings::default()
-                };
-                self.admm.solve(&problem, warm)
-            }
-            ContactSolverKind::Pgs => {
-                self.pgs.settings = PgsSettings {
-                    tolerance: settings.tolerance,
-                    max_iterations: settings.max_iterations,
-                };
-                self.pgs.solve(&problem, warm)
-            }
-        };
-        self.delassus = problem.into_delassus();
-        let solution = solution?;
-        let lambda = solution.lambda.as_slice().to_vec();
-        self.apply(rigid, h, &lambda, &solution, settings.tolerance, states);
-        self.previous_keys.clear();
-        self.previous_keys.extend_from_slice(&self.detection.keys);
-        self.previous_lambda.clear();
-        self.previous_lambda.extend_from_slice(&self.lambda);
-        Ok(())
-    }
-
-    /// Drops the alone NCP's warm start (the rigid rows were solved in a group this step).
-    pub(super) fn forget_warm_start(&mut self) {
-        self.previous_keys.clear();
-        self.previous_lambda.clear();
+        self.outcome.clone()
     }
 }
 

@@ -341,10 +341,8 @@ impl Stepper {
             let forces = &mut state.actuator_forces[i];
             update(body, act, ws, bs, forces, h, g, newton);
         }
-        // The rigid systems' end: their NCP if no soft body took it in, and q⁺ = q ⊕ h v⁺.
-        report.rigid = self
-            .rigid
-            .finish(&scene.rigid, &scene.contact, h, &mut state.rigid)?;
+        // The rigid systems' end: q⁺ = q ⊕ h v⁺.
+        report.rigid = self.rigid.finish(&scene.rigid, h, &mut state.rigid);
         report.contact_converged &= report.rigid.converged;
         report.active_contacts += report.rigid.active;
         state.contacts = report.active_contacts;
