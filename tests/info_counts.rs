@@ -4,8 +4,11 @@
 //! volume = Σ|det|/6, group counts = elements per physical group), and for the real meshes
 //! also by the node and tetrahedron counts of the published scenes (docs/robots.md) and the GiD files' own headers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+mod real_meshes;
+use real_meshes::real_meshes;
 
 use serde_json::Value;
 
@@ -291,20 +294,4 @@ fn info_contract_bbox_and_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: diffsoro"));
     assert!(scratch.join("out/demo/final.json").is_file());
     std::fs::remove_dir_all(&scratch).unwrap();
-}
-
-/// The folder of the published SoftRobots meshes (docs/real-meshes.md): `$DIFFSORO_REAL_MESHES`,
-/// or `../shared/meshes-real` beside the clone. Panics when it is absent: the tests that call
-/// it are `#[ignore]`d, so they run only when asked for (`cargo test --release -- --ignored`).
-fn real_meshes() -> PathBuf {
-    let dir = std::env::var_os("DIFFSORO_REAL_MESHES").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/meshes-real"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.is_dir(),
-        "{} is absent: put the published meshes there or set DIFFSORO_REAL_MESHES (docs/real-meshes.md)",
-        dir.display()
-    );
-    dir
 }

@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod real_meshes;
+use real_meshes::real_meshes;
+
 use diffsoro::math::Vec3;
 use diffsoro::mesh::Mesh;
 use diffsoro::mesh::io::msh::read_msh;
@@ -146,20 +149,4 @@ fn servo_finger_mesh_reads() {
     let [lo, hi] = m.bounding_box();
     assert!((lo - Vec3::new(0.0, -0.006, 0.0)).amax() < 1e-12, "{lo:?}");
     assert!((hi - Vec3::new(0.04, 0.06, 0.02)).amax() < 1e-12, "{hi:?}");
-}
-
-/// The folder of the published SoftRobots meshes (docs/real-meshes.md): `$DIFFSORO_REAL_MESHES`,
-/// or `../shared/meshes-real` beside the clone. Panics when it is absent: the tests that call
-/// it are `#[ignore]`d, so they run only when asked for (`cargo test --release -- --ignored`).
-fn real_meshes() -> PathBuf {
-    let dir = std::env::var_os("DIFFSORO_REAL_MESHES").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/meshes-real"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.is_dir(),
-        "{} is absent: put the published meshes there or set DIFFSORO_REAL_MESHES (docs/real-meshes.md)",
-        dir.display()
-    );
-    dir
 }

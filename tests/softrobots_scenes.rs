@@ -1,24 +1,12 @@
 //! The published SoftRobots robots as SOFA sets them up (`scenes/softrobots/`), on the
 //! published meshes (not in the repository: docs/real-meshes.md). Ignored unless asked for.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod real_meshes;
+use real_meshes::real_meshes;
 
 use diffsoro::scene::{Scene, Stepper};
-
-/// The folder of the published SoftRobots meshes: `$DIFFSORO_REAL_MESHES`, or
-/// `../shared/meshes-real` beside the clone.
-fn real_meshes() -> PathBuf {
-    let dir = std::env::var_os("DIFFSORO_REAL_MESHES").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/meshes-real"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.is_dir(),
-        "{} is absent: put the published meshes there or set DIFFSORO_REAL_MESHES (docs/real-meshes.md)",
-        dir.display()
-    );
-    dir
-}
 
 /// Runs `scenes/softrobots/NAME.toml` on its published mesh (`mesh` under the folder) for
 /// 100 steps; returns the tip's displacement (m).

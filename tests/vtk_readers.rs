@@ -8,6 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod real_meshes;
+use real_meshes::real_meshes;
+
 use diffsoro::math::Vec3;
 use diffsoro::mesh::io::vtk_legacy::read_vtk_legacy;
 use diffsoro::mesh::io::vtu::{VtuEncoding, read_vtu, write_vtu};
@@ -88,22 +91,6 @@ fn files_written_by_vtk_itself_are_read() {
 
 fn real(path: &str) -> Option<PathBuf> {
     Some(real_meshes().join(path))
-}
-
-/// The folder of the published SoftRobots meshes (docs/real-meshes.md): `$DIFFSORO_REAL_MESHES`,
-/// or `../shared/meshes-real` beside the clone. Panics when it is absent: the tests that call
-/// it are `#[ignore]`d, so they run only when asked for (`cargo test --release -- --ignored`).
-fn real_meshes() -> PathBuf {
-    let dir = std::env::var_os("DIFFSORO_REAL_MESHES").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/meshes-real"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.is_dir(),
-        "{} is absent: put the published meshes there or set DIFFSORO_REAL_MESHES (docs/real-meshes.md)",
-        dir.display()
-    );
-    dir
 }
 
 #[test]

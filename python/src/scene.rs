@@ -4,14 +4,13 @@ use std::path::PathBuf;
 
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
 use diffsoro::material::{Law, Material};
-use diffsoro::math::Vec3;
 use diffsoro::mesh::{Groups, Mesh};
 use diffsoro::scene::{Scene, SceneFile, SimulationSection};
 use numpy::{AllowTypeChange, PyArrayLike2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::override_strings;
+use crate::convert::{array_to_nodes, override_strings};
 use crate::errors::{guarded, invalid};
 
 /// A scene: time-stepping settings, soft bodies (meshes, materials, fixed nodes), actuators,
@@ -114,17 +113,7 @@ impl PyScene {
         steps: usize,
         gravity: [f64; 3],
     ) -> PyResult<Self> {
-        let x = nodes.as_array();
-        if x.ncols() != 3 {
-            return Err(invalid(
-                "nodes",
-                format!("has shape {:?}, expected (n, 3)", x.shape()),
-            ));
-        }
-        let positions: Vec<Vec3> = x
-            .outer_iter()
-            .map(|r| Vec3::new(r[0], r[1], r[2]))
-            .collect();
+        let positions = array_to_nodes(&nodes, nodes.as_array().nrows(), "nodes")?;
         let n = positions.len() as i64;
         let index = |v: i64, what: &str| {
             if (0..n).contains(&v) {

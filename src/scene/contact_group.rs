@@ -388,6 +388,7 @@ pub fn solve_group(
             ws.g[3 * i + p] += (1.0 - correction.kp) * e[p] / h;
         }
     }
+    let bilateral: Vec<bool> = cones.iter().map(FrictionCone::is_bilateral).collect();
     let problem = ContactProblem::with_cones(
         std::mem::replace(&mut ncp.delassus, DMat::zeros(0, 0)),
         DVec::from_column_slice(&ws.g),
@@ -444,11 +445,10 @@ pub fn solve_group(
             .iter()
             .filter(|&&gi| modes[gi] != ContactMode::Breaking)
             .count();
-        let attached = |gi: &usize| ws.bilateral.iter().any(|(i, _)| i == gi);
         out.normal_force = w
             .rows
             .iter()
-            .filter(|gi| !attached(gi))
+            .filter(|&&gi| !bilateral[gi])
             .map(|&gi| lambda[3 * gi + 2])
             .sum();
         let force = |c: usize, frame: &crate::math::Mat3| {

@@ -332,6 +332,16 @@ impl SceneContactWorkspace {
     }
 }
 
+/// A body's node velocities (m/s; fixed nodes 0) from its reduced velocity, through the
+/// full-length buffer `full`.
+fn nodal_velocities(dofs: &DofMap, reduced: &[f64], full: &mut [f64], out: &mut [Vec3]) {
+    full.fill(0.0);
+    dofs.expand(reduced, full);
+    for (v, c) in out.iter_mut().zip(full.chunks_exact(3)) {
+        *v = Vec3::new(c[0], c[1], c[2]);
+    }
+}
+
 fn find(parent: &mut [usize], mut i: usize) -> usize {
     while parent[i] != i {
         parent[i] = parent[parent[i]];
@@ -412,11 +422,7 @@ pub fn resolve_contacts(
     // v_free per node (fixed nodes 0) and each body's reach h·max‖v_free‖.
     for b in bodies.iter_mut() {
         let w = &mut *b.workspace;
-        w.full.fill(0.0);
-        b.dofs.expand(b.velocity, &mut w.full);
-        for (n, v) in w.v_nodes.iter_mut().enumerate() {
-            *v = Vec3::new(w.full[3 * n], w.full[3 * n + 1], w.full[3 * n + 2]);
-        }
+        nodal_velocities(b.dofs, b.velocity, &mut w.full, &mut w.v_nodes);
         w.reach = h * w
             .candidates
             .iter()
@@ -509,11 +515,8 @@ pub fn resolve_contacts(
         // The node velocities after the solve, and the deferred contacts they close.
         ws.v_plus.resize_with(nb, Vec::new);
         for (v, b) in ws.v_plus.iter_mut().zip(bodies.iter_mut()) {
-            let w = &mut *b.workspace;
-            w.full.fill(0.0);
-            b.dofs.expand(b.velocity, &mut w.full);
-            v.clear();
-            v.extend(w.full.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+            v.resize(b.workspace.v_nodes.len(), Vec3::zeros());
+            nodal_velocities(b.dofs, b.velocity, &mut b.workspace.full, v);
         }
         let restored = restore_violated(
             bodies,
