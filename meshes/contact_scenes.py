@@ -10,58 +10,25 @@ finger_obstacle.stl (ASCII STL): the closed, outward-oriented surface of the box
 x in [-0.12, -0.04], y in [0.018, 0.04], z in [-0.02, 0.035] (metres), 12 triangles: the rigid
 block above the Finger of scenes/finger_obstacle.toml.
 """
-import itertools
 import os
 
+from kuhn import grid_nodes, kuhn_tets, write_msh22
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def vol(a, b, c, d):
-    u = [b[t] - a[t] for t in range(3)]
-    v = [c[t] - a[t] for t in range(3)]
-    w = [d[t] - a[t] for t in range(3)]
-    return (u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0])
-            + u[2] * (v[0] * w[1] - v[1] * w[0]))
 
 
 def beam():
     nx, ny, nz = 20, 2, 2
     lx, ly, lz = 0.2, 0.02, 0.02
-    idx = lambda i, j, k: 1 + i + (nx + 1) * (j + (ny + 1) * k)
-    nodes = []
-    for k in range(nz + 1):
-        for j in range(ny + 1):
-            for i in range(nx + 1):
-                # x from the grid index so that mirrored nodes have mirrored coordinates exactly.
-                x = lx * i / nx if 2 * i <= nx else lx - lx * (nx - i) / nx
-                nodes.append((x, -ly / 2 + ly * j / ny, lz * k / nz))
-    tets = []
-    for k in range(nz):
-        for j in range(ny):
-            for i in range(nx):
-                mirror = 2 * i >= nx
-                for perm in itertools.permutations(range(3)):
-                    corner = [0, 0, 0]
-                    path = [tuple(corner)]
-                    for a in perm:
-                        corner[a] = 1
-                        path.append(tuple(corner))
-                    if mirror:
-                        path = [(1 - p[0], p[1], p[2]) for p in path]
-                    t = [idx(i + p[0], j + p[1], k + p[2]) for p in path]
-                    if vol(*(nodes[n - 1] for n in t)) < 0:
-                        t[2], t[3] = t[3], t[2]
-                    tets.append(t)
-    with open(os.path.join(HERE, "beam_supports.msh"), "w") as f:
-        f.write("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n")
-        f.write('$PhysicalNames\n1\n3 1 "body"\n$EndPhysicalNames\n')
-        f.write("$Nodes\n%d\n" % len(nodes))
-        for n, p in enumerate(nodes, 1):
-            f.write("%d %.17g %.17g %.17g\n" % (n, *p))
-        f.write("$EndNodes\n$Elements\n%d\n" % len(tets))
-        for e, t in enumerate(tets, 1):
-            f.write("%d 4 2 1 1 %d %d %d %d\n" % (e, *t))
-        f.write("$EndElements\n")
+
+    def point(i, j, k):
+        # x from the grid index so that mirrored nodes have mirrored coordinates exactly.
+        x = lx * i / nx if 2 * i <= nx else lx - lx * (nx - i) / nx
+        return (x, -ly / 2 + ly * j / ny, lz * k / nz)
+
+    nodes = grid_nodes((nx, ny, nz), point)
+    tets = kuhn_tets((nx, ny, nz), nodes, mirrored=lambda i, j, k: 2 * i >= nx)
+    write_msh22(os.path.join(HERE, "beam_supports.msh"), nodes, tets)
 
 
 def block_stl():
