@@ -316,6 +316,10 @@ impl AdmmSolver {
         let mu_prox = settings.prox_ratio * l;
         let cond = l / mu_prox;
         let mut rho = (l * mu_prox).sqrt() * cond.powf(settings.rho_power);
+        // The spectral updates move ρ within 1e±8 of its start: unbounded, a long stall
+        // (a rank-deficient G asked for a tolerance near round-off) grew it to infinity and the
+        // iterate to NaN.
+        let rho_range = (rho * 1e-8, rho * 1e8);
         let increment = cond.powf(settings.rho_power_factor);
         let tau = settings.tau;
         self.factorize(problem, mu_prox + tau * rho)?;
@@ -388,6 +392,7 @@ impl AdmmSolver {
             } else {
                 rho
             };
+            let new_rho = new_rho.clamp(rho_range.0, rho_range.1);
             if new_rho != rho {
                 rho = new_rho;
                 self.factorize(problem, mu_prox + tau * rho)?;

@@ -21,6 +21,7 @@ mod cuboid;
 mod delassus;
 mod detection;
 mod geometry_derivative;
+mod manifold_derivative;
 mod mesh_obstacle;
 mod modes;
 mod ncp_derivative;
@@ -45,6 +46,9 @@ pub use detection::{
     NodeContact, Obstacle, Proximity, contact_frame, detect_nodes, push_node_contacts,
 };
 pub use geometry_derivative::contact_frame_derivative;
+pub use manifold_derivative::{
+    ContactGeometryJacobian, Counterpart, GEOMETRY_STEP, contact_geometry_jacobian,
+};
 pub use mesh_obstacle::{MeshFeature, MeshObstacle, MeshPoint};
 pub use modes::{ContactMode, ModeTolerance, classify, classify_contact};
 pub use ncp_derivative::{

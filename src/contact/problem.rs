@@ -41,9 +41,14 @@ pub struct Residuals {
 }
 
 impl Residuals {
-    /// The largest of the three measures.
+    /// The largest of the three measures; NaN when any is NaN (an iterate that is not a
+    /// number never counts as converged).
     pub fn max(&self) -> f64 {
-        self.primal.max(self.dual).max(self.complementarity)
+        let all = [self.primal, self.dual, self.complementarity];
+        if all.iter().any(|x| x.is_nan()) {
+            return f64::NAN;
+        }
+        all.into_iter().fold(0.0, f64::max)
     }
 }
 
@@ -271,5 +276,16 @@ mod tests {
         let r = p.residuals(&[2.0, 0.0, 1.0], &[0.0, 0.0, -0.25]);
         assert!((r.primal - 1.5 / 1.25f64.sqrt()).abs() < 1e-12);
         assert!((r.dual - 0.25).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_residual_that_is_not_a_number_is_never_small() {
+        let r = Residuals {
+            primal: 0.0,
+            dual: f64::NAN,
+            complementarity: 0.0,
+        };
+        assert!(r.max().is_nan());
+        assert!(!(r.max() <= 1e-10));
     }
 }

@@ -44,6 +44,7 @@ mod contact_chain;
 mod finite_difference;
 mod parameter;
 mod record;
+mod rigid_step;
 mod step_derivative;
 mod tangent;
 mod trajectory;
@@ -52,6 +53,7 @@ pub use contact_chain::{ContactPointSet, ContactRecord};
 pub use finite_difference::step_parameter_jacobian_fd;
 pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
+pub use rigid_step::{RigidStepJacobian, rigid_step_jacobian};
 pub use step_derivative::{InputTangent, StepDerivative, StepVjp};
 pub use tangent::{BodyTangent, StateTangent};
 pub use trajectory::{

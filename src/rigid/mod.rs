@@ -20,7 +20,9 @@ mod collision;
 mod crba;
 mod data;
 mod free_body;
+mod free_body_derivative;
 mod free_velocity;
+mod integrate_derivative;
 mod jacobian;
 mod joint;
 mod kinematics;
@@ -39,7 +41,9 @@ pub use collision::{Geometry, MeshFormat, Shape};
 pub use crba::crba;
 pub use data::{Data, Mat6xN};
 pub use free_body::FreeBody;
+pub use free_body_derivative::FreeBodyStepJacobian;
 pub use free_velocity::free_velocity;
+pub use integrate_derivative::{integrate_jacobians, se3_left_jacobian, so3_right_jacobian};
 pub use jacobian::{
     ReferenceFrame, compute_joint_jacobians, frame_jacobian, frame_placement, point_jacobian,
 };

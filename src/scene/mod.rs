@@ -23,8 +23,10 @@ mod prescribed_derivative;
 mod rigid_detection;
 mod rigid_file;
 mod rigid_model;
+mod rigid_row_geometry;
 mod rigid_stage;
 mod rigid_system;
+mod rigid_system_derivative;
 mod scene_path;
 mod soft_rigid;
 mod stale_frames;
@@ -66,6 +68,7 @@ pub use rigid_model::{
 };
 pub use rigid_stage::{RigidOutcome, RigidState, RigidWorkspace};
 pub use rigid_system::SystemBuffers;
+pub use rigid_system_derivative::{VelocityUpdateJacobian, point_velocity};
 pub use scene_path::scene_path;
 pub use soft_rigid::{Attachment, SoftPoint, SoftRigid, SoftRigidRow};
 pub use statics::{StaticOptions, StaticReport, solve_static};

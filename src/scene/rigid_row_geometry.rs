@@ -1,0 +1,65 @@
+//! The contact geometry of the last rigid step's rows, for the step derivative: for each row
+//! block of [`RigidWorkspace::contacts`] that is a contact between a collider and an obstacle,
+//! a fixed rigid body or another collider, the derivatives of its point, normal and gap with
+//! respect to the motions of its two bodies (`contact::contact_geometry_jacobian`, at the
+//! step's start poses); `None` for a joint limit.
+
+use crate::contact::{
+    ContactGeometryJacobian, Counterpart, ManifoldWorkspace, ShapeContact,
+    contact_geometry_jacobian,
+};
+use crate::error::{Error, Result};
+
+use super::contact_stage::SceneContact;
+use super::rigid_detection::RigidRow;
+use super::rigid_model::RigidScene;
+use super::rigid_stage::RigidWorkspace;
+
+impl RigidWorkspace {
+    /// The geometry Jacobians of the last step's rigid rows (module doc). Errors on a row
+    /// with a soft part (steps where soft and rigid bodies meet are not covered), or when a
+    /// contact changes features within the differentiation step.
+    pub fn row_geometry(
+        &self,
+        rigid: &RigidScene,
+        contact: &SceneContact,
+    ) -> Result<Vec<Option<ContactGeometryJacobian>>> {
+        let own = self.own_rows();
+        if self.contacts().len() != own.len() {
+            return Err(Error::invalid(
+                "rigid step derivative",
+                "the step has rows between soft and rigid bodies: not covered",
+            ));
+        }
+        let mut ws = ManifoldWorkspace::default();
+        own.iter()
+            .zip(self.own_keys())
+            .map(|(row, key)| {
+                let RigidRow::Contact { point, frame, .. } = row.row else {
+                    return Ok(None);
+                };
+                let (kind, s, c, o, d, f1, f2) = *key;
+                let found = ShapeContact {
+                    point,
+                    normal: frame.column(2).into_owned(),
+                    gap: row.gap,
+                    features: (f1, f2),
+                };
+                let a = &rigid.systems[s].colliders[c].collider;
+                let pose_a = self.poses()[s][c];
+                let other = match kind {
+                    0 => Counterpart::Obstacle(&contact.obstacles[o]),
+                    1 => {
+                        let fixed = &rigid.statics[o];
+                        Counterpart::Collider(&fixed.collider, fixed.pose)
+                    }
+                    _ => Counterpart::Collider(
+                        &rigid.systems[o].colliders[d].collider,
+                        self.poses()[o][d],
+                    ),
+                };
+                contact_geometry_jacobian(a, &pose_a, other, &found, &mut ws).map(Some)
+            })
+            .collect()
+    }
+}
