@@ -1,4 +1,4 @@
-//! Calibration of material parameters from observations (layer 6; uses `chart`, `mesh` (file
+//! Calibration of material parameters (and a free body's initial velocity) from observations (layer 6; uses `chart`, `mesh` (file
 //! output), `scene` and `diff`): Levenberg–Marquardt over a generic least-squares trait, the
 //! parameter names, their admissible ranges and the coordinates optimised in a box inside
 //! them, the final-state fit whose
@@ -6,6 +6,7 @@
 //! report.
 
 mod final_state_fit;
+mod initial_velocity;
 mod levenberg_marquardt;
 mod parametrisation;
 mod range;
@@ -13,6 +14,7 @@ mod report;
 mod setup;
 
 pub use final_state_fit::{CalibrationProgress, FinalStateFit};
+pub use initial_velocity::fit_initial_velocity;
 pub use levenberg_marquardt::{
     LeastSquares, LmIteration, LmOptions, LmResult, LmStop, levenberg_marquardt,
     levenberg_marquardt_in_box,

@@ -3,6 +3,7 @@
 //! point and report, and the contact-force-limiting variant (paper 004 Eq. 17).
 
 mod contact_force;
+mod contact_inverse_dynamics;
 mod controller;
 mod grasp_job;
 mod max_force;
@@ -15,6 +16,7 @@ mod setup;
 mod static_control;
 
 pub use contact_force::{ForceLimiting, GraspReport, grasp, grasp_with_progress};
+pub use contact_inverse_dynamics::{InverseDynamicsResult, contact_inverse_dynamics};
 pub use controller::{ControlOptions, InverseController, Linearisation};
 pub use grasp_job::{GraspSetup, GraspSummary, grasp_scene};
 pub use max_force::set_max_forces;

@@ -45,6 +45,7 @@ mod finite_difference;
 mod parameter;
 mod record;
 mod rigid_step;
+mod rigid_trajectory;
 mod step_derivative;
 mod tangent;
 mod trajectory;
@@ -54,6 +55,7 @@ pub use finite_difference::step_parameter_jacobian_fd;
 pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
 pub use rigid_step::{RigidStepJacobian, rigid_step_jacobian};
+pub use rigid_trajectory::{RigidSensitivity, rigid_forward_sensitivities};
 pub use step_derivative::{InputTangent, StepDerivative, StepVjp};
 pub use tangent::{BodyTangent, StateTangent};
 pub use trajectory::{

@@ -1,0 +1,206 @@
+//! The rigid jobs of papers 002 and 003 (issue 18 §5), on the rigid step's derivatives:
+//! recovering a sliding cube's initial velocity from where it stopped, and the torques that
+//! keep a quadruped standing still on its four feet (contact inverse dynamics); and the rigid
+//! forward sensitivities they rest on against central differences of whole runs.
+
+use std::path::Path;
+
+use diffsoro::calibrate::fit_initial_velocity;
+use diffsoro::control::contact_inverse_dynamics;
+use diffsoro::diff::rigid_forward_sensitivities;
+use diffsoro::math::{DMat, Vec3};
+use diffsoro::scene::{RigidDynamics, RigidInput, Scene, SceneFile, State, Stepper};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scene(text: &str) -> Scene {
+    let file = SceneFile::parse("test.toml", text, &[]).unwrap();
+    file.validate().unwrap();
+    Scene::build(&file, &root().join("scenes")).unwrap()
+}
+
+fn run(scene: &Scene, state: &mut State, steps: usize) {
+    let mut stepper = Stepper::new(scene).unwrap();
+    for _ in 0..steps {
+        stepper.step(scene, state).unwrap();
+    }
+}
+
+/// A 0.1 m cube resting on the floor (μ 0.5), pushed along it.
+const CUBE: &str = r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = 0.5
+tolerance = 1e-12
+max_iterations = 100000
+
+[[obstacle]]
+type = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+
+[[rigid_body]]
+name = "cube"
+shape = "box"
+half_extents = [0.05, 0.05, 0.05]
+density = 500.0
+position = [0.0, 0.0, 0.05]
+"#;
+
+#[test]
+fn a_ball_sliding_then_rolling_has_the_sensitivities_of_its_runs() {
+    // A 0.05 m ball thrown at 1 m/s with 5 rad/s of forward spin on a plane (μ 0.2): it slides,
+    // friction brings it to rolling (v = ω r) after ≈ 0.11 s, then it rolls; 40 steps of 5 ms.
+    // Tangents along ċ_x and ω_y of the start; the ball's height (its gap) does not move with
+    // them, so the differences never straddle the penetration correction's kink.
+    let s = scene(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = 0.2
+tolerance = 1e-13
+max_iterations = 100000
+
+[[obstacle]]
+type = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+
+[[rigid_body]]
+name = "ball"
+shape = "sphere"
+radius = 0.05
+density = 500.0
+position = [0.0, 0.0, 0.05]
+velocity = [1.0, 0.0, 0.0]
+angular_velocity = [0.0, 5.0, 0.0]
+"#,
+    );
+    let steps = 40;
+    let mut state = s.initial_state();
+    let zero = DMat::zeros(6, 2);
+    let mut seed = DMat::zeros(6, 2);
+    seed[(0, 0)] = 1.0;
+    seed[(4, 1)] = 1.0;
+    let sens =
+        rigid_forward_sensitivities(&s, &mut state, steps, [&zero, &seed, &zero], &mut |_| {})
+            .unwrap();
+    // Rolling at the end: v_x = ω_y r.
+    let v = &state.rigid[0].v;
+    assert!((v[0] - 0.05 * v[4]).abs() < 1e-6, "{v:?}");
+    let eps = 1e-6;
+    for (col, component) in [(0, 0), (1, 4)] {
+        let at = |d: f64| {
+            let mut st = s.initial_state();
+            st.rigid[0].v[component] += d;
+            run(&s, &mut st, steps);
+            st.rigid[0].clone()
+        };
+        let (p, m) = (at(eps), at(-eps));
+        for r in 0..3 {
+            let fd_q = (p.q[r] - m.q[r]) / (2.0 * eps);
+            let fd_v = (p.v[r] - m.v[r]) / (2.0 * eps);
+            assert!(
+                (sens.q[(r, col)] - fd_q).abs() < 1e-6,
+                "q[{r}]/{component}: {} vs {fd_q}",
+                sens.q[(r, col)]
+            );
+            assert!(
+                (sens.v[(r, col)] - fd_v).abs() < 1e-6,
+                "v[{r}]/{component}: {} vs {fd_v}",
+                sens.v[(r, col)]
+            );
+        }
+    }
+    // Not trivial: the final position moves with the start's speed and spin.
+    assert!(
+        sens.q[(0, 0)] > 0.05 && sens.q[(0, 1)] > 0.001,
+        "{}",
+        sens.q
+    );
+}
+
+#[test]
+fn a_sliding_cube_gives_back_its_initial_velocity_from_where_it_stopped() {
+    let s = scene(CUBE);
+    let steps = 80;
+    // The "experiment": pushed at (0.8, 0.3) m/s, it slides 0.73 m/s² · … and stops
+    // (v²/(2 μ g) = 0.074 m along its path, in 0.17 s).
+    let truth = [0.8, 0.3];
+    let mut state = s.initial_state();
+    state.rigid[0].v[0] = truth[0];
+    state.rigid[0].v[1] = truth[1];
+    run(&s, &mut state, steps);
+    let q = &state.rigid[0].q;
+    let observed = Vec3::new(q[0], q[1], q[2]);
+    let speed = (truth[0] * truth[0] + truth[1] * truth[1]).sqrt();
+    let travelled = Vec3::new(q[0], q[1], 0.0).norm();
+    assert!(
+        (travelled - speed * speed / (2.0 * 0.5 * 9.81)).abs() < 0.05 * travelled,
+        "it slid {travelled} m"
+    );
+    let fit = fit_initial_velocity(&s, "cube", &[0, 1], &[0.4, 0.6], observed, steps).unwrap();
+    eprintln!(
+        "fit: {:?} in {} iterations ({:?})",
+        fit.params, fit.iterations, fit.stop
+    );
+    for (got, want) in fit.params.iter().zip(truth) {
+        assert!((got - want).abs() <= 1e-6 * want.abs(), "{got} vs {want}");
+    }
+}
+
+#[test]
+fn a_quadruped_finds_the_torques_that_keep_it_standing_still() {
+    let s = Scene::load(
+        &root().join("scenes/quadruped_standing.toml"),
+        &[
+            "contact.tolerance=1e-12".into(),
+            "contact.max_iterations=100000".into(),
+        ],
+    )
+    .unwrap();
+    // Settled by its PD, then stopped: from rest, which torques keep it at rest?
+    let mut state = s.initial_state();
+    run(&s, &mut state, 1000);
+    state.rigid[0].v.fill(0.0);
+    let nv = s.rigid.systems[0].nv();
+    let result = contact_inverse_dynamics(&s, "dog", &state, &vec![0.0; nv], 1e-5, 15).unwrap();
+    eprintln!("residuals {:?}", result.history);
+    assert!(
+        result.iterations <= 15 && result.residual() < 1e-5,
+        "{:?}",
+        result.history
+    );
+    // A second method: one plain step with those torques keeps every velocity below 1e-5,
+    // and the floor then carries the robot's weight (Σ λ_N h = m g h from rest to rest).
+    let mut torque_scene = s.clone();
+    torque_scene.rigid.systems[0].input = RigidInput::Torque(result.tau.clone());
+    let mut next = state.clone();
+    let mut stepper = Stepper::new(&torque_scene).unwrap();
+    stepper.step(&torque_scene, &mut next).unwrap();
+    let vmax = next.rigid[0].v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(vmax < 1e-5, "{vmax}");
+    let RigidDynamics::Robot(model) = &s.rigid.systems[0].dynamics else {
+        panic!("a robot")
+    };
+    let ws = stepper.rigid();
+    let normal: f64 = (0..ws.contacts().len())
+        .map(|i| ws.lambda()[3 * i + 2])
+        .sum();
+    let weight = model.total_mass() * 9.81;
+    // v⁺ within 1e-5 of zero: the momentum balance within m · 1e-5 / h.
+    assert!(
+        (normal - weight).abs() < model.total_mass() * 1e-5 / 0.002 + 1e-9,
+        "{normal} N for {weight} N"
+    );
+    // The free-flyer carries no torque.
+    assert!(result.tau[..6].iter().all(|t| *t == 0.0));
+}
