@@ -48,6 +48,9 @@ enum Command {
         /// Output folder: `final.json`, a `.vtu` frame per step and body, a `.pvd` per body.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// With `--out DIR`: also write `DIR/view.html`, the run in 3D (`diffsoro view DIR`).
+        #[arg(long, requires = "out")]
+        view: bool,
         /// Override one scene value by dotted path, e.g. `soft_body.beam.young_modulus=3e5`
         /// (arrays of tables addressed by `name`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -97,11 +100,16 @@ enum Command {
         /// any parameter with both `--bounds` ends); the best fit is reported.
         #[arg(long, value_name = "N", default_value_t = diffsoro::calibrate::DEFAULT_RESTARTS)]
         restarts: usize,
-        /// Output folder: `calibration.json`, `loss.svg`/`.csv` and one plot (+ CSV) per
-        /// parameter. Created (or checked writable) before the fit starts; removed again if
-        /// the fit fails and it was created for it.
+        /// Output folder: `calibration.json`, `loss.svg`/`.csv`, one plot (+ CSV) per
+        /// parameter and `summary.svg` (every plot and the key numbers on one page). Created
+        /// (or checked writable) before the fit starts; removed again if the fit fails and it
+        /// was created for it.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The y scale of the loss plot (`loss.svg` and in `summary.svg`): `auto` (logarithmic when its values span more than
+        /// two decades, else linear), `linear` or `log`.
+        #[arg(long, value_name = "auto|linear|log", default_value = "auto")]
+        error_scale: diffsoro::chart::ScaleChoice,
         /// Override one scene value by dotted path, as for `simulate` (e.g.
         /// `simulation.steps=20`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -131,10 +139,16 @@ enum Command {
         #[arg(long)]
         steps: Option<usize>,
         /// Output folder: `control.json`, `error.svg`/`.csv`, `actuation.svg`/`.csv` (and
-        /// `contact_force.svg`/`.csv` with `--contact-weight`). Created (or checked writable)
-        /// before the run starts; removed again if the run fails and it was created for it.
+        /// `contact_force.svg`/`.csv` with `--contact-weight`) and `summary.svg` (the
+        /// effector's path, the error, the actuation and the key numbers on one page).
+        /// Created (or checked writable) before the run starts; removed again if the run fails
+        /// and it was created for it.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The y scale of the error plot (`error.svg` and in `summary.svg`): `auto` (logarithmic when its values span more than
+        /// two decades, else linear), `linear` or `log`.
+        #[arg(long, value_name = "auto|linear|log", default_value = "auto")]
+        error_scale: diffsoro::chart::ScaleChoice,
         /// Override one scene value by dotted path, as for `simulate` (e.g.
         /// `soft_body.trunk.cable.c2.max_force=0.5`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -221,6 +235,7 @@ fn main() -> ExitCode {
             scene,
             steps,
             out,
+            view,
             set,
             statics,
             strict,
@@ -234,7 +249,12 @@ fn main() -> ExitCode {
             strict,
             &sensitivity,
         )
-        .and_then(|f| print_json_compact(&f)),
+        .and_then(|f| {
+            if let (true, Some(dir)) = (view, out.as_deref()) {
+                write_run_view(dir)?;
+            }
+            print_json_compact(&f)
+        }),
         Some(Command::Calibrate {
             scene,
             observed,
@@ -243,6 +263,7 @@ fn main() -> ExitCode {
             bounds,
             restarts,
             out,
+            error_scale,
             set,
         }) => calibrate(
             &scene,
@@ -252,6 +273,7 @@ fn main() -> ExitCode {
                 bounds: &bounds,
                 init: &init,
                 restarts,
+                error_scale,
             },
             out.as_deref(),
             &set,
@@ -262,6 +284,7 @@ fn main() -> ExitCode {
             target,
             steps,
             out,
+            error_scale,
             set,
             max_force,
             contact_weight,
@@ -277,6 +300,7 @@ fn main() -> ExitCode {
                 steps,
                 set: &set,
                 max_force: &max_force,
+                error_scale,
             },
             out.as_deref(),
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
@@ -316,6 +340,16 @@ fn view(dir: &Path, out: Option<&Path>) -> diffsoro::Result<()> {
         "bodies": run.bodies.iter().map(|b| &b.name).collect::<Vec<_>>(),
     }))?;
     eprintln!("wrote {}: open it in a browser", page.display());
+    Ok(())
+}
+
+/// Writes `DIR/view.html` for the run just written into `dir` and says where it is on stderr.
+fn write_run_view(dir: &Path) -> diffsoro::Result<()> {
+    let (page, _) = diffsoro::view::write_view(dir, None)?;
+    eprintln!(
+        "wrote {}: the run in 3D, open it in a browser",
+        page.display()
+    );
     Ok(())
 }
 
@@ -533,6 +567,7 @@ struct CalibrateFlags<'a> {
     bounds: &'a [String],
     init: &'a [String],
     restarts: usize,
+    error_scale: diffsoro::chart::ScaleChoice,
 }
 
 /// `calibrate`: checks the input against the scene and `--out` (created before the fit,
@@ -555,14 +590,16 @@ fn calibrate(
         flags.init,
     )?;
     setup.restarts = flags.restarts;
-    with_out_folder(out, |out| run_calibration(&scene, &setup, out))
+    with_out_folder(out, |out| {
+        run_calibration(&scene, &setup, out.map(|dir| (dir, flags.error_scale)))
+    })
 }
 
 /// The fit of [`calibrate`] once its input is checked.
 fn run_calibration(
     scene: &Scene,
     setup: &diffsoro::calibrate::CalibrationSetup,
-    out: Option<&Path>,
+    out: Option<(&Path, diffsoro::chart::ScaleChoice)>,
 ) -> diffsoro::Result<()> {
     use diffsoro::calibrate::{CalibrationProgress, LmOptions, calibrate_scene};
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
@@ -625,9 +662,14 @@ fn run_calibration(
         }
     };
     let report = calibrate_scene(scene, setup, &LmOptions::default(), &mut on_progress)?;
-    if let Some(dir) = out {
-        let written = report.write_outputs(dir)?;
-        eprintln!("wrote {} files in {}", written.len(), dir.display());
+    if let Some((dir, loss_scale)) = out {
+        let written = report.write_outputs(dir, loss_scale)?;
+        eprintln!(
+            "wrote {} files in {}; {} shows the run on one page",
+            written.len(),
+            dir.display(),
+            dir.join("summary.svg").display()
+        );
     }
     print_json(&report)
 }
@@ -651,6 +693,7 @@ struct ControlFlags<'a> {
     steps: Option<usize>,
     set: &'a [String],
     max_force: &'a [String],
+    error_scale: diffsoro::chart::ScaleChoice,
 }
 
 /// `control`: loads the scene with `--set` and `--max-force`, checks the input against it and
@@ -743,8 +786,13 @@ fn control(
             }
         };
         if let Some(dir) = out {
-            let written = report.write_outputs(dir)?;
-            eprintln!("wrote {} files in {}", written.len(), dir.display());
+            let written = report.write_outputs(dir, flags.error_scale)?;
+            eprintln!(
+                "wrote {} files in {}; {} shows the run on one page",
+                written.len(),
+                dir.display(),
+                dir.join("summary.svg").display()
+            );
         }
         print_json(&report)
     })

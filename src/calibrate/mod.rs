@@ -11,6 +11,7 @@ mod parametrisation;
 mod range;
 mod report;
 mod setup;
+mod summary;
 
 pub use final_state_fit::{CalibrationProgress, FinalStateFit};
 pub use levenberg_marquardt::{

@@ -238,7 +238,6 @@ impl LineChart {
     /// `<text>`.
     pub fn to_svg(&self) -> Result<String> {
         self.validate()?;
-        let (x_range, drawable) = self.ranges();
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -246,12 +245,20 @@ impl LineChart {
                 Error::invalid(format!("chart `{}`", self.title), e.to_string())
             };
             root.fill(&WHITE).map_err(|e| fail(&e))?;
-            let (y_lo, y_hi) = drawable;
-            self.draw(&root, x_range, y_lo..y_hi)
-                .map_err(|e| fail(&e))?;
+            self.draw_on(&root).map_err(|e| fail(&e))?;
             root.present().map_err(|e| fail(&e))?;
         }
         Ok(svg)
+    }
+
+    /// Draws the chart (title, axes, lines, legend) into `area`, e.g. one panel of a
+    /// summary. The chart must be [valid](LineChart::validate).
+    pub(super) fn draw_on<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, plotters::coord::Shift>,
+    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let (x_range, (y_lo, y_hi)) = self.ranges();
+        self.draw(area, x_range, y_lo..y_hi)
     }
 
     /// Whether a y value is drawn on this chart's axis.
@@ -306,12 +313,12 @@ impl LineChart {
         (x0..x1, y)
     }
 
-    fn draw(
+    fn draw<DB: DrawingBackend>(
         &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
         x_range: Range<f64>,
         y_range: Range<f64>,
-    ) -> std::result::Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let log = self.y_scale == YScale::Log;
         let y_title = self.y_axis_title();
         let mut chart = ChartBuilder::on(root)

@@ -58,6 +58,8 @@ pub struct GraspReport {
     pub actuators: Vec<String>,
     /// Each effector's position after the last step (m, world frame), in the given order.
     pub final_positions: Vec<Vec3>,
+    /// The first effector's position after each step (m, world frame).
+    pub first_path: Vec<Vec3>,
 }
 
 impl GraspReport {
@@ -258,6 +260,7 @@ pub fn grasp_with_progress(
             })
             .collect(),
         final_positions: Vec::new(),
+        first_path: Vec::with_capacity(steps),
     };
     let ne = points.len();
     for step in 0..steps {
@@ -275,6 +278,11 @@ pub fn grasp_with_progress(
             .flatten()
             .collect();
         report.effector_distance.push(x.norm());
+        if let Some((b, p, _)) = points.first() {
+            report
+                .first_path
+                .push(p.position(&state.bodies[*b].positions));
+        }
         report
             .contact_force
             .push(lambda_c.iter().map(|l| l * l).sum::<f64>().sqrt());

@@ -162,6 +162,7 @@ pub fn grasp_scene(
         final_position: first.into(),
         final_error: run.effector_distance.last().copied().unwrap_or(0.0),
         error_history: run.effector_distance.clone(),
+        position_history: run.first_path.iter().map(|p| (*p).into()).collect(),
         actuation_history: run.actuation.clone(),
         actuators: run.actuators.clone(),
         actuator_units: super::report::actuation_units(scene, &run.actuators),

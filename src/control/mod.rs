@@ -13,6 +13,7 @@ mod qp_osqp;
 mod report;
 mod setup;
 mod static_control;
+mod summary;
 
 pub use contact_force::{ForceLimiting, GraspReport, grasp, grasp_with_progress};
 pub use controller::{ControlOptions, InverseController, Linearisation};

@@ -137,6 +137,7 @@ pub fn control_scene_with_progress(
     let mut recorder = Recorder::new(&scene)?;
     let mut state = scene.initial_state();
     let mut error_history = Vec::with_capacity(setup.steps);
+    let mut position_history = Vec::with_capacity(setup.steps);
     let mut actuation_history = Vec::with_capacity(setup.steps);
     let mut position = controller.effector_position(&state);
     for step in 0..setup.steps {
@@ -144,6 +145,7 @@ pub fn control_scene_with_progress(
         let (_, record) = recorder.step(&scene, &mut state)?;
         position = controller.effector_position(&state);
         error_history.push((position - setup.target).norm());
+        position_history.push(position.into());
         let lin = controller.linearise(&scene, &record, &state)?;
         controller.update(&lin, setup.target, solver)?;
         controller.apply(&mut scene)?;
@@ -155,6 +157,7 @@ pub fn control_scene_with_progress(
         final_position: position.into(),
         final_error: (position - setup.target).norm(),
         error_history,
+        position_history,
         actuation_history,
         actuators: controller.actuators().to_vec(),
         actuator_units: super::report::actuation_units(&scene, controller.actuators()),
