@@ -38,8 +38,12 @@ impl CalibrationReport {
             rows.push(("final loss".into(), format!("{last:.4e} m²")));
         }
         for (name, value) in &self.params {
-            let unit = parameter_unit(name);
-            rows.push((name.clone(), format!("{value:.6e} {unit}")));
+            // A unit when it is one (not ν's `1`, nor the actuators' list of possible ones).
+            let unit = match parameter_unit(name) {
+                u if u == "1" || u.contains(',') => String::new(),
+                u => format!(" {u}"),
+            };
+            rows.push((name.clone(), format!("{value:.6e}{unit}")));
         }
         for (name, end) in &self.at_bound {
             rows.push((format!("{name} held by its bound"), format!("{end:e}")));

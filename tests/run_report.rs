@@ -1,0 +1,398 @@
+//! A run's plots for a reader (docs/outputs.md#plots): `control` and `calibrate` write a
+//! complete output folder with `summary.svg` (one page: the effector's path, the error or
+//! loss, the actuation or parameters, the key numbers), the error/loss plot is on a log axis
+//! when asked or when its values span more than two decades, with tick labels covering the
+//! values, and `simulate --view` writes the viewer page beside the frames.
+//!
+//! Expected counts come from the scene and the command (the scene's cables, `--steps`, the
+//! parameters fitted) and expected values from the run's own data files (a label range that
+//! covers the CSV's values), never from a previous run's output.
+
+use std::path::Path;
+use std::process::Output;
+
+mod cli_support;
+use cli_support::{run, scratch};
+
+use diffsoro::actuator::ActuatorKind;
+use diffsoro::scene::Scene;
+use serde_json::Value;
+
+/// The Trunk target of the README's control example (m).
+const TARGET: [f64; 3] = [-0.0108, -0.022, 0.1923];
+
+fn ok(out: &Output) -> &Output {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Runs `control` on the Trunk's tip toward [`TARGET`] for `steps` steps into `dir`, with
+/// `extra` arguments; returns its JSON.
+fn control(dir: &Path, steps: usize, extra: &[&str]) -> Value {
+    let target = format!("{},{},{}", TARGET[0], TARGET[1], TARGET[2]);
+    let steps = steps.to_string();
+    let mut args = vec![
+        "control",
+        "scenes/trunk.toml",
+        "--effector",
+        "tip",
+        "--target",
+        &target,
+        "--steps",
+        &steps,
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    serde_json::from_slice(&ok(&out).stdout).unwrap()
+}
+
+/// The names of the Trunk's cables, in scene order.
+fn trunk_cables() -> Vec<String> {
+    let scene = Scene::load(Path::new("scenes/trunk.toml"), &[]).unwrap();
+    (0..scene.bodies.len())
+        .flat_map(|b| scene.body_actuation(b).actuators.clone())
+        .filter(|a| matches!(a.kind, ActuatorKind::Cable(_)))
+        .map(|a| a.name)
+        .collect()
+}
+
+/// Parses `path` as an SVG document (panics if it is not well-formed XML with an `<svg>` root).
+fn svg_text(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    assert_eq!(doc.root_element().tag_name().name(), "svg", "{path:?}");
+    text
+}
+
+/// The `<text>` contents of an SVG, trimmed, with their `text-anchor`.
+fn texts(svg: &str) -> Vec<(String, String)> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .map(|n| {
+            (
+                n.text().unwrap_or("").trim().to_string(),
+                n.attribute("text-anchor").unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The point counts of the 2 px polylines (the series; axes, grid and ticks are 1 px).
+fn series_lines(svg: &str) -> Vec<usize> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "polyline" && n.attribute("stroke-width") == Some("2"))
+        .map(|n| {
+            n.attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .collect()
+}
+
+/// The y tick labels of a single chart (right-aligned texts) as numbers.
+fn y_ticks(svg: &str) -> Vec<f64> {
+    texts(svg)
+        .into_iter()
+        .filter(|(_, anchor)| anchor == "end")
+        .map(|(t, _)| t.parse::<f64>().unwrap_or_else(|_| panic!("tick `{t}`")))
+        .collect()
+}
+
+/// Column `k` of a CSV file with a header line.
+fn csv_column(path: &Path, k: usize) -> Vec<f64> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(k).unwrap().parse().unwrap())
+        .collect()
+}
+
+/// The smallest and largest positive value.
+fn positive_range(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .filter(|v| **v > 0.0)
+        .fold((f64::INFINITY, 0.0), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+}
+
+/// Asserts that the folder holds exactly `names` (no staging or temporary file left).
+fn holds_exactly(dir: &Path, names: &[&str]) {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    found.sort();
+    let mut expected: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(found, expected);
+}
+
+/// Asserts that a log axis's tick labels are powers of ten apart in whole or half decades
+/// and cover `values` (its lowest label at or below the smallest positive value, its highest
+/// at or above the largest).
+fn log_labels_cover(svg: &str, values: &[f64]) {
+    let ticks = y_ticks(svg);
+    assert!(ticks.len() >= 2, "{ticks:?}");
+    let (lo, hi) = positive_range(values);
+    let (t_lo, t_hi) = positive_range(&ticks);
+    assert!(
+        t_lo <= lo && t_hi >= hi,
+        "labels {ticks:?} over [{lo:e}, {hi:e}]"
+    );
+    // Evenly spaced in log₁₀ (labels are rounded to 3 significant digits).
+    let logs: Vec<f64> = ticks.iter().map(|t| t.log10()).collect();
+    let step = (logs[1] - logs[0]).abs();
+    for w in logs.windows(2) {
+        assert!(((w[1] - w[0]).abs() - step).abs() < 0.01, "{ticks:?}");
+    }
+}
+
+#[test]
+fn control_writes_a_complete_summary_with_a_line_per_actuator() {
+    let dir = scratch("control").join("out");
+    let steps = 10;
+    let json = control(&dir, steps, &[]);
+    holds_exactly(
+        &dir,
+        &[
+            "control.json",
+            "error.svg",
+            "error.csv",
+            "actuation.svg",
+            "actuation.csv",
+            "summary.svg",
+        ],
+    );
+    // The path: one position per step, each at the reported distance from the target.
+    let path = json["position_history"].as_array().unwrap();
+    let errors = json["error_history"].as_array().unwrap();
+    assert_eq!(path.len(), steps);
+    assert_eq!(errors.len(), steps);
+    for (p, e) in path.iter().zip(errors) {
+        let d: f64 = (0..3)
+            .map(|k| (p[k].as_f64().unwrap() - TARGET[k]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!((d - e.as_f64().unwrap()).abs() <= 1e-12 * d, "{d} {e}");
+    }
+
+    let cables = trunk_cables();
+    assert!(!cables.is_empty());
+    let summary = svg_text(&dir.join("summary.svg"));
+    // One line for the path, one for the error, one per cable: `steps` points each.
+    assert_eq!(series_lines(&summary), vec![steps; 2 + cables.len()]);
+    let shown: Vec<String> = texts(&summary).into_iter().map(|(t, _)| t).collect();
+    let mut legend = vec![
+        "effector".to_string(),
+        "target".into(),
+        "after step 1".into(),
+        "error".into(),
+    ];
+    legend.extend(cables.iter().map(|c| format!("{c} (N)")));
+    for entry in &legend {
+        assert_eq!(
+            shown.iter().filter(|t| *t == entry).count(),
+            1,
+            "legend entry `{entry}` once in {shown:?}"
+        );
+    }
+    let final_error = json["final_error"].as_f64().unwrap();
+    assert!(shown.contains(&format!("final error: {final_error:.4e} m")));
+    assert!(shown.contains(&format!("steps: {steps}")));
+    for c in &cables {
+        assert!(
+            shown
+                .iter()
+                .any(|t| t.starts_with(&format!("final input of {c}: ")))
+        );
+    }
+
+    // The automatic scale: log exactly when the errors span more than two decades.
+    let data = csv_column(&dir.join("error.csv"), 1);
+    let (lo, hi) = positive_range(&data);
+    let error_svg = svg_text(&dir.join("error.svg"));
+    let log = error_svg.contains("error (m), log scale");
+    assert_eq!(log, (hi / lo).log10() > 2.0, "errors over [{lo:e}, {hi:e}]");
+    if !log {
+        let ticks = y_ticks(&error_svg);
+        let (t_lo, t_hi) = (
+            ticks[0].min(ticks[ticks.len() - 1]),
+            ticks[0].max(ticks[ticks.len() - 1]),
+        );
+        assert!(
+            t_lo <= hi && t_hi >= lo,
+            "linear labels {ticks:?} within the data"
+        );
+    }
+    std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn the_error_plot_is_logarithmic_over_many_decades_or_on_request() {
+    let scratch = scratch("scale");
+    // A 100-step run: its errors (read back from its CSV) must span more than two decades.
+    let auto = scratch.join("auto");
+    control(&auto, 100, &[]);
+    let data = csv_column(&auto.join("error.csv"), 1);
+    let (lo, hi) = positive_range(&data);
+    assert!((hi / lo).log10() > 2.0, "[{lo:e}, {hi:e}]");
+    let svg = svg_text(&auto.join("error.svg"));
+    assert!(svg.contains("error (m), log scale"));
+    log_labels_cover(&svg, &data);
+    // The summary draws the same error panel, on the same scale.
+    assert!(svg_text(&auto.join("summary.svg")).contains("error (m), log scale"));
+
+    let linear = scratch.join("linear");
+    control(&linear, 100, &["--error-scale", "linear"]);
+    let svg = svg_text(&linear.join("error.svg"));
+    assert!(svg.contains("error (m)") && !svg.contains("log scale"));
+
+    // A short run whose errors span less than two decades, on a log axis on request.
+    let forced = scratch.join("log");
+    control(&forced, 10, &["--error-scale", "log"]);
+    let data = csv_column(&forced.join("error.csv"), 1);
+    let svg = svg_text(&forced.join("error.svg"));
+    assert!(svg.contains("error (m), log scale"));
+    log_labels_cover(&svg, &data);
+
+    let bad = run(&[
+        "control",
+        "scenes/trunk.toml",
+        "--effector",
+        "tip",
+        "--target",
+        "0,0,0.19",
+        "--error-scale",
+        "lg",
+    ]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("auto, linear or log"), "{err}");
+    std::fs::remove_dir_all(&scratch).unwrap();
+}
+
+#[test]
+fn calibrate_writes_a_summary_of_the_loss_and_every_parameter() {
+    let dir = scratch("calibrate");
+    let obs = dir.join("obs");
+    ok(&run(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--set",
+        "soft_body.beam.young_modulus=2.5e5",
+        "--out",
+        obs.to_str().unwrap(),
+    ]));
+    let out = dir.join("calib");
+    let params = ["young_modulus:beam", "poisson_ratio:beam"];
+    let ran = run(&[
+        "calibrate",
+        "scenes/beam.toml",
+        "--observed",
+        obs.join("final.json").to_str().unwrap(),
+        "--param",
+        params[0],
+        "--param",
+        params[1],
+        "--init",
+        "young_modulus:beam=7.5e5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let json: Value = serde_json::from_slice(&ok(&ran).stdout).unwrap();
+    holds_exactly(
+        &out,
+        &[
+            "calibration.json",
+            "loss.svg",
+            "loss.csv",
+            "young_modulus_beam.svg",
+            "young_modulus_beam.csv",
+            "poisson_ratio_beam.svg",
+            "poisson_ratio_beam.csv",
+            "summary.svg",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert!(stderr.contains(&out.join("summary.svg").display().to_string()));
+
+    // One line for the loss and one per parameter, a point per iterate.
+    let iterates = json["iterations"].as_u64().unwrap() as usize + 1;
+    let summary = svg_text(&out.join("summary.svg"));
+    assert_eq!(series_lines(&summary), vec![iterates; 1 + params.len()]);
+    let shown: Vec<String> = texts(&summary).into_iter().map(|(t, _)| t).collect();
+    for entry in [
+        "loss",
+        "young_modulus:beam (Pa)",
+        "poisson_ratio:beam (1)",
+        "Key numbers",
+    ] {
+        assert!(shown.iter().any(|t| t == entry), "`{entry}` in {shown:?}");
+    }
+    let e = json["params"]["young_modulus:beam"].as_f64().unwrap();
+    assert!(shown.contains(&format!("young_modulus:beam: {e:.6e} Pa")));
+
+    // A converged fit's loss falls by far more than two decades: a log axis covering it.
+    let loss: Vec<f64> = json["loss"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(json["converged"], true);
+    let svg = svg_text(&out.join("loss.svg"));
+    assert!(svg.contains("log scale"));
+    log_labels_cover(&svg, &loss);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn simulate_view_writes_the_page_beside_the_frames() {
+    let dir = scratch("view");
+    let out = dir.join("beam");
+    let steps = 3;
+    let ran = run(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--steps",
+        &steps.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+        "--view",
+    ]);
+    ok(&ran);
+    let page = out.join("view.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The page of `diffsoro view`: its run data lists the initial frame and one per step.
+    let start_tag = "<script type=\"application/json\" id=\"run-data\">";
+    let start = html.find(start_tag).expect("run-data element") + start_tag.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: Value = serde_json::from_str(&html[start..end]).unwrap();
+    assert_eq!(data["times"].as_array().unwrap().len(), steps + 1);
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert!(stderr.contains(&page.display().to_string()), "{stderr}");
+    // It is the page `diffsoro view` writes for the same folder.
+    ok(&run(&[
+        "view",
+        out.to_str().unwrap(),
+        "--out",
+        dir.join("again.html").to_str().unwrap(),
+    ]));
+    let again = std::fs::read_to_string(dir.join("again.html")).unwrap();
+    assert_eq!(html, again);
+
+    let without_out = run(&["simulate", "scenes/beam.toml", "--steps", "1", "--view"]);
+    assert!(!without_out.status.success());
+    assert!(String::from_utf8_lossy(&without_out.stderr).contains("--out"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
