@@ -182,6 +182,11 @@ enum Command {
         /// number of iterations (each a static solve and a QP).
         #[arg(long = "static")]
         static_mode: bool,
+        /// With `--out DIR`: also write the run's frames (`BODY_NNNNNN.vtu`, `BODY.pvd`,
+        /// `final.json`, as `simulate --out` does) and `DIR/view.html`, the run in 3D. Not
+        /// with `--static` (its iterates are poses, not a motion).
+        #[arg(long, requires = "out")]
+        view: bool,
     },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
@@ -292,6 +297,7 @@ fn main() -> ExitCode {
             max_change,
             heuristic,
             static_mode,
+            view,
         }) => control(
             &scene,
             &ControlFlags {
@@ -301,6 +307,7 @@ fn main() -> ExitCode {
                 set: &set,
                 max_force: &max_force,
                 error_scale,
+                view,
             },
             out.as_deref(),
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
@@ -694,6 +701,8 @@ struct ControlFlags<'a> {
     set: &'a [String],
     max_force: &'a [String],
     error_scale: diffsoro::chart::ScaleChoice,
+    /// `--view`: write the frames and the viewer page into `--out`.
+    view: bool,
 }
 
 /// `control`: loads the scene with `--set` and `--max-force`, checks the input against it and
@@ -710,9 +719,15 @@ fn control(
     static_mode: bool,
 ) -> diffsoro::Result<()> {
     use diffsoro::control::{
-        ControlSetup, GraspSetup, QpSettings, control_scene_with_progress, default_qp_solver,
-        grasp_scene, set_max_forces, static_control,
+        ControlSetup, GraspSetup, QpSettings, control_scene_observed, default_qp_solver,
+        grasp_scene_observed, set_max_forces, static_control,
     };
+    if static_mode && flags.view {
+        return Err(diffsoro::Error::invalid(
+            "--view",
+            "shows a motion; static inverse control's iterates are poses (view a `simulate` of the result instead)",
+        ));
+    }
     if static_mode && force_limiting.is_some() {
         return Err(diffsoro::Error::invalid(
             "--static",
@@ -757,12 +772,29 @@ fn control(
         }
     };
     with_out_folder(out, |out| {
+        // With --view, the frames of the run as driven, staged until it has succeeded.
+        let mut frames = match (flags.view, out) {
+            (true, Some(dir)) => Some(FrameSeries::create(dir, &scene)?),
+            _ => None,
+        };
+        let mut final_state: Option<FinalState> = None;
+        let mut observe = |driven: &Scene, state: &diffsoro::scene::State| {
+            if let Some(f) = frames.as_mut() {
+                f.write(driven, state)?;
+                final_state = Some(FinalState::new(driven, state));
+            }
+            Ok(())
+        };
         let report = match &job {
             Job::Grasp(setup) => {
                 let bar = progress(setup.steps as u64, "control (Eq. 17)");
-                let report = grasp_scene(&scene, setup, solver.as_mut(), &mut |done| {
-                    bar.set_position(done as u64)
-                })?;
+                let report = grasp_scene_observed(
+                    &scene,
+                    setup,
+                    solver.as_mut(),
+                    &mut |done| bar.set_position(done as u64),
+                    &mut observe,
+                )?;
                 bar.finish_and_clear();
                 report
             }
@@ -779,7 +811,7 @@ fn control(
                 let report = if static_mode {
                     static_control(&scene, setup, solver.as_mut(), &mut tick)?
                 } else {
-                    control_scene_with_progress(&scene, setup, solver.as_mut(), &mut tick)?
+                    control_scene_observed(&scene, setup, solver.as_mut(), &mut tick, &mut observe)?
                 };
                 bar.finish_and_clear();
                 report
@@ -793,6 +825,12 @@ fn control(
                 dir.display(),
                 dir.join("summary.svg").display()
             );
+            if let (Some(f), Some(last)) = (frames, final_state) {
+                let json = serde_json::to_vec(&last)
+                    .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+                f.finish(&scene, &json)?;
+                write_run_view(dir)?;
+            }
         }
         print_json(&report)
     })

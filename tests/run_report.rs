@@ -2,7 +2,7 @@
 //! complete output folder with `summary.svg` (one page: the effector's path, the error or
 //! loss, the actuation or parameters, the key numbers), the error/loss plot is on a log axis
 //! when asked or when its values span more than two decades, with tick labels covering the
-//! values, and `simulate --view` writes the viewer page beside the frames.
+//! values, and `simulate --view` and `control --view` write the viewer page beside the frames.
 //!
 //! Expected counts come from the scene and the command (the scene's cables, `--steps`, the
 //! parameters fitted) and expected values from the run's own data files (a label range that
@@ -374,11 +374,10 @@ fn simulate_view_writes_the_page_beside_the_frames() {
     let page = out.join("view.html");
     let html = std::fs::read_to_string(&page).unwrap();
     // The page of `diffsoro view`: its run data lists the initial frame and one per step.
-    let start_tag = "<script type=\"application/json\" id=\"run-data\">";
-    let start = html.find(start_tag).expect("run-data element") + start_tag.len();
-    let end = start + html[start..].find("</script>").unwrap();
-    let data: Value = serde_json::from_str(&html[start..end]).unwrap();
-    assert_eq!(data["times"].as_array().unwrap().len(), steps + 1);
+    assert_eq!(
+        page_data(&html)["times"].as_array().unwrap().len(),
+        steps + 1
+    );
     let stderr = String::from_utf8_lossy(&ran.stderr);
     assert!(stderr.contains(&page.display().to_string()), "{stderr}");
     // It is the page `diffsoro view` writes for the same folder.
@@ -395,4 +394,75 @@ fn simulate_view_writes_the_page_beside_the_frames() {
     assert!(!without_out.status.success());
     assert!(String::from_utf8_lossy(&without_out.stderr).contains("--out"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The run data embedded in a viewer page.
+fn page_data(html: &str) -> Value {
+    let start_tag = "<script type=\"application/json\" id=\"run-data\">";
+    let start = html.find(start_tag).expect("run-data element") + start_tag.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).unwrap()
+}
+
+#[test]
+fn control_view_writes_the_frames_of_the_run_and_its_page() {
+    let dir = scratch("control-view").join("out");
+    let steps = 5;
+    let json = control(&dir, steps, &["--view"]);
+    // A frame per body (the Trunk has one) at the start and after each step.
+    let scene = Scene::load(Path::new("scenes/trunk.toml"), &[]).unwrap();
+    let body = scene.bodies[0].name().to_string();
+    assert_eq!(scene.bodies.len(), 1);
+    for k in 0..=steps {
+        assert!(
+            dir.join(format!("{body}_{k:06}.vtu")).is_file(),
+            "frame {k}"
+        );
+    }
+    assert!(!dir.join(format!("{body}_{:06}.vtu", steps + 1)).exists());
+    let html = std::fs::read_to_string(dir.join("view.html")).unwrap();
+    assert_eq!(
+        page_data(&html)["times"].as_array().unwrap().len(),
+        steps + 1
+    );
+    // final.json is the state the report ends on: its tip is the reported final position.
+    let last: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("final.json")).unwrap()).unwrap();
+    let tip = last["effectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "tip")
+        .expect("the tip in final.json");
+    assert_eq!(tip["position"], json["final_position"]);
+    assert!(dir.join("summary.svg").is_file());
+    // No staging folder is left.
+    let hidden: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
+
+    let target = format!("{},{},{}", TARGET[0], TARGET[1], TARGET[2]);
+    let refused = run(&[
+        "control",
+        "scenes/trunk.toml",
+        "--static",
+        "--effector",
+        "tip",
+        "--target",
+        &target,
+        "--out",
+        dir.parent().unwrap().join("static").to_str().unwrap(),
+        "--view",
+    ]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.trim().lines().count() == 1 && err.contains("--view"),
+        "{err}"
+    );
+    assert!(!dir.parent().unwrap().join("static").exists());
+    std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
 }
