@@ -136,9 +136,9 @@ impl CalibrationReport {
         }
     }
 
-    /// Writes `DIR/calibration.json` (this report), `DIR/loss.svg` + `.csv` (loss per
+    /// Writes `DIR/calibration.json` (this report), `DIR/loss.svg` and `.csv` (loss per
     /// iteration, on the y scale `loss_scale` resolves to), per parameter `DIR/KIND_TARGET.svg`
-    /// + `.csv` (its value per iteration; `young_modulus:beam` → `young_modulus_beam`), and
+    /// and `.csv` (its value per iteration; `young_modulus:beam` → `young_modulus_beam`), and
     /// `DIR/summary.svg` (every chart and the key numbers on one page,
     /// [`CalibrationReport::summary`]). Creates `dir` if needed. Returns the paths written.
     pub fn write_outputs(&self, dir: &Path, loss_scale: ScaleChoice) -> Result<Vec<PathBuf>> {
