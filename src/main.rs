@@ -463,8 +463,15 @@ fn simulate(
     let mut frames = out
         .map(|dir| FrameSeries::create(dir, &scene))
         .transpose()?;
+    // With --out and an effector: the paths and inputs for `summary.svg`.
+    let mut trace = out
+        .map(|_| diffsoro::scene::RunTrace::new(&scene))
+        .filter(diffsoro::scene::RunTrace::has_path);
     if let Some(f) = frames.as_mut() {
         f.write(&scene, &state)?;
+        if let Some(t) = trace.as_mut() {
+            t.record(&scene, &state);
+        }
     }
     let mut sensitivities = std::collections::BTreeMap::new();
     if statics {
@@ -480,6 +487,9 @@ fn simulate(
         }
         if let Some(f) = frames.as_mut() {
             f.write(&scene, &state)?;
+            if let Some(t) = trace.as_mut() {
+                t.record(&scene, &state);
+            }
         }
     } else {
         let steps = steps.unwrap_or(scene.simulation.steps);
@@ -531,6 +541,9 @@ fn simulate(
             }
             if let Some(f) = frames.as_mut() {
                 f.write(&scene, &state)?;
+                if let Some(t) = trace.as_mut() {
+                    t.record(&scene, &state);
+                }
             }
             bar.inc(1);
         }
@@ -555,6 +568,13 @@ fn simulate(
     if let (Some(f), Some(dir)) = (frames, out) {
         let json = serde_json::to_vec(&final_state)
             .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+        // Rendered before the frames are moved into place, so a summary that cannot be drawn
+        // (a path gone non-finite) fails the run with nothing written.
+        let summary = trace
+            .as_ref()
+            .and_then(|t| t.summary())
+            .map(|s| s.to_svg())
+            .transpose()?;
         let pvds = f.finish(&scene, &json)?;
         eprintln!(
             "wrote {} (final state) and {} for ParaView",
@@ -564,6 +584,14 @@ fn simulate(
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        if let Some(svg) = summary {
+            let path = dir.join("summary.svg");
+            diffsoro::mesh::io::write_file_atomic(&path, svg.as_bytes())?;
+            eprintln!(
+                "wrote {}: the effector paths and the actuation on one page",
+                path.display()
+            );
+        }
     }
     Ok(final_state)
 }

@@ -466,3 +466,73 @@ fn control_view_writes_the_frames_of_the_run_and_its_page() {
     assert!(!dir.parent().unwrap().join("static").exists());
     std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
 }
+
+/// The effector names and actuator (name, unit) pairs of a scene, in scene order.
+fn effectors_and_actuators(scene: &Scene) -> (Vec<String>, Vec<(String, &'static str)>) {
+    let mut effectors = Vec::new();
+    let mut actuators = Vec::new();
+    for b in 0..scene.bodies.len() {
+        let act = scene.body_actuation(b);
+        effectors.extend(act.effectors.iter().map(|e| e.name.clone()));
+        actuators.extend(act.actuators.iter().map(|a| {
+            let unit = match a.kind {
+                ActuatorKind::Cable(_) => "N",
+                ActuatorKind::Pneumatic(_) => "Pa",
+                ActuatorKind::Servo(_) => "N·m",
+            };
+            (a.name.clone(), unit)
+        }));
+    }
+    (effectors, actuators)
+}
+
+#[test]
+fn simulate_summarises_a_scene_with_an_effector_and_only_then() {
+    let dir = scratch("simulate");
+    let out = dir.join("trunk");
+    let steps = 20;
+    ok(&run(&[
+        "simulate",
+        "scenes/trunk.toml",
+        "--steps",
+        &steps.to_string(),
+        "--set",
+        "soft_body.trunk.cable.c1.force=0.3",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let scene = Scene::load(Path::new("scenes/trunk.toml"), &[]).unwrap();
+    let (effectors, actuators) = effectors_and_actuators(&scene);
+    assert!(!effectors.is_empty() && !actuators.is_empty());
+    let summary = svg_text(&out.join("summary.svg"));
+    // A path per effector, its x, y, z displacements, a line per actuator: a point per frame
+    // (the initial one and one per step).
+    let lines = effectors.len() * 4 + actuators.len();
+    assert_eq!(series_lines(&summary), vec![steps + 1; lines]);
+    let shown: Vec<String> = texts(&summary).into_iter().map(|(t, _)| t).collect();
+    for e in &effectors {
+        for entry in [e.clone(), format!("{e} Δx (m)"), format!("{e} Δz (m)")] {
+            assert!(shown.contains(&entry), "`{entry}` in {shown:?}");
+        }
+    }
+    for (a, unit) in &actuators {
+        assert!(shown.contains(&format!("{a} ({unit})")), "{a}");
+    }
+    assert!(shown.contains(&format!("frames: {}", steps + 1)));
+
+    // A scene without an effector has nothing to summarise: no summary.svg.
+    let rigid = Scene::load(Path::new("scenes/cube_drop.toml"), &[]).unwrap();
+    assert!(effectors_and_actuators(&rigid).0.is_empty());
+    let plain = dir.join("cube");
+    ok(&run(&[
+        "simulate",
+        "scenes/cube_drop.toml",
+        "--steps",
+        "2",
+        "--out",
+        plain.to_str().unwrap(),
+    ]));
+    assert!(plain.join("final.json").is_file());
+    assert!(!plain.join("summary.svg").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
