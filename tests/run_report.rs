@@ -536,3 +536,64 @@ fn simulate_summarises_a_scene_with_an_effector_and_only_then() {
     assert!(!plain.join("summary.svg").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn contact_force_limiting_summarises_the_first_effector_and_the_contact_forces() {
+    let dir = scratch("grasp").join("out");
+    let steps = 5;
+    let ran = run(&[
+        "control",
+        "scenes/gripper_grasp.toml",
+        "--effector",
+        "tip",
+        "--target",
+        "0.05,0.0575,0.01",
+        "--effector",
+        "tip_right",
+        "--target",
+        "0.05,0.0575,0.01",
+        "--contact-weight",
+        "1e-4",
+        "--steps",
+        &steps.to_string(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--view",
+    ]);
+    let json: Value = serde_json::from_slice(&ok(&ran).stdout).unwrap();
+    let scene = Scene::load(Path::new("scenes/gripper_grasp.toml"), &[]).unwrap();
+    let (_, actuators) = effectors_and_actuators(&scene);
+    let names: Vec<&str> = actuators.iter().map(|(n, _)| n.as_str()).collect();
+    // Every actuator of the Gripper (two angle-driven servos) is a control variable.
+    assert_eq!(json["actuators"], serde_json::json!(names));
+    assert_eq!(json["position_history"].as_array().unwrap().len(), steps);
+    let summary = svg_text(&dir.join("summary.svg"));
+    // The path, the error, one line per actuator, the contact forces.
+    assert_eq!(series_lines(&summary), vec![steps; 3 + names.len()]);
+    let shown: Vec<String> = texts(&summary).into_iter().map(|(t, _)| t).collect();
+    for entry in ["tip", "target", "contact force", "strategy: optimised"] {
+        assert!(shown.iter().any(|t| t == entry), "`{entry}` in {shown:?}");
+    }
+    for n in &names {
+        assert!(
+            shown.iter().any(|t| t.starts_with(&format!("{n} ("))),
+            "{n}"
+        );
+    }
+    // The frames of every soft body, the initial one and one per step.
+    for body in &scene.bodies {
+        let pvd = std::fs::read_to_string(dir.join(format!("{}.pvd", body.name()))).unwrap();
+        assert_eq!(
+            pvd.matches("<DataSet").count(),
+            steps + 1,
+            "{}",
+            body.name()
+        );
+    }
+    let html = std::fs::read_to_string(dir.join("view.html")).unwrap();
+    assert_eq!(
+        page_data(&html)["times"].as_array().unwrap().len(),
+        steps + 1
+    );
+    std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+}

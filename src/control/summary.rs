@@ -5,8 +5,8 @@ use super::report::ControlReport;
 use crate::chart::{Mark, Marker, Panel, PathPlot, ScaleChoice, Summary};
 
 impl ControlReport {
-    /// The summary: a path panel (the effector's positions after each step, the first one
-    /// circled, the target crossed; projected onto the plane of the two world axes it spans
+    /// The summary: a path panel (the effector's positions after each step, or the first
+    /// effector's with contact-force limiting, the first position circled, the target crossed; projected onto the plane of the two world axes it spans
     /// most, m), the error chart on the y scale `error_scale` resolves to, the actuation
     /// chart (one series per actuator), the contact-force chart with contact-force limiting,
     /// and a table of the key numbers. A run without steps has no path or error panel.
@@ -23,9 +23,15 @@ impl ControlReport {
                 position: self.position_history[0],
                 mark: Mark::Circle,
             });
+            // With contact-force limiting the path is the first effector's, named.
+            let name = self
+                .grasp
+                .as_ref()
+                .and_then(|g| g.effectors.first())
+                .map_or("effector", String::as_str);
             panels.push(Panel::Path(PathPlot {
                 title: "Effector path".into(),
-                paths: vec![("effector".into(), self.position_history.clone())],
+                paths: vec![(name.to_string(), self.position_history.clone())],
                 markers,
             }));
             panels.push(Panel::Line(self.error_chart(error_scale)));
