@@ -110,6 +110,11 @@ enum Command {
         /// two decades, else linear), `linear` or `log`.
         #[arg(long, value_name = "auto|linear|log", default_value = "auto")]
         error_scale: diffsoro::chart::ScaleChoice,
+        /// With `--out DIR`: also simulate the scene once more at the fitted values and write
+        /// its frames (`BODY_NNNNNN.vtu`, `BODY.pvd`, `final.json`, as `simulate --out` does)
+        /// and `DIR/view.html`, the fitted run in 3D.
+        #[arg(long, requires = "out")]
+        view: bool,
         /// Override one scene value by dotted path, as for `simulate` (e.g.
         /// `simulation.steps=20`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -269,6 +274,7 @@ fn main() -> ExitCode {
             restarts,
             out,
             error_scale,
+            view,
             set,
         }) => calibrate(
             &scene,
@@ -279,6 +285,7 @@ fn main() -> ExitCode {
                 init: &init,
                 restarts,
                 error_scale,
+                view,
             },
             out.as_deref(),
             &set,
@@ -347,6 +354,26 @@ fn view(dir: &Path, out: Option<&Path>) -> diffsoro::Result<()> {
         "bodies": run.bodies.iter().map(|b| &b.name).collect::<Vec<_>>(),
     }))?;
     eprintln!("wrote {}: open it in a browser", page.display());
+    Ok(())
+}
+
+/// Simulates `steps` steps of `scene` from its initial state and writes the frames, `.pvd`
+/// files and `final.json` into `dir` as `simulate --out` does (staged, all or nothing).
+fn write_frames(scene: &Scene, steps: usize, dir: &Path) -> diffsoro::Result<()> {
+    let mut frames = FrameSeries::create(dir, scene)?;
+    let mut stepper = Stepper::new(scene)?;
+    let mut state = scene.initial_state();
+    frames.write(scene, &state)?;
+    let bar = progress(steps as u64, "simulate (fitted values)");
+    for _ in 0..steps {
+        stepper.step(scene, &mut state)?;
+        frames.write(scene, &state)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let json = serde_json::to_vec(&FinalState::new(scene, &state))
+        .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+    frames.finish(scene, &json)?;
     Ok(())
 }
 
@@ -603,6 +630,8 @@ struct CalibrateFlags<'a> {
     init: &'a [String],
     restarts: usize,
     error_scale: diffsoro::chart::ScaleChoice,
+    /// `--view`: write the fitted run's frames and the viewer page into `--out`.
+    view: bool,
 }
 
 /// `calibrate`: checks the input against the scene and `--out` (created before the fit,
@@ -626,7 +655,11 @@ fn calibrate(
     )?;
     setup.restarts = flags.restarts;
     with_out_folder(out, |out| {
-        run_calibration(&scene, &setup, out.map(|dir| (dir, flags.error_scale)))
+        run_calibration(
+            &scene,
+            &setup,
+            out.map(|dir| (dir, flags.error_scale, flags.view)),
+        )
     })
 }
 
@@ -634,7 +667,7 @@ fn calibrate(
 fn run_calibration(
     scene: &Scene,
     setup: &diffsoro::calibrate::CalibrationSetup,
-    out: Option<(&Path, diffsoro::chart::ScaleChoice)>,
+    out: Option<(&Path, diffsoro::chart::ScaleChoice, bool)>,
 ) -> diffsoro::Result<()> {
     use diffsoro::calibrate::{CalibrationProgress, LmOptions, calibrate_scene};
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
@@ -697,7 +730,7 @@ fn run_calibration(
         }
     };
     let report = calibrate_scene(scene, setup, &LmOptions::default(), &mut on_progress)?;
-    if let Some((dir, loss_scale)) = out {
+    if let Some((dir, loss_scale, view)) = out {
         let written = report.write_outputs(dir, loss_scale)?;
         eprintln!(
             "wrote {} files in {}; {} shows the run on one page",
@@ -705,6 +738,11 @@ fn run_calibration(
             dir.display(),
             dir.join("summary.svg").display()
         );
+        if view {
+            let fitted = report.fitted_scene(scene)?;
+            write_frames(&fitted, fitted.simulation.steps, dir)?;
+            write_run_view(dir)?;
+        }
     }
     print_json(&report)
 }

@@ -308,20 +308,68 @@ fn calibrate_writes_a_summary_of_the_loss_and_every_parameter() {
         "young_modulus:beam=7.5e5",
         "--out",
         out.to_str().unwrap(),
+        "--view",
     ]);
     let json: Value = serde_json::from_slice(&ok(&ran).stdout).unwrap();
+    // The report, its plots and summary; with --view the fitted run's frames (the initial
+    // one and one per step of the scene), its index, final state and page.
+    let scene = Scene::load(Path::new("scenes/beam.toml"), &[]).unwrap();
+    let steps = scene.simulation.steps;
+    let body = scene.bodies[0].name().to_string();
+    let mut expected: Vec<String> = [
+        "calibration.json",
+        "loss.svg",
+        "loss.csv",
+        "young_modulus_beam.svg",
+        "young_modulus_beam.csv",
+        "poisson_ratio_beam.svg",
+        "poisson_ratio_beam.csv",
+        "summary.svg",
+        "final.json",
+        "view.html",
+    ]
+    .map(String::from)
+    .to_vec();
+    expected.push(format!("{body}.pvd"));
+    expected.extend((0..=steps).map(|k| format!("{body}_{k:06}.vtu")));
     holds_exactly(
         &out,
-        &[
-            "calibration.json",
-            "loss.svg",
-            "loss.csv",
-            "young_modulus_beam.svg",
-            "young_modulus_beam.csv",
-            "poisson_ratio_beam.svg",
-            "poisson_ratio_beam.csv",
-            "summary.svg",
-        ],
+        &expected.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    // The fitted run reproduces the observation: every node within √(2 × final loss) of it.
+    let fitted: Value =
+        serde_json::from_slice(&std::fs::read(out.join("final.json")).unwrap()).unwrap();
+    let observed: Value =
+        serde_json::from_slice(&std::fs::read(obs.join("final.json")).unwrap()).unwrap();
+    let final_loss = json["loss"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    let positions = |v: &Value| -> Vec<f64> {
+        v["soft_bodies"][0]["positions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+            .collect()
+    };
+    let distance: f64 = positions(&fitted)
+        .iter()
+        .zip(positions(&observed))
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(
+        distance <= (2.0 * final_loss).sqrt() * 1.001 + 1e-12,
+        "{distance:e} vs loss {final_loss:e}"
+    );
+    let html = std::fs::read_to_string(out.join("view.html")).unwrap();
+    assert_eq!(
+        page_data(&html)["times"].as_array().unwrap().len(),
+        steps + 1
     );
     let stderr = String::from_utf8_lossy(&ran.stderr);
     assert!(stderr.contains(&out.join("summary.svg").display().to_string()));

@@ -6,6 +6,7 @@
 //! report.
 
 mod final_state_fit;
+mod fitted;
 mod levenberg_marquardt;
 mod parametrisation;
 mod range;
