@@ -36,6 +36,7 @@ fn main() -> diffsoro::Result<()> {
     let mut state = scene.initial_state();
     let mut solver = default_qp_solver(QpSettings::default());
     let (mut errors, mut actuation, mut timings) = (Vec::new(), Vec::new(), Vec::new());
+    let mut path: Vec<[f64; 3]> = Vec::new();
     let mut position = controller.effector_position(&state);
     for (t, target) in targets.iter().enumerate() {
         for _ in 0..steps_per_target {
@@ -43,6 +44,7 @@ fn main() -> diffsoro::Result<()> {
             let (_, record) = recorder.step(&scene, &mut state)?;
             position = controller.effector_position(&state);
             errors.push((position - target).norm());
+            path.push(position.into());
             let start = Instant::now();
             let lin = controller.linearise(&scene, &record, &state)?;
             controller.update(&lin, *target, solver.as_mut())?;
@@ -61,13 +63,14 @@ fn main() -> diffsoro::Result<()> {
         final_position: position.into(),
         final_error: (position - targets.last().unwrap()).norm(),
         error_history: errors,
+        position_history: path,
         actuation_history: actuation,
         actuators: controller.actuators().to_vec(),
         actuator_units: diffsoro::control::actuation_units(&scene, controller.actuators()),
         grasp: None,
     };
     let dir = Path::new("out/examples/trunk_targets");
-    report.write_outputs(dir)?;
+    report.write_outputs(dir, diffsoro::chart::ScaleChoice::Auto)?;
     timings.sort_by(f64::total_cmp);
     println!(
         "control step (linearisation + QPs): median {:.2} ms, 95th percentile {:.2} ms, max {:.2} ms over {} steps",

@@ -48,6 +48,9 @@ enum Command {
         /// Output folder: `final.json`, a `.vtu` frame per step and body, a `.pvd` per body.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// With `--out DIR`: also write `DIR/view.html`, the run in 3D (`diffsoro view DIR`).
+        #[arg(long, requires = "out")]
+        view: bool,
         /// Override one scene value by dotted path, e.g. `soft_body.beam.young_modulus=3e5`
         /// (arrays of tables addressed by `name`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -97,11 +100,21 @@ enum Command {
         /// any parameter with both `--bounds` ends); the best fit is reported.
         #[arg(long, value_name = "N", default_value_t = diffsoro::calibrate::DEFAULT_RESTARTS)]
         restarts: usize,
-        /// Output folder: `calibration.json`, `loss.svg`/`.csv` and one plot (+ CSV) per
-        /// parameter. Created (or checked writable) before the fit starts; removed again if
-        /// the fit fails and it was created for it.
+        /// Output folder: `calibration.json`, `loss.svg`/`.csv`, one plot (+ CSV) per
+        /// parameter and `summary.svg` (every plot and the key numbers on one page). Created
+        /// (or checked writable) before the fit starts; removed again if the fit fails and it
+        /// was created for it.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The y scale of the loss plot (`loss.svg` and in `summary.svg`): `auto` (logarithmic when its values span more than
+        /// two decades, else linear), `linear` or `log`.
+        #[arg(long, value_name = "auto|linear|log", default_value = "auto")]
+        error_scale: diffsoro::chart::ScaleChoice,
+        /// With `--out DIR`: also simulate the scene once more at the fitted values and write
+        /// its frames (`BODY_NNNNNN.vtu`, `BODY.pvd`, `final.json`, as `simulate --out` does)
+        /// and `DIR/view.html`, the fitted run in 3D.
+        #[arg(long, requires = "out")]
+        view: bool,
         /// Override one scene value by dotted path, as for `simulate` (e.g.
         /// `simulation.steps=20`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -131,10 +144,16 @@ enum Command {
         #[arg(long)]
         steps: Option<usize>,
         /// Output folder: `control.json`, `error.svg`/`.csv`, `actuation.svg`/`.csv` (and
-        /// `contact_force.svg`/`.csv` with `--contact-weight`). Created (or checked writable)
-        /// before the run starts; removed again if the run fails and it was created for it.
+        /// `contact_force.svg`/`.csv` with `--contact-weight`) and `summary.svg` (the
+        /// effector's path, the error, the actuation and the key numbers on one page).
+        /// Created (or checked writable) before the run starts; removed again if the run fails
+        /// and it was created for it.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The y scale of the error plot (`error.svg` and in `summary.svg`): `auto` (logarithmic when its values span more than
+        /// two decades, else linear), `linear` or `log`.
+        #[arg(long, value_name = "auto|linear|log", default_value = "auto")]
+        error_scale: diffsoro::chart::ScaleChoice,
         /// Override one scene value by dotted path, as for `simulate` (e.g.
         /// `soft_body.trunk.cable.c2.max_force=0.5`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -168,6 +187,11 @@ enum Command {
         /// number of iterations (each a static solve and a QP).
         #[arg(long = "static")]
         static_mode: bool,
+        /// With `--out DIR`: also write the run's frames (`BODY_NNNNNN.vtu`, `BODY.pvd`,
+        /// `final.json`, as `simulate --out` does) and `DIR/view.html`, the run in 3D. Not
+        /// with `--static` (its iterates are poses, not a motion).
+        #[arg(long, requires = "out")]
+        view: bool,
     },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
@@ -221,6 +245,7 @@ fn main() -> ExitCode {
             scene,
             steps,
             out,
+            view,
             set,
             statics,
             strict,
@@ -234,7 +259,12 @@ fn main() -> ExitCode {
             strict,
             &sensitivity,
         )
-        .and_then(|f| print_json_compact(&f)),
+        .and_then(|f| {
+            if let (true, Some(dir)) = (view, out.as_deref()) {
+                write_run_view(dir)?;
+            }
+            print_json_compact(&f)
+        }),
         Some(Command::Calibrate {
             scene,
             observed,
@@ -243,6 +273,8 @@ fn main() -> ExitCode {
             bounds,
             restarts,
             out,
+            error_scale,
+            view,
             set,
         }) => calibrate(
             &scene,
@@ -252,6 +284,8 @@ fn main() -> ExitCode {
                 bounds: &bounds,
                 init: &init,
                 restarts,
+                error_scale,
+                view,
             },
             out.as_deref(),
             &set,
@@ -262,6 +296,7 @@ fn main() -> ExitCode {
             target,
             steps,
             out,
+            error_scale,
             set,
             max_force,
             contact_weight,
@@ -269,6 +304,7 @@ fn main() -> ExitCode {
             max_change,
             heuristic,
             static_mode,
+            view,
         }) => control(
             &scene,
             &ControlFlags {
@@ -277,6 +313,8 @@ fn main() -> ExitCode {
                 steps,
                 set: &set,
                 max_force: &max_force,
+                error_scale,
+                view,
             },
             out.as_deref(),
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
@@ -316,6 +354,36 @@ fn view(dir: &Path, out: Option<&Path>) -> diffsoro::Result<()> {
         "bodies": run.bodies.iter().map(|b| &b.name).collect::<Vec<_>>(),
     }))?;
     eprintln!("wrote {}: open it in a browser", page.display());
+    Ok(())
+}
+
+/// Simulates `steps` steps of `scene` from its initial state and writes the frames, `.pvd`
+/// files and `final.json` into `dir` as `simulate --out` does (staged, all or nothing).
+fn write_frames(scene: &Scene, steps: usize, dir: &Path) -> diffsoro::Result<()> {
+    let mut frames = FrameSeries::create(dir, scene)?;
+    let mut stepper = Stepper::new(scene)?;
+    let mut state = scene.initial_state();
+    frames.write(scene, &state)?;
+    let bar = progress(steps as u64, "simulate (fitted values)");
+    for _ in 0..steps {
+        stepper.step(scene, &mut state)?;
+        frames.write(scene, &state)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let json = serde_json::to_vec(&FinalState::new(scene, &state))
+        .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+    frames.finish(scene, &json)?;
+    Ok(())
+}
+
+/// Writes `DIR/view.html` for the run just written into `dir` and says where it is on stderr.
+fn write_run_view(dir: &Path) -> diffsoro::Result<()> {
+    let (page, _) = diffsoro::view::write_view(dir, None)?;
+    eprintln!(
+        "wrote {}: the run in 3D, open it in a browser",
+        page.display()
+    );
     Ok(())
 }
 
@@ -422,8 +490,15 @@ fn simulate(
     let mut frames = out
         .map(|dir| FrameSeries::create(dir, &scene))
         .transpose()?;
+    // With --out and an effector: the paths and inputs for `summary.svg`.
+    let mut trace = out
+        .map(|_| diffsoro::scene::RunTrace::new(&scene))
+        .filter(diffsoro::scene::RunTrace::has_path);
     if let Some(f) = frames.as_mut() {
         f.write(&scene, &state)?;
+        if let Some(t) = trace.as_mut() {
+            t.record(&scene, &state);
+        }
     }
     let mut sensitivities = std::collections::BTreeMap::new();
     if statics {
@@ -439,6 +514,9 @@ fn simulate(
         }
         if let Some(f) = frames.as_mut() {
             f.write(&scene, &state)?;
+            if let Some(t) = trace.as_mut() {
+                t.record(&scene, &state);
+            }
         }
     } else {
         let steps = steps.unwrap_or(scene.simulation.steps);
@@ -490,6 +568,9 @@ fn simulate(
             }
             if let Some(f) = frames.as_mut() {
                 f.write(&scene, &state)?;
+                if let Some(t) = trace.as_mut() {
+                    t.record(&scene, &state);
+                }
             }
             bar.inc(1);
         }
@@ -514,6 +595,13 @@ fn simulate(
     if let (Some(f), Some(dir)) = (frames, out) {
         let json = serde_json::to_vec(&final_state)
             .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+        // Rendered before the frames are moved into place, so a summary that cannot be drawn
+        // (a path gone non-finite) fails the run with nothing written.
+        let summary = trace
+            .as_ref()
+            .and_then(|t| t.summary())
+            .map(|s| s.to_svg())
+            .transpose()?;
         let pvds = f.finish(&scene, &json)?;
         eprintln!(
             "wrote {} (final state) and {} for ParaView",
@@ -523,6 +611,14 @@ fn simulate(
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        if let Some(svg) = summary {
+            let path = dir.join("summary.svg");
+            diffsoro::mesh::io::write_file_atomic(&path, svg.as_bytes())?;
+            eprintln!(
+                "wrote {}: the effector paths and the actuation on one page",
+                path.display()
+            );
+        }
     }
     Ok(final_state)
 }
@@ -533,6 +629,9 @@ struct CalibrateFlags<'a> {
     bounds: &'a [String],
     init: &'a [String],
     restarts: usize,
+    error_scale: diffsoro::chart::ScaleChoice,
+    /// `--view`: write the fitted run's frames and the viewer page into `--out`.
+    view: bool,
 }
 
 /// `calibrate`: checks the input against the scene and `--out` (created before the fit,
@@ -555,14 +654,20 @@ fn calibrate(
         flags.init,
     )?;
     setup.restarts = flags.restarts;
-    with_out_folder(out, |out| run_calibration(&scene, &setup, out))
+    with_out_folder(out, |out| {
+        run_calibration(
+            &scene,
+            &setup,
+            out.map(|dir| (dir, flags.error_scale, flags.view)),
+        )
+    })
 }
 
 /// The fit of [`calibrate`] once its input is checked.
 fn run_calibration(
     scene: &Scene,
     setup: &diffsoro::calibrate::CalibrationSetup,
-    out: Option<&Path>,
+    out: Option<(&Path, diffsoro::chart::ScaleChoice, bool)>,
 ) -> diffsoro::Result<()> {
     use diffsoro::calibrate::{CalibrationProgress, LmOptions, calibrate_scene};
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
@@ -625,9 +730,19 @@ fn run_calibration(
         }
     };
     let report = calibrate_scene(scene, setup, &LmOptions::default(), &mut on_progress)?;
-    if let Some(dir) = out {
-        let written = report.write_outputs(dir)?;
-        eprintln!("wrote {} files in {}", written.len(), dir.display());
+    if let Some((dir, loss_scale, view)) = out {
+        let written = report.write_outputs(dir, loss_scale)?;
+        eprintln!(
+            "wrote {} files in {}; {} shows the run on one page",
+            written.len(),
+            dir.display(),
+            dir.join("summary.svg").display()
+        );
+        if view {
+            let fitted = report.fitted_scene(scene)?;
+            write_frames(&fitted, fitted.simulation.steps, dir)?;
+            write_run_view(dir)?;
+        }
     }
     print_json(&report)
 }
@@ -651,6 +766,9 @@ struct ControlFlags<'a> {
     steps: Option<usize>,
     set: &'a [String],
     max_force: &'a [String],
+    error_scale: diffsoro::chart::ScaleChoice,
+    /// `--view`: write the frames and the viewer page into `--out`.
+    view: bool,
 }
 
 /// `control`: loads the scene with `--set` and `--max-force`, checks the input against it and
@@ -667,9 +785,15 @@ fn control(
     static_mode: bool,
 ) -> diffsoro::Result<()> {
     use diffsoro::control::{
-        ControlSetup, GraspSetup, QpSettings, control_scene_with_progress, default_qp_solver,
-        grasp_scene, set_max_forces, static_control,
+        ControlSetup, GraspSetup, QpSettings, control_scene_observed, default_qp_solver,
+        grasp_scene_observed, set_max_forces, static_control,
     };
+    if static_mode && flags.view {
+        return Err(diffsoro::Error::invalid(
+            "--view",
+            "shows a motion; static inverse control's iterates are poses (view a `simulate` of the result instead)",
+        ));
+    }
     if static_mode && force_limiting.is_some() {
         return Err(diffsoro::Error::invalid(
             "--static",
@@ -714,12 +838,29 @@ fn control(
         }
     };
     with_out_folder(out, |out| {
+        // With --view, the frames of the run as driven, staged until it has succeeded.
+        let mut frames = match (flags.view, out) {
+            (true, Some(dir)) => Some(FrameSeries::create(dir, &scene)?),
+            _ => None,
+        };
+        let mut final_state: Option<FinalState> = None;
+        let mut observe = |driven: &Scene, state: &diffsoro::scene::State| {
+            if let Some(f) = frames.as_mut() {
+                f.write(driven, state)?;
+                final_state = Some(FinalState::new(driven, state));
+            }
+            Ok(())
+        };
         let report = match &job {
             Job::Grasp(setup) => {
                 let bar = progress(setup.steps as u64, "control (Eq. 17)");
-                let report = grasp_scene(&scene, setup, solver.as_mut(), &mut |done| {
-                    bar.set_position(done as u64)
-                })?;
+                let report = grasp_scene_observed(
+                    &scene,
+                    setup,
+                    solver.as_mut(),
+                    &mut |done| bar.set_position(done as u64),
+                    &mut observe,
+                )?;
                 bar.finish_and_clear();
                 report
             }
@@ -736,15 +877,26 @@ fn control(
                 let report = if static_mode {
                     static_control(&scene, setup, solver.as_mut(), &mut tick)?
                 } else {
-                    control_scene_with_progress(&scene, setup, solver.as_mut(), &mut tick)?
+                    control_scene_observed(&scene, setup, solver.as_mut(), &mut tick, &mut observe)?
                 };
                 bar.finish_and_clear();
                 report
             }
         };
         if let Some(dir) = out {
-            let written = report.write_outputs(dir)?;
-            eprintln!("wrote {} files in {}", written.len(), dir.display());
+            let written = report.write_outputs(dir, flags.error_scale)?;
+            eprintln!(
+                "wrote {} files in {}; {} shows the run on one page",
+                written.len(),
+                dir.display(),
+                dir.join("summary.svg").display()
+            );
+            if let (Some(f), Some(last)) = (frames, final_state) {
+                let json = serde_json::to_vec(&last)
+                    .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+                f.finish(&scene, &json)?;
+                write_run_view(dir)?;
+            }
         }
         print_json(&report)
     })

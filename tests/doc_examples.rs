@@ -482,6 +482,12 @@ fn control_reaches_the_documented_targets() {
     assert_eq!(report["actuators"].as_array().unwrap().len(), 8);
     let svg = std::fs::read_to_string(scratch().join("out/trunk/actuation.svg")).unwrap();
     assert!(svg.contains("cable tension (N)") && svg.contains("c8 (N)"));
+    // The README shows the error "on a log axis": it falls from about the 11 mm offset to
+    // below 0.01 mm, over two decades, so `--error-scale auto` draws it so, in the summary too.
+    let first = f(&report["error_history"][0]);
+    assert!(first / f(&report["final_error"]) > 100.0, "{first}");
+    let summary = std::fs::read_to_string(scratch().join("out/trunk/summary.svg")).unwrap();
+    assert!(summary.contains("error (m), log scale") && summary.contains("c8 (N)"));
     // The target of `control --static` is the pose of 0.9 N on c2 and 0.4 N on c5 (to the
     // 0.1 mm the documentation rounds it to).
     let pose = run_json(&[

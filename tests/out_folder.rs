@@ -83,8 +83,8 @@ fn pvd_files(pvd: &Path) -> Vec<String> {
 }
 
 /// A run of 20 steps, then a run of 5 into the same folder: the folder holds the second run's
-/// 6 frames (steps 0 to 5, one per step plus the initial state), its `.pvd` and `final.json`,
-/// and the files that are not the beam's frames (a note, another body's frame, a 5-digit
+/// 6 frames (steps 0 to 5, one per step plus the initial state), its `.pvd`, `final.json`
+/// and `summary.svg`, and the files that are not the beam's frames (a note, another body's frame, a 5-digit
 /// name diffsoro never writes), untouched.
 #[test]
 fn a_rerun_replaces_the_earlier_frames() {
@@ -100,6 +100,11 @@ fn a_rerun_replaces_the_earlier_frames() {
     assert_eq!(pvd_files(&out.join("beam.pvd")), frames);
     let mut expected: Vec<String> = frames.clone();
     expected.extend(["beam.pvd", "final.json"].map(String::from));
+    // The beam has an effector (its `tip`): the run's summary, replaced like the rest.
+    let beam = diffsoro::scene::Scene::load(Path::new("scenes/beam.toml"), &[]).unwrap();
+    if !beam.body_actuation(0).effectors.is_empty() {
+        expected.push("summary.svg".into());
+    }
     expected.extend(user_files.map(String::from));
     expected.sort();
     assert_eq!(listing(&out), expected);

@@ -97,7 +97,7 @@ pub fn run_case(
         seconds,
         seconds / report.iterations.max(1) as f64
     );
-    let written = report.write_outputs(out)?;
+    let written = report.write_outputs(out, diffsoro::chart::ScaleChoice::Auto)?;
     println!(
         "wrote {} and {} files (calibration.json, loss and parameter plots as SVG + CSV) in {}",
         out.join("observed.json").display(),

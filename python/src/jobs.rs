@@ -184,8 +184,9 @@ pub fn calibrate<'py>(
 /// `--max-force`). `progress`: optional callable called with {"done": steps done}.
 ///
 /// Returns the CLI's report: {"target", "final_position" (m), "final_error" (m),
-/// "error_history" (m per step), "actuation_history" (per step, N / Pa / N·m per actuator),
-/// "actuators" (names ordering each row)}.
+/// "error_history" (m per step), "position_history" (the effector's (x, y, z) per step, m),
+/// "actuation_history" (per step, N / Pa / N·m per actuator), "actuators" (names ordering
+/// each row)}.
 #[pyfunction]
 #[pyo3(signature = (scene, effector, target, steps = None, r#static = false, max_force = None, progress = None))]
 #[allow(clippy::too_many_arguments)]

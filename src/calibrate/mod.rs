@@ -1,17 +1,20 @@
-//! Calibration of material parameters (and a free body's initial velocity) from observations (layer 6; uses `chart`, `mesh` (file
-//! output), `scene` and `diff`): Levenberg–Marquardt over a generic least-squares trait, the
+//! Calibration of material parameters (and of a free body's initial velocity) from
+//! observations (layer 6; uses `chart`, `mesh` (file output), `scene` and `diff`):
+//! Levenberg–Marquardt over a generic least-squares trait, the
 //! parameter names, their admissible ranges and the coordinates optimised in a box inside
 //! them, the final-state fit whose
 //! Jacobian is the trajectory sensitivities, and the `calibrate` job's setup, entry point and
 //! report.
 
 mod final_state_fit;
+mod fitted;
 mod initial_velocity;
 mod levenberg_marquardt;
 mod parametrisation;
 mod range;
 mod report;
 mod setup;
+mod summary;
 
 pub use final_state_fit::{CalibrationProgress, FinalStateFit};
 pub use initial_velocity::fit_initial_velocity;

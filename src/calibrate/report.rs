@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::levenberg_marquardt::{LmResult, LmStop};
 use super::parametrisation::Parametrisation;
-use crate::chart::{LineChart, YScale, write_chart};
+use crate::chart::{LineChart, ScaleChoice, write_chart, write_summary};
 use crate::error::{Error, Result};
 use crate::mesh::io::write_file_atomic;
 
@@ -136,35 +136,21 @@ impl CalibrationReport {
         }
     }
 
-    /// Writes `DIR/calibration.json` (this report), `DIR/loss.svg` + `.csv` (loss per
-    /// iteration, log scale) and, per parameter, `DIR/KIND_TARGET.svg` + `.csv` (its value per
-    /// iteration; `young_modulus:beam` → `young_modulus_beam`). Creates `dir` if needed.
-    /// Returns the paths written.
-    pub fn write_outputs(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+    /// Writes `DIR/calibration.json` (this report), `DIR/loss.svg` and `.csv` (loss per
+    /// iteration, on the y scale `loss_scale` resolves to), per parameter `DIR/KIND_TARGET.svg`
+    /// and `.csv` (its value per iteration; `young_modulus:beam` → `young_modulus_beam`), and
+    /// `DIR/summary.svg` (every chart and the key numbers on one page,
+    /// [`CalibrationReport::summary`]). Creates `dir` if needed. Returns the paths written.
+    pub fn write_outputs(&self, dir: &Path, loss_scale: ScaleChoice) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let iterations: Vec<f64> = (0..self.loss.len()).map(|i| i as f64).collect();
         let mut written = Vec::new();
-        let loss = LineChart::new(
-            "Calibration loss",
-            "iteration",
-            "loss ½‖x − x_observed‖² (m²)",
-            iterations.clone(),
-        )
-        .with_series("loss", self.loss.clone())
-        .with_y_scale(YScale::Log);
-        let (svg, csv) = write_chart(&loss, dir, "loss")?;
+        let (svg, csv) = write_chart(&self.loss_chart(loss_scale), dir, "loss")?;
         written.extend([svg, csv]);
-        for (name, values) in &self.param_history {
-            let chart = LineChart::new(
-                format!("Calibration of {name}"),
-                "iteration",
-                name.clone(),
-                iterations.clone(),
-            )
-            .with_series_in(name.clone(), parameter_unit(name), values.clone());
+        for (name, chart) in self.parameter_charts() {
             let (svg, csv) = write_chart(&chart, dir, &name.replace(':', "_"))?;
             written.extend([svg, csv]);
         }
+        written.push(write_summary(&self.summary(loss_scale), dir)?);
         let json = serde_json::to_vec_pretty(self)
             .map_err(|e| Error::invalid("calibration report", e.to_string()))?;
         let path = dir.join("calibration.json");
@@ -172,12 +158,43 @@ impl CalibrationReport {
         written.push(path);
         Ok(written)
     }
+
+    /// The loss per iteration (m²), on the y scale `scale` resolves to for it.
+    pub fn loss_chart(&self, scale: ScaleChoice) -> LineChart {
+        let iterations: Vec<f64> = (0..self.loss.len()).map(|i| i as f64).collect();
+        LineChart::new(
+            "Calibration loss",
+            "iteration",
+            "loss ½‖x − x_observed‖² (m²)",
+            iterations,
+        )
+        .with_series("loss", self.loss.clone())
+        .with_y_scale(scale.resolve(self.loss.iter().copied()))
+    }
+
+    /// Each parameter's name and the chart of its value per iteration, in its unit.
+    pub fn parameter_charts(&self) -> Vec<(&str, LineChart)> {
+        self.param_history
+            .iter()
+            .map(|(name, values)| {
+                let iterations: Vec<f64> = (0..values.len()).map(|i| i as f64).collect();
+                let chart = LineChart::new(
+                    format!("Calibration of {name}"),
+                    "iteration",
+                    name.clone(),
+                    iterations,
+                )
+                .with_series_in(name.clone(), parameter_unit(name), values.clone());
+                (name.as_str(), chart)
+            })
+            .collect()
+    }
 }
 
 /// The unit of a calibration parameter by its name's kind: `Pa` for `young_modulus:…`, `1`
 /// (dimensionless) for `poisson_ratio:…`, and for `actuator:…` the actuators' units in words
 /// (the report does not know the actuator's kind).
-fn parameter_unit(name: &str) -> &'static str {
+pub(super) fn parameter_unit(name: &str) -> &'static str {
     match name.split(':').next() {
         Some("young_modulus") => "Pa",
         Some("poisson_ratio") => "1",
@@ -228,7 +245,7 @@ mod tests {
         assert!((nu[0] - 0.3).abs() < 1e-12 && nu.len() == 3);
 
         let dir = std::env::temp_dir().join(format!("diffsoro-calib-{}", std::process::id()));
-        let written = report.write_outputs(&dir).unwrap();
+        let written = report.write_outputs(&dir, ScaleChoice::Auto).unwrap();
         let names: Vec<String> = written
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().to_string())

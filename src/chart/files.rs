@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::line_chart::LineChart;
+use super::summary::Summary;
 use crate::error::{Error, Result};
 
 /// Writes `chart` as `DIR/STEM.svg` and `DIR/STEM.csv` (the folder must exist) and returns
@@ -16,6 +17,15 @@ pub fn write_chart(chart: &LineChart, dir: &Path, stem: &str) -> Result<(PathBuf
     let csv_path = dir.join(format!("{stem}.csv"));
     write_all_or_nothing(&[(&svg_path, svg.as_bytes()), (&csv_path, csv.as_bytes())])?;
     Ok((svg_path, csv_path))
+}
+
+/// Writes `summary` as `DIR/summary.svg` (the folder must exist), all or nothing (rendered
+/// first, written under a temporary name, renamed into place), and returns its path.
+pub fn write_summary(summary: &Summary, dir: &Path) -> Result<PathBuf> {
+    let svg = summary.to_svg()?;
+    let path = dir.join("summary.svg");
+    write_all_or_nothing(&[(&path, svg.as_bytes())])?;
+    Ok(path)
 }
 
 /// Writes every `(path, bytes)` under a temporary name, then renames them all into place.

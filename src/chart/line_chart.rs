@@ -238,7 +238,6 @@ impl LineChart {
     /// `<text>`.
     pub fn to_svg(&self) -> Result<String> {
         self.validate()?;
-        let (x_range, drawable) = self.ranges();
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -246,12 +245,20 @@ impl LineChart {
                 Error::invalid(format!("chart `{}`", self.title), e.to_string())
             };
             root.fill(&WHITE).map_err(|e| fail(&e))?;
-            let (y_lo, y_hi) = drawable;
-            self.draw(&root, x_range, y_lo..y_hi)
-                .map_err(|e| fail(&e))?;
+            self.draw_on(&root).map_err(|e| fail(&e))?;
             root.present().map_err(|e| fail(&e))?;
         }
         Ok(svg)
+    }
+
+    /// Draws the chart (title, axes, lines, legend) into `area`, e.g. one panel of a
+    /// summary. The chart must be [valid](LineChart::validate).
+    pub(super) fn draw_on<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, plotters::coord::Shift>,
+    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let (x_range, (y_lo, y_hi), y_labels) = self.ranges();
+        self.draw(area, x_range, y_lo..y_hi, y_labels)
     }
 
     /// Whether a y value is drawn on this chart's axis.
@@ -267,9 +274,10 @@ impl LineChart {
         }
     }
 
-    /// The x range and the (padded) range of the drawable y values on the axis (log₁₀ of
-    /// them on a log axis).
-    fn ranges(&self) -> (Range<f64>, (f64, f64)) {
+    /// The x range, the (padded) range of the drawable y values on the axis (log₁₀ of them
+    /// on a log axis, widened to whole label steps, [`log_axis`]) and how many y labels to
+    /// ask for.
+    fn ranges(&self) -> (Range<f64>, (f64, f64), usize) {
         let bounds = |values: &mut dyn Iterator<Item = f64>| {
             values.fold(None, |acc: Option<(f64, f64)>, v| match acc {
                 None => Some((v, v)),
@@ -289,9 +297,15 @@ impl LineChart {
             .filter(|&y| self.drawable(y))
             .map(|y| self.axis_value(y));
         let y = bounds(&mut ys);
+        if self.y_scale == YScale::Log {
+            let (lo, hi, labels) = match y {
+                None => log_axis(-1.0, 1.0),
+                Some((lo, hi)) => log_axis(lo, hi),
+            };
+            return (x0..x1, (lo, hi), labels);
+        }
         let y = match (self.y_scale, y) {
-            (YScale::Linear, None) => (0.0, 1.0),
-            (YScale::Log, None) => (-1.0, 1.0),
+            (_, None) => (0.0, 1.0),
             (YScale::Linear, Some((lo, hi))) => {
                 let pad = if hi > lo {
                     0.05 * (hi - lo)
@@ -300,18 +314,18 @@ impl LineChart {
                 };
                 (lo - pad, hi + pad)
             }
-            // log₁₀ 2 ≈ 0.3: a factor 2 of margin at each end.
-            (YScale::Log, Some((lo, hi))) => (lo - 0.3, hi + 0.3),
+            (YScale::Log, Some(_)) => unreachable!("handled above"),
         };
-        (x0..x1, y)
+        (x0..x1, y, LINEAR_Y_LABELS)
     }
 
-    fn draw(
+    fn draw<DB: DrawingBackend>(
         &self,
-        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
         x_range: Range<f64>,
         y_range: Range<f64>,
-    ) -> std::result::Result<(), DrawingAreaErrorKind<std::io::Error>> {
+        y_labels: usize,
+    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let log = self.y_scale == YScale::Log;
         let y_title = self.y_axis_title();
         let mut chart = ChartBuilder::on(root)
@@ -324,6 +338,7 @@ impl LineChart {
             .configure_mesh()
             .x_desc(self.x_label.as_str())
             .y_desc(y_title.as_str())
+            .y_labels(y_labels)
             .x_label_formatter(&|v| tick_label(*v))
             .y_label_formatter(&|v| {
                 if log {
@@ -357,6 +372,38 @@ impl LineChart {
             .draw()?;
         Ok(())
     }
+}
+
+/// How many labels a linear y axis asks for (plotters' default).
+const LINEAR_Y_LABELS: usize = 10;
+
+/// The label steps of a log axis, in decades (plotters' 1-2-5 steps, so it picks them).
+const LOG_STEPS: [f64; 10] = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0];
+
+/// Most label intervals on a log axis.
+const LOG_MAX_INTERVALS: f64 = 12.0;
+
+/// The log axis over log₁₀ values in [`lo`, `hi`]: the smallest step of [`LOG_STEPS`] with
+/// at most 12 intervals, the range widened to the multiples of it at or beyond both ends
+/// (by a hair more, so rounding cannot drop an end label), and the number of labels (one per
+/// multiple). The lowest label is at or below every value, the highest at or above: the
+/// labels span the whole range however many decades it covers.
+pub(super) fn log_axis(lo: f64, hi: f64) -> (f64, f64, usize) {
+    let snapped = |step: f64| {
+        let a = (lo / step).floor();
+        let b = (hi / step).ceil().max(a + 1.0);
+        (a, b)
+    };
+    let step = LOG_STEPS
+        .into_iter()
+        .find(|&s| {
+            let (a, b) = snapped(s);
+            b - a <= LOG_MAX_INTERVALS
+        })
+        .unwrap_or_else(|| ((hi - lo) / LOG_MAX_INTERVALS).ceil().max(1.0));
+    let (a, b) = snapped(step);
+    let hair = 1e-6 * step;
+    (a * step - hair, b * step + hair, (b - a) as usize + 1)
 }
 
 /// A short axis tick label: up to 4 decimals in [1e-3, 1e5), else `1.25e-7` style, trailing

@@ -271,3 +271,56 @@ fn log_tick_labels_are_the_values() {
         assert_eq!(log_tick_label(e), want, "{e}");
     }
 }
+
+/// The log axis ends on label steps at or beyond the values, whatever their span, with at
+/// most 12 intervals of a 1-2-5 step.
+#[test]
+fn log_axes_are_labelled_over_the_whole_range() {
+    use super::line_chart::log_axis;
+    for (lo, hi) in [
+        (-1.82, -1.62),
+        (-5.9, -1.6),
+        (-23.17, -1.36),
+        (-300.0, 300.0),
+        (2.0, 2.0),
+        (-0.5, 0.0),
+    ] {
+        let (a, b, labels) = log_axis(lo, hi);
+        assert!(a <= lo && b >= hi, "[{a}, {b}] over [{lo}, {hi}]");
+        assert!((2..=13).contains(&labels), "{labels}");
+        let step = (b - a) / (labels - 1) as f64;
+        let decade = 10f64.powf(step.log10().floor());
+        let mantissa = (step / decade * 1e3).round() / 1e3;
+        assert!([1.0, 2.0, 5.0].contains(&mantissa), "step {step}");
+        // Ends within a hair of a multiple of the step, and less than a step beyond the values.
+        for end in [a, b] {
+            let k = end / step;
+            assert!((k - k.round()).abs() < 1e-4, "{end} / {step}");
+        }
+        assert!(lo - a < step + 1e-9 && b - hi < step + 1e-9);
+    }
+}
+
+/// A chart's log-axis tick labels include a label at or below its smallest value and at or
+/// above its largest (22 decades here).
+#[test]
+fn log_chart_labels_cover_its_values() {
+    let x: Vec<f64> = (0..9).map(|i| i as f64).collect();
+    let y = vec![
+        4.4e-2, 1.3e-2, 3.5e-3, 1.4e-5, 3.5e-6, 8.4e-11, 2.8e-14, 1.3e-18, 6.7e-24,
+    ];
+    let svg = LineChart::new("loss", "iteration", "loss", x)
+        .with_series("loss", y.clone())
+        .with_y_scale(YScale::Log)
+        .to_svg()
+        .unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let ticks: Vec<f64> = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text" && n.attribute("text-anchor") == Some("end"))
+        .map(|n| n.text().unwrap().trim().parse().unwrap())
+        .collect();
+    let lowest = ticks.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = ticks.iter().copied().fold(0.0, f64::max);
+    assert!(lowest <= 6.7e-24 && highest >= 4.4e-2, "{ticks:?}");
+}

@@ -28,7 +28,9 @@ use crate::diff::{
 };
 use crate::error::{Error, Result};
 use crate::math::{DMat, DVec, Vec3};
-use crate::scene::Scene;
+use crate::scene::{Scene, State};
+
+use super::setup::StateObserver;
 
 use super::controller::ControlOptions;
 use super::qp::{Qp, QpSolver};
@@ -58,6 +60,8 @@ pub struct GraspReport {
     pub actuators: Vec<String>,
     /// Each effector's position after the last step (m, world frame), in the given order.
     pub final_positions: Vec<Vec3>,
+    /// The first effector's position after each step (m, world frame).
+    pub first_path: Vec<Vec3>,
 }
 
 impl GraspReport {
@@ -206,6 +210,44 @@ pub fn grasp_with_progress(
     solver: &mut dyn QpSolver,
     progress: &mut dyn FnMut(usize),
 ) -> Result<GraspReport> {
+    let mut ignore = |_: &Scene, _: &State| Ok(());
+    let problem = GraspProblem {
+        effectors,
+        steps,
+        options,
+        weights,
+    };
+    grasp_observed(scene, &problem, solver, progress, &mut ignore)
+}
+
+/// The problem of [`grasp`]: the effectors with their grasp origins (m), the number of
+/// steps, the control options and the weights (`None`: the heuristic).
+pub struct GraspProblem<'a> {
+    /// `(effector name, grasp origin)` pairs.
+    pub effectors: &'a [(&'a str, Vec3)],
+    /// Number of steps.
+    pub steps: usize,
+    /// Bounds and step limits of the inputs.
+    pub options: ControlOptions,
+    /// α, β and ε of Eq. 17; `None` runs the heuristic.
+    pub weights: Option<ForceLimiting>,
+}
+
+/// [`grasp_with_progress`], also calling `observe` with the scene as driven and the state, at
+/// the start and after each step.
+pub fn grasp_observed(
+    scene: &Scene,
+    problem: &GraspProblem<'_>,
+    solver: &mut dyn QpSolver,
+    progress: &mut dyn FnMut(usize),
+    observe: &mut StateObserver<'_>,
+) -> Result<GraspReport> {
+    let GraspProblem {
+        effectors,
+        steps,
+        options,
+        weights,
+    } = *problem;
     check_differentiable(scene)?;
     if effectors.is_empty() {
         return Err(Error::invalid("grasp", "give at least one effector"));
@@ -244,6 +286,7 @@ pub fn grasp_with_progress(
     let mut recorder = Recorder::new(&scene)?;
     let mut derivative = StepDerivative::new(&scene);
     let mut state = scene.initial_state();
+    observe(&scene, &state)?;
     let mut report = GraspReport {
         effector_distance: Vec::with_capacity(steps),
         contact_force: Vec::with_capacity(steps),
@@ -258,12 +301,14 @@ pub fn grasp_with_progress(
             })
             .collect(),
         final_positions: Vec::new(),
+        first_path: Vec::with_capacity(steps),
     };
     let ne = points.len();
     for step in 0..steps {
         act.apply(&mut scene)?;
         report.actuation.push(act.value.clone());
         let (_, record) = recorder.step(&scene, &mut state)?;
+        observe(&scene, &state)?;
         let x = DVec::from_fn(3 * ne, |r, _| {
             let (b, p, o) = &points[r / 3];
             (p.position(&state.bodies[*b].positions) - o)[r % 3]
@@ -275,6 +320,11 @@ pub fn grasp_with_progress(
             .flatten()
             .collect();
         report.effector_distance.push(x.norm());
+        if let Some((b, p, _)) = points.first() {
+            report
+                .first_path
+                .push(p.position(&state.bodies[*b].positions));
+        }
         report
             .contact_force
             .push(lambda_c.iter().map(|l| l * l).sum::<f64>().sqrt());

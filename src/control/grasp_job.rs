@@ -5,11 +5,11 @@
 
 use serde::Serialize;
 
-use super::contact_force::{ForceLimiting, grasp_with_progress};
+use super::contact_force::{ForceLimiting, GraspProblem, grasp_observed};
 use super::controller::ControlOptions;
 use super::qp::QpSolver;
 use super::report::ControlReport;
-use super::setup::{check_effector, parse_target};
+use super::setup::{StateObserver, check_effector, parse_target};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 use crate::scene::Scene;
@@ -139,21 +139,30 @@ pub fn grasp_scene(
     solver: &mut dyn QpSolver,
     progress: &mut dyn FnMut(usize),
 ) -> Result<ControlReport> {
+    grasp_scene_observed(scene, setup, solver, progress, &mut |_, _| Ok(()))
+}
+
+/// [`grasp_scene`], also calling `observe` with the scene as driven and the state, at the
+/// start and after each step.
+pub fn grasp_scene_observed(
+    scene: &Scene,
+    setup: &GraspSetup,
+    solver: &mut dyn QpSolver,
+    progress: &mut dyn FnMut(usize),
+    observe: &mut StateObserver<'_>,
+) -> Result<ControlReport> {
     let effectors: Vec<(&str, Vec3)> = setup
         .effectors
         .iter()
         .map(|(n, t)| (n.as_str(), *t))
         .collect();
-    let weights = (!setup.heuristic).then_some(setup.weights);
-    let run = grasp_with_progress(
-        scene,
-        &effectors,
-        setup.steps,
-        setup.options,
-        weights,
-        solver,
-        progress,
-    )?;
+    let problem = GraspProblem {
+        effectors: &effectors,
+        steps: setup.steps,
+        options: setup.options,
+        weights: (!setup.heuristic).then_some(setup.weights),
+    };
+    let run = grasp_observed(scene, &problem, solver, progress, observe)?;
     let (alpha, beta) = (setup.weights.alpha, setup.weights.beta);
     let (effector_term, contact_term) = run.final_terms(alpha, beta);
     let first = run.final_positions[0];
@@ -162,6 +171,7 @@ pub fn grasp_scene(
         final_position: first.into(),
         final_error: run.effector_distance.last().copied().unwrap_or(0.0),
         error_history: run.effector_distance.clone(),
+        position_history: run.first_path.iter().map(|p| (*p).into()).collect(),
         actuation_history: run.actuation.clone(),
         actuators: run.actuators.clone(),
         actuator_units: super::report::actuation_units(scene, &run.actuators),

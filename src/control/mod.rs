@@ -14,11 +14,14 @@ mod qp_osqp;
 mod report;
 mod setup;
 mod static_control;
+mod summary;
 
-pub use contact_force::{ForceLimiting, GraspReport, grasp, grasp_with_progress};
+pub use contact_force::{
+    ForceLimiting, GraspProblem, GraspReport, grasp, grasp_observed, grasp_with_progress,
+};
 pub use contact_inverse_dynamics::{InverseDynamicsResult, contact_inverse_dynamics};
 pub use controller::{ControlOptions, InverseController, Linearisation};
-pub use grasp_job::{GraspSetup, GraspSummary, grasp_scene};
+pub use grasp_job::{GraspSetup, GraspSummary, grasp_scene, grasp_scene_observed};
 pub use max_force::set_max_forces;
 pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
 pub use qp_clarabel::ClarabelSolver;
@@ -26,7 +29,8 @@ pub use qp_clarabel::ClarabelSolver;
 pub use qp_osqp::OsqpSolver;
 pub use report::{ControlReport, actuation_units};
 pub use setup::{
-    ControlSetup, check_effector, control_scene, control_scene_with_progress, parse_target,
+    ControlSetup, StateObserver, check_effector, control_scene, control_scene_observed,
+    control_scene_with_progress, parse_target,
 };
 pub use static_control::{PATIENCE, STATIC_TOLERANCE, static_control};
 

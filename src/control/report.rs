@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::grasp_job::GraspSummary;
 use crate::actuator::{ActuatorKind, Drive};
-use crate::chart::{LineChart, write_chart};
+use crate::chart::{LineChart, ScaleChoice, write_chart, write_summary};
 use crate::error::{Error, Result};
 use crate::mesh::io::write_file_atomic;
 use crate::scene::Scene;
@@ -24,6 +24,9 @@ pub struct ControlReport {
     pub final_error: f64,
     /// The distance to the target after each step (m).
     pub error_history: Vec<f64>,
+    /// The effector's position after each step (m, world frame; with `--contact-weight` the
+    /// first effector's), one row per `error_history` entry.
+    pub position_history: Vec<[f64; 3]>,
     /// The actuation applied at each step, one value per actuator (N for cables, Pa for
     /// cavities, N·m for servos), in the order of `actuators`.
     pub actuation_history: Vec<Vec<f64>>,
@@ -42,73 +45,102 @@ pub struct ControlReport {
 
 impl ControlReport {
     /// Writes `DIR/control.json` (this report), `DIR/error.svg` + `.csv` (distance to the
-    /// target per step), `DIR/actuation.svg` + `.csv` (one line per actuator) and, with
-    /// contact-force limiting, `DIR/contact_force.svg` + `.csv` (‖λ_c‖ per step). Creates
-    /// `dir` if needed. Returns the paths written. Errors if an actuation row does not have
-    /// one value per actuator.
-    pub fn write_outputs(&self, dir: &Path) -> Result<Vec<PathBuf>> {
-        if let Some(i) = self
-            .actuation_history
-            .iter()
-            .position(|row| row.len() != self.actuators.len())
-        {
-            return Err(Error::invalid(
-                "control report",
-                format!(
-                    "actuation row {i} has {} values for {} actuators",
-                    self.actuation_history[i].len(),
-                    self.actuators.len()
-                ),
-            ));
-        }
+    /// target per step, on the y scale `error_scale` resolves to), `DIR/actuation.svg` +
+    /// `.csv` (one line per actuator), with contact-force limiting `DIR/contact_force.svg` +
+    /// `.csv` (‖λ_c‖ per step), and `DIR/summary.svg` (the path, the error, the actuation and
+    /// the key numbers on one page, [`ControlReport::summary`]). Creates `dir` if needed.
+    /// Returns the paths written. Errors if an actuation row does not have one value per
+    /// actuator.
+    pub fn write_outputs(&self, dir: &Path, error_scale: ScaleChoice) -> Result<Vec<PathBuf>> {
+        self.check_rows()?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let steps: Vec<f64> = (1..=self.error_history.len()).map(|i| i as f64).collect();
         let mut written = Vec::new();
-        let error = LineChart::new(
-            "Distance of the effector to the target",
-            "step",
-            "error (m)",
-            steps,
-        )
-        .with_series("error", self.error_history.clone());
-        let (svg, csv) = write_chart(&error, dir, "error")?;
+        let (svg, csv) = write_chart(&self.error_chart(error_scale), dir, "error")?;
         written.extend([svg, csv]);
-        if !self.actuators.is_empty() {
-            let steps: Vec<f64> = (1..=self.actuation_history.len())
-                .map(|i| i as f64)
-                .collect();
-            let unit = |k: usize| self.actuator_units.get(k).map_or("", String::as_str);
-            let units: Vec<&str> = (0..self.actuators.len()).map(unit).collect();
-            let quantity = match units.first() {
-                Some(&first) if units.iter().all(|&u| u == first) => quantity_of(first),
-                _ => "actuation",
-            };
-            let mut actuation = LineChart::new("Actuation", "step", quantity, steps);
-            for (k, name) in self.actuators.iter().enumerate() {
-                actuation = actuation.with_series_in(
-                    name.clone(),
-                    unit(k),
-                    self.actuation_history.iter().map(|row| row[k]).collect(),
-                );
-            }
+        if let Some(actuation) = self.actuation_chart() {
             let (svg, csv) = write_chart(&actuation, dir, "actuation")?;
             written.extend([svg, csv]);
         }
-        if let Some(g) = &self.grasp {
-            let steps: Vec<f64> = (1..=g.contact_force_history.len())
-                .map(|i| i as f64)
-                .collect();
-            let force = LineChart::new("Contact forces", "step", "‖λ_c‖ (N)", steps)
-                .with_series("contact force", g.contact_force_history.clone());
+        if let Some(force) = self.contact_force_chart() {
             let (svg, csv) = write_chart(&force, dir, "contact_force")?;
             written.extend([svg, csv]);
         }
+        written.push(write_summary(&self.summary(error_scale), dir)?);
         let json = serde_json::to_vec_pretty(self)
             .map_err(|e| Error::invalid("control report", e.to_string()))?;
         let path = dir.join("control.json");
         write_file_atomic(&path, &json)?;
         written.push(path);
         Ok(written)
+    }
+
+    /// Checks that every actuation row has one value per actuator.
+    fn check_rows(&self) -> Result<()> {
+        match self
+            .actuation_history
+            .iter()
+            .position(|row| row.len() != self.actuators.len())
+        {
+            None => Ok(()),
+            Some(i) => Err(Error::invalid(
+                "control report",
+                format!(
+                    "actuation row {i} has {} values for {} actuators",
+                    self.actuation_history[i].len(),
+                    self.actuators.len()
+                ),
+            )),
+        }
+    }
+
+    /// The distance to the target per step (m), on the y scale `scale` resolves to for it.
+    pub fn error_chart(&self, scale: ScaleChoice) -> LineChart {
+        let steps: Vec<f64> = (1..=self.error_history.len()).map(|i| i as f64).collect();
+        LineChart::new(
+            "Distance of the effector to the target",
+            "step",
+            "error (m)",
+            steps,
+        )
+        .with_series("error", self.error_history.clone())
+        .with_y_scale(scale.resolve(self.error_history.iter().copied()))
+    }
+
+    /// The actuation per step, one series per actuator in its unit; `None` without actuators.
+    pub fn actuation_chart(&self) -> Option<LineChart> {
+        if self.actuators.is_empty() {
+            return None;
+        }
+        let steps: Vec<f64> = (1..=self.actuation_history.len())
+            .map(|i| i as f64)
+            .collect();
+        let unit = |k: usize| self.actuator_units.get(k).map_or("", String::as_str);
+        let units: Vec<&str> = (0..self.actuators.len()).map(unit).collect();
+        let quantity = match units.first() {
+            Some(&first) if units.iter().all(|&u| u == first) => quantity_of(first),
+            _ => "actuation",
+        };
+        let mut actuation = LineChart::new("Actuation", "step", quantity, steps);
+        for (k, name) in self.actuators.iter().enumerate() {
+            actuation = actuation.with_series_in(
+                name.clone(),
+                unit(k),
+                self.actuation_history.iter().map(|row| row[k]).collect(),
+            );
+        }
+        Some(actuation)
+    }
+
+    /// ‖λ_c‖ per step (N) with contact-force limiting; `None` otherwise.
+    pub fn contact_force_chart(&self) -> Option<LineChart> {
+        let g = self.grasp.as_ref()?;
+        let steps: Vec<f64> = (1..=g.contact_force_history.len())
+            .map(|i| i as f64)
+            .collect();
+        Some(
+            LineChart::new("Contact forces", "step", "‖λ_c‖ (N)", steps)
+                .with_series("contact force", g.contact_force_history.clone()),
+        )
     }
 }
 
@@ -157,6 +189,7 @@ mod tests {
             final_position: [0.0, 0.0, 0.1005],
             final_error: 5e-4,
             error_history: vec![0.01, 0.002, 5e-4],
+            position_history: vec![[0.0, 0.0, 0.09], [0.0, 0.0, 0.098], [0.0, 0.0, 0.1005]],
             actuation_history: vec![vec![0.1, 0.0], vec![0.2, 0.05], vec![0.25, 0.05]],
             actuators: vec!["c1".into(), "c2".into()],
             actuator_units: vec!["N".into(), "N".into()],
@@ -167,8 +200,8 @@ mod tests {
     #[test]
     fn report_writes_json_and_both_charts() {
         let dir = std::env::temp_dir().join(format!("diffsoro-control-{}", std::process::id()));
-        let written = report().write_outputs(&dir).unwrap();
-        assert_eq!(written.len(), 5);
+        let written = report().write_outputs(&dir, ScaleChoice::Auto).unwrap();
+        assert_eq!(written.len(), 6);
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join("control.json")).unwrap()).unwrap();
         for key in [
@@ -196,7 +229,9 @@ mod tests {
     fn a_ragged_actuation_history_is_an_error() {
         let mut bad = report();
         bad.actuation_history[1].pop();
-        let e = bad.write_outputs(Path::new("/nonexistent")).unwrap_err();
+        let e = bad
+            .write_outputs(Path::new("/nonexistent"), ScaleChoice::Auto)
+            .unwrap_err();
         assert!(
             e.to_string().contains("actuation row 1 has 1 values for 2"),
             "{e}"

@@ -7,7 +7,7 @@ use super::report::ControlReport;
 use crate::diff::Recorder;
 use crate::error::{Error, Result};
 use crate::math::Vec3;
-use crate::scene::Scene;
+use crate::scene::{Scene, State};
 
 /// A checked inverse-control problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,19 +131,40 @@ pub fn control_scene_with_progress(
     solver: &mut dyn QpSolver,
     progress: &mut dyn FnMut(usize),
 ) -> Result<ControlReport> {
+    control_scene_observed(scene, setup, solver, progress, &mut |_, _| Ok(()))
+}
+
+/// Watches the states of a run: called with the scene as driven (its actuators set to the
+/// actuation of the step) and the state, at the start and after each step (e.g. to write
+/// the frames of `control --view`). An error stops the run.
+pub type StateObserver<'a> = dyn FnMut(&Scene, &State) -> Result<()> + 'a;
+
+/// [`control_scene_with_progress`], also calling `observe` with the initial state and the
+/// state after each step.
+pub fn control_scene_observed(
+    scene: &Scene,
+    setup: &ControlSetup,
+    solver: &mut dyn QpSolver,
+    progress: &mut dyn FnMut(usize),
+    observe: &mut StateObserver<'_>,
+) -> Result<ControlReport> {
     let mut scene = scene.clone();
     let mut controller = InverseController::new(&scene, &setup.effector, setup.options)?;
     controller.apply(&mut scene)?;
     let mut recorder = Recorder::new(&scene)?;
     let mut state = scene.initial_state();
+    observe(&scene, &state)?;
     let mut error_history = Vec::with_capacity(setup.steps);
+    let mut position_history = Vec::with_capacity(setup.steps);
     let mut actuation_history = Vec::with_capacity(setup.steps);
     let mut position = controller.effector_position(&state);
     for step in 0..setup.steps {
         actuation_history.push(controller.actuation().to_vec());
         let (_, record) = recorder.step(&scene, &mut state)?;
+        observe(&scene, &state)?;
         position = controller.effector_position(&state);
         error_history.push((position - setup.target).norm());
+        position_history.push(position.into());
         let lin = controller.linearise(&scene, &record, &state)?;
         controller.update(&lin, setup.target, solver)?;
         controller.apply(&mut scene)?;
@@ -155,6 +176,7 @@ pub fn control_scene_with_progress(
         final_position: position.into(),
         final_error: (position - setup.target).norm(),
         error_history,
+        position_history,
         actuation_history,
         actuators: controller.actuators().to_vec(),
         actuator_units: super::report::actuation_units(&scene, controller.actuators()),

@@ -45,6 +45,7 @@ pub fn static_control(
     let mut controller = InverseController::new(&scene, &setup.effector, setup.options)?;
     let mut state = scene.initial_state();
     let mut error_history = Vec::new();
+    let mut position_history = Vec::new();
     let mut actuation_history = Vec::new();
     let mut position = controller.effector_position(&state);
     let (mut best, mut since_best) = (f64::INFINITY, 0);
@@ -58,6 +59,7 @@ pub fn static_control(
         position = controller.effector_position(&state);
         let error = (position - setup.target).norm();
         error_history.push(error);
+        position_history.push(position.into());
         progress(iteration + 1);
         if error < 0.99 * best {
             (best, since_best) = (error, 0);
@@ -83,6 +85,7 @@ pub fn static_control(
         final_position: position.into(),
         final_error: (position - setup.target).norm(),
         error_history,
+        position_history,
         actuation_history,
         actuators: controller.actuators().to_vec(),
         actuator_units: super::report::actuation_units(&scene, controller.actuators()),

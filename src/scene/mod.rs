@@ -27,6 +27,7 @@ mod rigid_row_geometry;
 mod rigid_stage;
 mod rigid_system;
 mod rigid_system_derivative;
+mod run_trace;
 mod scene_path;
 mod soft_rigid;
 mod stale_frames;
@@ -69,6 +70,7 @@ pub use rigid_model::{
 pub use rigid_stage::{RigidOutcome, RigidState, RigidWorkspace};
 pub use rigid_system::SystemBuffers;
 pub use rigid_system_derivative::{VelocityUpdateJacobian, point_velocity};
+pub use run_trace::RunTrace;
 pub use scene_path::scene_path;
 pub use soft_rigid::{Attachment, SoftPoint, SoftRigid, SoftRigidRow};
 pub use statics::{StaticOptions, StaticReport, solve_static};
