@@ -9,9 +9,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use diffsoro::contact::BoundaryGradient;
 use diffsoro::diff::{
-    InputTangent, Parameter, Recorder, SensitivityStepper, StateTangent, StepDerivative,
-    check_differentiable, every_parameter, step_parameter_jacobian_fd,
+    InputTangent, Parameter, Recorder, RigidStepJacobian, SensitivityStepper, StateTangent,
+    StepDerivative, check_differentiable, every_parameter, step_parameter_jacobian_fd,
 };
 use diffsoro::rigid::{DynamicsCase, dynamics_report};
 use diffsoro::scene::{FinalState, FrameSeries, Scene, StaticOptions, Stepper, solve_static};
@@ -945,13 +946,20 @@ fn bench(path: &Path, steps: usize, set: &[String], strict: bool) -> diffsoro::R
         if parameters.is_empty() {
             Err(diffsoro::Error::invalid(
                 "bench",
-                "the scene has no soft body, actuator or material parameter to differentiate (the rigid step's derivatives are not in the CLI yet)",
+                "the scene has no soft body, actuator or material parameter to differentiate",
             ))
         } else {
             Ok(())
         }
     });
-    if let Err(e) = &differentiable {
+    // A scene of rigid bodies alone: gradient_ms times the rigid step's full Jacobian
+    // ∂(q⁺, v⁺)/∂(q, v, τ) (diff::RigidStepJacobian), finite_difference_ms stays null.
+    let rigid_only = scene.bodies.is_empty() && !scene.rigid.systems.is_empty();
+    if rigid_only {
+        eprintln!(
+            "gradient_ms: the rigid step's Jacobian ∂(q⁺, v⁺)/∂(q, v, τ); finite_difference_ms is null for rigid scenes"
+        );
+    } else if let Err(e) = &differentiable {
         eprintln!("gradient_ms and finite_difference_ms are null: {e}");
     }
     let mut derivative = (differentiable.is_ok())
@@ -969,6 +977,7 @@ fn bench(path: &Path, steps: usize, set: &[String], strict: bool) -> diffsoro::R
     let bar = progress(steps as u64, "bench");
     let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
     let mut unconverged_steps = 0;
+    let mut underivable = 0;
     for _ in 0..steps {
         let start_state = state.clone();
         let start = Instant::now();
@@ -986,6 +995,27 @@ fn bench(path: &Path, steps: usize, set: &[String], strict: bool) -> diffsoro::R
             ));
         }
         unconverged_steps += usize::from(!report.contact_converged);
+        if rigid_only {
+            let start = Instant::now();
+            match RigidStepJacobian::of_step(
+                &scene,
+                &stepper,
+                &start_state.rigid,
+                &state.rigid,
+                BoundaryGradient::OneSided,
+            ) {
+                Ok(jacobian) => {
+                    gradient.push(start.elapsed().as_secs_f64() * 1e3);
+                    std::hint::black_box(jacobian);
+                }
+                Err(e) => {
+                    underivable += 1;
+                    if underivable == 1 {
+                        bar.suspend(|| eprintln!("step {}: no Jacobian timed: {e} (later ones counted, not repeated)", state.steps));
+                    }
+                }
+            }
+        }
         if let Some((recorder, derivative)) = derivative.as_mut() {
             let mut s = start_state.clone();
             let (_, record) = recorder.step(&scene, &mut s)?;
@@ -1006,6 +1036,11 @@ fn bench(path: &Path, steps: usize, set: &[String], strict: bool) -> diffsoro::R
     if unconverged_steps > 0 {
         eprintln!(
             "warning: the contact NCP stopped at its iteration limit in {unconverged_steps} of {steps} timed steps: step_ms times unfinished solves"
+        );
+    }
+    if underivable > 0 {
+        eprintln!(
+            "warning: {underivable} of {steps} steps had no rigid Jacobian (a contact changing features within the geometry's differentiation step); gradient_ms times the others"
         );
     }
     print_json(&BenchReport {
