@@ -11,11 +11,14 @@ use std::time::Instant;
 use clap::{CommandFactory, Parser, Subcommand};
 use diffsoro::contact::BoundaryGradient;
 use diffsoro::diff::{
-    InputTangent, Parameter, Recorder, RigidStepJacobian, SensitivityStepper, StateTangent,
-    StepDerivative, check_differentiable, every_parameter, step_parameter_jacobian_fd,
+    InputTangent, Parameter, Recorder, RigidSensitivityStepper, RigidStepJacobian,
+    SensitivityStepper, StateTangent, StepDerivative, check_differentiable, every_parameter,
+    parse_rigid_parameter, rigid_seeds, step_parameter_jacobian_fd,
 };
 use diffsoro::rigid::{DynamicsCase, dynamics_report};
-use diffsoro::scene::{FinalState, FrameSeries, Scene, StaticOptions, Stepper, solve_static};
+use diffsoro::scene::{
+    FinalState, FrameSeries, RigidTangentOutput, Scene, StaticOptions, Stepper, solve_static,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
@@ -468,11 +471,22 @@ fn simulate(
     sensitivity: &[String],
 ) -> diffsoro::Result<FinalState> {
     let scene = load_scene(path, set)?;
-    let parameters = sensitivity
-        .iter()
-        .map(|name| Parameter::parse(&scene, name.trim()))
-        .collect::<diffsoro::Result<Vec<_>>>()?;
-    if statics && !parameters.is_empty() {
+    // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
+    let mut parameters = Vec::new();
+    let mut rigid_parameters = Vec::new();
+    for name in sensitivity {
+        match parse_rigid_parameter(&scene, name.trim())? {
+            Some(list) => rigid_parameters.extend(list),
+            None => parameters.push(Parameter::parse(&scene, name.trim())?),
+        }
+    }
+    if !parameters.is_empty() && !rigid_parameters.is_empty() {
+        return Err(diffsoro::Error::invalid(
+            "--sensitivity",
+            "names soft and rigid parameters: one run computes the sensitivities of one kind",
+        ));
+    }
+    if statics && !(parameters.is_empty() && rigid_parameters.is_empty()) {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
             "is computed through time steps; it cannot be combined with --static",
@@ -502,6 +516,7 @@ fn simulate(
         }
     }
     let mut sensitivities = std::collections::BTreeMap::new();
+    let mut rigid_sensitivities = std::collections::BTreeMap::new();
     if statics {
         let reports = solve_static(&scene, &mut state, StaticOptions::default())?;
         for (body, r) in scene.bodies.iter().zip(&reports) {
@@ -524,7 +539,11 @@ fn simulate(
         // Plain steps, or steps carrying the forward sensitivities.
         let mut plain = None;
         let mut sensitive = None;
-        if parameters.is_empty() {
+        let mut rigid_sensitive = None;
+        if !rigid_parameters.is_empty() {
+            let [q, v, tau] = rigid_seeds(&scene, &rigid_parameters);
+            rigid_sensitive = Some(RigidSensitivityStepper::new(&scene, [&q, &v, &tau])?);
+        } else if parameters.is_empty() {
             plain = Some(Stepper::new(&scene)?);
         } else {
             sensitive = Some(SensitivityStepper::new(&scene, &parameters)?);
@@ -532,10 +551,11 @@ fn simulate(
         let bar = progress(steps as u64, "simulate");
         let mut warned = false;
         for _ in 0..steps {
-            let report = match (&mut plain, &mut sensitive) {
-                (Some(stepper), _) => stepper.step(&scene, &mut state)?,
-                (None, Some(stepper)) => stepper.step(&scene, &mut state)?,
-                (None, None) => unreachable!("one stepper exists"),
+            let report = match (&mut plain, &mut sensitive, &mut rigid_sensitive) {
+                (Some(stepper), _, _) => stepper.step(&scene, &mut state)?,
+                (None, Some(stepper), _) => stepper.step(&scene, &mut state)?,
+                (None, None, Some(stepper)) => stepper.step(&scene, &mut state)?,
+                (None, None, None) => unreachable!("one stepper exists"),
             };
             if !report.contact_converged {
                 let tolerance = scene.contact.settings.tolerance;
@@ -590,9 +610,29 @@ fn simulate(
                 })
                 .collect();
         }
+        if let Some(stepper) = &rigid_sensitive {
+            let t = stepper.sensitivity();
+            for (c, p) in rigid_parameters.iter().enumerate() {
+                let mut systems = std::collections::BTreeMap::new();
+                let mut o = 0;
+                for sys in &scene.rigid.systems {
+                    let rows = o..o + sys.nv();
+                    systems.insert(
+                        sys.name.clone(),
+                        RigidTangentOutput {
+                            q: rows.clone().map(|r| t.q[(r, c)]).collect(),
+                            v: rows.map(|r| t.v[(r, c)]).collect(),
+                        },
+                    );
+                    o += sys.nv();
+                }
+                rigid_sensitivities.insert(p.name.clone(), systems);
+            }
+        }
     }
     let mut final_state = FinalState::new(&scene, &state);
     final_state.sensitivities = sensitivities;
+    final_state.rigid_sensitivities = rigid_sensitivities;
     if let (Some(f), Some(dir)) = (frames, out) {
         let json = serde_json::to_vec(&final_state)
             .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+mod cli_support;
+
 use diffsoro::calibrate::fit_initial_velocity;
 use diffsoro::control::contact_inverse_dynamics;
 use diffsoro::diff::rigid_forward_sensitivities;
@@ -203,4 +205,67 @@ fn a_quadruped_finds_the_torques_that_keep_it_standing_still() {
     );
     // The free-flyer carries no torque.
     assert!(result.tau[..6].iter().all(|t| *t == 0.0));
+}
+
+#[test]
+fn simulate_reports_rigid_sensitivities_equal_to_differences_of_two_runs() {
+    // The pushed cube of scenes/cube_push.toml, from the command line, against two runs.
+    let final_json = |args: &[&str]| -> serde_json::Value {
+        let out = cli_support::run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let base = ["simulate", "scenes/cube_push.toml", "--steps", "40"];
+    let mut args = base.to_vec();
+    args.extend(["--sensitivity", "velocity:cube[0],angular_velocity:cube"]);
+    let with = final_json(&args);
+    let sens = &with["rigid_sensitivities"];
+    assert_eq!(
+        sens.as_object().unwrap().len(),
+        4,
+        "one entry per component: {sens}"
+    );
+    let eps = 1e-6;
+    let at = |vx: f64| {
+        let set = format!("rigid_body.cube.velocity=[{vx}, 0.3, 0.0]");
+        let mut a = base.to_vec();
+        a.extend(["--set", set.as_str()]);
+        final_json(&a)["rigid_bodies"][0]["position"].clone()
+    };
+    let (p, m) = (at(0.8 + eps), at(0.8 - eps));
+    for r in 0..3 {
+        let fd = (p[r].as_f64().unwrap() - m[r].as_f64().unwrap()) / (2.0 * eps);
+        let analytic = sens["velocity:cube[0]"]["cube"]["q"][r].as_f64().unwrap();
+        assert!(
+            (fd - analytic).abs() < 1e-6,
+            "position[{r}]: {analytic} vs {fd}"
+        );
+    }
+    // Errors name what is wrong.
+    let out = cli_support::run(&[
+        "simulate",
+        "scenes/cube_push.toml",
+        "--sensitivity",
+        "velocity:ball",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("velocity:ball") && err.contains("cube"),
+        "{err}"
+    );
+    let out = cli_support::run(&[
+        "simulate",
+        "scenes/cube_push.toml",
+        "--sensitivity",
+        "mass:cube",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("not implemented yet"),
+        "{err}"
+    );
 }

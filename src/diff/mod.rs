@@ -44,6 +44,7 @@ mod contact_chain;
 mod finite_difference;
 mod parameter;
 mod record;
+mod rigid_parameter;
 mod rigid_step;
 mod rigid_trajectory;
 mod step_derivative;
@@ -54,8 +55,11 @@ pub use contact_chain::{ContactPointSet, ContactRecord};
 pub use finite_difference::step_parameter_jacobian_fd;
 pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
+pub use rigid_parameter::{RigidParameter, RigidSeed, parse_rigid_parameter, rigid_seeds};
 pub use rigid_step::{RigidStepJacobian, rigid_step_jacobian};
-pub use rigid_trajectory::{RigidSensitivity, rigid_forward_sensitivities};
+pub use rigid_trajectory::{
+    RigidSensitivity, RigidSensitivityStepper, rigid_forward_sensitivities,
+};
 pub use step_derivative::{InputTangent, StepDerivative, StepVjp};
 pub use tangent::{BodyTangent, StateTangent};
 pub use trajectory::{

@@ -3,15 +3,17 @@
 //! input, carried step by step by the rigid step's Jacobian ([`RigidStepJacobian`]):
 //!
 //! ```text
-//! S_q⁺ = ∂q⁺/∂q S_q + ∂q⁺/∂v S_v + ∂q⁺/∂τ S_τ,    S_v⁺ = ∂v⁺/∂q S_q + ∂v⁺/∂v S_v + ∂v⁺/∂τ S_τ
+//! S_q⁺ = ∂q⁺/∂q S_q + ∂q⁺/∂v S_v + ∂q⁺/∂τ P S_τ,    S_v⁺ = ∂v⁺/∂q S_q + ∂v⁺/∂v S_v + ∂v⁺/∂τ P S_τ
 //! ```
 //!
-//! (N × k each, N the stacked velocity coordinates, q in the tangent spaces).
+//! (N × k each, N the stacked velocity coordinates, q in the tangent spaces; P zeroes the
+//! coordinates whose input the effort limit clamped in that step, where a change of the
+//! input changes nothing).
 
 use crate::contact::BoundaryGradient;
 use crate::error::{Error, Result};
 use crate::math::DMat;
-use crate::scene::{Scene, State, Stepper};
+use crate::scene::{RigidDynamics, Scene, State, StepReport, Stepper};
 
 use super::rigid_step::rigid_step_jacobian;
 
@@ -26,11 +28,75 @@ pub struct RigidSensitivity {
     pub unconverged_steps: usize,
 }
 
-/// Advances `state` by `steps` steps of `scene` and carries the tangents seeded by
-/// `seed_q`, `seed_v` (the initial state's, N × k) and `seed_tau` (a constant input's,
-/// N × k; for a robot driven by `torque`, the change of that torque) through them.
-/// `progress(step)` is called after each step. Errors as [`rigid_step_jacobian`], and on
-/// seeds whose shapes do not match the scene.
+/// A stepper that carries the rigid forward sensitivities (module doc) along its steps.
+pub struct RigidSensitivityStepper {
+    stepper: Stepper,
+    sensitivity: RigidSensitivity,
+    tau: DMat,
+}
+
+impl RigidSensitivityStepper {
+    /// Tangents seeded by `seeds = [S_q, S_v, S_τ]` (N × k each: of the initial
+    /// configuration, velocity, and of a constant input added to each robot's). Errors on
+    /// seeds whose shapes do not match the scene, and as [`Stepper::new`].
+    pub fn new(scene: &Scene, seeds: [&DMat; 3]) -> Result<RigidSensitivityStepper> {
+        let n: usize = scene.rigid.systems.iter().map(|s| s.nv()).sum();
+        let k = seeds[0].ncols();
+        if seeds.iter().any(|s| s.shape() != (n, k)) {
+            return Err(Error::invalid(
+                "rigid sensitivity seeds",
+                format!(
+                    "must be {n} × {k} (the scene's rigid velocity coordinates × directions), got {:?}",
+                    seeds.map(|s| s.shape())
+                ),
+            ));
+        }
+        Ok(RigidSensitivityStepper {
+            stepper: Stepper::new(scene)?,
+            sensitivity: RigidSensitivity {
+                q: seeds[0].clone(),
+                v: seeds[1].clone(),
+                unconverged_steps: 0,
+            },
+            tau: seeds[2].clone(),
+        })
+    }
+
+    /// One step of `scene` from `state`, the tangents carried along. Errors as
+    /// [`rigid_step_jacobian`].
+    pub fn step(&mut self, scene: &Scene, state: &mut State) -> Result<StepReport> {
+        let (report, j) =
+            rigid_step_jacobian(scene, &mut self.stepper, state, BoundaryGradient::OneSided)?;
+        let s = &mut self.sensitivity;
+        s.unconverged_steps += usize::from(!report.rigid.converged);
+        // P S_τ: no change where the effort limit clamped the input in this step.
+        let mut tau = self.tau.clone();
+        let mut offset = 0;
+        for (sys, st) in scene.rigid.systems.iter().zip(&state.rigid) {
+            if let RigidDynamics::Robot(model) = &sys.dynamics {
+                for k in 0..sys.nv() {
+                    if st.tau[k].abs() >= model.limits.effort[k] {
+                        tau.row_mut(offset + k).fill(0.0);
+                    }
+                }
+            }
+            offset += sys.nv();
+        }
+        let q = &j.dq_dq * &s.q + &j.dq_dv * &s.v + &j.dq_dtau * &tau;
+        let v = &j.dv_dq * &s.q + &j.dv_dv * &s.v + &j.dv_dtau * &tau;
+        s.q = q;
+        s.v = v;
+        Ok(report)
+    }
+
+    /// The tangents after the steps taken.
+    pub fn sensitivity(&self) -> &RigidSensitivity {
+        &self.sensitivity
+    }
+}
+
+/// Advances `state` by `steps` steps of `scene` and returns the tangents seeded by `seeds`
+/// ([`RigidSensitivityStepper::new`]) after them; `progress(step)` is called after each step.
 pub fn rigid_forward_sensitivities(
     scene: &Scene,
     state: &mut State,
@@ -38,34 +104,10 @@ pub fn rigid_forward_sensitivities(
     seeds: [&DMat; 3],
     progress: &mut dyn FnMut(usize),
 ) -> Result<RigidSensitivity> {
-    let n: usize = scene.rigid.systems.iter().map(|s| s.nv()).sum();
-    let k = seeds[0].ncols();
-    if seeds.iter().any(|s| s.shape() != (n, k)) {
-        return Err(Error::invalid(
-            "rigid sensitivity seeds",
-            format!(
-                "must be {n} × {k} (the scene's rigid velocity coordinates × directions), got {:?}",
-                seeds.map(|s| s.shape())
-            ),
-        ));
-    }
-    let mut stepper = Stepper::new(scene)?;
-    let (mut sq, mut sv) = (seeds[0].clone(), seeds[1].clone());
-    let tau = seeds[2];
-    let mut unconverged_steps = 0;
+    let mut stepper = RigidSensitivityStepper::new(scene, seeds)?;
     for step in 0..steps {
-        let (report, j) =
-            rigid_step_jacobian(scene, &mut stepper, state, BoundaryGradient::OneSided)?;
-        unconverged_steps += usize::from(!report.rigid.converged);
-        let q = &j.dq_dq * &sq + &j.dq_dv * &sv + &j.dq_dtau * tau;
-        let v = &j.dv_dq * &sq + &j.dv_dv * &sv + &j.dv_dtau * tau;
-        sq = q;
-        sv = v;
+        stepper.step(scene, state)?;
         progress(step + 1);
     }
-    Ok(RigidSensitivity {
-        q: sq,
-        v: sv,
-        unconverged_steps,
-    })
+    Ok(stepper.sensitivity.clone())
 }

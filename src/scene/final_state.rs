@@ -101,6 +101,23 @@ pub struct FinalState {
     /// d(final positions)/d(parameter) per requested name (`young_modulus:BODY`, …).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sensitivities: std::collections::BTreeMap<String, Vec<[f64; 3]>>,
+    /// d(final rigid state)/d(parameter) per requested rigid name (`velocity:cube[0]`, …):
+    /// per rigid body or robot, by name, the tangent of its configuration and velocity.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub rigid_sensitivities:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, RigidTangentOutput>>,
+}
+
+/// One rigid system's part of a rigid sensitivity: the tangent of its configuration `q` (a
+/// free body's `[δc; δθ]`, m and rad, the rotation in world axes; a robot's joint coordinates,
+/// a free-flyer's twist in its own frame) and of its velocity `v` (nv each), per unit of the
+/// parameter.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RigidTangentOutput {
+    /// Configuration tangent.
+    pub q: Vec<f64>,
+    /// Velocity tangent.
+    pub v: Vec<f64>,
 }
 
 impl FinalState {
@@ -167,6 +184,7 @@ impl FinalState {
                 })
                 .collect(),
             sensitivities: Default::default(),
+            rigid_sensitivities: Default::default(),
         }
     }
 }

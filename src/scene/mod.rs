@@ -54,7 +54,7 @@ pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,
     SoftBodySection,
 };
-pub use final_state::{ActuatorOutput, BodyOutput, EffectorOutput, FinalState};
+pub use final_state::{ActuatorOutput, BodyOutput, EffectorOutput, FinalState, RigidTangentOutput};
 pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };

@@ -1,0 +1,132 @@
+//! Names of the rigid inputs sensitivities are taken with respect to (docs/derivatives.md):
+//! `q:ROBOT`, `v:ROBOT`, `tau:ROBOT` (a robot's initial configuration tangent, initial
+//! velocity, constant torque input), `position:BODY`, `velocity:BODY`,
+//! `angular_velocity:BODY` (a free body's initial centre, velocity and angular velocity, world
+//! axes). A name stands for every component; `velocity:cube[2]` names one.
+
+use crate::error::{Error, Result};
+use crate::math::DMat;
+use crate::scene::{RigidKind, Scene};
+
+/// Which seed a rigid parameter moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RigidSeed {
+    /// The initial configuration (tangent).
+    Configuration,
+    /// The initial velocity.
+    Velocity,
+    /// A constant input added to the robot's.
+    Input,
+}
+
+/// One scalar rigid parameter: its name with its component (`velocity:cube[0]`), which seed
+/// it moves and where in the stacked coordinates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RigidParameter {
+    /// The name with its component.
+    pub name: String,
+    /// The seed it moves.
+    pub seed: RigidSeed,
+    /// Its row in the stacked rigid coordinates.
+    pub index: usize,
+}
+
+/// The rigid parameters `name` stands for, `None` when `name` is not of a rigid kind. Errors
+/// name an unknown body or robot, a component out of range, and the rigid names whose
+/// derivatives do not exist yet (`mass:BODY`, `friction:OBSTACLE`).
+pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<RigidParameter>>> {
+    let what = || format!("parameter `{name}`");
+    let Some((kind, target)) = name.split_once(':') else {
+        return Ok(None);
+    };
+    let (want, seed, first, len) = match kind {
+        "q" => (RigidKind::Robot, RigidSeed::Configuration, 0, None),
+        "v" => (RigidKind::Robot, RigidSeed::Velocity, 0, None),
+        "tau" => (RigidKind::Robot, RigidSeed::Input, 0, None),
+        "position" => (RigidKind::FreeBody, RigidSeed::Configuration, 0, Some(3)),
+        "velocity" => (RigidKind::FreeBody, RigidSeed::Velocity, 0, Some(3)),
+        "angular_velocity" => (RigidKind::FreeBody, RigidSeed::Velocity, 3, Some(3)),
+        "mass" | "friction" => {
+            return Err(Error::invalid(
+                what(),
+                "derivatives with respect to a rigid body's mass and a friction coefficient are not implemented yet",
+            ));
+        }
+        _ => return Ok(None),
+    };
+    let (body, component) = match target.split_once('[') {
+        Some((b, rest)) => {
+            let k = rest
+                .strip_suffix(']')
+                .and_then(|k| k.parse::<usize>().ok())
+                .ok_or_else(|| {
+                    Error::invalid(what(), "expected NAME or NAME[k], k a component index")
+                })?;
+            (b, Some(k))
+        }
+        None => (target, None),
+    };
+    let systems = &scene.rigid.systems;
+    let s = systems
+        .iter()
+        .position(|x| x.name == body && x.kind() == want)
+        .ok_or_else(|| {
+            let known: Vec<&str> = systems
+                .iter()
+                .filter(|x| x.kind() == want)
+                .map(|x| x.name.as_str())
+                .collect();
+            let noun = if want == RigidKind::Robot {
+                "robot"
+            } else {
+                "free rigid body"
+            };
+            Error::invalid(
+                what(),
+                format!("the scene has no {noun} `{body}` (it has {known:?})"),
+            )
+        })?;
+    let len = len.unwrap_or(systems[s].nv());
+    let offset: usize = systems[..s].iter().map(|x| x.nv()).sum::<usize>() + first;
+    let base = format!("{kind}:{body}");
+    let components: Vec<usize> = match component {
+        Some(k) if k < len => vec![k],
+        Some(k) => {
+            return Err(Error::invalid(
+                what(),
+                format!("component {k} is out of range (0 to {})", len - 1),
+            ));
+        }
+        None => (0..len).collect(),
+    };
+    Ok(Some(
+        components
+            .into_iter()
+            .map(|k| RigidParameter {
+                name: format!("{base}[{k}]"),
+                seed,
+                index: offset + k,
+            })
+            .collect(),
+    ))
+}
+
+/// The seeds `[S_q, S_v, S_τ]` (N × k) of `params`, one column each
+/// (`diff::RigidSensitivityStepper::new`).
+pub fn rigid_seeds(scene: &Scene, params: &[RigidParameter]) -> [DMat; 3] {
+    let n: usize = scene.rigid.systems.iter().map(|s| s.nv()).sum();
+    let mut seeds = [
+        DMat::zeros(n, params.len()),
+        DMat::zeros(n, params.len()),
+        DMat::zeros(n, params.len()),
+    ];
+    for (c, p) in params.iter().enumerate() {
+        let which = match p.seed {
+            RigidSeed::Configuration => 0,
+            RigidSeed::Velocity => 1,
+            RigidSeed::Input => 2,
+        };
+        seeds[which][(p.index, c)] = 1.0;
+    }
+    seeds
+}
