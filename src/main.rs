@@ -687,6 +687,20 @@ fn calibrate(
     set: &[String],
 ) -> diffsoro::Result<()> {
     let scene = load_scene(path, set)?;
+    let names: Vec<&str> = flags
+        .params
+        .iter()
+        .flat_map(|p| p.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let rigid: Vec<_> = names
+        .iter()
+        .map(|p| parse_rigid_parameter(&scene, p))
+        .collect::<diffsoro::Result<_>>()?;
+    if rigid.iter().any(Option::is_some) {
+        return calibrate_rigid_velocity(&scene, observed, flags, out, &names, rigid);
+    }
     let mut setup = diffsoro::calibrate::CalibrationSetup::new(
         &scene,
         observed,
@@ -701,6 +715,128 @@ fn calibrate(
             &setup,
             out.map(|dir| (dir, flags.error_scale, flags.view)),
         )
+    })
+}
+
+/// `calibrate` with rigid parameters: components of one free body's initial velocity
+/// (`velocity:BODY[k]`, `angular_velocity:BODY[k]`), fitted to the body's observed final
+/// position (`calibrate::fit_initial_velocity`).
+fn calibrate_rigid_velocity(
+    scene: &Scene,
+    observed: &Path,
+    flags: &CalibrateFlags<'_>,
+    out: Option<&Path>,
+    names: &[&str],
+    parsed: Vec<Option<Vec<diffsoro::diff::RigidParameter>>>,
+) -> diffsoro::Result<()> {
+    let what = "--param";
+    let mut params = Vec::new();
+    for (name, p) in names.iter().zip(parsed) {
+        let Some(list) = p else {
+            return Err(diffsoro::Error::invalid(
+                what,
+                format!(
+                    "`{name}` is a soft parameter: one fit takes parameters of one kind, soft or rigid"
+                ),
+            ));
+        };
+        params.extend(list);
+    }
+    let body = params[0]
+        .name
+        .split([':', '['])
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    if params.iter().any(|p| {
+        p.seed != diffsoro::diff::RigidSeed::Velocity
+            || p.name.split([':', '[']).nth(1) != Some(body.as_str())
+    }) {
+        return Err(diffsoro::Error::invalid(
+            what,
+            "rigid calibration fits components of one free body's initial velocity (`velocity:BODY`, `angular_velocity:BODY`, or one component `velocity:BODY[k]`)",
+        ));
+    }
+    let systems = &scene.rigid.systems;
+    let s = systems
+        .iter()
+        .position(|x| x.name == body)
+        .expect("parsed against the scene");
+    let offset: usize = systems[..s].iter().map(|x| x.nv()).sum();
+    let components: Vec<usize> = params.iter().map(|p| p.index - offset).collect();
+    let mut guess: Vec<f64> = components.iter().map(|&c| systems[s].v0[c]).collect();
+    for entry in flags.init {
+        let Some((name, value)) = entry.split_once('=') else {
+            return Err(diffsoro::Error::invalid(
+                format!("--init `{entry}`"),
+                "is not of the form NAME=VALUE",
+            ));
+        };
+        let k = params
+            .iter()
+            .position(|p| p.name == name.trim())
+            .ok_or_else(|| {
+                let known: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+                diffsoro::Error::invalid(
+                    format!("--init `{entry}`"),
+                    format!("names none of the parameters {known:?}"),
+                )
+            })?;
+        guess[k] = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| {
+                diffsoro::Error::invalid(
+                    format!("--init `{entry}`"),
+                    "the value is not a finite number",
+                )
+            })?;
+    }
+    let text = std::fs::read_to_string(observed).map_err(|e| diffsoro::Error::io(observed, e))?;
+    let state: FinalState = serde_json::from_str(&text).map_err(|e| {
+        diffsoro::Error::parse(
+            observed.display().to_string(),
+            diffsoro::error::Location::Line(e.line()),
+            e.to_string(),
+        )
+    })?;
+    let position = state
+        .rigid_bodies
+        .iter()
+        .find(|b| b.name == body)
+        .map(|b| b.position)
+        .ok_or_else(|| {
+            diffsoro::Error::invalid(
+                format!("--observed `{}`", observed.display()),
+                format!("has no rigid body `{body}` in `rigid_bodies`"),
+            )
+        })?;
+    eprintln!(
+        "fitting {} of {body} to its observed final position {position:?} m",
+        params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let fit = diffsoro::calibrate::fit_initial_velocity(
+        scene,
+        &body,
+        &components,
+        &guess,
+        diffsoro::math::Vec3::from(position),
+        scene.simulation.steps,
+    )?;
+    let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    let report = diffsoro::calibrate::CalibrationReport::from_unbounded_fit(&names, &fit);
+    with_out_folder(out, |out| {
+        if let Some(dir) = out {
+            let written = report.write_outputs(dir, flags.error_scale)?;
+            eprintln!("wrote {} files in {}", written.len(), dir.display());
+        }
+        print_json(&report)
     })
 }
 

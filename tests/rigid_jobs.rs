@@ -269,3 +269,61 @@ fn simulate_reports_rigid_sensitivities_equal_to_differences_of_two_runs() {
         "{err}"
     );
 }
+
+#[test]
+fn calibrate_recovers_the_push_from_the_command_line() {
+    let dir = cli_support::scratch("calibrate_push");
+    let obs = dir.join("obs");
+    let out = cli_support::run(&[
+        "simulate",
+        "scenes/cube_push.toml",
+        "--out",
+        obs.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let observed = obs.join("final.json");
+    let fit = dir.join("fit");
+    let out = cli_support::run(&[
+        "calibrate",
+        "scenes/cube_push.toml",
+        "--observed",
+        observed.to_str().unwrap(),
+        "--param",
+        "velocity:cube[0],velocity:cube[1]",
+        "--init",
+        "velocity:cube[0]=0.4",
+        "--init",
+        "velocity:cube[1]=0.6",
+        "--out",
+        fit.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["converged"], true, "{report}");
+    // The scene's own push, (0.8, 0.3) m/s, made the observation.
+    for (name, want) in [("velocity:cube[0]", 0.8), ("velocity:cube[1]", 0.3)] {
+        let got = report["params"][name].as_f64().unwrap();
+        assert!((got - want).abs() <= 1e-6 * want, "{name}: {got}");
+    }
+    assert!(fit.join("calibration.json").is_file() && fit.join("loss.svg").is_file());
+    // One kind per fit; an observation without the body is named.
+    let out = cli_support::run(&[
+        "calibrate",
+        "scenes/cube_push.toml",
+        "--observed",
+        observed.to_str().unwrap(),
+        "--param",
+        "velocity:cube[0],young_modulus:beam",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("one kind"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -68,23 +68,59 @@ impl CalibrationReport {
         initial_loss: f64,
         restarts: usize,
     ) -> CalibrationReport {
-        let values = map.physical(&fit.params);
-        let params = map
-            .names
+        let names: Vec<String> = map.names.iter().map(|n| n.to_string()).collect();
+        let history: Vec<Vec<f64>> = fit
+            .history
             .iter()
-            .zip(&values)
-            .map(|(n, v)| (n.to_string(), *v))
+            .map(|e| map.physical(&e.params))
+            .collect();
+        let values = map.physical(&fit.params);
+        let held: Vec<(usize, f64)> = map.at_bound(&fit.params);
+        CalibrationReport::build(
+            &names,
+            &values,
+            &history,
+            &held,
+            fit,
+            initial_loss,
+            restarts,
+        )
+    }
+
+    /// The report of a fit whose coordinates are the physical parameters `names` themselves,
+    /// unbounded (a rigid body's initial velocity, `fit_initial_velocity`), judged against its
+    /// first loss.
+    pub fn from_unbounded_fit(names: &[String], fit: &LmResult) -> CalibrationReport {
+        let initial = fit.history.first().map_or(fit.loss, |h| h.loss);
+        let history: Vec<Vec<f64>> = fit.history.iter().map(|e| e.params.clone()).collect();
+        CalibrationReport::build(names, &fit.params, &history, &[], fit, initial, 0)
+    }
+
+    /// The report of `fit` with its physical `values` (and per-iteration `history`) named
+    /// `names`, the parameters `held` at an end of their range.
+    fn build(
+        names: &[String],
+        values: &[f64],
+        history: &[Vec<f64>],
+        held: &[(usize, f64)],
+        fit: &LmResult,
+        initial_loss: f64,
+        restarts: usize,
+    ) -> CalibrationReport {
+        let params = names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| (n.clone(), *v))
             .collect();
         let mut param_history: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for entry in &fit.history {
-            for (n, v) in map.names.iter().zip(map.physical(&entry.params)) {
-                param_history.entry(n.to_string()).or_default().push(v);
+        for entry in history {
+            for (n, v) in names.iter().zip(entry) {
+                param_history.entry(n.clone()).or_default().push(*v);
             }
         }
-        let held = map.at_bound(&fit.params);
         let at_bound: BTreeMap<String, f64> = held
             .iter()
-            .map(|&(k, end)| (map.names[k].to_string(), end))
+            .map(|&(k, end)| (names[k].clone(), end))
             .collect();
         let converged = reached(fit, initial_loss) && held.is_empty();
         let reason = match fit.stop {
@@ -102,7 +138,7 @@ impl CalibrationReport {
         } else if !held.is_empty() {
             let which: Vec<String> = held
                 .iter()
-                .map(|&(k, end)| format!("{} = {} at its bound {end}", map.names[k], values[k]))
+                .map(|&(k, end)| format!("{} = {} at its bound {end}", names[k], values[k]))
                 .collect();
             format!(
                 "held by a bound ({reason}): {}; loss {loss:.3e} m² (initial {initial_loss:.3e} m²)",
@@ -198,6 +234,8 @@ pub(super) fn parameter_unit(name: &str) -> &'static str {
     match name.split(':').next() {
         Some("young_modulus") => "Pa",
         Some("poisson_ratio") => "1",
+        Some("velocity") => "m/s",
+        Some("angular_velocity") => "rad/s",
         _ => "N, Pa, N·m or rad",
     }
 }
