@@ -17,9 +17,12 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
     assert_eq!(q.len(), model.nq, "q must have length nq");
     let n = model.njoints();
     let nv = model.nv;
+    // The pose of the joint just before, kept in registers: in a chain it is the parent, read
+    // without a round trip through memory.
+    let mut prev = data.o_m_i[0];
     for i in 1..n {
         let joint = &model.joints[i];
-        match joint.kind {
+        let om = match joint.kind {
             // One column, and the joint rotation leaves the translation of the placement alone.
             JointKind::Revolute { axis } | JointKind::RevoluteUnbounded { axis } => {
                 let placement = &model.placements[i];
@@ -29,11 +32,9 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
                     rot: rotated_about(&placement.rot, &axis, k, c, s),
                     trans: placement.trans,
                 };
-                // The parent's pose and this one's borrowed apart, so the product is written
-                // in place as it is formed (no copy through a temporary).
-                let (done, rest) = data.o_m_i.split_at_mut(i);
-                let om = &mut rest[0];
-                *om = done[model.parents[i]].mul(&li);
+                let p = model.parents[i];
+                let parent = if p + 1 == i { prev } else { data.o_m_i[p] };
+                let om = parent.mul(&li);
                 // About a coordinate axis `e_k`, `R e_k` is column k of R.
                 let w = match k {
                     Some(k) => om.rot.column(k).into_owned(),
@@ -41,13 +42,17 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
                 };
                 data.j[joint.idx_v] = spatial(om.trans.cross(&w), w);
                 data.li_m_i[i] = li;
+                data.o_m_i[i] = om;
+                om
             }
             _ => {
                 place_joint(model, data, i, q);
                 joint_columns(model, data, i);
+                data.o_m_i[i]
             }
-        }
-        data.o_icrb[i] = model.inertias[i].transformed_origin(&data.o_m_i[i]);
+        };
+        data.o_icrb[i] = model.inertias[i].transformed_origin(&om);
+        prev = om;
     }
     let Data {
         m,
