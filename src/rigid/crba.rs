@@ -4,6 +4,7 @@
 use super::data::Data;
 use super::joint::{JointKind, axis_rotation};
 use super::kinematics::{joint_columns, place_joint};
+use super::mat3;
 use super::model::Model;
 use super::spatial::{Se3, Vec6, spatial};
 use crate::math::{DMat, Mat3, Vec3};
@@ -34,7 +35,11 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
                 };
                 let p = model.parents[i];
                 let parent = if p + 1 == i { prev } else { data.o_m_i[p] };
-                let om = parent.mul(&li);
+                // `parent · li`, unrolled (the same values as `Se3::mul`).
+                let om = Se3 {
+                    rot: mat3::mul(&parent.rot, &li.rot),
+                    trans: mat3::mul_vec(&parent.rot, &li.trans) + parent.trans,
+                };
                 // About a coordinate axis `e_k`, `R e_k` is column k of R.
                 let w = match k {
                     Some(k) => om.rot.column(k).into_owned(),

@@ -65,7 +65,7 @@ impl Inertia {
     /// This body, held in frame B, expressed about the origin of frame A (`m = aMb`).
     #[inline(always)]
     pub fn transformed_origin(&self, m: &Se3) -> OriginInertia {
-        let c = m.act_point(&self.com);
+        let c = mat3::mul_vec(&m.rot, &self.com) + m.trans;
         let h = c * self.mass;
         // I_o = R I_c Rᵀ + m (|c|² I − c cᵀ), symmetric: six entries.
         let t = mat3::mul(&m.rot, &self.inertia_com);

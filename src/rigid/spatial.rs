@@ -125,8 +125,8 @@ impl Se3 {
     #[inline(always)]
     pub fn mul(&self, other: &Se3) -> Se3 {
         Se3 {
-            rot: mat3::mul(&self.rot, &other.rot),
-            trans: mat3::mul_vec(&self.rot, &other.trans) + self.trans,
+            rot: self.rot * other.rot,
+            trans: self.rot * other.trans + self.trans,
         }
     }
 
@@ -153,7 +153,7 @@ impl Se3 {
     /// A point of frame B expressed in frame A.
     #[inline(always)]
     pub fn act_point(&self, x: &Vec3) -> Vec3 {
-        mat3::mul_vec(&self.rot, x) + self.trans
+        self.rot * x + self.trans
     }
 
     /// Twist of frame B coordinates → frame A (`aXb m`): `[R v + p × R ω; R ω]`.
