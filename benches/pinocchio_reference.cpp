@@ -2,7 +2,8 @@
 // `cargo bench --bench rigid` under the same machine load. Offline tool, not built by cargo.
 //
 // Setup (Python packages only as tools): pip install pin cmeel-eigen
-//   python3 -c "import pinocchio as pin; [ (pin.buildModelFromUrdf(f'urdf/{n}.urdf', *( [pin.JointModelFreeFlyer()] if ff else [] ))).saveToBinary(f'/tmp/{n}.bin') for n, ff in [('ur5', 0), ('quadruped', 1), ('humanoid', 1)] ]"
+//   python3 -c "import pinocchio as pin; [ (pin.buildModelFromUrdf(f'urdf/{f}.urdf', *( [pin.JointModelFreeFlyer()] if ff else [] ))).saveToBinary(f'/tmp/{n}.bin') for n, f, ff in [('ur5', 'ur5', 0), ('quadruped', 'quadruped', 1), ('humanoid', 'humanoid', 1), ('ur5_real', 'real/ur5_robot', 0), ('go1', 'real/go1', 1)] ]"
+//   (python3 being the venv's: python3 -m venv /tmp/pinenv && /tmp/pinenv/bin/pip install pin==4.1.0 cmeel-eigen)
 //   P=$(python3 -c "import cmeel, os; print(os.path.join(os.path.dirname(cmeel.__path__[0]), 'cmeel.prefix'))")
 //   g++ -O3 -DNDEBUG -std=c++17 -DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS -DBOOST_MPL_LIMIT_LIST_SIZE=30 \
 //     -DBOOST_MPL_LIMIT_VECTOR_SIZE=30 -DBOOST_FUSION_INVOKE_MAX_ARITY=12 -I$P/include -I$P/include/eigen3 \

@@ -1,9 +1,8 @@
 //! Rigid-body dynamics timings (RNEA, CRBA, ABA, ABA derivatives) on UR5, the quadruped on a
 //! free-flyer (nv 18) and the humanoid on a free-flyer (nv 38), and the real UR5 and Go1 files of
-//! example-robot-data (`urdf/real/`; not yet measured), one core.
-//! Reference (Pinocchio 4.1 C++ on the same machine, median): UR5 RNEA 0.69 µs, CRBA 0.32 µs,
-//! ABA 1.56 µs, ABA derivatives 3.37 µs; quadruped ABA 3.54 µs, derivatives 11.5 µs; humanoid
-//! ABA 9.0 µs, derivatives 39.6 µs.
+//! example-robot-data (`urdf/real/`), one core. Pinocchio's figures for the same models on the
+//! same machine come from `benches/pinocchio_reference.cpp`; the last side-by-side run is in
+//! docs/speed.md ("Rigid bodies").
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use diffsoro::rigid::{

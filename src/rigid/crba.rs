@@ -4,6 +4,7 @@
 use super::data::Data;
 use super::joint::{JointKind, axis_rotation};
 use super::kinematics::{joint_columns, place_joint};
+use super::mat3;
 use super::model::Model;
 use super::spatial::{Se3, Vec6, spatial};
 use crate::math::{DMat, Mat3, Vec3};
@@ -17,32 +18,50 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
     assert_eq!(q.len(), model.nq, "q must have length nq");
     let n = model.njoints();
     let nv = model.nv;
+    // The pose of the joint just before, kept in registers: in a chain it is the parent, read
+    // without a round trip through memory.
+    let mut prev = data.o_m_i[0];
     for i in 1..n {
         let joint = &model.joints[i];
-        match joint.kind {
+        let om = match joint.kind {
             // One column, and the joint rotation leaves the translation of the placement alone.
             JointKind::Revolute { axis } | JointKind::RevoluteUnbounded { axis } => {
                 let placement = &model.placements[i];
                 let (c, s) = revolute_cos_sin(&joint.kind, &q[joint.idx_q..]);
+                let k = coordinate_axis(&axis);
                 let li = Se3 {
-                    rot: rotated_about(&placement.rot, &axis, c, s),
+                    rot: rotated_about(&placement.rot, &axis, k, c, s),
                     trans: placement.trans,
                 };
-                let om = data.o_m_i[model.parents[i]].mul(&li);
+                let p = model.parents[i];
+                let parent = if p + 1 == i { prev } else { data.o_m_i[p] };
+                // `parent · li`, unrolled (the same values as `Se3::mul`).
+                let om = Se3 {
+                    rot: mat3::mul(&parent.rot, &li.rot),
+                    trans: mat3::mul_vec(&parent.rot, &li.trans) + parent.trans,
+                };
+                // About a coordinate axis `e_k`, `R e_k` is column k of R.
+                let w = match k {
+                    Some(k) => om.rot.column(k).into_owned(),
+                    None => om.rot * axis,
+                };
+                data.j[joint.idx_v] = spatial(om.trans.cross(&w), w);
                 data.li_m_i[i] = li;
                 data.o_m_i[i] = om;
-                let w = om.rot * axis;
-                data.j[joint.idx_v] = spatial(om.trans.cross(&w), w);
+                om
             }
             _ => {
                 place_joint(model, data, i, q);
                 joint_columns(model, data, i);
+                data.o_m_i[i]
             }
-        }
-        data.o_icrb[i] = model.inertias[i].transformed_origin(&data.o_m_i[i]);
+        };
+        data.o_icrb[i] = model.inertias[i].transformed_origin(&om);
+        prev = om;
     }
     let Data {
         m,
+        o_m_i,
         o_icrb,
         j,
         u_cols,
@@ -54,17 +73,23 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
         let joint = &model.joints[i];
         let (iv, jnv) = (joint.idx_v, joint.nv());
         let end = iv + model.nv_subtree[i];
-        let y = o_icrb[i];
+        // This joint's composite and its ancestors' borrowed apart: no copy of it is made.
+        let (outer, rest) = o_icrb.split_at_mut(i);
+        let y = &rest[0];
         for (u, jc) in u_cols[iv..iv + jnv].iter_mut().zip(&j[iv..iv + jnv]) {
             *u = y.mul_motion(jc);
         }
-        // Within the joint's own block only `c ≥ r` (the lower triangle) is formed.
-        for r in iv..iv + jnv {
-            fill_row(m, nv, r, &j[r], &u_cols[r..end]);
+        if let JointKind::FreeFlyer = joint.kind {
+            fill_free_flyer_rows(m, nv, iv, &o_m_i[i], &u_cols[iv..end]);
+        } else {
+            // Within the joint's own block only `c ≥ r` (the lower triangle) is formed.
+            for r in iv..iv + jnv {
+                fill_row(m, nv, r, &j[r], &u_cols[r..end]);
+            }
         }
         let p = model.parents[i];
         if p > 0 {
-            o_icrb[p].add_assign(&y);
+            outer[p].add_assign(y);
         }
     }
     &data.m
@@ -84,27 +109,37 @@ fn revolute_cos_sin(kind: &JointKind, q: &[f64]) -> (f64, f64) {
     }
 }
 
+/// Which coordinate axis `e_k` the unit `axis` is, if any.
+#[inline(always)]
+fn coordinate_axis(axis: &Vec3) -> Option<usize> {
+    match (axis.x, axis.y, axis.z) {
+        (1.0, 0.0, 0.0) => Some(0),
+        (0.0, 1.0, 0.0) => Some(1),
+        (0.0, 0.0, 1.0) => Some(2),
+        _ => None,
+    }
+}
+
 /// `P · R(axis, θ)` for the rotation by the angle with cosine `c` and sine `s` about the unit
 /// `axis`. About a coordinate axis `e_k` only two columns mix (`P e_k` is kept):
 /// `P R e_b = c P e_b + s P e_d`, `P R e_d = c P e_d − s P e_b` with `(k, b, d)` cyclic —
 /// the same floating-point values as the full product, whose other terms are exact zeros.
 #[inline(always)]
-fn rotated_about(p: &Mat3, axis: &Vec3, c: f64, s: f64) -> Mat3 {
-    let k = if axis.x == 1.0 && axis.y == 0.0 && axis.z == 0.0 {
-        0
-    } else if axis.x == 0.0 && axis.y == 1.0 && axis.z == 0.0 {
-        1
-    } else if axis.x == 0.0 && axis.y == 0.0 && axis.z == 1.0 {
-        2
-    } else {
+fn rotated_about(p: &Mat3, axis: &Vec3, k: Option<usize>, c: f64, s: f64) -> Mat3 {
+    let Some(k) = k else {
         return p * axis_rotation(axis, c, s);
     };
     let (b, d) = ((k + 1) % 3, (k + 2) % 3);
     let (pb, pd) = (p.column(b), p.column(d));
-    let mut out = *p;
-    out.set_column(b, &(pb * c + pd * s));
-    out.set_column(d, &(pd * c - pb * s));
-    out
+    let (nb, nd) = (pb * c + pd * s, pd * c - pb * s);
+    let pk = p.column(k).into_owned();
+    // Built from the three columns at once: no stores into a copy of `p` that a wider load
+    // would then have to read back.
+    match k {
+        0 => Mat3::from_columns(&[pk, nb, nd]),
+        1 => Mat3::from_columns(&[nd, pk, nb]),
+        _ => Mat3::from_columns(&[nb, nd, pk]),
+    }
 }
 
 /// `M[c, r] = M[r, c] = J_rᵀ F_c` for the columns `c = r, r + 1, …` of `f` (column-major `m`,
@@ -121,6 +156,29 @@ fn fill_row(m: &mut [f64], nv: usize, r: usize, jr: &Vec6, f: &[Vec6]) {
     for k in 0..f.len() {
         let v = m[r * nv + c0 + k];
         m[(c0 + k) * nv + r] = v;
+    }
+}
+
+/// The six rows `r0..r0 + 6` of a free-flyer with world pose `om`: its Jacobian columns are
+/// `om · I₆`, so `[J_r0 … J_r0+5]ᵀ F_c` is the force `F_c` expressed in the joint frame,
+/// `om⁻¹ · F_c` (24 products instead of 36). `f` holds the columns `c = r0, r0 + 1, …`; within
+/// the joint's own block only `r ≤ c` is formed, then mirrored.
+#[inline(always)]
+fn fill_free_flyer_rows(m: &mut [f64], nv: usize, r0: usize, om: &Se3, f: &[Vec6]) {
+    for (k, fc) in f.iter().enumerate() {
+        let c = r0 + k;
+        let x = om.act_inv_force(fc);
+        if k >= 5 {
+            m[c * nv + r0..c * nv + r0 + 6].copy_from_slice(x.as_slice());
+            for (r, xr) in x.iter().enumerate() {
+                m[(r0 + r) * nv + c] = *xr;
+            }
+        } else {
+            for r in 0..=k {
+                m[c * nv + r0 + r] = x[r];
+                m[(r0 + r) * nv + c] = x[r];
+            }
+        }
     }
 }
 
@@ -146,7 +204,7 @@ mod tests {
         let (s, c) = 0.83f64.sin_cos();
         for axis in [Vec3::x(), Vec3::y(), Vec3::z(), Vec3::new(0.6, 0.0, 0.8)] {
             assert_eq!(
-                rotated_about(&p, &axis, c, s),
+                rotated_about(&p, &axis, coordinate_axis(&axis), c, s),
                 p * axis_rotation(&axis, c, s)
             );
         }

@@ -104,14 +104,7 @@ impl Data {
             oh: z6.clone(),
             of: z6,
             oinertia: zm.clone(),
-            o_icrb: vec![
-                OriginInertia {
-                    mass: 0.0,
-                    h: crate::math::Vec3::zeros(),
-                    i_o: crate::math::Mat3::zeros(),
-                };
-                n
-            ],
+            o_icrb: vec![OriginInertia::zero(); n],
             o_ycrb: zm.clone(),
             do_ycrb: zm.clone(),
             o_yaba: zm.clone(),

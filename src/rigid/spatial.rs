@@ -5,6 +5,7 @@
 //! Ordering of every 6-vector is **linear first, angular second**, as in Pinocchio:
 //! a motion (twist) is `[v; ω]` (m/s, rad/s), a force (wrench) is `[f; n]` (N, N·m).
 
+use super::mat3;
 use crate::math::{Mat3, Vec3};
 
 /// A spatial 6-vector: a motion `[v; ω]` or a force `[f; n]` (linear part first).
@@ -181,8 +182,10 @@ impl Se3 {
     #[inline(always)]
     pub fn act_inv_force(&self, f: &Vec6) -> Vec6 {
         let (fl, n) = (lin(f), ang(f));
-        let rt = self.rot.transpose();
-        spatial(rt * fl, rt * (n - self.trans.cross(&fl)))
+        spatial(
+            mat3::tr_mul_vec(&self.rot, &fl),
+            mat3::tr_mul_vec(&self.rot, &(n - self.trans.cross(&fl))),
+        )
     }
 
     /// The exponential of the twist `ν = [v; ω]` (a unit-time screw motion), SE(3) `exp6`.
@@ -336,62 +339,7 @@ impl Inertia {
     }
 }
 
-/// A spatial inertia stored about the origin of its frame, `Y = [[m I, −[h]×], [[h]×, I_o]]`
-/// with the first moment `h = m c` (kg·m) and the rotational inertia about the origin
-/// `I_o = I_c − m [c]×²` (kg·m²). Sums of bodies are plain sums of the three parts, which makes it
-/// the cheap form for composite inertias (CRBA).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OriginInertia {
-    /// Mass (kg).
-    pub mass: f64,
-    /// First moment of mass `m c` (kg·m).
-    pub h: Vec3,
-    /// Rotational inertia about the frame origin (kg·m²).
-    pub i_o: Mat3,
-}
-
-impl OriginInertia {
-    /// Adds another body expressed in the same frame.
-    #[inline(always)]
-    pub fn add_assign(&mut self, other: &OriginInertia) {
-        self.mass += other.mass;
-        self.h += other.h;
-        self.i_o += other.i_o;
-    }
-
-    /// The momentum `Y m` for the twist `m`: `[m v − h × ω; h × v + I_o ω]`.
-    #[inline(always)]
-    pub fn mul_motion(&self, m: &Vec6) -> Vec6 {
-        let (v, w) = (lin(m), ang(m));
-        spatial(
-            v * self.mass - self.h.cross(&w),
-            self.h.cross(&v) + self.i_o * w,
-        )
-    }
-}
-
-impl Inertia {
-    /// This body, held in frame B, expressed about the origin of frame A (`m = aMb`).
-    #[inline(always)]
-    pub fn transformed_origin(&self, m: &Se3) -> OriginInertia {
-        let c = m.act_point(&self.com);
-        let h = c * self.mass;
-        // I_o = R I_c Rᵀ + m (|c|² I − c cᵀ), symmetric: six entries.
-        let t = m.rot * self.inertia_com;
-        let r = &m.rot;
-        let e = |a: usize, b: usize| {
-            t[(a, 0)] * r[(b, 0)] + t[(a, 1)] * r[(b, 1)] + t[(a, 2)] * r[(b, 2)] - h[a] * c[b]
-        };
-        let cc = c.dot(&h);
-        let (xx, yy, zz) = (e(0, 0) + cc, e(1, 1) + cc, e(2, 2) + cc);
-        let (xy, xz, yz) = (e(0, 1), e(0, 2), e(1, 2));
-        OriginInertia {
-            mass: self.mass,
-            h,
-            i_o: Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz),
-        }
-    }
-}
+pub use super::origin_inertia::OriginInertia;
 
 #[cfg(test)]
 mod tests {
