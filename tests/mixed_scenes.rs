@@ -2,20 +2,11 @@
 //! to rigid links, in one NCP with the rigid rows. Every expectation comes from a balance of
 //! forces or a conservation law, never from an earlier run.
 
-use std::path::Path;
+mod scene_support;
 
 use diffsoro::math::Vec3;
 use diffsoro::scene::{RigidDynamics, RigidRow, Scene, SceneFile, State, Stepper};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scene(text: &str) -> Scene {
-    let file = SceneFile::parse("test.toml", text, &[]).unwrap();
-    file.validate().unwrap();
-    Scene::build(&file, &root().join("scenes")).unwrap()
-}
+use scene_support::{root, scene};
 
 fn load(name: &str) -> Scene {
     Scene::load(&root().join("scenes").join(name), &[]).unwrap()

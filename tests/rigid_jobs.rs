@@ -3,32 +3,15 @@
 //! keep a quadruped standing still on its four feet (contact inverse dynamics); and the rigid
 //! forward sensitivities they rest on against central differences of whole runs.
 
-use std::path::Path;
-
 mod cli_support;
+mod scene_support;
 
 use diffsoro::calibrate::fit_initial_velocity;
 use diffsoro::control::contact_inverse_dynamics;
 use diffsoro::diff::rigid_forward_sensitivities;
 use diffsoro::math::{DMat, Vec3};
-use diffsoro::scene::{RigidDynamics, RigidInput, Scene, SceneFile, State, Stepper};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scene(text: &str) -> Scene {
-    let file = SceneFile::parse("test.toml", text, &[]).unwrap();
-    file.validate().unwrap();
-    Scene::build(&file, &root().join("scenes")).unwrap()
-}
-
-fn run(scene: &Scene, state: &mut State, steps: usize) {
-    let mut stepper = Stepper::new(scene).unwrap();
-    for _ in 0..steps {
-        stepper.step(scene, state).unwrap();
-    }
-}
+use diffsoro::scene::{RigidDynamics, RigidInput, Scene, Stepper};
+use scene_support::{root, run_steps as run, scene};
 
 /// A 0.1 m cube resting on the floor (μ 0.5), pushed along it.
 const CUBE: &str = r#"

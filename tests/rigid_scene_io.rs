@@ -2,19 +2,10 @@
 //! their scene keys, the documented example, shape masses against parry's, and one step
 //! cross-checked against Pinocchio.
 
-use std::path::Path;
+mod scene_support;
 
 use diffsoro::scene::{FinalState, RigidDynamics, Scene, SceneFile, Stepper};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scene(text: &str) -> Scene {
-    let file = SceneFile::parse("test.toml", text, &[]).unwrap();
-    file.validate().unwrap();
-    Scene::build(&file, &root().join("scenes")).unwrap()
-}
+use scene_support::{root, scene};
 
 /// A 0.1 m cube of 500 kg/m³ (0.5 kg) on the plane z = 0.
 const CUBE: &str = r#"

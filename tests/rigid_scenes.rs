@@ -1,20 +1,11 @@
 //! Rigid bodies that move (issue 18 §2–§3): free bodies and robots stepping with exact
 //! frictional contact, checked against analytic solutions and conservation laws.
 
-use std::path::Path;
+mod scene_support;
 
 use diffsoro::rigid::{Base, Data, aba, load_urdf};
-use diffsoro::scene::{FinalState, RigidDynamics, Scene, SceneFile, State, Stepper};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scene(text: &str) -> Scene {
-    let file = SceneFile::parse("test.toml", text, &[]).unwrap();
-    file.validate().unwrap();
-    Scene::build(&file, &root().join("scenes")).unwrap()
-}
+use diffsoro::scene::{FinalState, RigidDynamics, Scene, State, Stepper};
+use scene_support::{root, scene};
 
 fn run(scene: &Scene, steps: usize, each: impl FnMut(&State)) -> State {
     let (state, unconverged) = run_counting(scene, steps, each);

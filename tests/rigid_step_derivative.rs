@@ -2,32 +2,20 @@
 //! step, in sticking and sliding configurations: a box on a plane, a box on a box, a ball and a
 //! capsule on a triangle mesh, a quadruped's feet on the floor, a pendulum held at its joint
 //! limit. Each finite difference restarts the step from the same state with a fresh stepper
-//! and an NCP solved to 1e-14 m/s, so it differentiates the step itself.
+//! and an NCP solved to 1e-12 m/s, so it differentiates the step itself.
 
-use std::path::Path;
+mod scene_support;
 
 use diffsoro::contact::{BoundaryGradient, ContactMode, ModeTolerance, classify};
 use diffsoro::diff::{RigidStepJacobian, rigid_step_jacobian};
 use diffsoro::math::DMat;
-use diffsoro::scene::{RigidInput, Scene, SceneFile, State, Stepper};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scene(text: &str) -> Scene {
-    let file = SceneFile::parse("test.toml", text, &[]).unwrap();
-    file.validate().unwrap();
-    Scene::build(&file, &root().join("scenes")).unwrap()
-}
+use diffsoro::scene::{RigidInput, Scene, State, Stepper};
+use scene_support::{root, run_steps, scene};
 
 /// The state after `steps` steps.
 fn settle(scene: &Scene, steps: usize) -> State {
     let mut state = scene.initial_state();
-    let mut stepper = Stepper::new(scene).unwrap();
-    for _ in 0..steps {
-        stepper.step(scene, &mut state).unwrap();
-    }
+    run_steps(scene, &mut state, steps);
     state
 }
 
