@@ -11,11 +11,17 @@
 //! `ε` = [`GEOMETRY_STEP`]: its error is about `1e-16 L / ε + ε² L / r²` for a scene of size `L`
 //! and curvature radius `r` (≈ 1e-10 at 1 m), far below the 1e-6 the step derivative is
 //! checked to. The perturbed point is the one with the same parry feature ids nearest to the
-//! original (the manifold's structure is the same for motions of 1e-6). An analytic derivative
-//! per generator would make this exact and cheaper; the feature pairs it would need are listed
-//! in docs/derivatives.md.
+//! original (the manifold's structure is the same for motions of 1e-6).
+//!
+//! Against a plane obstacle (the floor under feet and boxes) the derivative is analytic: the
+//! shape's witness point is `s − r n` with `s` a point fixed in the shape (a box's or hull's
+//! vertex, a ball's centre, an end of a capsule's segment) and `r` its border radius (0, the
+//! ball's or the capsule's radius), the normal is the plane's, so a twist `[v_O; ω]` moves the
+//! witness by `v_O + ω × s`, the gap by n·(v_O + ω × s) and the midpoint by the witness's motion
+//! less half the gap's along n. A cylinder's lowest line rolls across its surface, so it keeps
+//! the differences. Analytic derivatives for the other generators are left to do.
 
-use super::convex_shape::{Collider, ShapePose};
+use super::convex_shape::{Collider, ConvexShape, ShapePose};
 use super::detection::Obstacle;
 use super::shape_manifold::{
     ManifoldWorkspace, ShapeContact, collider_contacts, obstacle_contacts,
@@ -70,6 +76,48 @@ fn moved(pose: &ShapePose, k: usize, eps: f64) -> ShapePose {
 /// normals from `other` into `a` — with respect to the motions of both sides (module doc).
 /// Errors when a perturbed query loses the contact (a mode switch within [`GEOMETRY_STEP`]).
 pub fn contact_geometry_jacobian(
+    a: &Collider,
+    pose_a: &ShapePose,
+    other: Counterpart<'_>,
+    contact: &ShapeContact,
+    ws: &mut ManifoldWorkspace,
+) -> Result<ContactGeometryJacobian> {
+    if let Counterpart::Obstacle(Obstacle::Plane { .. }) = other
+        && let Some(jac) = against_plane(a, contact)
+    {
+        return Ok(jac);
+    }
+    differences(a, pose_a, other, contact, ws)
+}
+
+/// The analytic derivative against a plane (module doc); `None` for a cylinder.
+fn against_plane(a: &Collider, contact: &ShapeContact) -> Option<ContactGeometryJacobian> {
+    let border = match a.shape() {
+        ConvexShape::Cuboid { .. } | ConvexShape::Hull { .. } => 0.0,
+        ConvexShape::Ball { radius } | ConvexShape::Capsule { radius, .. } => *radius,
+        ConvexShape::Cylinder { .. } => return None,
+    };
+    let n = contact.normal;
+    // The witness on the shape is half a gap above the midpoint; s is fixed in the shape.
+    let s = contact.point + (0.5 * contact.gap + border) * n;
+    let mut out = ContactGeometryJacobian {
+        point: [[Vec3::zeros(); 6]; 2],
+        normal: [[Vec3::zeros(); 6]; 2],
+        gap: [[0.0; 6]; 2],
+    };
+    for k in 0..6 {
+        let mut e = Vec3::zeros();
+        e[k % 3] = 1.0;
+        let moved = if k < 3 { e } else { e.cross(&s) };
+        let dgap = n.dot(&moved);
+        out.gap[0][k] = dgap;
+        out.point[0][k] = moved - 0.5 * dgap * n;
+    }
+    Some(out)
+}
+
+/// The derivative by central differences of parry's query (module doc).
+fn differences(
     a: &Collider,
     pose_a: &ShapePose,
     other: Counterpart<'_>,
@@ -181,6 +229,67 @@ mod tests {
             let dp = Vec3::new(v.x, v.y, 0.5 * v.z);
             assert!((jac.point[0][k] - dp).norm() < 1e-8, "point {k}");
             assert!(jac.normal[0][k].norm() < 1e-8, "normal {k}");
+        }
+    }
+
+    #[test]
+    fn the_plane_derivative_equals_the_differences_of_parry() {
+        let plane = Obstacle::Plane {
+            point: Vec3::new(0.1, -0.2, 0.05),
+            normal: Vec3::new(0.2, -0.1, 1.0).normalize(),
+        };
+        let shapes = [
+            ConvexShape::Cuboid {
+                half_extents: Vec3::new(0.1, 0.07, 0.04),
+            },
+            ConvexShape::Ball { radius: 0.06 },
+            ConvexShape::Capsule {
+                radius: 0.03,
+                half_length: 0.08,
+            },
+        ];
+        for shape in shapes {
+            let collider = Collider::new(shape.clone()).unwrap();
+            for tilt in [0.0, 0.4] {
+                let r: Mat3 = *nalgebra::Rotation3::new(Vec3::new(tilt, 0.3 * tilt, 0.7)).matrix();
+                // Placed just above the plane along its normal.
+                let mut pose = ShapePose {
+                    rotation: r,
+                    translation: Vec3::new(0.3, 0.1, 0.0),
+                };
+                let mut ws = ManifoldWorkspace::default();
+                let mut found = Vec::new();
+                obstacle_contacts(&plane, &collider, &pose, 10.0, &mut ws, &mut found).unwrap();
+                let lowest = found.iter().map(|c| c.gap).fold(f64::INFINITY, f64::min);
+                pose.translation -= (lowest - 1e-4) * plane_normal(&plane);
+                found.clear();
+                obstacle_contacts(&plane, &collider, &pose, 0.01, &mut ws, &mut found).unwrap();
+                assert!(!found.is_empty(), "{shape:?}");
+                for c in &found {
+                    let exact = against_plane(&collider, c).unwrap();
+                    let fd =
+                        differences(&collider, &pose, Counterpart::Obstacle(&plane), c, &mut ws)
+                            .unwrap();
+                    for k in 0..6 {
+                        assert!(
+                            (exact.gap[0][k] - fd.gap[0][k]).abs() < 1e-8,
+                            "{shape:?} gap {k}"
+                        );
+                        assert!(
+                            (exact.point[0][k] - fd.point[0][k]).norm() < 1e-8,
+                            "{shape:?} point {k}"
+                        );
+                        assert!(fd.normal[0][k].norm() < 1e-8, "{shape:?} normal {k}");
+                    }
+                }
+            }
+        }
+    }
+
+    fn plane_normal(o: &Obstacle) -> Vec3 {
+        match o {
+            Obstacle::Plane { normal, .. } => *normal,
+            _ => unreachable!("a plane"),
         }
     }
 }

@@ -109,7 +109,7 @@ impl RigidStepJacobian {
             offsets.push(offsets.last().expect("non-empty") + s.nv());
         }
         let n = *offsets.last().expect("non-empty");
-        let bufs: Vec<SystemBuffers> = systems
+        let mut bufs: Vec<SystemBuffers> = systems
             .iter()
             .zip(start)
             .map(|(sys, st)| {
@@ -206,38 +206,62 @@ impl RigidStepJacobian {
             }
             let li = Vec3::new(lambda[3 * i], lambda[3 * i + 1], lambda[3 * i + 2]);
             let f = row.frame * li;
+            // Per side: the body's point velocity and ω for w = v⁺ and w = v (independent
+            // of the coordinate varied), and each twist's velocity at the point.
+            let moving: Vec<_> = row
+                .sides
+                .iter()
+                .map(|side| {
+                    let o = offsets[side.system];
+                    let at: Vec<Vec3> = side
+                        .twists
+                        .iter()
+                        .map(|t| point_velocity(t, &row.point))
+                        .collect();
+                    let motion = |w: &[f64]| {
+                        let (mut vel, mut omega) = (Vec3::zeros(), Vec3::zeros());
+                        for (k, t) in side.twists.iter().enumerate() {
+                            vel += at[k] * w[o + k];
+                            omega += ang(t) * w[o + k];
+                        }
+                        (vel, omega)
+                    };
+                    (motion(&vp), motion(&v0), at)
+                })
+                .collect();
+            let mut dt_at = Vec::new();
             for &(j, dp, df, _) in &row.variation {
                 let dfl = df * li;
-                for side in &row.sides {
+                for (side, (plus, start, at)) in row.sides.iter().zip(&moving) {
                     let sys = &systems[side.system];
                     let o = offsets[side.system];
-                    let local = (j >= o && j < o + sys.nv()).then(|| j - o);
-                    // Velocity of the side's body at the point, and its ω, for w = v⁺ and v.
-                    for (w, out) in [(&vp, &mut djv_plus), (&v0, &mut djv_start)] {
-                        let (mut vel, mut omega, mut dvel) =
-                            (Vec3::zeros(), Vec3::zeros(), Vec3::zeros());
-                        for (k, t) in side.twists.iter().enumerate() {
-                            let wk = w[o + k];
-                            vel += (point_velocity(t, &row.point)) * wk;
-                            omega += ang(t) * wk;
-                            if let Some(jl) = local {
-                                let dt = sys.twist_derivative(&side.twists, jl, k);
-                                dvel += (point_velocity(&dt, &row.point)) * wk;
-                            }
+                    // ∂T_k/∂q_j at the point, for a coordinate of this side's system.
+                    dt_at.clear();
+                    if j >= o && j < o + sys.nv() {
+                        dt_at.extend((0..sys.nv()).map(|k| {
+                            point_velocity(
+                                &sys.twist_derivative(&side.twists, j - o, k),
+                                &row.point,
+                            )
+                        }));
+                    }
+                    for (w, (vel, omega), out) in
+                        [(&vp, plus, &mut djv_plus), (&v0, start, &mut djv_start)]
+                    {
+                        let mut dvel = omega.cross(&dp);
+                        for (k, d) in dt_at.iter().enumerate() {
+                            dvel += d * w[o + k];
                         }
-                        dvel += omega.cross(&dp);
                         for r in 0..3 {
                             out[(3 * i + r, j)] += side.sign
-                                * (df.column(r).dot(&vel) + row.frame.column(r).dot(&dvel));
+                                * (df.column(r).dot(vel) + row.frame.column(r).dot(&dvel));
                         }
                     }
                     // dQ_k/dq_j.
                     for (k, t) in side.twists.iter().enumerate() {
-                        let mut d =
-                            (point_velocity(t, &row.point)).dot(&dfl) + ang(t).cross(&dp).dot(&f);
-                        if let Some(jl) = local {
-                            let dt = sys.twist_derivative(&side.twists, jl, k);
-                            d += (point_velocity(&dt, &row.point)).dot(&f);
+                        let mut d = at[k].dot(&dfl) + ang(t).cross(&dp).dot(&f);
+                        if let Some(dk) = dt_at.get(k) {
+                            d += dk.dot(&f);
                         }
                         dforce[(o + k, j)] += side.sign * d;
                     }
@@ -258,10 +282,9 @@ impl RigidStepJacobian {
                 v: start[t].v.clone(),
                 tau: end[t].tau.clone(),
             };
-            let mut buf = SystemBuffers::new(sys);
-            sys.kinematics(&mut buf, &st.q);
+            // The buffers hold the kinematics at q (the twists above are read already).
             let q_force: Vec<f64> = (0..nv).map(|k| force[o + k]).collect();
-            let vu = sys.velocity_update_jacobian(&mut buf, &st, &q_force, h);
+            let vu = sys.velocity_update_jacobian(&mut bufs[t], &st, &q_force, h);
             let (a, b) = sys.input_jacobian(&st)?;
             dtau_dq[o..o + nv].copy_from_slice(&a);
             dtau_dv[o..o + nv].copy_from_slice(&b);

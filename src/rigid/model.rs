@@ -239,15 +239,6 @@ impl Model {
         }
     }
 
-    /// The joint whose velocity coordinates include `dof`. Panics if `dof ≥ nv`.
-    pub fn dof_joint(&self, dof: usize) -> usize {
-        self.joints
-            .iter()
-            .rposition(|j| j.nv() > 0 && j.idx_v <= dof)
-            .filter(|_| dof < self.nv)
-            .expect("a velocity coordinate of the model")
-    }
-
     /// The neutral configuration (zero angles, identity rotations).
     pub fn neutral(&self) -> Vec<f64> {
         let mut q = vec![0.0; self.nq];

@@ -101,7 +101,7 @@ impl RigidSystem {
                 if tj.iter().all(|x| *x == 0.0) || tk.iter().all(|x| *x == 0.0) {
                     return Vec6::zeros();
                 }
-                let (jj, jk) = (model.dof_joint(j), model.dof_joint(k));
+                let (jj, jk) = (model.dof_joint[j], model.dof_joint[k]);
                 if model.is_ancestor(jj, jk) {
                     cross_motion(tj, tk)
                 } else {
