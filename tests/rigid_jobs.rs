@@ -8,7 +8,7 @@ mod scene_support;
 
 use diffsoro::calibrate::fit_initial_velocity;
 use diffsoro::control::contact_inverse_dynamics;
-use diffsoro::diff::rigid_forward_sensitivities;
+use diffsoro::diff::{record_rigid_trajectory, rigid_forward_sensitivities};
 use diffsoro::math::{DMat, Vec3};
 use diffsoro::scene::{RigidDynamics, RigidInput, Scene, Stepper};
 use scene_support::{root, run_steps as run, scene};
@@ -309,4 +309,51 @@ fn calibrate_recovers_the_push_from_the_command_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("one kind"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_rigid_adjoint_is_the_transpose_of_the_forward_sensitivities() {
+    // The quadruped landing on its feet (PD joints, contacts throughout) for 20 steps: the
+    // gradient of a random linear loss on the final (q, v) by one reverse sweep equals the
+    // forward sensitivities of every start coordinate and input, contracted with the loss.
+    let s = Scene::load(
+        &root().join("scenes/quadruped_standing.toml"),
+        &[
+            "contact.tolerance=1e-12".into(),
+            "contact.max_iterations=100000".into(),
+        ],
+    )
+    .unwrap();
+    let mut start = s.initial_state();
+    run(&s, &mut start, 200);
+    start.rigid[0].q[2] += 2e-5;
+    start.rigid[0].v[2] = -0.05;
+    let steps = 20;
+    let n = s.rigid.systems[0].nv();
+    let mut rng = diffsoro::math::SplitMix64::new(11);
+    let (cq, cv): (Vec<f64>, Vec<f64>) = (0..n)
+        .map(|_| (rng.uniform() - 0.5, rng.uniform() - 0.5))
+        .unzip();
+    let mut state = start.clone();
+    let tape = record_rigid_trajectory(&s, &mut state, steps).unwrap();
+    let grad = tape.adjoint(&cq, &cv);
+    let (eye, zero) = (DMat::identity(n, n), DMat::zeros(n, n));
+    for (which, reverse) in [(0, &grad.q), (1, &grad.v), (2, &grad.tau)] {
+        let mut seeds = [&zero, &zero, &zero];
+        seeds[which] = &eye;
+        let mut st = start.clone();
+        let sens = rigid_forward_sensitivities(&s, &mut st, steps, seeds, &mut |_| {}).unwrap();
+        let scale = reverse.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        for k in 0..n {
+            let forward: f64 = (0..n)
+                .map(|r| cq[r] * sens.q[(r, k)] + cv[r] * sens.v[(r, k)])
+                .sum();
+            assert!(
+                (forward - reverse[k]).abs() <= 1e-10 * scale,
+                "seed {which}, coordinate {k}: forward {forward}, reverse {}",
+                reverse[k]
+            );
+        }
+        assert!(scale > 1e-3, "a trivial gradient for seed {which}");
+    }
 }

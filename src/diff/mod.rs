@@ -58,7 +58,8 @@ pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
 pub use rigid_parameter::{RigidParameter, RigidSeed, parse_rigid_parameter, rigid_seeds};
 pub use rigid_step::{RigidStepJacobian, rigid_step_jacobian};
 pub use rigid_trajectory::{
-    RigidSensitivity, RigidSensitivityStepper, rigid_forward_sensitivities,
+    RigidGradient, RigidSensitivity, RigidSensitivityStepper, RigidTape, record_rigid_trajectory,
+    rigid_forward_sensitivities,
 };
 pub use step_derivative::{InputTangent, StepDerivative, StepVjp};
 pub use tangent::{BodyTangent, StateTangent};

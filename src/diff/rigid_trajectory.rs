@@ -8,14 +8,16 @@
 //!
 //! (N × k each, N the stacked velocity coordinates, q in the tangent spaces; P zeroes the
 //! coordinates whose input the effort limit clamped in that step, where a change of the
-//! input changes nothing).
+//! input changes nothing). Reverse mode ([`RigidTape::adjoint`]) runs the transposed recursion
+//! backwards over the recorded Jacobians: one sweep gives the gradient of a loss on the final
+//! state with respect to the whole initial state and the constant input.
 
 use crate::contact::BoundaryGradient;
 use crate::error::{Error, Result};
 use crate::math::DMat;
 use crate::scene::{RigidDynamics, Scene, State, StepReport, Stepper};
 
-use super::rigid_step::rigid_step_jacobian;
+use super::rigid_step::{RigidStepJacobian, rigid_step_jacobian};
 
 /// The tangents of the stacked rigid state after a run (N × k each).
 #[derive(Debug, Clone, PartialEq)]
@@ -71,16 +73,10 @@ impl RigidSensitivityStepper {
         s.unconverged_steps += usize::from(!report.rigid.converged);
         // P S_τ: no change where the effort limit clamped the input in this step.
         let mut tau = self.tau.clone();
-        let mut offset = 0;
-        for (sys, st) in scene.rigid.systems.iter().zip(&state.rigid) {
-            if let RigidDynamics::Robot(model) = &sys.dynamics {
-                for k in 0..sys.nv() {
-                    if st.tau[k].abs() >= model.limits.effort[k] {
-                        tau.row_mut(offset + k).fill(0.0);
-                    }
-                }
+        for (k, free) in unclamped(scene, state).into_iter().enumerate() {
+            if !free {
+                tau.row_mut(k).fill(0.0);
             }
-            offset += sys.nv();
         }
         let q = &j.dq_dq * &s.q + &j.dq_dv * &s.v + &j.dq_dtau * &tau;
         let v = &j.dv_dq * &s.q + &j.dv_dv * &s.v + &j.dv_dtau * &tau;
@@ -110,4 +106,86 @@ pub fn rigid_forward_sensitivities(
         progress(step + 1);
     }
     Ok(stepper.sensitivity.clone())
+}
+
+/// Per stacked coordinate, whether the input of the step that ended in `state` was applied
+/// as given (not clamped by the effort limit; always for free bodies).
+fn unclamped(scene: &Scene, state: &State) -> Vec<bool> {
+    let mut out = Vec::new();
+    for (sys, st) in scene.rigid.systems.iter().zip(&state.rigid) {
+        match &sys.dynamics {
+            RigidDynamics::Robot(model) => {
+                out.extend((0..sys.nv()).map(|k| st.tau[k].abs() < model.limits.effort[k]))
+            }
+            RigidDynamics::Free(_) => out.extend(std::iter::repeat_n(true, sys.nv())),
+        }
+    }
+    out
+}
+
+/// The recorded Jacobians of a rigid run, for reverse mode.
+pub struct RigidTape {
+    steps: Vec<(RigidStepJacobian, Vec<bool>)>,
+}
+
+/// The gradient of a loss on the final rigid state (stacked, N each).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RigidGradient {
+    /// With respect to the initial configuration (tangent spaces).
+    pub q: Vec<f64>,
+    /// With respect to the initial velocity.
+    pub v: Vec<f64>,
+    /// With respect to a constant input added to each robot's (zero where clamped).
+    pub tau: Vec<f64>,
+}
+
+/// Advances `state` by `steps` steps of `scene`, recording each step's Jacobian. Errors as
+/// [`rigid_step_jacobian`].
+pub fn record_rigid_trajectory(
+    scene: &Scene,
+    state: &mut State,
+    steps: usize,
+) -> Result<RigidTape> {
+    let mut stepper = Stepper::new(scene)?;
+    let mut tape = Vec::with_capacity(steps);
+    for _ in 0..steps {
+        let (_, j) = rigid_step_jacobian(scene, &mut stepper, state, BoundaryGradient::OneSided)?;
+        tape.push((j, unclamped(scene, state)));
+    }
+    Ok(RigidTape { steps: tape })
+}
+
+impl RigidTape {
+    /// The gradient of a loss whose gradient on the final state is `(q_bar, v_bar)` (N each):
+    /// the transposed recursion of the module doc, run backwards. Panics on lengths that are
+    /// not the scene's N.
+    pub fn adjoint(&self, q_bar: &[f64], v_bar: &[f64]) -> RigidGradient {
+        let n = q_bar.len();
+        assert_eq!(v_bar.len(), n, "one cotangent entry per rigid coordinate");
+        let mut lq = crate::math::DVec::from_column_slice(q_bar);
+        let mut lv = crate::math::DVec::from_column_slice(v_bar);
+        let mut tau = crate::math::DVec::zeros(n);
+        for (j, free) in self.steps.iter().rev() {
+            assert_eq!(
+                j.dq_dq.nrows(),
+                n,
+                "one cotangent entry per rigid coordinate"
+            );
+            let t = j.dq_dtau.tr_mul(&lq) + j.dv_dtau.tr_mul(&lv);
+            for k in 0..n {
+                if free[k] {
+                    tau[k] += t[k];
+                }
+            }
+            let q = j.dq_dq.tr_mul(&lq) + j.dv_dq.tr_mul(&lv);
+            let v = j.dq_dv.tr_mul(&lq) + j.dv_dv.tr_mul(&lv);
+            lq = q;
+            lv = v;
+        }
+        RigidGradient {
+            q: lq.as_slice().to_vec(),
+            v: lv.as_slice().to_vec(),
+            tau: tau.as_slice().to_vec(),
+        }
+    }
 }
