@@ -729,6 +729,18 @@ fn calibrate_rigid_velocity(
     names: &[&str],
     parsed: Vec<Option<Vec<diffsoro::diff::RigidParameter>>>,
 ) -> diffsoro::Result<()> {
+    if !flags.bounds.is_empty() {
+        return Err(diffsoro::Error::invalid(
+            "--bounds",
+            "a rigid body's initial velocity is fitted without bounds",
+        ));
+    }
+    if flags.view {
+        return Err(diffsoro::Error::invalid(
+            "--view",
+            "is not available for a rigid body's initial velocity yet (simulate the fitted velocity with `simulate --set rigid_body.NAME.velocity=[…] --out DIR --view`)",
+        ));
+    }
     let what = "--param";
     let mut params = Vec::new();
     for (name, p) in names.iter().zip(parsed) {

@@ -308,6 +308,18 @@ fn calibrate_recovers_the_push_from_the_command_line() {
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("one kind"), "{err}");
+    let out = cli_support::run(&[
+        "calibrate",
+        "scenes/cube_push.toml",
+        "--observed",
+        observed.to_str().unwrap(),
+        "--param",
+        "velocity:cube[0]",
+        "--bounds",
+        "velocity:cube[0]=0,1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--bounds"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
