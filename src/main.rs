@@ -6,14 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use std::time::Instant;
-
 use clap::{CommandFactory, Parser, Subcommand};
-use diffsoro::contact::BoundaryGradient;
 use diffsoro::diff::{
-    InputTangent, Parameter, Recorder, RigidSensitivityStepper, RigidStepJacobian,
-    SensitivityStepper, StateTangent, StepDerivative, check_differentiable, every_parameter,
-    parse_rigid_parameter, rigid_seeds, step_parameter_jacobian_fd,
+    Parameter, RigidSensitivityStepper, SensitivityStepper, parse_rigid_parameter, rigid_seeds,
 };
 use diffsoro::rigid::{DynamicsCase, dynamics_report};
 use diffsoro::scene::{
@@ -22,6 +17,8 @@ use diffsoro::scene::{
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+mod bench_command;
+mod calibrate_command;
 mod out_folder;
 use out_folder::with_out_folder;
 
@@ -280,10 +277,10 @@ fn main() -> ExitCode {
             error_scale,
             view,
             set,
-        }) => calibrate(
+        }) => calibrate_command::calibrate(
             &scene,
             &observed,
-            &CalibrateFlags {
+            &calibrate_command::CalibrateFlags {
                 params: &params,
                 bounds: &bounds,
                 init: &init,
@@ -330,7 +327,7 @@ fn main() -> ExitCode {
             steps,
             set,
             strict,
-        }) => bench(&scene, steps, &set, strict),
+        }) => bench_command::bench(&scene, steps, &set, strict),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::View { dir, out }) => view(&dir, out.as_deref()),
         Some(Command::Demo { set }) => demo(&set),
@@ -664,287 +661,6 @@ fn simulate(
     Ok(final_state)
 }
 
-/// The `calibrate` flags that define the fit.
-struct CalibrateFlags<'a> {
-    params: &'a [String],
-    bounds: &'a [String],
-    init: &'a [String],
-    restarts: usize,
-    error_scale: diffsoro::chart::ScaleChoice,
-    /// `--view`: write the fitted run's frames and the viewer page into `--out`.
-    view: bool,
-}
-
-/// `calibrate`: checks the input against the scene and `--out` (created before the fit,
-/// removed again if the fit fails), fits (a progress bar per simulation of the run, a line
-/// per evaluation on stderr), prints the report; with `out`, writes `calibration.json` and
-/// the plots.
-fn calibrate(
-    path: &Path,
-    observed: &Path,
-    flags: &CalibrateFlags<'_>,
-    out: Option<&Path>,
-    set: &[String],
-) -> diffsoro::Result<()> {
-    let scene = load_scene(path, set)?;
-    let names: Vec<&str> = flags
-        .params
-        .iter()
-        .flat_map(|p| p.split(','))
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .collect();
-    let rigid: Vec<_> = names
-        .iter()
-        .map(|p| parse_rigid_parameter(&scene, p))
-        .collect::<diffsoro::Result<_>>()?;
-    if rigid.iter().any(Option::is_some) {
-        return calibrate_rigid_velocity(&scene, observed, flags, out, &names, rigid);
-    }
-    let mut setup = diffsoro::calibrate::CalibrationSetup::new(
-        &scene,
-        observed,
-        flags.params,
-        flags.bounds,
-        flags.init,
-    )?;
-    setup.restarts = flags.restarts;
-    with_out_folder(out, |out| {
-        run_calibration(
-            &scene,
-            &setup,
-            out.map(|dir| (dir, flags.error_scale, flags.view)),
-        )
-    })
-}
-
-/// `calibrate` with rigid parameters: components of one free body's initial velocity
-/// (`velocity:BODY[k]`, `angular_velocity:BODY[k]`), fitted to the body's observed final
-/// position (`calibrate::fit_initial_velocity`).
-fn calibrate_rigid_velocity(
-    scene: &Scene,
-    observed: &Path,
-    flags: &CalibrateFlags<'_>,
-    out: Option<&Path>,
-    names: &[&str],
-    parsed: Vec<Option<Vec<diffsoro::diff::RigidParameter>>>,
-) -> diffsoro::Result<()> {
-    if !flags.bounds.is_empty() {
-        return Err(diffsoro::Error::invalid(
-            "--bounds",
-            "a rigid body's initial velocity is fitted without bounds",
-        ));
-    }
-    if flags.view {
-        return Err(diffsoro::Error::invalid(
-            "--view",
-            "is not available for a rigid body's initial velocity yet (simulate the fitted velocity with `simulate --set rigid_body.NAME.velocity=[…] --out DIR --view`)",
-        ));
-    }
-    let what = "--param";
-    let mut params = Vec::new();
-    for (name, p) in names.iter().zip(parsed) {
-        let Some(list) = p else {
-            return Err(diffsoro::Error::invalid(
-                what,
-                format!(
-                    "`{name}` is a soft parameter: one fit takes parameters of one kind, soft or rigid"
-                ),
-            ));
-        };
-        params.extend(list);
-    }
-    let body = params[0]
-        .name
-        .split([':', '['])
-        .nth(1)
-        .unwrap_or_default()
-        .to_string();
-    if params.iter().any(|p| {
-        p.seed != diffsoro::diff::RigidSeed::Velocity
-            || p.name.split([':', '[']).nth(1) != Some(body.as_str())
-    }) {
-        return Err(diffsoro::Error::invalid(
-            what,
-            "rigid calibration fits components of one free body's initial velocity (`velocity:BODY`, `angular_velocity:BODY`, or one component `velocity:BODY[k]`)",
-        ));
-    }
-    let systems = &scene.rigid.systems;
-    let s = systems
-        .iter()
-        .position(|x| x.name == body)
-        .expect("parsed against the scene");
-    let offset: usize = systems[..s].iter().map(|x| x.nv()).sum();
-    let components: Vec<usize> = params.iter().map(|p| p.index - offset).collect();
-    let mut guess: Vec<f64> = components.iter().map(|&c| systems[s].v0[c]).collect();
-    for entry in flags.init {
-        let Some((name, value)) = entry.split_once('=') else {
-            return Err(diffsoro::Error::invalid(
-                format!("--init `{entry}`"),
-                "is not of the form NAME=VALUE",
-            ));
-        };
-        let k = params
-            .iter()
-            .position(|p| p.name == name.trim())
-            .ok_or_else(|| {
-                let known: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-                diffsoro::Error::invalid(
-                    format!("--init `{entry}`"),
-                    format!("names none of the parameters {known:?}"),
-                )
-            })?;
-        guess[k] = value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite())
-            .ok_or_else(|| {
-                diffsoro::Error::invalid(
-                    format!("--init `{entry}`"),
-                    "the value is not a finite number",
-                )
-            })?;
-    }
-    let text = std::fs::read_to_string(observed).map_err(|e| diffsoro::Error::io(observed, e))?;
-    let state: FinalState = serde_json::from_str(&text).map_err(|e| {
-        diffsoro::Error::parse(
-            observed.display().to_string(),
-            diffsoro::error::Location::Line(e.line()),
-            e.to_string(),
-        )
-    })?;
-    let position = state
-        .rigid_bodies
-        .iter()
-        .find(|b| b.name == body)
-        .map(|b| b.position)
-        .ok_or_else(|| {
-            diffsoro::Error::invalid(
-                format!("--observed `{}`", observed.display()),
-                format!("has no rigid body `{body}` in `rigid_bodies`"),
-            )
-        })?;
-    eprintln!(
-        "fitting {} of {body} to its observed final position {position:?} m",
-        params
-            .iter()
-            .map(|p| p.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let fit = diffsoro::calibrate::fit_initial_velocity(
-        scene,
-        &body,
-        &components,
-        &guess,
-        diffsoro::math::Vec3::from(position),
-        scene.simulation.steps,
-    )?;
-    let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-    let report = diffsoro::calibrate::CalibrationReport::from_unbounded_fit(&names, &fit);
-    with_out_folder(out, |out| {
-        if let Some(dir) = out {
-            let written = report.write_outputs(dir, flags.error_scale)?;
-            eprintln!("wrote {} files in {}", written.len(), dir.display());
-        }
-        print_json(&report)
-    })
-}
-
-/// The fit of [`calibrate`] once its input is checked.
-fn run_calibration(
-    scene: &Scene,
-    setup: &diffsoro::calibrate::CalibrationSetup,
-    out: Option<(&Path, diffsoro::chart::ScaleChoice, bool)>,
-) -> diffsoro::Result<()> {
-    use diffsoro::calibrate::{CalibrationProgress, LmOptions, calibrate_scene};
-    let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
-    let steps = scene.simulation.steps as u64;
-    let mut bar: Option<ProgressBar> = None;
-    let started = Instant::now();
-    let mut on_progress = |event: CalibrationProgress<'_>| match event {
-        CalibrationProgress::Step {
-            evaluation, step, ..
-        } => {
-            let b = bar.get_or_insert_with(|| {
-                progress(steps, &format!("calibrate: simulation {evaluation}"))
-            });
-            b.set_position(step as u64);
-        }
-        CalibrationProgress::Evaluated {
-            evaluation,
-            values,
-            loss,
-            unconverged_contact_steps,
-        } => {
-            if let Some(b) = bar.take() {
-                b.finish_and_clear();
-            }
-            let values = named_values(&names, values);
-            let warning = if unconverged_contact_steps > 0 {
-                format!(
-                    " (warning: the contact NCP stopped at its iteration limit in {unconverged_contact_steps} steps)"
-                )
-            } else {
-                String::new()
-            };
-            eprintln!(
-                "simulation {evaluation}: {}, loss {loss:.3e} m², {:.1} s elapsed{warning}",
-                values.join(", "),
-                started.elapsed().as_secs_f64()
-            );
-        }
-        CalibrationProgress::Restart { restart, values } => {
-            if let Some(b) = bar.take() {
-                b.finish_and_clear();
-            }
-            let values = named_values(&names, values);
-            eprintln!(
-                "restart {restart}: the fit so far missed the answer (a local minimum or a bound); starting again from {}",
-                values.join(", ")
-            );
-        }
-        CalibrationProgress::Failed {
-            evaluation,
-            values,
-            error,
-        } => {
-            if let Some(b) = bar.take() {
-                b.finish_and_clear();
-            }
-            eprintln!(
-                "simulation {evaluation} at {values:?} failed ({error}): a rejected trial step"
-            );
-        }
-    };
-    let report = calibrate_scene(scene, setup, &LmOptions::default(), &mut on_progress)?;
-    if let Some((dir, loss_scale, view)) = out {
-        let written = report.write_outputs(dir, loss_scale)?;
-        eprintln!(
-            "wrote {} files in {}; {} shows the run on one page",
-            written.len(),
-            dir.display(),
-            dir.join("summary.svg").display()
-        );
-        if view {
-            let fitted = report.fitted_scene(scene)?;
-            write_frames(&fitted, fitted.simulation.steps, dir)?;
-            write_run_view(dir)?;
-        }
-    }
-    print_json(&report)
-}
-
-/// `name = value` for each parameter of a calibration progress line.
-fn named_values(names: &[String], values: &[f64]) -> Vec<String> {
-    names
-        .iter()
-        .zip(values)
-        .map(|(n, v)| format!("{n} = {v:.6e}"))
-        .collect()
-}
-
 /// Eq. 17's (α, β, maximum change per step, heuristic) from the `control` flags.
 type ForceLimitingFlags = (f64, f64, Option<f64>, bool);
 
@@ -1088,157 +804,6 @@ fn control(
             }
         }
         print_json(&report)
-    })
-}
-
-/// The `bench` result (docs/outputs.md); fields of later features are `null` until they exist.
-#[derive(Serialize)]
-struct BenchReport {
-    nodes: usize,
-    tetrahedra: usize,
-    /// Median number of active contacts over the timed steps.
-    contacts: usize,
-    step_ms: f64,
-    gradient_ms: Option<f64>,
-    finite_difference_ms: Option<f64>,
-    /// Timed steps whose contact NCP stopped at its iteration limit (their time is that of
-    /// an unfinished solve, so `step_ms` understates a converged one).
-    unconverged_steps: usize,
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        0.5 * (values[n / 2 - 1] + values[n / 2])
-    }
-}
-
-fn bench(path: &Path, steps: usize, set: &[String], strict: bool) -> diffsoro::Result<()> {
-    if steps == 0 {
-        return Err(diffsoro::Error::invalid("--steps", "must be at least 1"));
-    }
-    let scene = load_scene(path, set)?;
-    let mut state = scene.initial_state();
-    let mut stepper = Stepper::new(&scene)?;
-    stepper.step(&scene, &mut state)?; // warm-up: first-touch of every buffer
-    // The gradient figures: the step Jacobian with respect to every actuator and both
-    // material parameters of every body, analytical (from the step's record) and by central
-    // differences of the step; `null` when the scene's step is not differentiable.
-    let parameters = every_parameter(&scene);
-    let differentiable = check_differentiable(&scene).and_then(|()| {
-        if parameters.is_empty() {
-            Err(diffsoro::Error::invalid(
-                "bench",
-                "the scene has no soft body, actuator or material parameter to differentiate",
-            ))
-        } else {
-            Ok(())
-        }
-    });
-    // A scene of rigid bodies alone: gradient_ms times the rigid step's full Jacobian
-    // ∂(q⁺, v⁺)/∂(q, v, τ) (diff::RigidStepJacobian), finite_difference_ms stays null.
-    let rigid_only = scene.bodies.is_empty() && !scene.rigid.systems.is_empty();
-    if rigid_only {
-        eprintln!(
-            "gradient_ms: the rigid step's Jacobian ∂(q⁺, v⁺)/∂(q, v, τ); finite_difference_ms is null for rigid scenes"
-        );
-    } else if let Err(e) = &differentiable {
-        eprintln!("gradient_ms and finite_difference_ms are null: {e}");
-    }
-    let mut derivative = (differentiable.is_ok())
-        .then(|| Ok::<_, diffsoro::Error>((Recorder::new(&scene)?, StepDerivative::new(&scene))))
-        .transpose()?;
-    let unit_inputs: Vec<InputTangent> = (0..parameters.len())
-        .map(|p| InputTangent {
-            state: StateTangent::zeros(&scene),
-            parameters: (0..parameters.len())
-                .map(|q| if p == q { 1.0 } else { 0.0 })
-                .collect(),
-        })
-        .collect();
-    let mut contacts = Vec::with_capacity(steps);
-    let bar = progress(steps as u64, "bench");
-    let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
-    let mut unconverged_steps = 0;
-    let mut underivable = 0;
-    for _ in 0..steps {
-        let start_state = state.clone();
-        let start = Instant::now();
-        let report = stepper.step(&scene, &mut state)?;
-        times.push(start.elapsed().as_secs_f64() * 1e3);
-        contacts.push(report.active_contacts as f64);
-        if strict && !report.contact_converged {
-            bar.finish_and_clear();
-            return Err(diffsoro::Error::invalid(
-                "contact",
-                format!(
-                    "step {}: the contact NCP stopped at its iteration limit ({} iterations); bench --strict times converged steps only",
-                    state.steps, scene.contact.settings.max_iterations
-                ),
-            ));
-        }
-        unconverged_steps += usize::from(!report.contact_converged);
-        if rigid_only {
-            let start = Instant::now();
-            match RigidStepJacobian::of_step(
-                &scene,
-                &stepper,
-                &start_state.rigid,
-                &state.rigid,
-                BoundaryGradient::OneSided,
-            ) {
-                Ok(jacobian) => {
-                    gradient.push(start.elapsed().as_secs_f64() * 1e3);
-                    std::hint::black_box(jacobian);
-                }
-                Err(e) => {
-                    underivable += 1;
-                    if underivable == 1 {
-                        bar.suspend(|| eprintln!("step {}: no Jacobian timed: {e} (later ones counted, not repeated)", state.steps));
-                    }
-                }
-            }
-        }
-        if let Some((recorder, derivative)) = derivative.as_mut() {
-            let mut s = start_state.clone();
-            let (_, record) = recorder.step(&scene, &mut s)?;
-            let start = Instant::now();
-            let jacobian = derivative.jvp(&scene, &record, &parameters, &unit_inputs)?;
-            gradient.push(start.elapsed().as_secs_f64() * 1e3);
-            std::hint::black_box(jacobian);
-            recorder.recycle(record);
-            let start = Instant::now();
-            let jacobian =
-                step_parameter_jacobian_fd(&scene, &start_state, &parameters, &mut stepper, 1e-6)?;
-            fd.push(start.elapsed().as_secs_f64() * 1e3);
-            std::hint::black_box(jacobian);
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    if unconverged_steps > 0 {
-        eprintln!(
-            "warning: the contact NCP stopped at its iteration limit in {unconverged_steps} of {steps} timed steps: step_ms times unfinished solves"
-        );
-    }
-    if underivable > 0 {
-        eprintln!(
-            "warning: {underivable} of {steps} steps had no rigid Jacobian (a contact changing features within the geometry's differentiation step); gradient_ms times the others"
-        );
-    }
-    print_json(&BenchReport {
-        nodes: scene.bodies.iter().map(|b| b.node_count()).sum(),
-        tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
-        contacts: median(contacts).round() as usize,
-        step_ms: median(times),
-        gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
-        finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),
-        unconverged_steps,
     })
 }
 

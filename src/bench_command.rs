@@ -1,0 +1,172 @@
+//! `diffsoro bench`: the median step time of a scene and, where the step is differentiable,
+//! of its Jacobian (soft parameters, or a rigid scene's ∂(q⁺, v⁺)/∂(q, v, τ)) and of its
+//! central differences.
+
+use std::path::Path;
+use std::time::Instant;
+
+use diffsoro::contact::BoundaryGradient;
+use diffsoro::diff::{
+    InputTangent, Recorder, RigidStepJacobian, StateTangent, StepDerivative, check_differentiable,
+    every_parameter, step_parameter_jacobian_fd,
+};
+use diffsoro::scene::Stepper;
+use serde::Serialize;
+
+use crate::{load_scene, print_json, progress};
+
+/// The `bench` result (docs/outputs.md); fields of later features are `null` until they exist.
+#[derive(Serialize)]
+struct BenchReport {
+    nodes: usize,
+    tetrahedra: usize,
+    /// Median number of active contacts over the timed steps.
+    contacts: usize,
+    step_ms: f64,
+    gradient_ms: Option<f64>,
+    finite_difference_ms: Option<f64>,
+    /// Timed steps whose contact NCP stopped at its iteration limit (their time is that of
+    /// an unfinished solve, so `step_ms` understates a converged one).
+    unconverged_steps: usize,
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
+    }
+}
+
+pub(crate) fn bench(
+    path: &Path,
+    steps: usize,
+    set: &[String],
+    strict: bool,
+) -> diffsoro::Result<()> {
+    if steps == 0 {
+        return Err(diffsoro::Error::invalid("--steps", "must be at least 1"));
+    }
+    let scene = load_scene(path, set)?;
+    let mut state = scene.initial_state();
+    let mut stepper = Stepper::new(&scene)?;
+    stepper.step(&scene, &mut state)?; // warm-up: first-touch of every buffer
+    // The gradient figures: the step Jacobian with respect to every actuator and both
+    // material parameters of every body, analytical (from the step's record) and by central
+    // differences of the step; `null` when the scene's step is not differentiable.
+    let parameters = every_parameter(&scene);
+    let differentiable = check_differentiable(&scene).and_then(|()| {
+        if parameters.is_empty() {
+            Err(diffsoro::Error::invalid(
+                "bench",
+                "the scene has no soft body, actuator or material parameter to differentiate",
+            ))
+        } else {
+            Ok(())
+        }
+    });
+    // A scene of rigid bodies alone: gradient_ms times the rigid step's full Jacobian
+    // ∂(q⁺, v⁺)/∂(q, v, τ) (diff::RigidStepJacobian), finite_difference_ms stays null.
+    let rigid_only = scene.bodies.is_empty() && !scene.rigid.systems.is_empty();
+    if rigid_only {
+        eprintln!(
+            "gradient_ms: the rigid step's Jacobian ∂(q⁺, v⁺)/∂(q, v, τ); finite_difference_ms is null for rigid scenes"
+        );
+    } else if let Err(e) = &differentiable {
+        eprintln!("gradient_ms and finite_difference_ms are null: {e}");
+    }
+    let mut derivative = (differentiable.is_ok())
+        .then(|| Ok::<_, diffsoro::Error>((Recorder::new(&scene)?, StepDerivative::new(&scene))))
+        .transpose()?;
+    let unit_inputs: Vec<InputTangent> = (0..parameters.len())
+        .map(|p| InputTangent {
+            state: StateTangent::zeros(&scene),
+            parameters: (0..parameters.len())
+                .map(|q| if p == q { 1.0 } else { 0.0 })
+                .collect(),
+        })
+        .collect();
+    let mut contacts = Vec::with_capacity(steps);
+    let bar = progress(steps as u64, "bench");
+    let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
+    let mut unconverged_steps = 0;
+    let mut underivable = 0;
+    for _ in 0..steps {
+        let start_state = state.clone();
+        let start = Instant::now();
+        let report = stepper.step(&scene, &mut state)?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        contacts.push(report.active_contacts as f64);
+        if strict && !report.contact_converged {
+            bar.finish_and_clear();
+            return Err(diffsoro::Error::invalid(
+                "contact",
+                format!(
+                    "step {}: the contact NCP stopped at its iteration limit ({} iterations); bench --strict times converged steps only",
+                    state.steps, scene.contact.settings.max_iterations
+                ),
+            ));
+        }
+        unconverged_steps += usize::from(!report.contact_converged);
+        if rigid_only {
+            let start = Instant::now();
+            match RigidStepJacobian::of_step(
+                &scene,
+                &stepper,
+                &start_state.rigid,
+                &state.rigid,
+                BoundaryGradient::OneSided,
+            ) {
+                Ok(jacobian) => {
+                    gradient.push(start.elapsed().as_secs_f64() * 1e3);
+                    std::hint::black_box(jacobian);
+                }
+                Err(e) => {
+                    underivable += 1;
+                    if underivable == 1 {
+                        bar.suspend(|| eprintln!("step {}: no Jacobian timed: {e} (later ones counted, not repeated)", state.steps));
+                    }
+                }
+            }
+        }
+        if let Some((recorder, derivative)) = derivative.as_mut() {
+            let mut s = start_state.clone();
+            let (_, record) = recorder.step(&scene, &mut s)?;
+            let start = Instant::now();
+            let jacobian = derivative.jvp(&scene, &record, &parameters, &unit_inputs)?;
+            gradient.push(start.elapsed().as_secs_f64() * 1e3);
+            std::hint::black_box(jacobian);
+            recorder.recycle(record);
+            let start = Instant::now();
+            let jacobian =
+                step_parameter_jacobian_fd(&scene, &start_state, &parameters, &mut stepper, 1e-6)?;
+            fd.push(start.elapsed().as_secs_f64() * 1e3);
+            std::hint::black_box(jacobian);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if unconverged_steps > 0 {
+        eprintln!(
+            "warning: the contact NCP stopped at its iteration limit in {unconverged_steps} of {steps} timed steps: step_ms times unfinished solves"
+        );
+    }
+    if underivable > 0 {
+        eprintln!(
+            "warning: {underivable} of {steps} steps had no rigid Jacobian (a contact changing features within the geometry's differentiation step); gradient_ms times the others"
+        );
+    }
+    print_json(&BenchReport {
+        nodes: scene.bodies.iter().map(|b| b.node_count()).sum(),
+        tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
+        contacts: median(contacts).round() as usize,
+        step_ms: median(times),
+        gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
+        finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),
+        unconverged_steps,
+    })
+}
