@@ -15,7 +15,7 @@
 use crate::contact::BoundaryGradient;
 use crate::error::{Error, Result};
 use crate::math::DMat;
-use crate::scene::{RigidDynamics, Scene, State, StepReport, Stepper};
+use crate::scene::{Scene, State, StepReport, Stepper};
 
 use super::rigid_step::{RigidStepJacobian, rigid_step_jacobian};
 
@@ -111,16 +111,13 @@ pub fn rigid_forward_sensitivities(
 /// Per stacked coordinate, whether the input of the step that ended in `state` was applied
 /// as given (not clamped by the effort limit; always for free bodies).
 fn unclamped(scene: &Scene, state: &State) -> Vec<bool> {
-    let mut out = Vec::new();
-    for (sys, st) in scene.rigid.systems.iter().zip(&state.rigid) {
-        match &sys.dynamics {
-            RigidDynamics::Robot(model) => {
-                out.extend((0..sys.nv()).map(|k| st.tau[k].abs() < model.limits.effort[k]))
-            }
-            RigidDynamics::Free(_) => out.extend(std::iter::repeat_n(true, sys.nv())),
-        }
-    }
-    out
+    scene
+        .rigid
+        .systems
+        .iter()
+        .zip(&state.rigid)
+        .flat_map(|(sys, st)| (0..sys.nv()).map(move |k| sys.input_unclamped(st, k)))
+        .collect()
 }
 
 /// The recorded Jacobians of a rigid run, for reverse mode.

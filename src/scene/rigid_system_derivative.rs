@@ -181,6 +181,15 @@ impl RigidSystem {
         self.integrate(q, delta, 1.0, out);
     }
 
+    /// Whether coordinate `k`'s input in the step that ended in `state` (its `tau`) was
+    /// applied as given, not clamped by the effort limit (always for a free body).
+    pub fn input_unclamped(&self, state: &RigidState, k: usize) -> bool {
+        match &self.dynamics {
+            RigidDynamics::Robot(model) => state.tau[k].abs() < model.limits.effort[k],
+            RigidDynamics::Free(_) => true,
+        }
+    }
+
     /// The diagonal derivatives `(∂τ/∂q, ∂τ/∂v)` of the input τ applied in the step that
     /// ended in `state` (its `tau` is the applied input): zero for a constant input or a
     /// clamped coordinate, `(−kp, −kd)` for a PD input. Errors on a PD gain on a coordinate
@@ -205,7 +214,7 @@ impl RigidSystem {
                             "has a gain on a free-flyer or spherical coordinate: the step derivative covers PD inputs on revolute and prismatic joints",
                         ));
                     }
-                    if state.tau[k].abs() < model.limits.effort[k] {
+                    if self.input_unclamped(state, k) {
                         dq[k] = -kp[k];
                         dv[k] = -kd[k];
                     }
