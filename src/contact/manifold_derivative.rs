@@ -55,7 +55,7 @@ pub struct ContactGeometryJacobian {
 }
 
 /// The pose moved by `eps` along twist component `k` (`[v_O; ω]`, world).
-fn moved(pose: &ShapePose, k: usize, eps: f64) -> ShapePose {
+pub(super) fn moved(pose: &ShapePose, k: usize, eps: f64) -> ShapePose {
     let mut axis = Vec3::zeros();
     if k < 3 {
         axis[k] = eps;

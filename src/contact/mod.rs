@@ -27,6 +27,7 @@ mod modes;
 mod ncp_derivative;
 mod pgs;
 mod problem;
+mod proximity_derivative;
 mod self_contact;
 mod shape_manifold;
 mod surface_derivative;
@@ -56,6 +57,7 @@ pub use ncp_derivative::{
 };
 pub use pgs::{PgsSettings, PgsSolver};
 pub use problem::{ContactProblem, NcpSolution, Residuals};
+pub use proximity_derivative::{ProximityJacobian, proximity_jacobian};
 pub use self_contact::{SelfContact, detect_self_contacts, push_self_contacts};
 pub use shape_manifold::{ManifoldWorkspace, ShapeContact, collider_contacts, obstacle_contacts};
 pub use surface_derivative::TriangleHitDerivative;

@@ -43,12 +43,16 @@
 //! a mode switch, outside the derivative's scope).
 
 use crate::contact::{
-    BodyContact, BoundaryGradient, NcpDerivative, NodeContact, PenetrationCorrection, SelfContact,
-    TriangleHit, TriangleHitDerivative, classify,
+    BodyContact, BoundaryGradient, ContactMode, NcpDerivative, NodeContact, PenetrationCorrection,
+    SelfContact, TriangleHit, TriangleHitDerivative, classify,
 };
 use crate::error::{Error, Result};
 use crate::math::{DMat, Mat3, Vec3};
-use crate::scene::{ContactWorkspace, GroupNcp, Scene, mode_tolerance};
+use crate::scene::{ContactWorkspace, GroupNcp, RigidWorkspace, Scene, mode_tolerance};
+
+use super::chain_rows::{LocalNodes, rigid_rows, soft_rigid_rows};
+use super::rigid_record::RigidRecord;
+use super::row_chain::{ChainPoint, RowChain};
 
 /// One contact as its derivatives see it: a contact point over up to four nodes (each a
 /// (body, node) pair) with signed weights, its frame, gap, and their derivatives with respect
@@ -248,6 +252,43 @@ pub struct ContactRecord {
     sets: Vec<ContactPointSet>,
     lambda: Vec<f64>,
     ncp: NcpDerivative,
+    /// The rows with a rigid part or moving with a rigid shape (after `sets` in the NCP).
+    pub(crate) chain: Option<RowChain>,
+}
+
+/// The soft bodies' start positions and velocities and their end velocities, per body
+/// (m, m/s).
+pub(crate) struct SoftStart<'a> {
+    pub(crate) x: &'a [&'a [Vec3]],
+    pub(crate) v: &'a [&'a [Vec3]],
+    pub(crate) v_plus: &'a [&'a [Vec3]],
+}
+
+/// The NCP derivative of `ncp`, one of the last step's: its modes classified from its λ and
+/// σ with the scene's tolerance, bilateral blocks (attachments) always sticking.
+pub(crate) fn ncp_derivative(
+    scene: &Scene,
+    ncp: &GroupNcp,
+    boundary: BoundaryGradient,
+) -> Result<NcpDerivative> {
+    let mut modes = classify(
+        ncp.lambda(),
+        ncp.sigma(),
+        mode_tolerance(scene.contact.settings.tolerance),
+    );
+    for (m, &b) in modes.iter_mut().zip(ncp.bilateral()) {
+        if b {
+            *m = ContactMode::Sticking;
+        }
+    }
+    NcpDerivative::new(
+        ncp.delassus(),
+        ncp.friction(),
+        ncp.lambda(),
+        ncp.sigma(),
+        &modes,
+        boundary,
+    )
 }
 
 impl ContactRecord {
@@ -261,9 +302,11 @@ impl ContactRecord {
         ncp: &GroupNcp,
         ws: &[&ContactWorkspace],
         between: &[BodyContact],
-        x: &[&[Vec3]],
+        start: &SoftStart<'_>,
+        rigid: (&RigidWorkspace, Option<&RigidRecord>),
         boundary: BoundaryGradient,
     ) -> Result<Option<ContactRecord>> {
+        let x = start.x;
         let h = scene.simulation.dt;
         let members = ncp.members();
         let correction = PenetrationCorrection::default();
@@ -308,10 +351,33 @@ impl ContactRecord {
             }
         }
         let k = sets.len();
-        if k == 0 {
+        // The rows with a rigid part or moving with a rigid shape: each member's rows against
+        // the rigid part, then the rigid stage's own rows when this NCP holds them.
+        let (rigid_ws, rigid_rec) = rigid;
+        let mut local = LocalNodes::default();
+        let mut chain_rows = Vec::new();
+        for &b in members {
+            let w = ws[b];
+            let rr = w.rigid_rows();
+            if !rr.is_empty() {
+                let blocks = &w.rows()[w.rows().len() - rr.len()..];
+                chain_rows.extend(soft_rigid_rows(
+                    scene, rigid_ws, rigid_rec, b, rr, blocks, x[b], &mut local,
+                )?);
+            }
+        }
+        if 3 * (k + chain_rows.len()) < ncp.lambda().len() {
+            let rec = rigid_rec.expect("an NCP with rigid rows has a rigid record");
+            chain_rows.extend(rigid_rows(scene, rigid_ws, rec)?);
+        }
+        if k + chain_rows.len() == 0 {
             return Ok(None);
         }
-        assert_eq!(3 * k, ncp.lambda().len(), "one λ per contact of the NCP");
+        assert_eq!(
+            3 * (k + chain_rows.len()),
+            ncp.lambda().len(),
+            "one λ per contact of the NCP"
+        );
         let mut own = 0;
         let mut out_members = Vec::with_capacity(members.len());
         for &b in members {
@@ -338,19 +404,37 @@ impl ContactRecord {
         }
         assert_eq!(own + body_contacts.len(), k, "every contact of the NCP");
         let lambda = ncp.lambda().to_vec();
-        let modes = classify(
-            &lambda,
-            ncp.sigma(),
-            mode_tolerance(scene.contact.settings.tolerance),
-        );
-        let ncp = NcpDerivative::new(
-            ncp.delassus(),
-            ncp.friction(),
-            &lambda,
-            ncp.sigma(),
-            &modes,
-            boundary,
-        )?;
+        let chain = if chain_rows.is_empty() {
+            None
+        } else {
+            let chain_lambda: Vec<f64> = chain_rows
+                .iter()
+                .flat_map(|r| lambda[3 * r.block..3 * r.block + 3].iter().copied())
+                .collect();
+            let velocities = |v: &[&[Vec3]]| -> Vec<Vec3> {
+                local.nodes.iter().map(|&(b, n)| v[b][n]).collect()
+            };
+            let (v_soft, v_plus_soft) = (velocities(start.v), velocities(start.v_plus));
+            let (v_rigid, v_plus_rigid) =
+                rigid_rec.map(RigidRecord::velocities).unwrap_or_default();
+            let no_offsets = [0];
+            let offsets: &[usize] = rigid_rec.map_or(&no_offsets, |r| &r.offsets);
+            Some(RowChain::new(
+                &scene.rigid,
+                offsets,
+                chain_rows,
+                local.nodes,
+                &ChainPoint {
+                    v_rigid: &v_rigid,
+                    v_plus_rigid: &v_plus_rigid,
+                    v_soft: &v_soft,
+                    v_plus_soft: &v_plus_soft,
+                    lambda: &chain_lambda,
+                    h,
+                },
+            )?)
+        };
+        let ncp = ncp_derivative(scene, ncp, boundary)?;
         Ok(Some(ContactRecord {
             members: out_members,
             contacts,
@@ -359,6 +443,7 @@ impl ContactRecord {
             sets,
             lambda,
             ncp,
+            chain,
         }))
     }
 

@@ -52,6 +52,7 @@ pub fn step_parameter_jacobian_fd(
                         .collect(),
                 })
                 .collect(),
+            rigid: StateTangent::rigid_difference(scene, &minus, &plus, 2.0 * eps),
         });
     }
     Ok(out)

@@ -40,13 +40,16 @@
 //! (the coupling of the free rows to v_p⁺ and x_p, the one-sided derivative of the per-step
 //! angle limit) that this layer chains.
 
+mod chain_rows;
 mod contact_chain;
 mod finite_difference;
 mod parameter;
 mod record;
 mod rigid_parameter;
+mod rigid_record;
 mod rigid_step;
 mod rigid_trajectory;
+mod row_chain;
 mod step_derivative;
 mod tangent;
 mod trajectory;
@@ -56,13 +59,14 @@ pub use finite_difference::step_parameter_jacobian_fd;
 pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
 pub use rigid_parameter::{RigidParameter, RigidSeed, parse_rigid_parameter, rigid_seeds};
+pub use rigid_record::RigidRecord;
 pub use rigid_step::{RigidStepJacobian, rigid_step_jacobian};
 pub use rigid_trajectory::{
     RigidGradient, RigidSensitivity, RigidSensitivityStepper, RigidTape, record_rigid_trajectory,
     rigid_forward_sensitivities,
 };
 pub use step_derivative::{InputTangent, StepDerivative, StepVjp};
-pub use tangent::{BodyTangent, StateTangent};
+pub use tangent::{BodyTangent, RigidTangent, StateTangent};
 pub use trajectory::{
     AdjointResult, SensitivityStepper, Tape, TapeOptions, adjoint, forward_sensitivities,
     record_trajectory,

@@ -11,7 +11,8 @@ use crate::material::MaterialPoint;
 use crate::math::Vec3;
 use crate::scene::{Scene, State, StepReport, Stepper};
 
-use super::contact_chain::ContactRecord;
+use super::contact_chain::{ContactRecord, SoftStart};
+use super::rigid_record::RigidRecord;
 
 /// One body's part of a [`StepRecord`].
 pub struct BodyRecord {
@@ -75,8 +76,11 @@ pub struct StepRecord {
     /// Per soft body, in scene order.
     pub bodies: Vec<BodyRecord>,
     /// One per NCP of the step with contacts (a body alone, or a group of bodies touching
-    /// each other), ordered by their smallest body.
+    /// each other, with the rigid rows when soft and rigid bodies meet; the rigid NCP when
+    /// they do not), ordered by their smallest body.
     pub contacts: Vec<ContactRecord>,
+    /// The rigid systems' part (`None` in a scene without free bodies or robots).
+    pub rigid: Option<RigidRecord>,
 }
 
 impl StepRecord {
@@ -88,6 +92,7 @@ impl StepRecord {
                 .iter()
                 .map(ContactRecord::bytes)
                 .sum::<usize>()
+            + self.rigid.as_ref().map_or(0, RigidRecord::bytes)
     }
 
     /// The contacts (and their derivatives) of the NCP body `body` took part in, if any.
@@ -99,8 +104,8 @@ impl StepRecord {
 /// Whether the derivatives of this crate cover `scene`'s step; errors say what is not
 /// covered: full Newton (`newton_iterations > 1`), displacement- and volume-driven cables and
 /// cavities (whose λ is solved inside the step) and per-step force limits. Contacts against
-/// obstacles, self-contacts and contacts between bodies are covered; contacts and attachments
-/// between soft and rigid bodies are not yet.
+/// obstacles, self-contacts, contacts between bodies, and contacts and attachments between
+/// soft and rigid bodies are covered.
 /// Angle-driven servos (pinned horns, `scene::prescribed`) are covered, their angle target
 /// being the parameter `actuator:NAME`. Bodies of law `corotational_sofa` (no exact tangent,
 /// [`crate::material::Law::has_exact_tangent`]) are refused.
@@ -113,12 +118,6 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
                 law.no_exact_tangent(),
             ));
         }
-    }
-    if scene.coupling.is_active(&scene.rigid, scene.bodies.len()) {
-        return Err(Error::invalid(
-            "rigid_body / robot",
-            "soft bodies can meet rigid ones in this scene: derivatives cover soft bodies with obstacles and each other, not yet steps where soft and rigid bodies share an NCP",
-        ));
     }
     if scene.simulation.newton_iterations != 1 {
         return Err(Error::invalid(
@@ -200,7 +199,13 @@ impl Recorder {
             .iter()
             .map(|b| (b.positions.clone(), b.velocities.clone()))
             .collect();
+        let rigid_start = state.rigid.clone();
         let report = self.stepper.step(scene, state)?;
+        let mut rigid = if scene.rigid.systems.is_empty() {
+            None
+        } else {
+            Some(RigidRecord::new(scene, &rigid_start, &state.rigid)?)
+        };
         // One contact record per NCP of the step (the contact stage's groups).
         let nb = starts.len();
         let between = self.stepper.contact().body_contacts();
@@ -210,21 +215,46 @@ impl Recorder {
             let workspaces: Vec<&crate::scene::ContactWorkspace> =
                 (0..nb).map(|i| self.stepper.body(i).contact()).collect();
             let x: Vec<&[Vec3]> = starts.iter().map(|(x, _)| x.as_slice()).collect();
+            let v: Vec<&[Vec3]> = starts.iter().map(|(_, v)| v.as_slice()).collect();
+            let v_plus: Vec<&[Vec3]> = state
+                .bodies
+                .iter()
+                .map(|b| b.velocities.as_slice())
+                .collect();
+            let soft = SoftStart {
+                x: &x,
+                v: &v,
+                v_plus: &v_plus,
+            };
             for ncp in self.stepper.contact().groups() {
-                // A rigid NCP without soft members (a scene where soft and rigid never
-                // meet, check_differentiable) does not depend on the soft state.
-                if ncp.members().is_empty() {
-                    continue;
-                }
-                if let Some(record) =
-                    ContactRecord::build(scene, ncp, &workspaces, between, &x, self.boundary)?
-                {
+                if let Some(record) = ContactRecord::build(
+                    scene,
+                    ncp,
+                    &workspaces,
+                    between,
+                    &soft,
+                    (self.stepper.rigid(), rigid.as_ref()),
+                    self.boundary,
+                )? {
                     for &b in ncp.members() {
                         groups[b] = Some(contacts.len());
                     }
                     contacts.push(record);
                 }
             }
+        }
+        if let Some(rec) = &mut rigid {
+            // The velocity update's derivatives at the rows' generalised force Σ Jᵀλ.
+            let mut force = vec![0.0; rec.n()];
+            for chain in contacts
+                .iter()
+                .filter_map(|c: &ContactRecord| c.chain.as_ref())
+            {
+                for (f, g) in force.iter_mut().zip(chain.generalised_force()) {
+                    *f += g;
+                }
+            }
+            rec.set_force(scene, &force);
         }
         let mut bodies = Vec::with_capacity(nb);
         for (i, (x, v)) in starts.into_iter().enumerate() {
@@ -260,6 +290,7 @@ impl Recorder {
                 h: scene.simulation.dt,
                 bodies,
                 contacts,
+                rigid,
             },
         ))
     }

@@ -85,6 +85,7 @@ pub struct GroupNcp {
     lambda: Vec<f64>,
     sigma: Vec<f64>,
     friction: Vec<f64>,
+    bilateral: Vec<bool>,
 }
 
 impl GroupNcp {
@@ -111,6 +112,12 @@ impl GroupNcp {
     /// The Coulomb coefficient of each contact.
     pub fn friction(&self) -> &[f64] {
         &self.friction
+    }
+
+    /// Whether each contact is a bilateral row block (an attachment, K = ℝ³: always
+    /// sticking for the NCP derivative).
+    pub fn bilateral(&self) -> &[bool] {
+        &self.bilateral
     }
 }
 
@@ -424,6 +431,8 @@ pub fn solve_group(
     ncp.sigma.extend_from_slice(solution.sigma.as_slice());
     ncp.friction.clear();
     ncp.friction.extend_from_slice(&ws.friction);
+    ncp.bilateral.clear();
+    ncp.bilateral.extend_from_slice(&bilateral);
     ws.next.push((ws.keys.clone(), lambda.to_vec()));
     let modes = classify(
         lambda,

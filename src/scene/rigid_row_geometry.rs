@@ -8,7 +8,7 @@ use crate::contact::{
     ContactGeometryJacobian, Counterpart, ManifoldWorkspace, ShapeContact,
     contact_geometry_jacobian,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 use super::contact_stage::SceneContact;
 use super::rigid_detection::RigidRow;
@@ -16,21 +16,15 @@ use super::rigid_model::RigidScene;
 use super::rigid_stage::RigidWorkspace;
 
 impl RigidWorkspace {
-    /// The geometry Jacobians of the last step's rigid rows (module doc). Errors on a row
-    /// with a soft part (steps where soft and rigid bodies meet are not covered), or when a
-    /// contact changes features within the differentiation step.
+    /// The geometry Jacobians of the last step's detected rigid rows (the first
+    /// [`RigidWorkspace::own_row_count`] of [`RigidWorkspace::contacts`]; module doc). Errors
+    /// when a contact changes features within the differentiation step.
     pub fn row_geometry(
         &self,
         rigid: &RigidScene,
         contact: &SceneContact,
     ) -> Result<Vec<Option<ContactGeometryJacobian>>> {
         let own = self.own_rows();
-        if self.contacts().len() != own.len() {
-            return Err(Error::invalid(
-                "rigid step derivative",
-                "the step has rows between soft and rigid bodies: not covered",
-            ));
-        }
         let mut ws = ManifoldWorkspace::default();
         own.iter()
             .zip(self.own_keys())

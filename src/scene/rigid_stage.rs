@@ -135,6 +135,17 @@ impl RigidWorkspace {
         &self.rows
     }
 
+    /// The NCP block index of each row block of [`Self::contacts`] in the last step.
+    pub fn row_blocks(&self) -> &[usize] {
+        &self.row_index
+    }
+
+    /// Number of the last step's detected rigid row blocks (the first ones of
+    /// [`Self::contacts`]; the rest have a soft part).
+    pub fn own_row_count(&self) -> usize {
+        self.detection.contacts.len()
+    }
+
     /// The last step's λ (3 per row block of [`Self::contacts`]; N, or N·m / N for limits),
     /// contact frames.
     pub fn lambda(&self) -> &[f64] {

@@ -1,5 +1,9 @@
 //! Forward mode (JVP) of one step, and the contact-force tangents it leaves.
 
+use super::rigid_forward::{
+    add_chain_force, add_rigid_response, chain_inputs, chain_velocity_variation,
+    free_rigid_response, rigid_directions, rigid_outputs,
+};
 use super::*;
 
 impl StepDerivative {
@@ -36,7 +40,11 @@ impl StepDerivative {
         // The contact terms' inputs, per direction and body: dx over the free DOFs (and the
         // pinned horn nodes, for the force variation), dv over the free DOFs, and
         // h dH_c(dx)ᵀλ (a contact between bodies moves with both bodies' nodes).
-        let contact = self.contact_inputs(scene, record, inputs);
+        let mut rigid = record
+            .rigid
+            .as_ref()
+            .map(|rec| rigid_directions(rec, inputs));
+        let contact = self.contact_inputs(scene, record, inputs, rigid.as_ref().map(|r| &r.dq));
         for (b, (body, rec)) in scene.bodies.iter().zip(&record.bodies).enumerate() {
             let buf = &mut self.bodies[b];
             let pattern = body.pattern();
@@ -217,11 +225,25 @@ impl StepDerivative {
             );
             buf.contact_force_tangents = DMat::zeros(0, k);
         }
+        // The rigid systems' dv⁺ with λ held (rigid_forward).
+        if let (Some(rec), Some(dirs)) = (&record.rigid, &mut rigid) {
+            let chains: Vec<(&crate::diff::row_chain::RowChain, &DMat)> = contact
+                .iter()
+                .flat_map(|ci| {
+                    record
+                        .contacts
+                        .iter()
+                        .zip(&ci.chain_z)
+                        .filter_map(|(g, z)| Some((g.chain.as_ref()?, z.as_ref()?)))
+                })
+                .collect();
+            free_rigid_response(rec, dirs, &chains);
+        }
         // dq = Σ_b P_b (H_b a_b + geometry terms), dλ = N dq, dv_b⁺ = a_b + h W_b P_bᵀ dλ per
-        // NCP (contact_chain).
+        // NCP (contact_chain), and a_r += h M⁻¹ Jᵀ dλ for its rigid rows (rigid_forward).
         if let Some(ci) = &contact {
-            for group in &record.contacts {
-                let mut dq = DMat::zeros(3 * group.len(), k);
+            for (g, group) in record.contacts.iter().enumerate() {
+                let mut dq = DMat::zeros(3 * group.block_count(), k);
                 let mut a: Vec<Vec<Vec3>> = vec![Vec::new(); scene.bodies.len()];
                 for c in 0..k {
                     for b in group.bodies() {
@@ -242,9 +264,25 @@ impl StepDerivative {
                         |b, n| record.bodies[b].v_plus[n],
                         column.as_mut_slice(),
                     );
+                    if let (Some(chain), Some(z)) = (&group.chain, &ci.chain_z[g]) {
+                        chain_velocity_variation(
+                            chain,
+                            c,
+                            rigid.as_ref().map(|r| (&r.a, &r.dv)),
+                            |b, n| a[b].get(n).copied().unwrap_or_else(Vec3::zeros),
+                            |b, n| ci.dv_free[c][b][n],
+                            z,
+                            column.as_mut_slice(),
+                        );
+                    }
                 }
                 let mut dlambda = DMat::zeros(0, k);
                 group.force_variation(&dq, &mut dlambda);
+                if let (Some(chain), Some(rec), Some(dirs)) =
+                    (&group.chain, &record.rigid, &mut rigid)
+                {
+                    add_rigid_response(chain, rec, &dlambda, &mut dirs.a);
+                }
                 for b in group.bodies() {
                     let buf = &mut self.bodies[b];
                     let nr = scene.bodies[b].pattern().n();
@@ -292,6 +330,11 @@ impl StepDerivative {
                 }
             }
         }
+        if let (Some(rec), Some(dirs)) = (&record.rigid, &rigid) {
+            for (c, out) in outputs.iter_mut().enumerate() {
+                out.rigid = rigid_outputs(rec, dirs, c);
+            }
+        }
         Ok(outputs)
     }
 
@@ -313,8 +356,11 @@ struct ContactInputs {
     dx_free: Vec<NodalFields>,
     /// dv with fixed and pinned components zero.
     dv_free: Vec<NodalFields>,
-    /// h dH_c(dx)ᵀλ (dx with the pinned horn nodes' components).
+    /// h dH_c(dx)ᵀλ (dx with the pinned horn nodes' components), with the chains'
+    /// h ∂(H_Lᵀλ)/∂z z.
     force: Vec<NodalFields>,
+    /// Per NCP of the record: its chain's inputs z (nz × directions), if it has a chain.
+    chain_z: Vec<Option<DMat>>,
 }
 
 impl StepDerivative {
@@ -325,6 +371,7 @@ impl StepDerivative {
         scene: &Scene,
         record: &StepRecord,
         inputs: &[InputTangent],
+        rigid_dq: Option<&DMat>,
     ) -> Option<ContactInputs> {
         if record.contacts.is_empty() {
             return None;
@@ -334,6 +381,7 @@ impl StepDerivative {
             dx_free: Vec::with_capacity(inputs.len()),
             dv_free: Vec::with_capacity(inputs.len()),
             force: Vec::with_capacity(inputs.len()),
+            chain_z: Vec::new(),
         };
         for input in inputs {
             let mut dx_free = Vec::with_capacity(scene.bodies.len());
@@ -371,6 +419,14 @@ impl StepDerivative {
             out.dx_free.push(dx_free);
             out.dv_free.push(dv_free);
             out.force.push(force);
+        }
+        for group in &record.contacts {
+            let z = group.chain.as_ref().map(|chain| {
+                let z = chain_inputs(chain, rigid_dq, &out.dx_free);
+                add_chain_force(chain, &z, h, &mut out.force);
+                z
+            });
+            out.chain_z.push(z);
         }
         Some(out)
     }

@@ -14,6 +14,7 @@ use crate::scene::{PrescribedDerivative, Scene};
 mod forward;
 mod position_jacobian;
 mod reverse;
+mod rigid_forward;
 
 use super::parameter::Parameter;
 use super::record::StepRecord;
@@ -250,12 +251,25 @@ fn check_shape(scene: &Scene, t: &StateTangent, what: &str) -> Result<()> {
         && t.bodies.iter().zip(&scene.bodies).all(|(tb, b)| {
             tb.positions.len() == b.node_count() && tb.velocities.len() == b.node_count()
         });
-    if ok {
+    if !ok {
+        return Err(Error::invalid(
+            what,
+            "does not have one row per node of every soft body of the scene",
+        ));
+    }
+    let systems = &scene.rigid.systems;
+    let rigid_ok = t.rigid.is_empty()
+        || t.rigid.len() == systems.len()
+            && t.rigid
+                .iter()
+                .zip(systems)
+                .all(|(r, s)| r.q.len() == s.nv() && r.v.len() == s.nv());
+    if rigid_ok {
         Ok(())
     } else {
         Err(Error::invalid(
             what,
-            "does not have one row per node of every soft body of the scene",
+            "does not have one rigid tangent per free body and robot of the scene (nv components of q and of v each), nor an empty rigid part",
         ))
     }
 }

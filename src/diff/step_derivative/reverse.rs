@@ -17,6 +17,20 @@ impl StepDerivative {
         output: &StateTangent,
     ) -> Result<StepVjp> {
         check_shape(scene, output, "output cotangent")?;
+        let mixed = record
+            .contacts
+            .iter()
+            .any(|c| c.chain.as_ref().is_some_and(|ch| !ch.local.is_empty()));
+        let rigid_cotangent = output
+            .rigid
+            .iter()
+            .any(|r| r.q.iter().chain(&r.v).any(|x| *x != 0.0));
+        if mixed || rigid_cotangent {
+            return Err(Error::invalid(
+                "reverse mode",
+                "the step has rows between soft and rigid bodies or the cotangent has a rigid part: reverse mode covers soft bodies; use forward mode (StepDerivative::jvp, forward sensitivities) for mixed steps",
+            ));
+        }
         let h = record.h;
         let mut result = StepVjp {
             state: StateTangent::zeros(scene),

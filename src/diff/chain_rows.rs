@@ -1,0 +1,144 @@
+//! The [`ChainRow`]s of a step's row blocks that have a rigid part or move with a rigid
+//! shape, with their geometry's variations (`diff::row_chain`): the rigid stage's own
+//! contacts and limits, and each soft body's rows against the rigid part
+//! (`scene::SoftRigidRow`): a node against a shape (`contact::proximity_jacobian`), a
+//! shape's corner against a soft triangle (`contact::TriangleHitDerivative`, the corner
+//! moving with its body), an attachment (its anchor moving with its body).
+
+use crate::contact::{TriangleHitDerivative, proximity_jacobian};
+use crate::error::{Error, Result};
+use crate::math::Vec3;
+use crate::scene::{RigidRow, RigidWorkspace, Scene, SoftPoint, SoftRigidRow};
+
+use super::rigid_record::RigidRecord;
+use super::row_chain::{ChainRow, ChainSide};
+
+/// The soft nodes rows touch, each given a local index (columns n + 3l.. of z).
+#[derive(Default)]
+pub(crate) struct LocalNodes {
+    pub(crate) nodes: Vec<(usize, usize)>,
+}
+
+impl LocalNodes {
+    /// The local index of node `node` of body `body`, added when new.
+    pub(crate) fn index(&mut self, body: usize, node: usize) -> usize {
+        match self.nodes.iter().position(|&p| p == (body, node)) {
+            Some(l) => l,
+            None => {
+                self.nodes.push((body, node));
+                self.nodes.len() - 1
+            }
+        }
+    }
+}
+
+/// The rigid stage's own row blocks of the last step (contacts and limits), their NCP
+/// blocks from `ws`. Errors as `RigidWorkspace::row_geometry`.
+pub(crate) fn rigid_rows(
+    scene: &Scene,
+    ws: &RigidWorkspace,
+    rec: &RigidRecord,
+) -> Result<Vec<ChainRow>> {
+    let geometry = ws.row_geometry(&scene.rigid, &scene.contact)?;
+    let offsets = &rec.offsets;
+    let mut rows = Vec::with_capacity(geometry.len());
+    for ((c, geo), &block) in ws.contacts().iter().zip(&geometry).zip(ws.row_blocks()) {
+        let row = match (c.row, geo) {
+            (
+                RigidRow::Contact {
+                    a, b, point, frame, ..
+                },
+                Some(geo),
+            ) => {
+                let mut row = ChainRow::new(block, point, frame, c.gap);
+                for (side, sign) in [(Some(a), 1.0), (b, -1.0)] {
+                    if let Some(side) = side {
+                        row.sides.push(ChainSide {
+                            system: side.system,
+                            sign,
+                            twists: rec.twists(scene, side),
+                        });
+                    }
+                }
+                row.add_rigid_contact(offsets, geo);
+                row
+            }
+            (RigidRow::Limit { system, dof, sign }, _) => {
+                let mut row =
+                    ChainRow::new(block, Vec3::zeros(), crate::math::Mat3::identity(), c.gap);
+                row.set_limit(offsets[system] + dof, sign);
+                row
+            }
+            _ => unreachable!("the detected rows are contacts (with geometry) and limits"),
+        };
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Soft body `body`'s rows against the rigid part (`rows`, at NCP blocks `blocks`), its
+/// nodes starting at `x` (m); `ws` the rigid stage (the colliders' start poses), `rec` the
+/// rigid record (twists; `None` in a scene without moving rigid systems). Errors when the
+/// geometry has no derivative there (a closest point that jumps, a degenerate triangle).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn soft_rigid_rows(
+    scene: &Scene,
+    ws: &RigidWorkspace,
+    rec: Option<&RigidRecord>,
+    body: usize,
+    rows: &[SoftRigidRow],
+    blocks: &[usize],
+    x: &[Vec3],
+    local: &mut LocalNodes,
+) -> Result<Vec<ChainRow>> {
+    let no_offsets = [0];
+    let offsets: &[usize] = rec.map_or(&no_offsets, |r| &r.offsets);
+    let n = *offsets.last().expect("non-empty");
+    let rigid = &scene.rigid;
+    let mut out = Vec::with_capacity(rows.len());
+    for (r, &block) in rows.iter().zip(blocks) {
+        let mut row = ChainRow::new(block, r.point, r.frame, r.gap);
+        if let Some(side) = r.side {
+            let rec = rec.expect("a moving rigid side has a rigid record");
+            row.sides.push(ChainSide {
+                system: side.system,
+                sign: -r.soft_sign,
+                twists: rec.twists(scene, side),
+            });
+        }
+        let (weights, len) = r.soft_weights();
+        for &(node, w) in &weights[..len] {
+            row.soft.push((local.index(body, node), w));
+        }
+        let col = |l: usize| n + 3 * l;
+        match (r.key.0, r.soft) {
+            (0 | 1, SoftPoint::Node(node)) => {
+                let (collider, pose) = if r.key.0 == 0 {
+                    let (s, c) = (r.key.1, r.key.2);
+                    (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
+                } else {
+                    let f = &rigid.statics[r.key.1];
+                    (&f.collider, f.pose)
+                };
+                let jac = proximity_jacobian(collider, &pose, &x[node])?;
+                row.add_node_on_shape(offsets, col(local.index(body, node)), &jac);
+            }
+            (3 | 4, SoftPoint::Face { vertices, .. }) => {
+                let d = TriangleHitDerivative::new(&r.point, &vertices.map(|v| x[v])).ok_or_else(
+                    || {
+                        Error::invalid(
+                            format!("soft body {body}'s contact with a rigid corner"),
+                            "its triangle is degenerate at the start positions",
+                        )
+                    },
+                )?;
+                let cols = vertices.map(|v| col(local.index(body, v)));
+                row.add_corner_on_triangle(offsets, cols, &d);
+            }
+            (2, SoftPoint::Node(node)) => row.add_anchor(offsets, local.index(body, node)),
+            _ => unreachable!("scene::soft_rigid pairs each kind with its soft point"),
+        }
+        out.push(row);
+    }
+    Ok(out)
+}

@@ -1,0 +1,451 @@
+//! The row blocks of an NCP that have a rigid part, or whose geometry moves with a rigid
+//! shape, as the step derivatives chain them (paper 002 Eq. 3 and Appendix D; paper 004 Eq.
+//! 10-11 for their soft part): the rigid contacts and limits of `scene::rigid_detection`
+//! and the soft–rigid rows of `scene::soft_rigid` (a soft node against a rigid shape, a
+//! shape's corner against a soft triangle, an attachment).
+//!
+//! A row block i reads `σ_i = F_iᵀ (Σ_s sign_s v_s(p_i) + Σ_e w_e u_e) + e_i`: the velocity of
+//! the point p_i of each rigid side s (a system's body, through the twists T_k of its
+//! coordinates: `v_s(p) = Σ_k T_k(p) v_k`) and the weighted velocities of its soft nodes.
+//! Its frame F, gap Φ, rigid point p and soft weights w are functions of the inputs
+//! `z = [q (every rigid system's velocity coordinates, stacked); x_L (the soft nodes the rows
+//! touch, three components each)]`; [`RowChain`] holds, from one pass over the rows:
+//!
+//! ```text
+//! J   = ∂σ/∂v_rigid (3m × n),   H_L = ∂σ/∂u_L (3m × 3L)
+//! ∂(Jᵀλ)/∂z (n × nz),  ∂(H_Lᵀλ)/∂z (3L × nz)
+//! ∂σ/∂z|_(v⁺, λ) = dF ᵀ u⁺ + Fᵀ (sign ω × dp + sign dT(p) v⁺ + Σ dw_e u⁺_e) + s_Φ dΦ
+//!                  + s_v (the same for the start velocity u, normal row)
+//!                  + (1 − k_p)/h (dx_node − dp)    (attachments: their position error)
+//! ```
+//!
+//! with `∂T_k/∂q_j` from `scene::RigidSystem::twist_derivative`. The step derivatives
+//! (`diff::rigid_step`, the mixed forward pass of `diff::step_derivative`) chain these with
+//! the velocity update's derivatives and the NCP derivative.
+
+use crate::contact::{
+    ContactGeometryJacobian, PenetrationCorrection, ProximityJacobian, TriangleHitDerivative,
+    contact_frame_derivative,
+};
+use crate::error::Result;
+use crate::math::{DMat, Mat3, Vec3};
+use crate::rigid::spatial::{Vec6, ang};
+use crate::scene::{RigidScene, point_velocity};
+
+/// One rigid side of a row block.
+pub(crate) struct ChainSide {
+    pub(crate) system: usize,
+    /// +1 or −1: how the side's point velocity enters σ.
+    pub(crate) sign: f64,
+    /// The twists of the system's coordinates at the side's body (world, `[v_O; ω]`).
+    pub(crate) twists: Vec<Vec6>,
+}
+
+/// The variation of a row's geometry along one input coordinate.
+#[derive(Clone, Copy)]
+pub(crate) struct Variation {
+    /// The input coordinate (a column of z).
+    pub(crate) col: usize,
+    /// dp (m per unit), dF, dΦ, and dw of each soft entry.
+    pub(crate) dp: Vec3,
+    pub(crate) df: Mat3,
+    pub(crate) dphi: f64,
+    pub(crate) dw: [f64; 3],
+}
+
+/// A variation's (dp, dn, dΦ, dw) before dF is formed from dn.
+type Motion = (Vec3, Vec3, f64, [f64; 3]);
+
+/// One row block (module doc).
+pub(crate) struct ChainRow {
+    /// Its block index in the NCP.
+    pub(crate) block: usize,
+    pub(crate) sides: Vec<ChainSide>,
+    /// Soft entries: (local node, weight with its sign).
+    pub(crate) soft: Vec<(usize, f64)>,
+    pub(crate) point: Vec3,
+    pub(crate) frame: Mat3,
+    pub(crate) gap: f64,
+    /// A joint limit: (global coordinate, sign) of its normal row.
+    pub(crate) limit: Option<(usize, f64)>,
+    /// An attachment of local node `l`: its position error enters σ.
+    pub(crate) attachment: Option<usize>,
+    pub(crate) variation: Vec<Variation>,
+}
+
+impl ChainRow {
+    /// A row block between rigid sides and/or soft entries, without variations yet.
+    pub(crate) fn new(block: usize, point: Vec3, frame: Mat3, gap: f64) -> ChainRow {
+        ChainRow {
+            block,
+            sides: Vec::new(),
+            soft: Vec::new(),
+            point,
+            frame,
+            gap,
+            limit: None,
+            attachment: None,
+            variation: Vec::new(),
+        }
+    }
+
+    /// Makes this block a joint limit on coordinate `coord` (its normal row is
+    /// `sign · v[coord]`, its gap moves by `sign · dq[coord]`).
+    pub(crate) fn set_limit(&mut self, coord: usize, sign: f64) {
+        self.limit = Some((coord, sign));
+        self.push(coord, Vec3::zeros(), Mat3::zeros(), sign, [0.0; 3]);
+    }
+
+    /// Adds the variation `(dp, dn, dΦ, dw)` along column `col`, dF from dn.
+    fn add(&mut self, col: usize, dp: Vec3, dn: Vec3, dphi: f64, dw: [f64; 3]) {
+        let normal: Vec3 = self.frame.column(2).into_owned();
+        let df = contact_frame_derivative(&normal, &dn);
+        self.push(col, dp, df, dphi, dw);
+    }
+
+    fn push(&mut self, col: usize, dp: Vec3, df: Mat3, dphi: f64, dw: [f64; 3]) {
+        match self.variation.iter_mut().find(|v| v.col == col) {
+            Some(v) => {
+                v.dp += dp;
+                v.df += df;
+                v.dphi += dphi;
+                for (a, b) in v.dw.iter_mut().zip(dw) {
+                    *a += b;
+                }
+            }
+            None => self.variation.push(Variation {
+                col,
+                dp,
+                df,
+                dphi,
+                dw,
+            }),
+        }
+    }
+
+    /// The variations of a rigid contact between its sides (`geo`: the derivatives of its
+    /// point, normal and gap per side and twist component, `contact::contact_geometry_jacobian`),
+    /// `offsets` the systems' first coordinates.
+    pub(crate) fn add_rigid_contact(&mut self, offsets: &[usize], geo: &ContactGeometryJacobian) {
+        for s in 0..self.sides.len() {
+            for k in 0..self.sides[s].twists.len() {
+                let t = self.sides[s].twists[k];
+                if t.iter().all(|x| *x == 0.0) {
+                    continue;
+                }
+                let (mut dp, mut dn, mut dphi) = (Vec3::zeros(), Vec3::zeros(), 0.0);
+                for c in 0..6 {
+                    dp += geo.point[s][c] * t[c];
+                    dn += geo.normal[s][c] * t[c];
+                    dphi += geo.gap[s][c] * t[c];
+                }
+                self.add(offsets[self.sides[s].system] + k, dp, dn, dphi, [0.0; 3]);
+            }
+        }
+    }
+
+    /// The variations of a soft node (local `l`, first column `soft_col`) against a collider
+    /// carried by the row's first side, or fixed when there is none (`jac`:
+    /// `contact::proximity_jacobian` at the start of the step).
+    pub(crate) fn add_node_on_shape(
+        &mut self,
+        offsets: &[usize],
+        soft_col: usize,
+        jac: &ProximityJacobian,
+    ) {
+        for d in 0..3 {
+            self.add(
+                soft_col + d,
+                jac.point_x[d],
+                jac.normal_x[d],
+                jac.gap_x[d],
+                [0.0; 3],
+            );
+        }
+        self.add_side_motion(offsets, |t| {
+            let (mut dp, mut dn, mut dphi) = (Vec3::zeros(), Vec3::zeros(), 0.0);
+            for c in 0..6 {
+                dp += jac.point_twist[c] * t[c];
+                dn += jac.normal_twist[c] * t[c];
+                dphi += jac.gap_twist[c] * t[c];
+            }
+            (dp, dn, dphi, [0.0; 3])
+        });
+    }
+
+    /// The variations of a rigid corner (the row's point, carried by its first side, or
+    /// fixed) against a soft triangle whose nodes start at columns `vertex_cols`, the soft
+    /// entries' weights being −w (`d`: `contact::TriangleHitDerivative` at the corner and the
+    /// triangle's start positions).
+    pub(crate) fn add_corner_on_triangle(
+        &mut self,
+        offsets: &[usize],
+        vertex_cols: [usize; 3],
+        d: &TriangleHitDerivative,
+    ) {
+        let frames = d.frame_jacobian();
+        for (t, &col) in vertex_cols.iter().enumerate() {
+            for (j, df) in frames[1 + t].iter().enumerate() {
+                let dw = std::array::from_fn(|e| -d.weight_gradient[e][1 + t][j]);
+                self.push(col + j, Vec3::zeros(), *df, d.gap_gradient[1 + t][j], dw);
+            }
+        }
+        let frame_p = frames[0];
+        let this_frame = |dp: &Vec3| frame_p[0] * dp.x + frame_p[1] * dp.y + frame_p[2] * dp.z;
+        let mut motions = Vec::new();
+        if let Some(side) = self.sides.first() {
+            for (k, t) in side.twists.iter().enumerate() {
+                if t.iter().any(|x| *x != 0.0) {
+                    motions.push((offsets[side.system] + k, point_velocity(t, &self.point)));
+                }
+            }
+        }
+        for (col, dp) in motions {
+            let dw = std::array::from_fn(|e| -d.weight_gradient[e][0].dot(&dp));
+            self.push(col, dp, this_frame(&dp), d.gap_gradient[0].dot(&dp), dw);
+        }
+    }
+
+    /// The variations of an attachment's anchor, a point of the row's first side (the
+    /// frame is the world's; its error x_node − p enters σ).
+    pub(crate) fn add_anchor(&mut self, offsets: &[usize], local: usize) {
+        self.attachment = Some(local);
+        let p = self.point;
+        self.add_side_motion(offsets, |t| {
+            (point_velocity(t, &p), Vec3::zeros(), 0.0, [0.0; 3])
+        });
+        for v in &mut self.variation {
+            v.df = Mat3::zeros();
+        }
+    }
+
+    /// Adds `motion(T_k)` = (dp, dn, dΦ, dw) for each coordinate k moving the first side.
+    fn add_side_motion(&mut self, offsets: &[usize], motion: impl Fn(&Vec6) -> Motion) {
+        let Some(side) = self.sides.first() else {
+            return;
+        };
+        let moves: Vec<(usize, Motion)> = side
+            .twists
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.iter().any(|x| *x != 0.0))
+            .map(|(k, t)| (offsets[side.system] + k, motion(t)))
+            .collect();
+        for (col, (dp, dn, dphi, dw)) in moves {
+            self.add(col, dp, dn, dphi, dw);
+        }
+    }
+}
+
+/// The matrices of a set of row blocks (module doc), over z = [q (n); x_L (3L)].
+pub(crate) struct RowChain {
+    pub(crate) rows: Vec<ChainRow>,
+    /// The soft nodes the rows touch: (body, node), in local order.
+    pub(crate) local: Vec<(usize, usize)>,
+    /// Number of rigid coordinates n.
+    pub(crate) n: usize,
+    /// J (3m × n).
+    pub(crate) jac: DMat,
+    /// H_L (3m × 3L).
+    pub(crate) soft_jac: DMat,
+    /// ∂(Jᵀλ)/∂z (n × nz).
+    pub(crate) dforce: DMat,
+    /// ∂(H_Lᵀλ)/∂z (3L × nz; without the factor h).
+    pub(crate) dsoft_force: DMat,
+    /// ∂σ/∂z with v⁺ and λ held (3m × nz).
+    pub(crate) dsigma: DMat,
+    /// s_v of each row block (the slope of the correction in the start normal velocity).
+    pub(crate) s_v: Vec<f64>,
+    /// λ of the rows (3 per row, in `rows` order).
+    pub(crate) lambda: Vec<f64>,
+}
+
+/// The values the chain is taken at: every rigid system's start and end velocities (stacked,
+/// n) and the local soft nodes' (3L), λ of the rows (3 per row, in `rows` order), h.
+pub(crate) struct ChainPoint<'a> {
+    pub(crate) v_rigid: &'a [f64],
+    pub(crate) v_plus_rigid: &'a [f64],
+    pub(crate) v_soft: &'a [Vec3],
+    pub(crate) v_plus_soft: &'a [Vec3],
+    pub(crate) lambda: &'a [f64],
+    pub(crate) h: f64,
+}
+
+impl RowChain {
+    /// The matrices of `rows` at `at` (module doc); `local` the soft nodes their columns
+    /// n + 3l.. stand for. Errors on a non-finite gap.
+    pub(crate) fn new(
+        rigid: &RigidScene,
+        offsets: &[usize],
+        rows: Vec<ChainRow>,
+        local: Vec<(usize, usize)>,
+        at: &ChainPoint<'_>,
+    ) -> Result<RowChain> {
+        let n = *offsets.last().expect("offsets end with n");
+        let nl = 3 * local.len();
+        let nz = n + nl;
+        let m = rows.len();
+        let correction = PenetrationCorrection::default();
+        let mut jac = DMat::zeros(3 * m, n);
+        let mut soft_jac = DMat::zeros(3 * m, nl);
+        let mut dforce = DMat::zeros(n, nz);
+        let mut dsoft_force = DMat::zeros(nl, nz);
+        let mut dsigma = DMat::zeros(3 * m, nz);
+        let mut s_v = Vec::with_capacity(m);
+        let soft_sum = |row: &ChainRow, u: &[Vec3], w: &dyn Fn(usize) -> f64| -> Vec3 {
+            row.soft
+                .iter()
+                .enumerate()
+                .map(|(e, &(l, _))| w(e) * u[l])
+                .sum()
+        };
+        let mut dt_at = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            let (s_phi, sv) = correction.normal_slopes(at.h, row.gap)?;
+            s_v.push(sv);
+            let li = Vec3::new(at.lambda[3 * i], at.lambda[3 * i + 1], at.lambda[3 * i + 2]);
+            let f = row.frame * li;
+            if let Some((coord, sign)) = row.limit {
+                jac[(3 * i + 2, coord)] = sign;
+            }
+            for side in &row.sides {
+                for (k, t) in side.twists.iter().enumerate() {
+                    let v = side.sign * point_velocity(t, &row.point);
+                    for r in 0..3 {
+                        jac[(3 * i + r, offsets[side.system] + k)] += row.frame.column(r).dot(&v);
+                    }
+                }
+            }
+            for &(l, w) in &row.soft {
+                for r in 0..3 {
+                    for d in 0..3 {
+                        soft_jac[(3 * i + r, 3 * l + d)] += w * row.frame[(d, r)];
+                    }
+                }
+            }
+            // Per side: the point's velocity and ω under v⁺ and v, and each twist at p.
+            let moving: Vec<_> = row
+                .sides
+                .iter()
+                .map(|side| {
+                    let o = offsets[side.system];
+                    let twist_at: Vec<Vec3> = side
+                        .twists
+                        .iter()
+                        .map(|t| point_velocity(t, &row.point))
+                        .collect();
+                    let motion = |w: &[f64]| {
+                        let (mut vel, mut omega) = (Vec3::zeros(), Vec3::zeros());
+                        for (k, t) in side.twists.iter().enumerate() {
+                            vel += twist_at[k] * w[o + k];
+                            omega += ang(t) * w[o + k];
+                        }
+                        (vel, omega)
+                    };
+                    (motion(at.v_plus_rigid), motion(at.v_rigid), twist_at)
+                })
+                .collect();
+            let weight = |e: usize| row.soft[e].1;
+            let soft_plus = soft_sum(row, at.v_plus_soft, &weight);
+            let soft_start = soft_sum(row, at.v_soft, &weight);
+            for var in &row.variation {
+                let j = var.col;
+                let dfl = var.df * li;
+                // Rigid sides.
+                for (side, (plus, start, twist_at)) in row.sides.iter().zip(&moving) {
+                    let sys = &rigid.systems[side.system];
+                    let o = offsets[side.system];
+                    dt_at.clear();
+                    if j >= o && j < o + sys.nv() {
+                        dt_at.extend((0..sys.nv()).map(|k| {
+                            point_velocity(
+                                &sys.twist_derivative(&side.twists, j - o, k),
+                                &row.point,
+                            )
+                        }));
+                    }
+                    for (w, (vel, omega), slope, rows_of) in [
+                        (at.v_plus_rigid, plus, 1.0, 0..3),
+                        (at.v_rigid, start, sv, 2..3),
+                    ] {
+                        let mut dvel = omega.cross(&var.dp);
+                        for (k, d) in dt_at.iter().enumerate() {
+                            dvel += d * w[o + k];
+                        }
+                        for r in rows_of {
+                            dsigma[(3 * i + r, j)] += slope
+                                * side.sign
+                                * (var.df.column(r).dot(vel) + row.frame.column(r).dot(&dvel));
+                        }
+                    }
+                    for (k, t) in side.twists.iter().enumerate() {
+                        let mut d = twist_at[k].dot(&dfl) + ang(t).cross(&var.dp).dot(&f);
+                        if let Some(dk) = dt_at.get(k) {
+                            d += dk.dot(&f);
+                        }
+                        dforce[(o + k, j)] += side.sign * d;
+                    }
+                }
+                // Soft entries.
+                if !row.soft.is_empty() {
+                    let dw = |e: usize| var.dw[e];
+                    let dsoft_plus = soft_sum(row, at.v_plus_soft, &dw);
+                    let dsoft_start = soft_sum(row, at.v_soft, &dw);
+                    for r in 0..3 {
+                        dsigma[(3 * i + r, j)] +=
+                            var.df.column(r).dot(&soft_plus) + row.frame.column(r).dot(&dsoft_plus);
+                    }
+                    dsigma[(3 * i + 2, j)] += sv
+                        * (var.df.column(2).dot(&soft_start)
+                            + row.frame.column(2).dot(&dsoft_start));
+                    for (e, &(l, w)) in row.soft.iter().enumerate() {
+                        let df = var.dw[e] * f + w * dfl;
+                        for d in 0..3 {
+                            dsoft_force[(3 * l + d, j)] += df[d];
+                        }
+                    }
+                }
+                dsigma[(3 * i + 2, j)] += s_phi * var.dphi;
+            }
+            if let Some(l) = row.attachment {
+                // g += (1 − k_p)/h (x_node − p): σ moves by that times (dx_node − dp).
+                let c = (1.0 - correction.kp) / at.h;
+                for d in 0..3 {
+                    dsigma[(3 * i + d, n + 3 * l + d)] += c;
+                }
+                for var in &row.variation {
+                    for d in 0..3 {
+                        dsigma[(3 * i + d, var.col)] -= c * var.dp[d];
+                    }
+                }
+            }
+        }
+        Ok(RowChain {
+            rows,
+            local,
+            n,
+            jac,
+            soft_jac,
+            dforce,
+            dsoft_force,
+            dsigma,
+            s_v,
+            lambda: at.lambda.to_vec(),
+        })
+    }
+
+    /// Number of input coordinates nz = n + 3L.
+    pub(crate) fn nz(&self) -> usize {
+        self.n + 3 * self.local.len()
+    }
+
+    /// Jᵀλ (n): the generalised contact force of the rows on the rigid coordinates.
+    pub(crate) fn generalised_force(&self) -> Vec<f64> {
+        let lam = DMat::from_column_slice(self.lambda.len(), 1, &self.lambda);
+        (self.jac.transpose() * lam)
+            .column(0)
+            .iter()
+            .copied()
+            .collect()
+    }
+}

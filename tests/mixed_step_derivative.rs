@@ -1,0 +1,344 @@
+//! The derivatives of steps where soft and rigid bodies share an NCP (issue 19 §4): the
+//! forward mode (`StepDerivative::jvp`) over a few steps, with soft inputs (x, v, E) and rigid
+//! ones (q, v) together, against Richardson-extrapolated central differences of the forward
+//! simulator, in sticking and sliding configurations: a rigid cube resting on a soft block
+//! (its nodes against the cube's faces, the cube's corners against the block's triangles),
+//! the cube sliding over the block, and a soft pad attached to a robot's palm held by a PD.
+//! Each difference restarts from the same state with a fresh stepper and an NCP solved to
+//! 1e-12 m/s, so it differentiates the step itself; the soft and the rigid parts of the
+//! output are each checked to 1e-6 of their own size.
+
+mod scene_support;
+
+use diffsoro::contact::{ContactMode, ModeTolerance, classify};
+use diffsoro::diff::{InputTangent, Parameter, Recorder, StateTangent, StepDerivative};
+use diffsoro::math::{SplitMix64, Vec3, relative_error};
+use diffsoro::scene::{Scene, SceneFile, State, Stepper};
+use scene_support::root;
+
+/// A committed scene with the NCP solved to 1e-12 m/s and `extra` overrides (`key=value`).
+fn load(name: &str, extra: &[&str]) -> Scene {
+    let path = root().join("scenes").join(name);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    if !text.contains("[contact]") {
+        text.push_str("\n[contact]\n");
+    }
+    let mut overrides: Vec<String> = vec![
+        "contact.tolerance=1e-12".into(),
+        "contact.max_iterations=100000".into(),
+    ];
+    overrides.extend(extra.iter().map(|s| s.to_string()));
+    let file = SceneFile::parse(path.to_str().unwrap(), &text, &overrides).unwrap();
+    file.validate().unwrap();
+    Scene::build(&file, path.parent().unwrap()).unwrap()
+}
+
+fn run(scene: &Scene, start: &State, steps: usize) -> State {
+    let mut state = start.clone();
+    let mut stepper = Stepper::new(scene).unwrap();
+    for _ in 0..steps {
+        let report = stepper.step(scene, &mut state).unwrap();
+        assert!(report.contact_converged, "{report:?}");
+    }
+    state
+}
+
+/// The soft part (positions, velocities) and the rigid part (q ⊖ base.q, v) of `state`.
+fn parts(scene: &Scene, base: &State, state: &State) -> (Vec<f64>, Vec<f64>) {
+    let soft = state
+        .bodies
+        .iter()
+        .flat_map(|b| b.positions.iter().chain(&b.velocities))
+        .flat_map(|p| [p.x, p.y, p.z])
+        .collect();
+    let mut rigid = Vec::new();
+    for (s, sys) in scene.rigid.systems.iter().enumerate() {
+        let mut d = vec![0.0; sys.nv()];
+        sys.difference(&base.rigid[s].q, &state.rigid[s].q, &mut d);
+        rigid.extend(d);
+        rigid.extend(&state.rigid[s].v);
+    }
+    (soft, rigid)
+}
+
+/// The JVP's output in the same layout as [`parts`].
+fn tangent_parts(t: &StateTangent) -> (Vec<f64>, Vec<f64>) {
+    let soft = t
+        .bodies
+        .iter()
+        .flat_map(|b| b.positions.iter().chain(&b.velocities))
+        .flat_map(|p| [p.x, p.y, p.z])
+        .collect();
+    let rigid = t
+        .rigid
+        .iter()
+        .flat_map(|r| r.q.iter().chain(&r.v).copied())
+        .collect();
+    (soft, rigid)
+}
+
+/// Central differences at ε and ε/2 of `steps` steps from `start` along `dir`,
+/// Richardson-extrapolated.
+fn finite_difference(
+    scene: &Scene,
+    start: &State,
+    steps: usize,
+    params: &[Parameter],
+    dir: &InputTangent,
+    eps: f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let base = run(scene, start, steps);
+    let shifted = |sign: f64| {
+        let mut s = scene.clone();
+        for (p, d) in params.iter().zip(&dir.parameters) {
+            p.set(&mut s, p.value(scene) + sign * eps * d).unwrap();
+        }
+        let mut st = start.clone();
+        dir.state.displace(scene, &mut st, sign * eps);
+        let end = run(&s, &st, steps);
+        let (a, b) = parts(scene, &base, &end);
+        a.into_iter().chain(b).collect::<Vec<f64>>()
+    };
+    let (p1, m1) = (shifted(1.0), shifted(-1.0));
+    let (p2, m2) = (shifted(0.5), shifted(-0.5));
+    let all: Vec<f64> = (0..p1.len())
+        .map(|i| {
+            let d1 = (p1[i] - m1[i]) / (2.0 * eps);
+            let d2 = (p2[i] - m2[i]) / eps;
+            (4.0 * d2 - d1) / 3.0
+        })
+        .collect();
+    let soft_len = 6 * scene.bodies.iter().map(|b| b.node_count()).sum::<usize>();
+    (all[..soft_len].to_vec(), all[soft_len..].to_vec())
+}
+
+/// Random directions: soft x, soft v, rigid q, rigid v, and each parameter, one at a time.
+fn directions(scene: &Scene, params: &[Parameter], seed: u64) -> Vec<(String, InputTangent)> {
+    let mut rng = SplitMix64::new(seed);
+    let np = params.len();
+    let mut u = || Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
+    let mut out = Vec::new();
+    for what in ["soft x", "soft v", "rigid q", "rigid v"] {
+        let mut t = StateTangent::zeros(scene);
+        for (tb, body) in t.bodies.iter_mut().zip(&scene.bodies) {
+            for n in 0..body.node_count() {
+                if body.is_fixed(n) {
+                    continue;
+                }
+                match what {
+                    "soft x" => tb.positions[n] = 1e-4 * u(),
+                    "soft v" => tb.velocities[n] = 1e-1 * u(),
+                    _ => {}
+                }
+            }
+        }
+        for r in &mut t.rigid {
+            for k in 0..r.q.len() {
+                let d = u();
+                match what {
+                    "rigid q" => r.q[k] = 1e-4 * d.x,
+                    "rigid v" => r.v[k] = 1e-1 * d.x,
+                    _ => {}
+                }
+            }
+        }
+        out.push((
+            what.to_string(),
+            InputTangent {
+                state: t,
+                parameters: vec![0.0; np],
+            },
+        ));
+    }
+    for (i, p) in params.iter().enumerate() {
+        let mut d = vec![0.0; np];
+        d[i] = 5.0 * p.value(scene).abs().max(0.2);
+        out.push((
+            p.name(scene),
+            InputTangent {
+                state: StateTangent::zeros(scene),
+                parameters: d,
+            },
+        ));
+    }
+    out
+}
+
+/// The modes of every NCP of one step from `state` (with the tight tolerances).
+fn modes(scene: &Scene, state: &State) -> Vec<ContactMode> {
+    let mut s = state.clone();
+    let mut stepper = Stepper::new(scene).unwrap();
+    stepper.step(scene, &mut s).unwrap();
+    let tol = ModeTolerance {
+        force: 1e-9,
+        velocity: 1e-9,
+    };
+    stepper
+        .contact()
+        .groups()
+        .iter()
+        .flat_map(|g| classify(g.lambda(), g.sigma(), tol))
+        .collect()
+}
+
+/// The JVP of `steps` steps from `start` along each direction equals the finite difference:
+/// soft and rigid parts each to 1e-6 of their size.
+fn check(scene: &Scene, start: &State, steps: usize, names: &[&str], eps: f64, what: &str) {
+    let params: Vec<Parameter> = names
+        .iter()
+        .map(|n| Parameter::parse(scene, n).unwrap())
+        .collect();
+    for (dir_name, dir) in directions(scene, &params, 5) {
+        let mut recorder = Recorder::new(scene).unwrap();
+        let mut derivative = StepDerivative::new(scene);
+        let mut state = start.clone();
+        let mut input = dir.clone();
+        for _ in 0..steps {
+            let (_, record) = recorder.step(scene, &mut state).unwrap();
+            let out = derivative
+                .jvp(scene, &record, &params, std::slice::from_ref(&input))
+                .unwrap();
+            input.state = out.into_iter().next().unwrap();
+            recorder.recycle(record);
+        }
+        let (soft, rigid) = tangent_parts(&input.state);
+        let (fd_soft, fd_rigid) = finite_difference(scene, start, steps, &params, &dir, eps);
+        for (part, a, b) in [("soft", &soft, &fd_soft), ("rigid", &rigid, &fd_rigid)] {
+            let err = relative_error(a, b, 0.0);
+            let size = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+            assert!(
+                err < 1e-6,
+                "{what}, d/d({dir_name}), {part} part: JVP vs FD {err:e} (|jvp| = {size:e})"
+            );
+        }
+    }
+}
+
+/// A rigid 25 mm cube falling at `velocity` (m/s) onto the 40 × 40 × 20 mm soft block of
+/// `cube_on_block.toml`, clamped at its bottom face (no floor: a body resting on a floor sits at
+/// gap Φ = 0, the kink of the penetration correction, where the step has no derivative), its
+/// bottom face 1 mm above the block's top, off the block's centre so that no corner lies on an edge of
+/// the block's surface mesh (where the corner's triangle, hence its weights, switch).
+fn landing(friction: f64, velocity: [f64; 3]) -> Scene {
+    let text = format!(
+        r#"
+[simulation]
+dt = 0.005
+steps = 10
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = {friction}
+tolerance = 1e-12
+max_iterations = 100000
+
+[[soft_body]]
+name = "block"
+mesh = "../meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+rayleigh_mass = 2.0
+rayleigh_stiffness = 0.01
+fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "cube"
+shape = "box"
+half_extents = [0.0125, 0.0125, 0.0125]
+density = 1000.0
+position = [0.0013, -0.0021, 0.0335]
+velocity = {velocity:?}
+"#
+    );
+    let file = SceneFile::parse("landing.toml", &text, &[]).unwrap();
+    file.validate().unwrap();
+    Scene::build(&file, &root().join("scenes")).unwrap()
+}
+
+/// The state one step before the cube lands (the first step whose NCP carries force): the
+/// next step is the landing, every gap clear of Φ = 0.
+fn before_landing(scene: &Scene) -> State {
+    let mut state = scene.initial_state();
+    let mut stepper = Stepper::new(scene).unwrap();
+    for _ in 0..20 {
+        let mut next = state.clone();
+        stepper.step(scene, &mut next).unwrap();
+        let rows = stepper.body(0).contact().rigid_rows();
+        let touching = stepper
+            .contact()
+            .groups()
+            .iter()
+            .any(|g| g.lambda().iter().any(|l| *l != 0.0));
+        if touching {
+            let min_gap = rows
+                .iter()
+                .map(|r| r.gap.abs())
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                min_gap > 1e-6,
+                "the landing step's gaps are clear of 0: {min_gap:e}"
+            );
+            // Both kinds of soft–rigid rows: the block's nodes under the cube's face, and
+            // the cube's corners on the block's triangles.
+            let kinds: Vec<u8> = rows.iter().map(|r| r.key.0).collect();
+            assert!(kinds.contains(&0) && kinds.contains(&3), "{kinds:?}");
+            return state;
+        }
+        state = next;
+    }
+    panic!("the cube never lands on the block");
+}
+
+#[test]
+fn a_cube_landing_on_a_soft_block_sticks() {
+    let scene = landing(0.5, [0.0, 0.0, -0.1]);
+    let start = before_landing(&scene);
+    let m = modes(&scene, &start);
+    assert!(
+        m.contains(&ContactMode::Sticking) && !m.contains(&ContactMode::Sliding),
+        "sticking rows expected, got {m:?}"
+    );
+    check(
+        &scene,
+        &start,
+        1,
+        &["young_modulus:block"],
+        1e-3,
+        "cube landing",
+    );
+}
+
+#[test]
+fn a_cube_landing_on_a_soft_block_slides() {
+    let scene = landing(0.1, [0.2, 0.05, -0.1]);
+    let start = before_landing(&scene);
+    let m = modes(&scene, &start);
+    assert!(
+        m.contains(&ContactMode::Sliding),
+        "sliding rows expected, got {m:?}"
+    );
+    check(
+        &scene,
+        &start,
+        1,
+        &["young_modulus:block"],
+        1e-3,
+        "cube sliding",
+    );
+}
+
+#[test]
+fn a_pad_attached_to_a_palm() {
+    let scene = load("lift_pad.toml", &["robot.lift.kd=[5.0]"]);
+    let start = run(&scene, &scene.initial_state(), 30);
+    check(
+        &scene,
+        &start,
+        2,
+        &["young_modulus:pad"],
+        1e-3,
+        "pad on palm",
+    );
+}
