@@ -403,6 +403,14 @@ fn bad_actuator_input_is_named() {
             "soft_body.pneunet.pneumatic.cavity.max_pressure",
         ),
         (
+            "pneumatic.toml",
+            &[
+                "soft_body.pneunet.pneumatic.cavity.max_pressure=1500",
+                "soft_body.pneunet.pneumatic.cavity.pressure=3000",
+            ],
+            "soft_body.pneunet.pneumatic.cavity.pressure",
+        ),
+        (
             "gripper.toml",
             &["soft_body.finger.servo.servo.group=nope"],
             "soft_body.finger.servo.servo.group",

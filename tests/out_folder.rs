@@ -113,3 +113,31 @@ fn a_rerun_replaces_the_earlier_frames() {
     }
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// `simulate --static --out` writes the rest state and then the equilibrium, both at step 0:
+/// one frame, the equilibrium (its displacement field is not zero), listed once.
+#[test]
+fn a_static_solve_writes_its_equilibrium_as_one_frame() {
+    let out = temp_dir("static");
+    let run = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args(["simulate", "scenes/beam.toml", "--static", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(pvd_files(&out.join("beam.pvd")), ["beam_000000.vtu"]);
+    let frame = diffsoro::mesh::read_mesh(out.join("beam_000000.vtu")).unwrap();
+    let rest = diffsoro::scene::Scene::load(Path::new("scenes/beam.toml"), &[]).unwrap();
+    let moved = frame
+        .positions()
+        .iter()
+        .zip(rest.bodies[0].rest_positions())
+        .map(|(x, x0)| (x - x0).norm())
+        .fold(0.0, f64::max);
+    assert!(moved > 1e-4, "the frame is the rest state: {moved} m");
+    std::fs::remove_dir_all(&out).unwrap();
+}

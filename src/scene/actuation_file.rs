@@ -171,6 +171,16 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
                 format!("must be ≥ min_pressure, got [{lo}, {hi}]"),
             ));
         }
+        if let Some(pressure) = p.pressure
+            && !(lo..=hi).contains(&pressure)
+        {
+            return Err(Error::invalid(
+                format!("{at}.pressure"),
+                format!(
+                    "must lie in [min_pressure, max_pressure] = [{lo}, {hi}] Pa, got {pressure}"
+                ),
+            ));
+        }
     }
     for s in &b.servo {
         unique("servo", &s.name)?;

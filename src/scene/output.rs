@@ -67,7 +67,7 @@ impl FrameSeries {
             let name = format!("{}_{:06}.vtu", body.name(), state.steps);
             let path = self.staging.join(&name);
             std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
-            frames.push((state.time, name));
+            replace_frame(frames, state.time, name);
         }
         // Rigid systems: their collision shapes placed in the world, one surface per system,
         // with the velocity of each surface point (m/s).
@@ -84,7 +84,7 @@ impl FrameSeries {
             let name = format!("{}_{:06}.vtu", sys.name, state.steps);
             let path = self.staging.join(&name);
             std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
-            frames.push((state.time, name));
+            replace_frame(frames, state.time, name);
         }
         Ok(())
     }
@@ -116,6 +116,14 @@ impl FrameSeries {
         self.finished = true;
         Ok(pvds)
     }
+}
+
+/// Lists the frame `name` at `time`, replacing an earlier frame of the same name (a state
+/// written twice at one step, as `simulate --static` writes the rest state and then the
+/// equilibrium: the file was overwritten, so it is listed once).
+fn replace_frame(frames: &mut Vec<(f64, String)>, time: f64, name: String) {
+    frames.retain(|(_, n)| *n != name);
+    frames.push((time, name));
 }
 
 impl Drop for FrameSeries {
