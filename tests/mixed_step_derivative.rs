@@ -11,7 +11,10 @@
 mod scene_support;
 
 use diffsoro::contact::{ContactMode, ModeTolerance, classify};
-use diffsoro::diff::{InputTangent, Parameter, Recorder, StateTangent, StepDerivative};
+use diffsoro::diff::{
+    InputTangent, Parameter, Recorder, StateTangent, StepDerivative, TapeOptions, adjoint,
+    record_trajectory,
+};
 use diffsoro::math::{SplitMix64, Vec3, relative_error};
 use diffsoro::scene::{Scene, SceneFile, State, Stepper};
 use scene_support::root;
@@ -291,6 +294,65 @@ fn before_landing(scene: &Scene) -> State {
     panic!("the cube never lands on the block");
 }
 
+/// A random tangent of the whole state (soft nodes that are not fixed, every rigid coordinate).
+fn random_state(scene: &Scene, rng: &mut SplitMix64) -> StateTangent {
+    let mut t = StateTangent::zeros(scene);
+    for (tb, body) in t.bodies.iter_mut().zip(&scene.bodies) {
+        for n in 0..body.node_count() {
+            if !body.is_fixed(n) {
+                tb.positions[n] = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
+                tb.velocities[n] = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
+            }
+        }
+    }
+    for r in &mut t.rigid {
+        r.q.iter_mut()
+            .chain(r.v.iter_mut())
+            .for_each(|x| *x = rng.uniform());
+    }
+    t
+}
+
+/// ⟨w, J u⟩ = ⟨Jᵀ w, u⟩ to 1e-10 on one step from `start`, for three random pairs (u with a
+/// component along each parameter): the reverse mode is the forward mode's transpose.
+fn check_adjoint(scene: &Scene, start: &State, names: &[&str]) {
+    let params: Vec<Parameter> = names
+        .iter()
+        .map(|n| Parameter::parse(scene, n).unwrap())
+        .collect();
+    let mut recorder = Recorder::new(scene).unwrap();
+    let mut state = start.clone();
+    let (_, record) = recorder.step(scene, &mut state).unwrap();
+    let mut derivative = StepDerivative::new(scene);
+    let mut rng = SplitMix64::new(11);
+    for _ in 0..3 {
+        let u = InputTangent {
+            state: random_state(scene, &mut rng),
+            parameters: params
+                .iter()
+                .map(|p| rng.uniform() * p.value(scene))
+                .collect(),
+        };
+        let w = random_state(scene, &mut rng);
+        let ju = derivative
+            .jvp(scene, &record, &params, std::slice::from_ref(&u))
+            .unwrap();
+        let jtw = derivative.vjp(scene, &record, &params, &w).unwrap();
+        let lhs = w.dot(&ju[0]);
+        let rhs = jtw.state.dot(&u.state)
+            + jtw
+                .parameters
+                .iter()
+                .zip(&u.parameters)
+                .map(|(a, b)| a * b)
+                .sum::<f64>();
+        assert!(
+            (lhs - rhs).abs() <= 1e-10 * lhs.abs().max(rhs.abs()),
+            "⟨w, Ju⟩ = {lhs:e}, ⟨Jᵀw, u⟩ = {rhs:e}"
+        );
+    }
+}
+
 #[test]
 fn a_cube_landing_on_a_soft_block_sticks() {
     let scene = landing(0.5, [0.0, 0.0, -0.1]);
@@ -308,6 +370,7 @@ fn a_cube_landing_on_a_soft_block_sticks() {
         1e-3,
         "cube landing",
     );
+    check_adjoint(&scene, &start, &["young_modulus:block"]);
 }
 
 #[test]
@@ -327,6 +390,7 @@ fn a_cube_landing_on_a_soft_block_slides() {
         1e-3,
         "cube sliding",
     );
+    check_adjoint(&scene, &start, &["young_modulus:block"]);
 }
 
 #[test]
@@ -341,4 +405,58 @@ fn a_pad_attached_to_a_palm() {
         1e-3,
         "pad on palm",
     );
+    check_adjoint(&scene, &start, &["young_modulus:pad"]);
+}
+
+/// Over 20 steps of the pad hanging from the palm, the adjoint's gradient of a loss on the
+/// final state (a random linear form on the soft and the rigid parts) with respect to E
+/// equals the forward sensitivity's, and its initial-state cotangent equals the forward
+/// mode's along a random initial direction, both to 1e-10: the two modes of the trajectory
+/// agree through mixed steps.
+#[test]
+fn the_adjoint_of_a_pad_on_a_palm_run_matches_the_forward_sensitivities() {
+    let scene = load("lift_pad.toml", &["robot.lift.kd=[5.0]"]);
+    let start = run(&scene, &scene.initial_state(), 10);
+    let params = vec![Parameter::parse(&scene, "young_modulus:pad").unwrap()];
+    let steps = 20;
+    let mut rng = SplitMix64::new(3);
+    let w = random_state(&scene, &mut rng);
+    // Forward: dE and a random initial direction.
+    let u0 = random_state(&scene, &mut rng);
+    let mut recorder = Recorder::new(&scene).unwrap();
+    let mut derivative = StepDerivative::new(&scene);
+    let mut state = start.clone();
+    let mut inputs = vec![
+        InputTangent {
+            state: StateTangent::zeros(&scene),
+            parameters: vec![1.0],
+        },
+        InputTangent {
+            state: u0.clone(),
+            parameters: vec![0.0],
+        },
+    ];
+    for _ in 0..steps {
+        let (_, record) = recorder.step(&scene, &mut state).unwrap();
+        let out = derivative.jvp(&scene, &record, &params, &inputs).unwrap();
+        for (i, o) in inputs.iter_mut().zip(out) {
+            i.state = o;
+        }
+        recorder.recycle(record);
+    }
+    let forward_e = w.dot(&inputs[0].state);
+    let forward_u = w.dot(&inputs[1].state);
+    // Reverse.
+    let mut s = start.clone();
+    let mut tape =
+        record_trajectory(&scene, &mut s, steps, TapeOptions::default(), &mut |_| {}).unwrap();
+    let result = adjoint(&scene, &mut tape, &params, &w).unwrap();
+    let reverse_e = result.parameters[0];
+    let reverse_u = result.state.dot(&u0);
+    for (what, f, r) in [("E", forward_e, reverse_e), ("x0", forward_u, reverse_u)] {
+        assert!(
+            (f - r).abs() <= 1e-10 * f.abs().max(r.abs()),
+            "d/d{what}: forward {f:e}, adjoint {r:e}"
+        );
+    }
 }

@@ -617,14 +617,19 @@ impl ContactRecord {
     }
 
     /// Reverse of the NCP for the cotangents `vbar(b)` (reduced, per member body) of dv_b⁺:
-    /// λ̄ = Σ_b P_b h W_bᵀ v̄_b, returns q̄ = Nᵀ λ̄.
+    /// λ̄ = Σ_b P_b h W_bᵀ v̄_b + `extra` (the rigid rows' part, by block; empty for none),
+    /// returns q̄ = Nᵀ λ̄ (by block).
     pub(crate) fn velocity_cotangent<'a>(
         &self,
         vbar: impl Fn(usize) -> &'a [f64],
         h: f64,
+        extra: &[f64],
     ) -> Vec<f64> {
-        let k3 = 3 * self.sets.len();
+        let k3 = 3 * self.block_count();
         let mut lambda_bar = vec![0.0; k3];
+        for (l, e) in lambda_bar.iter_mut().zip(extra) {
+            *l += e;
+        }
         for m in &self.members {
             let vb = vbar(m.body);
             let n = vb.len();

@@ -15,6 +15,7 @@ mod forward;
 mod position_jacobian;
 mod reverse;
 mod rigid_forward;
+mod rigid_reverse;
 
 use super::parameter::Parameter;
 use super::record::StepRecord;

@@ -1,6 +1,11 @@
 //! Reverse mode (VJP) of one step.
 
+use super::rigid_reverse::{
+    add_soft_force_cotangent, chain_lambda_bar, chain_sigma_cotangent, distribute,
+    rigid_input_cotangents, rigid_output_cotangent, rigid_update_cotangent,
+};
 use super::*;
+use crate::math::DVec;
 
 impl StepDerivative {
     /// Reverse mode: the cotangents of the step's inputs (start state and `parameters`) for
@@ -17,20 +22,6 @@ impl StepDerivative {
         output: &StateTangent,
     ) -> Result<StepVjp> {
         check_shape(scene, output, "output cotangent")?;
-        let mixed = record
-            .contacts
-            .iter()
-            .any(|c| c.chain.as_ref().is_some_and(|ch| !ch.local.is_empty()));
-        let rigid_cotangent = output
-            .rigid
-            .iter()
-            .any(|r| r.q.iter().chain(&r.v).any(|x| *x != 0.0));
-        if mixed || rigid_cotangent {
-            return Err(Error::invalid(
-                "reverse mode",
-                "the step has rows between soft and rigid bodies or the cotangent has a rigid part: reverse mode covers soft bodies; use forward mode (StepDerivative::jvp, forward sensitivities) for mixed steps",
-            ));
-        }
         let h = record.h;
         let mut result = StepVjp {
             state: StateTangent::zeros(scene),
@@ -53,11 +44,28 @@ impl StepDerivative {
                 .map(|b| vec![Vec3::zeros(); b.node_count()])
                 .collect()
         };
+        // The rigid systems' output cotangents (rigid_reverse) and each chain's z̄.
+        let mut rigid = record
+            .rigid
+            .as_ref()
+            .map(|rec| rigid_output_cotangent(rec, output));
+        let mut zbars: Vec<Option<DVec>> = Vec::with_capacity(record.contacts.len());
         let mut extra: Option<(NodalFields, NodalFields)> = None;
         if !record.contacts.is_empty() {
             let (mut xbar, mut vbar, mut abar) = (zeros(), zeros(), zeros());
-            for group in &record.contacts {
-                let q_bar = group.velocity_cotangent(|b| &self.bodies[b].red, h);
+            // λ̄'s rigid part, from ṽ alone (before any σ̄ reaches ā_r).
+            let lambda_extra: Vec<Vec<f64>> = record
+                .contacts
+                .iter()
+                .map(|group| match (&group.chain, &record.rigid, &rigid) {
+                    (Some(chain), Some(rec), Some(cot)) => {
+                        chain_lambda_bar(chain, rec, cot, group.block_count())
+                    }
+                    _ => Vec::new(),
+                })
+                .collect();
+            for (group, lambda_extra) in record.contacts.iter().zip(&lambda_extra) {
+                let q_bar = group.velocity_cotangent(|b| &self.bodies[b].red, h, lambda_extra);
                 group.add_jacobian_transpose(&q_bar, &mut abar);
                 group.geometry_cotangent(
                     &q_bar,
@@ -66,6 +74,18 @@ impl StepDerivative {
                     &mut xbar,
                     &mut vbar,
                 );
+                zbars.push(group.chain.as_ref().map(|chain| {
+                    chain_sigma_cotangent(chain, &q_bar, rigid.as_mut(), &mut abar, &mut vbar)
+                }));
+            }
+            if let (Some(rec), Some(cot)) = (&record.rigid, &mut rigid) {
+                let mut chains: Vec<(&crate::diff::row_chain::RowChain, &mut DVec)> = record
+                    .contacts
+                    .iter()
+                    .zip(&mut zbars)
+                    .filter_map(|(g, z)| Some((g.chain.as_ref()?, z.as_mut()?)))
+                    .collect();
+                rigid_update_cotangent(rec, cot, &mut chains);
             }
             for (b, body) in scene.bodies.iter().enumerate() {
                 add_reduced(
@@ -76,6 +96,8 @@ impl StepDerivative {
                 );
             }
             extra = Some((xbar, vbar));
+        } else if let (Some(rec), Some(cot)) = (&record.rigid, &mut rigid) {
+            rigid_update_cotangent(rec, cot, &mut []);
         }
         for (b, (body, rec)) in scene.bodies.iter().zip(&record.bodies).enumerate() {
             let buf = &mut self.bodies[b];
@@ -224,8 +246,12 @@ impl StepDerivative {
         // the free components of x̄ (as the geometry terms above).
         if !record.contacts.is_empty() {
             let mut xbar = zeros();
-            for group in &record.contacts {
+            for (group, zbar) in record.contacts.iter().zip(&mut zbars) {
                 group.force_cotangent(|b, n| self.bodies[b].nodal3[n], h, &mut xbar);
+                if let (Some(chain), Some(zbar)) = (&group.chain, zbar) {
+                    add_soft_force_cotangent(chain, |b, n| self.bodies[b].nodal3[n], h, zbar);
+                    distribute(chain, zbar, rigid.as_mut(), &mut xbar);
+                }
             }
             for (b, body) in scene.bodies.iter().enumerate() {
                 let dofs = body.pattern().dofs();
@@ -236,6 +262,9 @@ impl StepDerivative {
                     *r += x;
                 }
             }
+        }
+        if let (Some(rec), Some(cot)) = (&record.rigid, &rigid) {
+            result.state.rigid = rigid_input_cotangents(rec, cot);
         }
         Ok(result)
     }
