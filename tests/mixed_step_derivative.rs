@@ -460,3 +460,24 @@ fn the_adjoint_of_a_pad_on_a_palm_run_matches_the_forward_sensitivities() {
         );
     }
 }
+
+/// The same pad on a palm driven by a constant force instead of a PD (`torque`, N, about the
+/// pad's and the palm's weight): the derivatives with respect to that input, `tau:lift[0]`,
+/// with the rest, against finite differences, and adjointness.
+#[test]
+fn a_pad_on_a_palm_pushed_by_a_constant_force() {
+    let path = root().join("scenes/lift_pad.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("kp = [200.0]", "torque = [1.2]")
+        .replace("kd = [20.0]", "")
+        .replace("target = [0.0]", "")
+        + "\n[contact]\ntolerance = 1e-12\nmax_iterations = 100000\n";
+    let file = SceneFile::parse(path.to_str().unwrap(), &text, &[]).unwrap();
+    file.validate().unwrap();
+    let scene = Scene::build(&file, path.parent().unwrap()).unwrap();
+    let start = run(&scene, &scene.initial_state(), 10);
+    let names = ["young_modulus:pad", "tau:lift[0]"];
+    check(&scene, &start, 2, &names, 1e-3, "pad pushed");
+    check_adjoint(&scene, &start, &names);
+}

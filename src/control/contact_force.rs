@@ -297,7 +297,7 @@ pub fn grasp_observed(
                 Parameter::Actuator { body, index } => {
                     scene.body_actuation(body).actuators[index].name.clone()
                 }
-                Parameter::Material { .. } => unreachable!("actuators only"),
+                _ => unreachable!("actuators only"),
             })
             .collect(),
         final_positions: Vec::new(),

@@ -1,11 +1,11 @@
 //! Differentiable parameters of a scene and their names (docs/derivatives.md):
-//! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`.
+//! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`.
 
 use crate::actuator::{Actuator, ActuatorKind, Drive};
 use crate::error::{Error, Result};
 use crate::fem::MaterialParameter;
 use crate::material::Material;
-use crate::scene::Scene;
+use crate::scene::{RigidInput, RigidKind, Scene};
 
 /// One scalar parameter of a scene the step can be differentiated with respect to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -27,6 +27,15 @@ pub enum Parameter {
         /// Index of the actuator in the body's actuators.
         index: usize,
     },
+    /// A robot's constant input on one velocity coordinate (N·m for a revolute joint, N for
+    /// a prismatic one; `tau:ROBOT[k]`), of a robot driven by constant inputs (`input =
+    /// "torque"`, or none).
+    RigidInput {
+        /// Index of the rigid system in the scene's rigid part.
+        system: usize,
+        /// Its velocity coordinate.
+        dof: usize,
+    },
 }
 
 impl Parameter {
@@ -37,7 +46,7 @@ impl Parameter {
         let Some((kind, target)) = name.split_once(':') else {
             return Err(Error::invalid(
                 what,
-                "expected `young_modulus:BODY`, `poisson_ratio:BODY` or `actuator:NAME`",
+                "expected `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME` or `tau:ROBOT[k]`",
             ));
         };
         let body_index = |body: &str| {
@@ -89,10 +98,11 @@ impl Parameter {
                     )),
                 }
             }
+            "tau" => parse_rigid_input(scene, target, &what),
             other => Err(Error::invalid(
                 what,
                 format!(
-                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio` or `actuator`"
+                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator` or `tau`"
                 ),
             )),
         }
@@ -110,13 +120,17 @@ impl Parameter {
                     scene.body_actuation(body).actuators[index].name
                 )
             }
+            Parameter::RigidInput { system, dof } => {
+                format!("tau:{}[{dof}]", scene.rigid.systems[system].name)
+            }
         }
     }
 
-    /// The body the parameter belongs to.
-    pub fn body(&self) -> usize {
+    /// The soft body the parameter belongs to (`None` for a rigid system's input).
+    pub fn body(&self) -> Option<usize> {
         match *self {
-            Parameter::Material { body, .. } | Parameter::Actuator { body, .. } => body,
+            Parameter::Material { body, .. } | Parameter::Actuator { body, .. } => Some(body),
+            Parameter::RigidInput { .. } => None,
         }
     }
 
@@ -139,6 +153,10 @@ impl Parameter {
                     Drive::Target(_) => 0.0,
                 }
             }
+            Parameter::RigidInput { system, dof } => match &scene.rigid.systems[system].input {
+                RigidInput::Torque(t) => t[dof],
+                _ => 0.0,
+            },
         }
     }
 
@@ -179,8 +197,67 @@ impl Parameter {
                 };
                 Ok(())
             }
+            Parameter::RigidInput { system, dof } => {
+                if !value.is_finite() {
+                    return Err(Error::invalid(
+                        self.name(scene),
+                        format!("input {value} is not finite"),
+                    ));
+                }
+                let sys = &mut scene.rigid.systems[system];
+                let nv = sys.nv();
+                if let RigidInput::None = sys.input {
+                    sys.input = RigidInput::Torque(vec![0.0; nv]);
+                }
+                match &mut sys.input {
+                    RigidInput::Torque(t) => t[dof] = value,
+                    _ => unreachable!("parse admits robots driven by constant inputs only"),
+                }
+                Ok(())
+            }
         }
     }
+}
+
+/// `tau:ROBOT[k]` (module doc): a robot driven by constant inputs (or none), k one of its
+/// velocity coordinates. Errors name the robot, the component, or a PD-driven robot.
+fn parse_rigid_input(scene: &Scene, target: &str, what: &str) -> Result<Parameter> {
+    let (name, dof) = target
+        .strip_suffix(']')
+        .and_then(|t| t.split_once('['))
+        .and_then(|(n, k)| Some((n, k.parse::<usize>().ok()?)))
+        .ok_or_else(|| Error::invalid(what, "expected `tau:ROBOT[k]`, k a velocity coordinate"))?;
+    let systems = &scene.rigid.systems;
+    let system = systems
+        .iter()
+        .position(|s| s.name == name && s.kind() == RigidKind::Robot)
+        .ok_or_else(|| {
+            let known: Vec<&str> = systems
+                .iter()
+                .filter(|s| s.kind() == RigidKind::Robot)
+                .map(|s| s.name.as_str())
+                .collect();
+            Error::invalid(
+                what,
+                format!("the scene has no robot `{name}` (it has {known:?})"),
+            )
+        })?;
+    let nv = systems[system].nv();
+    if dof >= nv {
+        return Err(Error::invalid(
+            what,
+            format!("robot `{name}` has {nv} velocity coordinates (0..{nv})"),
+        ));
+    }
+    if let RigidInput::Pd { .. } = systems[system].input {
+        return Err(Error::invalid(
+            what,
+            format!(
+                "robot `{name}` is driven by a PD (kp, kd, target): its input follows its state; `tau` is a parameter of robots driven by constant inputs (`input = \"torque\"`)"
+            ),
+        ));
+    }
+    Ok(Parameter::RigidInput { system, dof })
 }
 
 /// Whether `a` is an angle-driven servo (its horn pinned, `scene::prescribed`).

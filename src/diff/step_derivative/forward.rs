@@ -43,7 +43,7 @@ impl StepDerivative {
         let mut rigid = record
             .rigid
             .as_ref()
-            .map(|rec| rigid_directions(rec, inputs));
+            .map(|rec| rigid_directions(scene, rec, parameters, inputs));
         let contact = self.contact_inputs(scene, record, inputs, rigid.as_ref().map(|r| &r.dq));
         for (b, (body, rec)) in scene.bodies.iter().zip(&record.bodies).enumerate() {
             let buf = &mut self.bodies[b];
@@ -169,10 +169,12 @@ impl StepDerivative {
                 }
                 for (p, q) in parameters.iter().enumerate() {
                     let dp = input.parameters[p];
-                    if dp == 0.0 || q.body() != b {
+                    if dp == 0.0 || q.body() != Some(b) {
                         continue;
                     }
                     match *q {
+                        // Through the rigid systems' update (rigid_forward).
+                        Parameter::RigidInput { .. } => {}
                         Parameter::Material { parameter, .. } => {
                             let rhs = &buf.material_rhs[material_slot(parameter)];
                             for (c, r) in col.iter_mut().zip(rhs) {

@@ -1,8 +1,9 @@
 //! Reverse mode (VJP) of one step.
 
 use super::rigid_reverse::{
-    add_soft_force_cotangent, chain_lambda_bar, chain_sigma_cotangent, distribute,
-    rigid_input_cotangents, rigid_output_cotangent, rigid_update_cotangent,
+    add_rigid_parameter_cotangents, add_soft_force_cotangent, chain_lambda_bar,
+    chain_sigma_cotangent, distribute, rigid_input_cotangents, rigid_output_cotangent,
+    rigid_update_cotangent,
 };
 use super::*;
 use crate::math::DVec;
@@ -205,10 +206,12 @@ impl StepDerivative {
             }
             // parameters
             for (p, q) in parameters.iter().enumerate() {
-                if q.body() != b {
+                if q.body() != Some(b) {
                     continue;
                 }
                 result.parameters[p] += match *q {
+                    // Through the rigid systems' update (rigid_reverse).
+                    Parameter::RigidInput { .. } => 0.0,
                     Parameter::Material { parameter, .. } => {
                         buf.material_rhs(body, rec, h, parameter)?;
                         reduce_nodes(dofs, &buf.nodal3, &mut buf.red);
@@ -265,6 +268,7 @@ impl StepDerivative {
         }
         if let (Some(rec), Some(cot)) = (&record.rigid, &rigid) {
             result.state.rigid = rigid_input_cotangents(rec, cot);
+            add_rigid_parameter_cotangents(scene, rec, cot, parameters, &mut result.parameters);
         }
         Ok(result)
     }

@@ -22,16 +22,32 @@ use crate::diff::tangent::RigidTangent;
 pub(super) struct RigidDirections {
     pub(super) dq: DMat,
     pub(super) dv: DMat,
+    /// dτ of the `tau:ROBOT[k]` parameters, zero where the effort limit clamped the input.
+    pub(super) dtau: DMat,
     /// dv⁺ (after [`free_rigid_response`] and the NCPs' responses).
     pub(super) a: DMat,
 }
 
-/// The stacked rigid components of `inputs` (absent ones zero).
-pub(super) fn rigid_directions(rec: &RigidRecord, inputs: &[InputTangent]) -> RigidDirections {
+/// The stacked rigid components of `inputs` (absent ones zero), and their components along
+/// the rigid inputs among `parameters`.
+pub(super) fn rigid_directions(
+    scene: &Scene,
+    rec: &RigidRecord,
+    parameters: &[Parameter],
+    inputs: &[InputTangent],
+) -> RigidDirections {
     let (n, k) = (rec.n(), inputs.len());
     let mut dq = DMat::zeros(n, k);
     let mut dv = DMat::zeros(n, k);
+    let mut dtau = DMat::zeros(n, k);
     for (c, input) in inputs.iter().enumerate() {
+        for (p, d) in parameters.iter().zip(&input.parameters) {
+            if let Parameter::RigidInput { system, dof } = *p
+                && scene.rigid.systems[system].input_unclamped(&rec.end[system], dof)
+            {
+                dtau[(rec.offsets[system] + dof, c)] += d;
+            }
+        }
         for (s, t) in input.state.rigid.iter().enumerate() {
             let o = rec.offsets[s];
             for (i, (a, b)) in t.q.iter().zip(&t.v).enumerate() {
@@ -43,6 +59,7 @@ pub(super) fn rigid_directions(rec: &RigidRecord, inputs: &[InputTangent]) -> Ri
     RigidDirections {
         dq,
         dv,
+        dtau,
         a: DMat::zeros(n, k),
     }
 }
@@ -92,7 +109,9 @@ pub(super) fn free_rigid_response(
     let mut tau = DMat::zeros(n, k);
     for c in 0..k {
         for r in 0..n {
-            tau[(r, c)] = rec.dtau_dq[r] * dirs.dq[(r, c)] + rec.dtau_dv[r] * dirs.dv[(r, c)];
+            tau[(r, c)] = rec.dtau_dq[r] * dirs.dq[(r, c)]
+                + rec.dtau_dv[r] * dirs.dv[(r, c)]
+                + dirs.dtau[(r, c)];
         }
     }
     let mut force = DMat::zeros(n, k);

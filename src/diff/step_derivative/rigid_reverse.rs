@@ -25,9 +25,10 @@ pub(super) struct RigidCotangents {
     v_total: DVec,
     /// ā_r, the cotangent of dv⁺ with λ held.
     a_bar: DVec,
-    /// The inputs' cotangents q̄, v̄.
+    /// The inputs' cotangents q̄, v̄, and τ̄ = (h M⁻¹)ᵀ ā_r of the applied input.
     q_bar: DVec,
     v_bar: DVec,
+    tau_bar: DVec,
 }
 
 /// ṽ and q̄ from the output cotangent's rigid part (absent: zero).
@@ -47,6 +48,7 @@ pub(super) fn rigid_output_cotangent(rec: &RigidRecord, output: &StateTangent) -
         v_total,
         q_bar: rec.jq.transpose() * q_out,
         v_bar: DVec::zeros(n),
+        tau_bar: DVec::zeros(n),
     }
 }
 
@@ -119,6 +121,25 @@ pub(super) fn rigid_update_cotangent(
     }
     for (chain, zbar) in chains.iter_mut() {
         **zbar += chain.dforce.transpose() * &w;
+    }
+    cot.tau_bar = w;
+}
+
+/// Adds τ̄ to the `tau:ROBOT[k]` parameters' cotangents (zero where the effort limit clamped
+/// the input).
+pub(super) fn add_rigid_parameter_cotangents(
+    scene: &Scene,
+    rec: &RigidRecord,
+    cot: &RigidCotangents,
+    parameters: &[Parameter],
+    out: &mut [f64],
+) {
+    for (p, o) in parameters.iter().zip(out) {
+        if let Parameter::RigidInput { system, dof } = *p
+            && scene.rigid.systems[system].input_unclamped(&rec.end[system], dof)
+        {
+            *o += cot.tau_bar[rec.offsets[system] + dof];
+        }
     }
 }
 
