@@ -471,10 +471,18 @@ fn simulate(
     // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
     let mut parameters = Vec::new();
     let mut rigid_parameters = Vec::new();
+    // Where soft and rigid bodies can meet, a robot's constant input `tau:ROBOT[k]` is a
+    // parameter of the mixed step derivatives like E or an actuator (docs/derivatives.md).
+    let mixed = scene.coupling.is_active(&scene.rigid, scene.bodies.len());
     for name in sensitivity {
-        match parse_rigid_parameter(&scene, name.trim())? {
+        let name = name.trim();
+        if mixed && name.starts_with("tau:") {
+            parameters.push(Parameter::parse(&scene, name)?);
+            continue;
+        }
+        match parse_rigid_parameter(&scene, name)? {
             Some(list) => rigid_parameters.extend(list),
-            None => parameters.push(Parameter::parse(&scene, name.trim())?),
+            None => parameters.push(Parameter::parse(&scene, name)?),
         }
     }
     if !parameters.is_empty() && !rigid_parameters.is_empty() {
@@ -606,6 +614,26 @@ fn simulate(
                     (p.name(&scene), rows)
                 })
                 .collect();
+            // The rigid systems' part of the same tangents (mixed scenes).
+            for (p, t) in parameters.iter().zip(stepper.tangents()) {
+                if t.rigid.is_empty() {
+                    continue;
+                }
+                let systems = scene
+                    .rigid
+                    .systems
+                    .iter()
+                    .zip(&t.rigid)
+                    .map(|(sys, r)| {
+                        let out = RigidTangentOutput {
+                            q: r.q.clone(),
+                            v: r.v.clone(),
+                        };
+                        (sys.name.clone(), out)
+                    })
+                    .collect();
+                rigid_sensitivities.insert(p.name(&scene), systems);
+            }
         }
         if let Some(stepper) = &rigid_sensitive {
             let t = stepper.sensitivity();

@@ -6,6 +6,8 @@
 //! `scenes/pianist.toml` against the constant-maximum-actuation heuristic (the direction of
 //! the paper's Table I).
 
+mod cli_support;
+
 use std::path::Path;
 
 use diffsoro::calibrate::{CalibrationSetup, LmOptions, Parametrisation, calibrate_scene};
@@ -108,5 +110,72 @@ fn the_pianist_presses_the_key_with_less_force_than_the_heuristic() {
         if s > 0 {
             assert!((a[0] - opt.actuation[s - 1][0]).abs() <= 0.05 + 1e-9);
         }
+    }
+}
+
+/// `simulate --sensitivity` in a mixed scene: the pad of `lift_pad.toml` pushed up by a
+/// constant force (`torque`, N) instead of the PD. The palm's sensitivities (`rigid_sensitivities`)
+/// and the pad's (`sensitivities`) with respect to that force and to E equal central
+/// differences of two runs each, to 1e-6 relative.
+#[test]
+fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
+    let root = cli_support::root();
+    let dir = cli_support::scratch("pushed-pad");
+    let text = std::fs::read_to_string(root.join("scenes/lift_pad.toml"))
+        .unwrap()
+        .replace("../meshes/", &format!("{}/meshes/", root.display()))
+        .replace("../urdf/", &format!("{}/urdf/", root.display()))
+        .replace("kp = [200.0]", "torque = [1.2]")
+        .replace("kd = [20.0]", "")
+        .replace("target = [0.0]", "")
+        + "\n[contact]\ntolerance = 1e-12\nmax_iterations = 100000\n";
+    let scene = dir.join("pushed_pad.toml");
+    std::fs::write(&scene, text).unwrap();
+    let scene = scene.to_str().unwrap();
+    let final_json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["simulate", scene, "--steps", "20"];
+        args.extend(extra);
+        let out = cli_support::run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let with = final_json(&["--sensitivity", "tau:lift[0],young_modulus:pad"]);
+    for (name, set, value, eps) in [
+        ("tau:lift[0]", "robot.lift.torque", "[{}]", 1e-4),
+        (
+            "young_modulus:pad",
+            "soft_body.pad.young_modulus",
+            "{}",
+            10.0,
+        ),
+    ] {
+        let base = if name.starts_with("tau") { 1.2 } else { 1.0e5 };
+        let at = |x: f64| {
+            let v = value.replace("{}", &format!("{x}"));
+            let arg = format!("{set}={v}");
+            final_json(&["--set", arg.as_str()])
+        };
+        let (p, m) = (at(base + eps), at(base - eps));
+        let q = |j: &serde_json::Value| j["robots"][0]["q"][0].as_f64().unwrap();
+        let fd = (q(&p) - q(&m)) / (2.0 * eps);
+        let analytic = with["rigid_sensitivities"][name]["lift"]["q"][0]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (fd - analytic).abs() <= 1e-6 * analytic.abs(),
+            "{name}: palm q {analytic:e} vs {fd:e}"
+        );
+        let z = |j: &serde_json::Value| j["soft_bodies"][0]["positions"][0][2].as_f64().unwrap();
+        let fd = (z(&p) - z(&m)) / (2.0 * eps);
+        let analytic = with["sensitivities"][name][0][2].as_f64().unwrap();
+        assert!(analytic.abs() > 1e-12, "{name}: the pad moves with it");
+        assert!(
+            (fd - analytic).abs() <= 1e-6 * analytic.abs(),
+            "{name}: pad node 0 z {analytic:e} vs {fd:e}"
+        );
     }
 }
