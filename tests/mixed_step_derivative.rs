@@ -8,6 +8,7 @@
 //! 1e-12 m/s, so it differentiates the step itself; the soft and the rigid parts of the
 //! output are each checked to 1e-6 of their own size.
 
+mod diff_support;
 mod scene_support;
 
 use diffsoro::contact::{ContactMode, ModeTolerance, classify};
@@ -294,27 +295,8 @@ fn before_landing(scene: &Scene) -> State {
     panic!("the cube never lands on the block");
 }
 
-/// A random tangent of the whole state (soft nodes that are not fixed, every rigid coordinate).
-fn random_state(scene: &Scene, rng: &mut SplitMix64) -> StateTangent {
-    let mut t = StateTangent::zeros(scene);
-    for (tb, body) in t.bodies.iter_mut().zip(&scene.bodies) {
-        for n in 0..body.node_count() {
-            if !body.is_fixed(n) {
-                tb.positions[n] = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
-                tb.velocities[n] = Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
-            }
-        }
-    }
-    for r in &mut t.rigid {
-        r.q.iter_mut()
-            .chain(r.v.iter_mut())
-            .for_each(|x| *x = rng.uniform());
-    }
-    t
-}
-
-/// ⟨w, J u⟩ = ⟨Jᵀ w, u⟩ to 1e-10 on one step from `start`, for three random pairs (u with a
-/// component along each parameter): the reverse mode is the forward mode's transpose.
+/// ⟨w, J u⟩ = ⟨Jᵀ w, u⟩ to 1e-10 on one step from `start` (`diff_support::check_adjointness`,
+/// whose random tangents cover the rigid coordinates too).
 fn check_adjoint(scene: &Scene, start: &State, names: &[&str]) {
     let params: Vec<Parameter> = names
         .iter()
@@ -323,34 +305,7 @@ fn check_adjoint(scene: &Scene, start: &State, names: &[&str]) {
     let mut recorder = Recorder::new(scene).unwrap();
     let mut state = start.clone();
     let (_, record) = recorder.step(scene, &mut state).unwrap();
-    let mut derivative = StepDerivative::new(scene);
-    let mut rng = SplitMix64::new(11);
-    for _ in 0..3 {
-        let u = InputTangent {
-            state: random_state(scene, &mut rng),
-            parameters: params
-                .iter()
-                .map(|p| rng.uniform() * p.value(scene))
-                .collect(),
-        };
-        let w = random_state(scene, &mut rng);
-        let ju = derivative
-            .jvp(scene, &record, &params, std::slice::from_ref(&u))
-            .unwrap();
-        let jtw = derivative.vjp(scene, &record, &params, &w).unwrap();
-        let lhs = w.dot(&ju[0]);
-        let rhs = jtw.state.dot(&u.state)
-            + jtw
-                .parameters
-                .iter()
-                .zip(&u.parameters)
-                .map(|(a, b)| a * b)
-                .sum::<f64>();
-        assert!(
-            (lhs - rhs).abs() <= 1e-10 * lhs.abs().max(rhs.abs()),
-            "⟨w, Ju⟩ = {lhs:e}, ⟨Jᵀw, u⟩ = {rhs:e}"
-        );
-    }
+    diff_support::check_adjointness(scene, &record, &params, 11);
 }
 
 #[test]
@@ -420,9 +375,9 @@ fn the_adjoint_of_a_pad_on_a_palm_run_matches_the_forward_sensitivities() {
     let params = vec![Parameter::parse(&scene, "young_modulus:pad").unwrap()];
     let steps = 20;
     let mut rng = SplitMix64::new(3);
-    let w = random_state(&scene, &mut rng);
+    let w = diff_support::random_tangent(&scene, &mut rng, 1.0, 1.0);
     // Forward: dE and a random initial direction.
-    let u0 = random_state(&scene, &mut rng);
+    let u0 = diff_support::random_tangent(&scene, &mut rng, 1.0, 1.0);
     let mut recorder = Recorder::new(&scene).unwrap();
     let mut derivative = StepDerivative::new(&scene);
     let mut state = start.clone();

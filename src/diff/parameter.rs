@@ -5,7 +5,9 @@ use crate::actuator::{Actuator, ActuatorKind, Drive};
 use crate::error::{Error, Result};
 use crate::fem::MaterialParameter;
 use crate::material::Material;
-use crate::scene::{RigidInput, RigidKind, Scene};
+use crate::scene::{RigidInput, Scene};
+
+use super::rigid_parameter::parse_rigid_parameter;
 
 /// One scalar parameter of a scene the step can be differentiated with respect to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,7 +100,7 @@ impl Parameter {
                     )),
                 }
             }
-            "tau" => parse_rigid_input(scene, target, &what),
+            "tau" => parse_rigid_input(scene, name, &what),
             other => Err(Error::invalid(
                 what,
                 format!(
@@ -219,45 +221,37 @@ impl Parameter {
     }
 }
 
-/// `tau:ROBOT[k]` (module doc): a robot driven by constant inputs (or none), k one of its
-/// velocity coordinates. Errors name the robot, the component, or a PD-driven robot.
-fn parse_rigid_input(scene: &Scene, target: &str, what: &str) -> Result<Parameter> {
-    let (name, dof) = target
-        .strip_suffix(']')
-        .and_then(|t| t.split_once('['))
-        .and_then(|(n, k)| Some((n, k.parse::<usize>().ok()?)))
-        .ok_or_else(|| Error::invalid(what, "expected `tau:ROBOT[k]`, k a velocity coordinate"))?;
-    let systems = &scene.rigid.systems;
-    let system = systems
-        .iter()
-        .position(|s| s.name == name && s.kind() == RigidKind::Robot)
-        .ok_or_else(|| {
-            let known: Vec<&str> = systems
-                .iter()
-                .filter(|s| s.kind() == RigidKind::Robot)
-                .map(|s| s.name.as_str())
-                .collect();
-            Error::invalid(
-                what,
-                format!("the scene has no robot `{name}` (it has {known:?})"),
-            )
-        })?;
-    let nv = systems[system].nv();
-    if dof >= nv {
+/// `tau:ROBOT[k]` (module doc), resolved by [`parse_rigid_parameter`]: one component of a
+/// robot driven by constant inputs (or none). Errors name the robot, the component, or a
+/// PD-driven robot.
+fn parse_rigid_input(scene: &Scene, name: &str, what: &str) -> Result<Parameter> {
+    let list = parse_rigid_parameter(scene, name)?.expect("a `tau:` name is a rigid name");
+    let [one] = list.as_slice() else {
         return Err(Error::invalid(
             what,
-            format!("robot `{name}` has {nv} velocity coordinates (0..{nv})"),
+            "names every coordinate of the robot: give one, `tau:ROBOT[k]`",
         ));
+    };
+    let mut offset = 0;
+    for (system, sys) in scene.rigid.systems.iter().enumerate() {
+        if one.index < offset + sys.nv() {
+            if let RigidInput::Pd { .. } = sys.input {
+                return Err(Error::invalid(
+                    what,
+                    format!(
+                        "robot `{}` is driven by a PD (kp, kd, target): its input follows its state; `tau` is a parameter of robots driven by constant inputs (`torque = [...]`)",
+                        sys.name
+                    ),
+                ));
+            }
+            return Ok(Parameter::RigidInput {
+                system,
+                dof: one.index - offset,
+            });
+        }
+        offset += sys.nv();
     }
-    if let RigidInput::Pd { .. } = systems[system].input {
-        return Err(Error::invalid(
-            what,
-            format!(
-                "robot `{name}` is driven by a PD (kp, kd, target): its input follows its state; `tau` is a parameter of robots driven by constant inputs (`input = \"torque\"`)"
-            ),
-        ));
-    }
-    Ok(Parameter::RigidInput { system, dof })
+    unreachable!("parse_rigid_parameter gives an index among the coordinates")
 }
 
 /// Whether `a` is an angle-driven servo (its horn pinned, `scene::prescribed`).

@@ -37,7 +37,7 @@ pub fn run(scene: &Scene, start: &State, steps: usize) -> Vec<f64> {
 
 /// A random tangent of the state, zero on fixed nodes (but not on the horn nodes of pinned
 /// servos, which move and whose start state is an input), positions scaled by `sx` (m) and
-/// velocities by `sv` (m/s).
+/// velocities by `sv` (m/s); every rigid coordinate likewise (q by `sx`, v by `sv`).
 pub fn random_tangent(scene: &Scene, rng: &mut SplitMix64, sx: f64, sv: f64) -> StateTangent {
     let mut t = StateTangent::zeros(scene);
     for (b, (tb, body)) in t.bodies.iter_mut().zip(&scene.bodies).enumerate() {
@@ -52,6 +52,10 @@ pub fn random_tangent(scene: &Scene, rng: &mut SplitMix64, sx: f64, sv: f64) -> 
             tb.positions[n] = sx * Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
             tb.velocities[n] = sv * Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
         }
+    }
+    for r in &mut t.rigid {
+        r.q.iter_mut().for_each(|x| *x = sx * rng.uniform());
+        r.v.iter_mut().for_each(|x| *x = sv * rng.uniform());
     }
     t
 }
