@@ -367,8 +367,8 @@ fn write_frames(scene: &Scene, steps: usize, dir: &Path) -> diffsoro::Result<()>
     frames.write(scene, &state)?;
     let bar = progress(steps as u64, "simulate (fitted values)");
     for _ in 0..steps {
-        stepper.step(scene, &mut state)?;
-        frames.write(scene, &state)?;
+        let report = stepper.step(scene, &mut state)?;
+        frames.write_with_contacts(scene, &state, Some(&report.contact))?;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -585,7 +585,7 @@ fn simulate(
                 }
             }
             if let Some(f) = frames.as_mut() {
-                f.write(&scene, &state)?;
+                f.write_with_contacts(&scene, &state, Some(&report.contact))?;
                 if let Some(t) = trace.as_mut() {
                     t.record(&scene, &state);
                 }
