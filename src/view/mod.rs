@@ -6,9 +6,11 @@
 
 mod frames;
 mod page;
+mod run_info;
 
-pub use frames::{BodyFrames, RunFrames, read_run};
+pub use frames::{BodyFrames, EffectorPath, RunFrames, read_run};
 pub use page::write_page;
+pub use run_info::{RunInfo, read_info};
 
 use std::path::{Path, PathBuf};
 
