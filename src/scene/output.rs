@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 use crate::mesh::io::pvd::write_pvd;
-use crate::mesh::io::vtu::{VtuEncoding, write_surface_vtu, write_vtu};
+use crate::mesh::io::vtu::{VtuEncoding, write_surface_vtu, write_vtu_with_scalars};
 use crate::mesh::io::write_file_atomic;
 
 use super::contact_stage::ContactOutcome;
@@ -47,7 +47,8 @@ impl FrameSeries {
     }
 
     /// Writes the frame of `state`: per body `NAME_NNNNNN.vtu` (binary), with point fields
-    /// `displacement` (m, from the rest positions) and `velocity` (m/s).
+    /// `displacement` (m, from the rest positions), `velocity` (m/s) and `von_mises` (Pa,
+    /// `SoftBody::nodal_von_mises`).
     pub fn write(&mut self, scene: &Scene, state: &State) -> Result<()> {
         self.write_with_contacts(scene, state, None)
     }
@@ -88,10 +89,12 @@ impl FrameSeries {
                 }
                 fields.push(("contact_force", &force));
             }
-            let bytes = write_vtu(
+            let von_mises = body.nodal_von_mises(&bs.positions);
+            let bytes = write_vtu_with_scalars(
                 body.mesh(),
                 Some(&bs.positions),
                 &fields,
+                &[("von_mises", &von_mises)],
                 VtuEncoding::Binary,
             );
             let name = format!("{}_{:06}.vtu", body.name(), state.steps);
