@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::run_info::{RunInfo, read_info};
 use crate::error::{Error, Result};
 use crate::mesh::io::pvd::read_pvd;
-use crate::mesh::io::vtu::{read_vtu, read_vtu_point_vectors};
+use crate::mesh::io::vtu::{read_vtu, read_vtu_point_scalars, read_vtu_point_vectors};
 use crate::scene::{EffectorOutput, ObstacleOutput};
 
 /// One body's surface over the frames of a run.
@@ -24,6 +24,9 @@ pub struct BodyFrames {
     /// Per frame, the displacement magnitude (m) of every surface vertex (soft bodies; empty
     /// for rigid systems and for files without a `displacement` array).
     pub displacement: Vec<Vec<f32>>,
+    /// Per frame, the von Mises stress (Pa) at every surface vertex (soft bodies whose frames
+    /// carry a `von_mises` field; empty otherwise).
+    pub stress: Vec<Vec<f32>>,
     /// Per frame, the contact forces on the body's nodes: `[x, y, z, fx, fy, fz]`, the node's
     /// position (m) and the force on it (N), for each node with a non-zero `contact_force`
     /// (soft bodies; empty for frames without that field).
@@ -152,6 +155,7 @@ fn read_body(dir: &Path, pvd: &Path, name: String, probes: &[&EffectorOutput]) -
         triangles: Vec::new(),
         positions: Vec::new(),
         displacement: Vec::new(),
+        stress: Vec::new(),
         contacts: Vec::new(),
     };
     // Surface vertex → mesh node, fixed by the first frame.
@@ -233,6 +237,12 @@ fn read_body(dir: &Path, pvd: &Path, name: String, probes: &[&EffectorOutput]) -
                 .collect(),
         );
         if body.soft
+            && let Some(v) = read_vtu_point_scalars(&label, &data, "von_mises")?
+        {
+            body.stress
+                .push(nodes.iter().map(|&n| v[n] as f32).collect());
+        }
+        if body.soft
             && let Some(u) = read_vtu_point_vectors(&label, &data, "displacement")?
         {
             body.displacement
@@ -241,6 +251,9 @@ fn read_body(dir: &Path, pvd: &Path, name: String, probes: &[&EffectorOutput]) -
     }
     if body.displacement.len() != body.positions.len() {
         body.displacement.clear();
+    }
+    if body.stress.len() != body.positions.len() {
+        body.stress.clear();
     }
     Ok((list.iter().map(|(t, _)| *t).collect(), body, paths))
 }

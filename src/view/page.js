@@ -46,14 +46,23 @@ scene.add(new THREE.AmbientLight(0xffffff, 1.2));
 const sun = new THREE.DirectionalLight(0xffffff, 1.8);
 scene.add(sun);
 
-const uMax = run.displacementMax > 0 ? run.displacementMax : 1;
+// The colouring: displacement magnitude (m) or von Mises stress (Pa), each from 0 to its
+// largest value over the run (the colour bar's top).
+const scales = {
+  displacement: run.displacementMax > 0 ? run.displacementMax : 1,
+  stress: run.stressMax > 0 ? run.stressMax : 1,
+};
+let colouring = 'displacement';
 const bodies = run.bodies.map((b) => {
   const geometry = new THREE.BufferGeometry();
   geometry.setIndex(new THREE.BufferAttribute(decode(b.triangles, Uint32Array), 1));
   const frames = b.positions.map((p) => decode(p, Float32Array));
-  const magnitudes = b.displacement.map((u) => decode(u, Float32Array));
+  const fields = {
+    displacement: b.displacement.map((u) => decode(u, Float32Array)),
+    stress: b.stress.map((v) => decode(v, Float32Array)),
+  };
   geometry.setAttribute('position', new THREE.BufferAttribute(frames[0].slice(), 3));
-  const coloured = magnitudes.length > 0;
+  const coloured = fields.displacement.length > 0 || fields.stress.length > 0;
   if (coloured) {
     geometry.setAttribute('color',
       new THREE.BufferAttribute(new Float32Array(frames[0].length), 3));
@@ -63,7 +72,7 @@ const bodies = run.bodies.map((b) => {
   });
   const mesh = new THREE.Mesh(geometry, material);
   scene.add(mesh);
-  return { geometry, frames, magnitudes, coloured };
+  return { geometry, frames, fields, coloured };
 });
 
 // The camera looks at the first frame's bounding box from the side, −gravity up (page.rs:
@@ -211,8 +220,13 @@ function show(k) {
     position.needsUpdate = true;
     if (b.coloured) {
       const color = b.geometry.getAttribute('color');
-      const u = b.magnitudes[k];
-      for (let i = 0; i < u.length; i++) colour(u[i] / uMax, color.array, i);
+      const u = b.fields[colouring][k];
+      if (u) {
+        const max = scales[colouring];
+        for (let i = 0; i < u.length; i++) colour(u[i] / max, color.array, i);
+      } else {
+        color.array.fill(0.5);
+      }
       color.needsUpdate = true;
     }
     b.geometry.computeVertexNormals();
@@ -253,6 +267,19 @@ function pathsFromUrl() {
 }
 pathsBox.addEventListener('change', () => { overlays.visible = pathsBox.checked; render(); });
 
+// The colouring menu (hidden when the frames carry no stress), and `colour=stress` in the URL.
+const menu = document.getElementById('colouring');
+menu.hidden = run.stressMax <= 0;
+/** Colours the bodies by `mode` and labels the colour bar with its range. */
+function setColouring(mode) {
+  colouring = mode === 'stress' && run.stressMax > 0 ? 'stress' : 'displacement';
+  menu.value = colouring;
+  const max = colouring === 'stress' ? run.stressMax : run.displacementMax;
+  document.getElementById('tick-max').textContent = max.toExponential(3);
+  document.getElementById('tick-mid').textContent = (max / 2).toExponential(3);
+}
+menu.addEventListener('change', () => { setColouring(menu.value); show(Number(slider.value)); });
+
 let playing = null;
 const play = document.getElementById('play');
 play.addEventListener('click', () => {
@@ -268,9 +295,16 @@ play.addEventListener('click', () => {
 slider.addEventListener('input', () => show(Number(slider.value)));
 controls.addEventListener('change', render);
 window.addEventListener('resize', () => { resize(); render(); });
-window.addEventListener('hashchange', () => { pathsFromUrl(); show(frameFromUrl()); });
+/** The colouring the URL names (`colour=stress`), else displacement. */
+const colouringFromUrl = () => (/colou?r=stress/.test(window.location.hash) ? 'stress' : 'displacement');
+window.addEventListener('hashchange', () => {
+  pathsFromUrl();
+  setColouring(colouringFromUrl());
+  show(frameFromUrl());
+});
 
 resize();
 pathsFromUrl();
+setColouring(colouringFromUrl());
 show(frameFromUrl());
 document.body.dataset.ready = 'true';

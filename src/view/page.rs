@@ -19,9 +19,10 @@ const TEMPLATE: &str = include_str!("page.html");
 const VIEW_JS: &str = include_str!("page.js");
 
 /// The HTML of the viewer page of `run`: every body's surface at every frame (positions in
-/// m as little-endian `Float32` base64, soft bodies coloured by displacement magnitude in m),
-/// a legend, a colour bar, a time slider and orbit controls. Opening the page with
-/// `#frame=last` (or `#frame=N`) shows that frame first.
+/// m as little-endian `Float32` base64, soft bodies coloured by displacement magnitude in m
+/// or von Mises stress in Pa), the obstacles, the effector paths, a control run's targets and
+/// each frame's contact forces (N), a legend, a colour bar, a time slider and orbit controls.
+/// Opening the page with `#frame=last` (or `#frame=N`) shows that frame first.
 pub fn write_page(run: &RunFrames) -> String {
     let title = run.dir.display().to_string();
     let u_max = run
@@ -29,6 +30,11 @@ pub fn write_page(run: &RunFrames) -> String {
         .iter()
         .flat_map(|b| b.displacement.iter().flatten())
         .fold(0.0f32, |m, &u| m.max(u));
+    let stress_max = run
+        .bodies
+        .iter()
+        .flat_map(|b| b.stress.iter().flatten())
+        .fold(0.0f32, |m, &s| m.max(s));
     let bodies: Vec<_> = run
         .bodies
         .iter()
@@ -41,6 +47,9 @@ pub fn write_page(run: &RunFrames) -> String {
                     base64_of(frame.iter().flatten().map(|x| x.to_le_bytes()))
                 }).collect::<Vec<_>>(),
                 "displacement": b.displacement.iter().map(|frame| {
+                    base64_of(frame.iter().map(|u| u.to_le_bytes()))
+                }).collect::<Vec<_>>(),
+                "stress": b.stress.iter().map(|frame| {
                     base64_of(frame.iter().map(|u| u.to_le_bytes()))
                 }).collect::<Vec<_>>(),
             })
@@ -70,6 +79,7 @@ pub fn write_page(run: &RunFrames) -> String {
     let data = json!({
         "times": run.times,
         "displacementMax": u_max,
+        "stressMax": stress_max,
         "cameraDirection": camera_direction(run),
         "cameraUp": up(run),
         "bodies": bodies,
@@ -244,6 +254,7 @@ mod tests {
                 triangles: vec![[0, 1, 2]],
                 positions: vec![vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]],
                 displacement: Vec::new(),
+                stress: Vec::new(),
                 contacts: Vec::new(),
             }],
             gravity: None,
