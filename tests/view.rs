@@ -132,6 +132,50 @@ fn bad_folders_give_a_one_line_error_naming_them_and_write_nothing() {
 }
 
 #[test]
+fn bad_json_beside_the_frames_gives_a_one_line_error_naming_it_and_writes_nothing() {
+    let dir = scratch("bad-json");
+    let out = dir.join("run");
+    let out_s = out.to_str().unwrap();
+    ok(&run(&[
+        "simulate",
+        "scenes/beam.toml",
+        "--steps",
+        "1",
+        "--out",
+        out_s,
+    ]));
+    let final_json = out.join("final.json");
+    let good = std::fs::read_to_string(&final_json).unwrap();
+    let page = out.join("view.html");
+
+    std::fs::write(&final_json, "{\"time\": ").unwrap();
+    assert_one_line_error(
+        &run(&["view", out_s]),
+        &format!("view: `{}`: ", final_json.display()),
+    );
+    // An effector following a node the frames do not have.
+    let mut state: Value = serde_json::from_str(&good).unwrap();
+    state["effectors"][0]["nodes"][0] = 999_999.into();
+    std::fs::write(&final_json, state.to_string()).unwrap();
+    assert_one_line_error(
+        &run(&["view", out_s]),
+        "effector `tip` follows node 999999, but the frame has",
+    );
+    std::fs::write(&final_json, &good).unwrap();
+    let control = out.join("control.json");
+    std::fs::write(&control, "{\"final_error\": 0.0}").unwrap();
+    assert_one_line_error(
+        &run(&["view", out_s]),
+        &format!("view: `{}`: has no `target`", control.display()),
+    );
+    assert!(!page.exists(), "no page for bad input");
+    std::fs::remove_file(&control).unwrap();
+    ok(&run(&["view", out_s]));
+    assert!(page.is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 #[cfg_attr(
     not(chromium),
     ignore = "needs chromium: apt-get install chromium; run with --ignored"

@@ -31,7 +31,10 @@ pub fn read_info(dir: &Path) -> Result<RunInfo> {
     if final_path.is_file() {
         let text = std::fs::read_to_string(&final_path).map_err(|e| Error::io(&final_path, e))?;
         let state: FinalState = serde_json::from_str(&text).map_err(|e| {
-            Error::invalid(format!("view: `{}`", final_path.display()), e.to_string())
+            Error::invalid(
+                format!("view: `{}`", final_path.display()),
+                format!("not a run's final state: {e}"),
+            )
         })?;
         info.obstacles = state.obstacles;
         info.gravity = state.gravity;
@@ -46,8 +49,8 @@ pub fn read_info(dir: &Path) -> Result<RunInfo> {
         let here = || format!("view: `{}`", control_path.display());
         let text =
             std::fs::read_to_string(&control_path).map_err(|e| Error::io(&control_path, e))?;
-        let report: Value =
-            serde_json::from_str(&text).map_err(|e| Error::invalid(here(), e.to_string()))?;
+        let report: Value = serde_json::from_str(&text)
+            .map_err(|e| Error::invalid(here(), format!("not a control report: {e}")))?;
         let point = |v: &Value| -> Result<[f64; 3]> {
             serde_json::from_value(v.clone())
                 .map_err(|_| Error::invalid(here(), format!("{v} is no [x, y, z] target")))
