@@ -142,8 +142,10 @@ function obstacleGeometry(o) {
       const g = new THREE.BufferGeometry();
       g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(o.vertices.flat()), 3));
       g.setIndex(o.triangles.flat());
-      g.computeVertexNormals();
-      return g;
+      // One normal per face (flat shading): a mesh's shared vertices would smooth its edges.
+      const flat = g.toNonIndexed();
+      flat.computeVertexNormals();
+      return flat;
     }
     default:
       return null;
