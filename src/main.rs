@@ -749,9 +749,13 @@ fn control(
             _ => None,
         };
         let mut final_state: Option<FinalState> = None;
-        let mut observe = |driven: &Scene, state: &diffsoro::scene::State| {
+        let mut observe = |driven: &Scene,
+                           state: &diffsoro::scene::State,
+                           contacts: &[diffsoro::scene::ContactOutcome]| {
             if let Some(f) = frames.as_mut() {
-                f.write(driven, state)?;
+                // The initial state has no step, hence no contact forces.
+                let contacts = Some(contacts).filter(|c| !c.is_empty());
+                f.write_with_contacts(driven, state, contacts)?;
                 final_state = Some(FinalState::new(driven, state));
             }
             Ok(())

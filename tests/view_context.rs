@@ -322,6 +322,56 @@ fn control_view_embeds_the_target_and_the_path_of_position_history() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn control_view_of_the_finger_shows_its_contact_forces_on_the_block_within_the_friction_cone() {
+    let dir = scratch("finger-control");
+    let out = dir.join("run");
+    ok(&run(&[
+        "control",
+        "scenes/finger_obstacle.toml",
+        "--effector",
+        "tip",
+        "--target",
+        "-0.11,0.03,0.0",
+        "--steps",
+        "30",
+        "--out",
+        out.to_str().unwrap(),
+        "--view",
+    ]));
+    let html = std::fs::read_to_string(out.join("view.html")).unwrap();
+    let data = embedded_run(&html);
+    let contacts = data["contacts"].as_array().unwrap();
+    assert_eq!(contacts.len(), 31);
+    let touching: Vec<&Value> = contacts
+        .iter()
+        .flat_map(|c| c.as_array().unwrap())
+        .collect();
+    assert!(touching.len() >= 10, "the finger curls into the block");
+    // The block's bottom face is y = 18 mm, outward normal −y (scenes/finger_obstacle.toml),
+    // and its Coulomb coefficient 0.3: each force presses the node down (−y), its tangential
+    // part at most 0.3 of its normal part.
+    for row in touching {
+        let r: Vec<f64> = row
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert!(
+            (r[1] - 0.018).abs() < 1e-6,
+            "node {r:?} is off the block's face"
+        );
+        let (normal, tangential) = (-r[4], (r[3] * r[3] + r[5] * r[5]).sqrt());
+        assert!(normal > 0.0, "{r:?} pulls");
+        assert!(
+            tangential <= 0.3 * normal * (1.0 + 1e-6) + 1e-12,
+            "{r:?} outside the cone"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Pixels of the 3D view whose colour is within `tol` of `rgb` in every channel: their count
 /// and centroid (column, row).
 fn pixels_near(shot: &view_support::Shot, rgb: [u8; 3], tol: u8) -> (usize, [f64; 2]) {
