@@ -1,7 +1,7 @@
 //! Build script: sets `cfg(chromium)` when a Chromium is on `PATH` at build time, so that
-//! `tests/view.rs` runs its headless-browser test there and marks it `#[ignore]` (with the
-//! reason) elsewhere. After installing Chromium, `touch build.rs` (or run the test with
-//! `--ignored`).
+//! the viewer's tests (`tests/view.rs`, `tests/view_context.rs`, `tests/view_stress.rs`) run
+//! their headless-browser tests there and mark them `#[ignore]` (with the reason) elsewhere.
+//! After installing Chromium, `touch build.rs` (or run the tests with `--ignored`).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(chromium)");

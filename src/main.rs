@@ -367,8 +367,8 @@ fn write_frames(scene: &Scene, steps: usize, dir: &Path) -> diffsoro::Result<()>
     frames.write(scene, &state)?;
     let bar = progress(steps as u64, "simulate (fitted values)");
     for _ in 0..steps {
-        stepper.step(scene, &mut state)?;
-        frames.write(scene, &state)?;
+        let report = stepper.step(scene, &mut state)?;
+        frames.write_with_contacts(scene, &state, Some(&report.contact))?;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -593,7 +593,7 @@ fn simulate(
                 }
             }
             if let Some(f) = frames.as_mut() {
-                f.write(&scene, &state)?;
+                f.write_with_contacts(&scene, &state, Some(&report.contact))?;
                 if let Some(t) = trace.as_mut() {
                     t.record(&scene, &state);
                 }
@@ -777,9 +777,13 @@ fn control(
             _ => None,
         };
         let mut final_state: Option<FinalState> = None;
-        let mut observe = |driven: &Scene, state: &diffsoro::scene::State| {
+        let mut observe = |driven: &Scene,
+                           state: &diffsoro::scene::State,
+                           contacts: &[diffsoro::scene::ContactOutcome]| {
             if let Some(f) = frames.as_mut() {
-                f.write(driven, state)?;
+                // The initial state has no step, hence no contact forces.
+                let contacts = Some(contacts).filter(|c| !c.is_empty());
+                f.write_with_contacts(driven, state, contacts)?;
                 final_state = Some(FinalState::new(driven, state));
             }
             Ok(())

@@ -379,7 +379,8 @@ impl PySimulation {
 
     /// The final-state dict of the current state, equal to the CLI's final-state JSON
     /// (`diffsoro simulate`): time (s), steps, contacts, soft_bodies (positions m, velocities
-    /// m/s), actuators (value δ, force λ), effectors (position m), robots, unconverged_steps.
+    /// m/s), actuators (value δ, force λ), effectors (position m, body, nodes, weights),
+    /// robots, gravity (m/s²), obstacles (if any), unconverged_steps.
     fn final_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_python(py, &FinalState::new(&self.scene, &self.state))
     }

@@ -92,7 +92,8 @@ def test_final_state_keys_match_contract():
     } <= set(state)
     assert set(state["soft_bodies"][0]) == {"name", "positions", "velocities"}
     assert set(state["actuators"][0]) == {"name", "kind", "value", "force"}
-    assert set(state["effectors"][0]) == {"name", "position"}
+    # body, nodes, weights: the effector's embedding (position = Σ weights[i] x[nodes[i]]).
+    assert set(state["effectors"][0]) == {"name", "position", "body", "nodes", "weights"}
     assert state["steps"] == 1 and state["actuators"][0]["kind"] == "cable"
     json.dumps(state)  # plain JSON types only
 

@@ -210,7 +210,7 @@ pub fn grasp_with_progress(
     solver: &mut dyn QpSolver,
     progress: &mut dyn FnMut(usize),
 ) -> Result<GraspReport> {
-    let mut ignore = |_: &Scene, _: &State| Ok(());
+    let mut ignore = |_: &Scene, _: &State, _: &[crate::scene::ContactOutcome]| Ok(());
     let problem = GraspProblem {
         effectors,
         steps,
@@ -286,7 +286,7 @@ pub fn grasp_observed(
     let mut recorder = Recorder::new(&scene)?;
     let mut derivative = StepDerivative::new(&scene);
     let mut state = scene.initial_state();
-    observe(&scene, &state)?;
+    observe(&scene, &state, &[])?;
     let mut report = GraspReport {
         effector_distance: Vec::with_capacity(steps),
         contact_force: Vec::with_capacity(steps),
@@ -307,8 +307,8 @@ pub fn grasp_observed(
     for step in 0..steps {
         act.apply(&mut scene)?;
         report.actuation.push(act.value.clone());
-        let (_, record) = recorder.step(&scene, &mut state)?;
-        observe(&scene, &state)?;
+        let (step_report, record) = recorder.step(&scene, &mut state)?;
+        observe(&scene, &state, &step_report.contact)?;
         let x = DVec::from_fn(3 * ne, |r, _| {
             let (b, p, o) = &points[r / 3];
             (p.position(&state.bodies[*b].positions) - o)[r % 3]

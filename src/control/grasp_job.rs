@@ -139,7 +139,7 @@ pub fn grasp_scene(
     solver: &mut dyn QpSolver,
     progress: &mut dyn FnMut(usize),
 ) -> Result<ControlReport> {
-    grasp_scene_observed(scene, setup, solver, progress, &mut |_, _| Ok(()))
+    grasp_scene_observed(scene, setup, solver, progress, &mut |_, _, _| Ok(()))
 }
 
 /// [`grasp_scene`], also calling `observe` with the scene as driven and the state, at the

@@ -7,7 +7,7 @@ use super::report::ControlReport;
 use crate::diff::Recorder;
 use crate::error::{Error, Result};
 use crate::math::Vec3;
-use crate::scene::{Scene, State};
+use crate::scene::{ContactOutcome, Scene, State};
 
 /// A checked inverse-control problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,13 +131,14 @@ pub fn control_scene_with_progress(
     solver: &mut dyn QpSolver,
     progress: &mut dyn FnMut(usize),
 ) -> Result<ControlReport> {
-    control_scene_observed(scene, setup, solver, progress, &mut |_, _| Ok(()))
+    control_scene_observed(scene, setup, solver, progress, &mut |_, _, _| Ok(()))
 }
 
 /// Watches the states of a run: called with the scene as driven (its actuators set to the
-/// actuation of the step) and the state, at the start and after each step (e.g. to write
-/// the frames of `control --view`). An error stops the run.
-pub type StateObserver<'a> = dyn FnMut(&Scene, &State) -> Result<()> + 'a;
+/// actuation of the step), the state and the step's contact outcome per soft body (empty at
+/// the start), at the start and after each step (e.g. to write the frames of `control
+/// --view`). An error stops the run.
+pub type StateObserver<'a> = dyn FnMut(&Scene, &State, &[ContactOutcome]) -> Result<()> + 'a;
 
 /// [`control_scene_with_progress`], also calling `observe` with the initial state and the
 /// state after each step.
@@ -153,15 +154,15 @@ pub fn control_scene_observed(
     controller.apply(&mut scene)?;
     let mut recorder = Recorder::new(&scene)?;
     let mut state = scene.initial_state();
-    observe(&scene, &state)?;
+    observe(&scene, &state, &[])?;
     let mut error_history = Vec::with_capacity(setup.steps);
     let mut position_history = Vec::with_capacity(setup.steps);
     let mut actuation_history = Vec::with_capacity(setup.steps);
     let mut position = controller.effector_position(&state);
     for step in 0..setup.steps {
         actuation_history.push(controller.actuation().to_vec());
-        let (_, record) = recorder.step(&scene, &mut state)?;
-        observe(&scene, &state)?;
+        let (step_report, record) = recorder.step(&scene, &mut state)?;
+        observe(&scene, &state, &step_report.contact)?;
         position = controller.effector_position(&state);
         error_history.push((position - setup.target).norm());
         position_history.push(position.into());

@@ -10,6 +10,7 @@ mod rest_frame;
 mod soft_body;
 mod stiffness_derivative;
 mod tetrahedron;
+mod von_mises;
 
 pub use elastic::{ElasticState, Stiffness};
 pub use fixed::fixed_nodes;
@@ -18,3 +19,4 @@ pub use parameter_derivative::{MaterialParameter, ParameterDerivatives};
 pub use soft_body::{SoftBody, SoftBodyOptions};
 pub use stiffness_derivative::StiffnessDerivativeState;
 pub use tetrahedron::Tetrahedron;
+pub use von_mises::von_mises;

@@ -477,6 +477,17 @@ pub fn solve_group(
                 out.body_forces[bc.node_body] -= f;
             }
         }
+        // The contact force on each node (N): H_bᵀ λ over the rows that are not attachments.
+        let mut node_forces = std::collections::BTreeMap::<usize, Vec3>::new();
+        for (r, l) in w.lambda.iter().enumerate() {
+            if bilateral[w.rows[r / 3]] {
+                continue;
+            }
+            for (node, c) in w.jacobian.row(r) {
+                *node_forces.entry(*node).or_insert_with(Vec3::zeros) += *l * *c;
+            }
+        }
+        out.node_forces = node_forces.into_iter().collect();
         w.full.fill(0.0);
         for (r, l) in w.lambda.iter().enumerate() {
             let l = h * l;

@@ -127,6 +127,10 @@ pub struct ContactOutcome {
     /// their contacts (N, world frame; zero for itself and for bodies it does not touch).
     /// Empty unless `[contact] between_bodies = true`.
     pub body_forces: Vec<Vec3>,
+    /// The contact force on each node the body's contacts act on (N, world frame), as
+    /// (node, H_bᵀ λ) in increasing node order: obstacles, itself, other bodies and rigid
+    /// shapes, not attachments. Empty when the body has no contact.
+    pub node_forces: Vec<(usize, Vec3)>,
 }
 
 /// Reusable buffers of the contact stage of one body, and what its last step found.

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::model::{Scene, State};
+use super::obstacle_output::{ObstacleOutput, obstacle_outputs};
 use super::rigid_model::RigidKind;
 
 /// One soft body's nodes in the final state (m, m/s), one row per mesh-file node.
@@ -37,6 +38,15 @@ pub struct EffectorOutput {
     pub name: String,
     /// Its position (m).
     pub position: [f64; 3],
+    /// The soft body it is embedded in (empty in files written before it was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+    /// The nodes of `body` it follows (mesh-file indices), those of non-zero weight.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<usize>,
+    /// Their barycentric weights: `position` = Σᵢ `weights[i]` x(`nodes[i]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
 }
 
 /// A free rigid body at the end of a run (docs/outputs.md, docs/rigid.md), world frame.
@@ -90,6 +100,13 @@ pub struct FinalState {
     /// Robots: name, q, v, τ.
     #[serde(default)]
     pub robots: Vec<RobotOutput>,
+    /// The scene's gravity (m/s²), which tells a viewer which way is up (absent in files
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gravity: Option<[f64; 3]>,
+    /// The scene's static obstacles, placed in the world (absent when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub obstacles: Vec<ObstacleOutput>,
     /// Steps whose contact NCP stopped at its iteration limit (their last iterate was
     /// used; `--strict` makes that an error instead).
     #[serde(default)]
@@ -138,9 +155,13 @@ impl FinalState {
             }
             for e in &act.effectors {
                 let p = e.point.position(&bs.positions);
+                let used: Vec<usize> = (0..4).filter(|&k| e.point.weights[k] != 0.0).collect();
                 effectors.push(EffectorOutput {
                     name: e.name.clone(),
                     position: [p.x, p.y, p.z],
+                    body: scene.bodies[i].name().to_string(),
+                    nodes: used.iter().map(|&k| e.point.nodes[k]).collect(),
+                    weights: used.iter().map(|&k| e.point.weights[k]).collect(),
                 });
             }
         }
@@ -170,6 +191,8 @@ impl FinalState {
             actuators,
             effectors,
             rigid_bodies: rigid_bodies(scene, state),
+            gravity: Some(scene.simulation.gravity),
+            obstacles: obstacle_outputs(&scene.contact),
             robots: scene
                 .rigid
                 .systems

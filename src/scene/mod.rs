@@ -16,6 +16,7 @@ mod energy;
 mod file;
 mod final_state;
 mod model;
+mod obstacle_output;
 mod output;
 mod overrides;
 mod prescribed;
@@ -58,6 +59,7 @@ pub use final_state::{ActuatorOutput, BodyOutput, EffectorOutput, FinalState, Ri
 pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };
+pub use obstacle_output::{ObstacleOutput, obstacle_outputs};
 pub use output::FrameSeries;
 pub use overrides::apply_override;
 pub use prescribed::{PinnedServo, PrescribedWorkspace};

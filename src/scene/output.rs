@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 use crate::mesh::io::pvd::write_pvd;
-use crate::mesh::io::vtu::{VtuEncoding, write_surface_vtu, write_vtu};
+use crate::mesh::io::vtu::{VtuEncoding, write_surface_vtu, write_vtu_with_scalars};
 use crate::mesh::io::write_file_atomic;
 
+use super::contact_stage::ContactOutcome;
 use super::model::{Scene, State};
 use super::rigid_model::RigidSystem;
 use super::rigid_stage::RigidState;
@@ -46,22 +47,54 @@ impl FrameSeries {
     }
 
     /// Writes the frame of `state`: per body `NAME_NNNNNN.vtu` (binary), with point fields
-    /// `displacement` (m, from the rest positions) and `velocity` (m/s).
+    /// `displacement` (m, from the rest positions), `velocity` (m/s) and `von_mises` (Pa,
+    /// `SoftBody::nodal_von_mises`).
     pub fn write(&mut self, scene: &Scene, state: &State) -> Result<()> {
-        for ((body, bs), frames) in scene.bodies.iter().zip(&state.bodies).zip(&mut self.frames) {
+        self.write_with_contacts(scene, state, None)
+    }
+
+    /// [`FrameSeries::write`], and with `contacts` (the step's [`ContactOutcome`] per soft
+    /// body) when the scene has contact, a point field `contact_force` on each soft body: the
+    /// contact force on each node during the step that ended at this frame (N, world frame;
+    /// zero at nodes without contact).
+    pub fn write_with_contacts(
+        &mut self,
+        scene: &Scene,
+        state: &State,
+        contacts: Option<&[ContactOutcome]>,
+    ) -> Result<()> {
+        let contacts = contacts.filter(|_| scene.contact.is_active());
+        for (i, ((body, bs), frames)) in scene
+            .bodies
+            .iter()
+            .zip(&state.bodies)
+            .zip(&mut self.frames)
+            .enumerate()
+        {
             let displacement: Vec<Vec3> = bs
                 .positions
                 .iter()
                 .zip(body.rest_positions())
                 .map(|(x, x0)| x - x0)
                 .collect();
-            let bytes = write_vtu(
+            let mut fields: Vec<(&str, &[Vec3])> = vec![
+                ("displacement", &displacement),
+                ("velocity", &bs.velocities),
+            ];
+            let mut force: Vec<Vec3>;
+            if let Some(outcome) = contacts.and_then(|c| c.get(i)) {
+                force = vec![Vec3::zeros(); bs.positions.len()];
+                for &(node, f) in &outcome.node_forces {
+                    force[node] += f;
+                }
+                fields.push(("contact_force", &force));
+            }
+            let von_mises = body.nodal_von_mises(&bs.positions);
+            let bytes = write_vtu_with_scalars(
                 body.mesh(),
                 Some(&bs.positions),
-                &[
-                    ("displacement", &displacement),
-                    ("velocity", &bs.velocities),
-                ],
+                &fields,
+                &[("von_mises", &von_mises)],
                 VtuEncoding::Binary,
             );
             let name = format!("{}_{:06}.vtu", body.name(), state.steps);

@@ -3,9 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::run_info::{RunInfo, read_info};
 use crate::error::{Error, Result};
 use crate::mesh::io::pvd::read_pvd;
-use crate::mesh::io::vtu::{read_vtu, read_vtu_point_vectors};
+use crate::mesh::io::vtu::{read_vtu, read_vtu_point_scalars, read_vtu_point_vectors};
+use crate::scene::{EffectorOutput, ObstacleOutput};
 
 /// One body's surface over the frames of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +24,13 @@ pub struct BodyFrames {
     /// Per frame, the displacement magnitude (m) of every surface vertex (soft bodies; empty
     /// for rigid systems and for files without a `displacement` array).
     pub displacement: Vec<Vec<f32>>,
+    /// Per frame, the von Mises stress (Pa) at every surface vertex (soft bodies whose frames
+    /// carry a `von_mises` field; empty otherwise).
+    pub stress: Vec<Vec<f32>>,
+    /// Per frame, the contact forces on the body's nodes: `[x, y, z, fx, fy, fz]`, the node's
+    /// position (m) and the force on it (N), for each node with a non-zero `contact_force`
+    /// (soft bodies; empty for frames without that field).
+    pub contacts: Vec<Vec<[f64; 6]>>,
 }
 
 /// The frames of a run: their times and every body's surface.
@@ -33,6 +42,28 @@ pub struct RunFrames {
     pub times: Vec<f64>,
     /// The bodies, soft and rigid, in the order of their `.pvd` file names.
     pub bodies: Vec<BodyFrames>,
+    /// The scene's gravity (m/s²), from `final.json`; the page puts −gravity up (+y when
+    /// unknown or zero).
+    pub gravity: Option<[f64; 3]>,
+    /// The scene's obstacles (world frame, m), as `final.json` records them; empty when it
+    /// has none or there is no `final.json`.
+    pub obstacles: Vec<ObstacleOutput>,
+    /// The effectors whose embedding `final.json` records, with their path over the frames.
+    pub effectors: Vec<EffectorPath>,
+    /// A `control` run's target positions (m), from `control.json`; empty otherwise.
+    pub targets: Vec<[f64; 3]>,
+}
+
+/// One effector's position over the frames of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EffectorPath {
+    /// The effector's name.
+    pub name: String,
+    /// The soft body it is embedded in.
+    pub body: String,
+    /// Its position at each frame (m): Σᵢ wᵢ xᵢ over the nodes `final.json` names, with the
+    /// frame's node positions.
+    pub positions: Vec<[f64; 3]>,
 }
 
 /// Reads every `NAME.pvd` of `dir` and the `.vtu` frames it lists. Errors name the folder or
@@ -52,10 +83,27 @@ pub fn read_run(dir: &Path) -> Result<RunFrames> {
     if pvds.is_empty() {
         return Err(Error::invalid(here(), "no .pvd file in this folder"));
     }
+    let RunInfo {
+        obstacles,
+        gravity,
+        effectors: embedded,
+        targets,
+    } = read_info(dir)?;
     let mut times: Option<Vec<f64>> = None;
     let mut bodies = Vec::new();
+    let mut effectors = Vec::new();
     for pvd in &pvds {
-        let (frame_times, body) = read_body(dir, pvd)?;
+        let name = pvd
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let probes: Vec<&EffectorOutput> = embedded.iter().filter(|e| e.body == name).collect();
+        let (frame_times, body, paths) = read_body(dir, pvd, name, &probes)?;
+        effectors.extend(probes.iter().zip(paths).map(|(e, positions)| EffectorPath {
+            name: e.name.clone(),
+            body: e.body.clone(),
+            positions,
+        }));
         match &times {
             None => times = Some(frame_times),
             Some(t) if t.len() != frame_times.len() => {
@@ -77,11 +125,20 @@ pub fn read_run(dir: &Path) -> Result<RunFrames> {
         dir: dir.to_path_buf(),
         times: times.unwrap_or_default(),
         bodies,
+        gravity,
+        obstacles,
+        effectors,
+        targets,
     })
 }
 
-/// Reads one body's `.pvd` and frames: the frame times (s) and the body's surface.
-fn read_body(dir: &Path, pvd: &Path) -> Result<(Vec<f64>, BodyFrames)> {
+/// One body's frame times (s), surface, and the path (m) of each of `probes`, its effectors.
+type BodyRead = (Vec<f64>, BodyFrames, Vec<Vec<[f64; 3]>>);
+
+/// Reads one body's `.pvd` and frames: the frame times (s), the body's surface, and per
+/// effector of `probes` its position at each frame. An effector node the mesh does not have
+/// is an error naming the frame.
+fn read_body(dir: &Path, pvd: &Path, name: String, probes: &[&EffectorOutput]) -> Result<BodyRead> {
     let label = pvd.display().to_string();
     let text = std::fs::read_to_string(pvd).map_err(|e| Error::io(pvd, e))?;
     let list = read_pvd(&label, &text)?;
@@ -91,16 +148,15 @@ fn read_body(dir: &Path, pvd: &Path) -> Result<(Vec<f64>, BodyFrames)> {
             "lists no frames",
         ));
     }
-    let name = pvd
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let mut paths = vec![Vec::new(); probes.len()];
     let mut body = BodyFrames {
         name,
         soft: false,
         triangles: Vec::new(),
         positions: Vec::new(),
         displacement: Vec::new(),
+        stress: Vec::new(),
+        contacts: Vec::new(),
     };
     // Surface vertex → mesh node, fixed by the first frame.
     let mut nodes: Vec<usize> = Vec::new();
@@ -141,12 +197,51 @@ fn read_body(dir: &Path, pvd: &Path) -> Result<(Vec<f64>, BodyFrames)> {
             ));
         }
         let p = mesh.positions();
+        for (e, path) in probes.iter().zip(&mut paths) {
+            if let Some(&n) = e.nodes.iter().find(|&&n| n >= p.len()) {
+                return Err(Error::invalid(
+                    format!("view: `{label}`"),
+                    format!(
+                        "effector `{}` follows node {n}, but the frame has {} points",
+                        e.name,
+                        p.len()
+                    ),
+                ));
+            }
+            let mut x = [0.0; 3];
+            for (&n, &w) in e.nodes.iter().zip(&e.weights) {
+                for (k, xk) in x.iter_mut().enumerate() {
+                    *xk += w * p[n][k];
+                }
+            }
+            path.push(x);
+        }
         body.positions.push(
             nodes
                 .iter()
                 .map(|&n| [p[n].x as f32, p[n].y as f32, p[n].z as f32])
                 .collect(),
         );
+        let forces = if body.soft {
+            read_vtu_point_vectors(&label, &data, "contact_force")?
+        } else {
+            None
+        };
+        body.contacts.push(
+            forces
+                .iter()
+                .flatten()
+                .zip(p)
+                .filter(|(f, _)| f.norm() > 0.0)
+                .map(|(f, x)| [x.x, x.y, x.z, f.x, f.y, f.z])
+                .collect(),
+        );
+        if body.soft
+            && let Some(v) = read_vtu_point_scalars(&label, &data, "von_mises")?
+        {
+            body.stress
+                .push(nodes.iter().map(|&n| v[n] as f32).collect());
+        }
         if body.soft
             && let Some(u) = read_vtu_point_vectors(&label, &data, "displacement")?
         {
@@ -157,5 +252,8 @@ fn read_body(dir: &Path, pvd: &Path) -> Result<(Vec<f64>, BodyFrames)> {
     if body.displacement.len() != body.positions.len() {
         body.displacement.clear();
     }
-    Ok((list.iter().map(|(t, _)| *t).collect(), body))
+    if body.stress.len() != body.positions.len() {
+        body.stress.clear();
+    }
+    Ok((list.iter().map(|(t, _)| *t).collect(), body, paths))
 }

@@ -1,14 +1,18 @@
 //! The viewer (layer 6): one self-contained HTML page showing a run's frames in 3D.
 //!
 //! [`read_run`] reads the `.pvd`/`.vtu` series a run wrote into its output folder (see
-//! `scene::FrameSeries`); [`write_page`] turns them into one HTML file that embeds three.js
-//! (vendored under `src/view/vendor/`, MIT) and opens in any browser with no network.
+//! `scene::FrameSeries`) and, through [`read_info`], what its `final.json` and `control.json`
+//! record beside them (obstacles, gravity, effector embeddings, a control target);
+//! [`write_page`] turns them into one HTML file that embeds three.js (vendored under
+//! `src/view/vendor/`, MIT) and opens in any browser with no network.
 
 mod frames;
 mod page;
+mod run_info;
 
-pub use frames::{BodyFrames, RunFrames, read_run};
+pub use frames::{BodyFrames, EffectorPath, RunFrames, read_run};
 pub use page::write_page;
+pub use run_info::{RunInfo, read_info};
 
 use std::path::{Path, PathBuf};
 

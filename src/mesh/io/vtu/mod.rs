@@ -11,10 +11,10 @@ mod surface;
 mod tests;
 mod write;
 
-pub use read::{read_vtu, read_vtu_point_vectors};
+pub use read::{read_vtu, read_vtu_point_scalars, read_vtu_point_vectors};
 pub use surface::write_surface_vtu;
 pub(crate) use write::escape_xml;
-pub use write::{VtuEncoding, write_vtu};
+pub use write::{VtuEncoding, write_vtu, write_vtu_with_scalars};
 
 /// Prefix of the `PointData` arrays holding node groups.
 pub const NODE_GROUP_PREFIX: &str = "node_group:";

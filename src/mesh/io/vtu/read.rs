@@ -147,6 +147,28 @@ pub fn read_vtu(file: &str, data: &[u8]) -> Result<Mesh> {
 /// `file`), one vector per point in the file's unit (e.g. `displacement` in m as
 /// [`write_vtu`] writes it); `None` when the file has no such array.
 pub fn read_vtu_point_vectors(file: &str, data: &[u8], name: &str) -> Result<Option<Vec<Vec3>>> {
+    Ok(read_point_array(file, data, name, 3)?.map(|values| {
+        values
+            .chunks_exact(3)
+            .map(|v| Vec3::new(v[0], v[1], v[2]))
+            .collect()
+    }))
+}
+
+/// The 1-component point array `name` of the VTU `data` (the content of `file`), one value
+/// per point, or `None` when the file has no such array (e.g. `von_mises`, Pa). Errors as
+/// [`read_vtu_point_vectors`].
+pub fn read_vtu_point_scalars(file: &str, data: &[u8], name: &str) -> Result<Option<Vec<f64>>> {
+    read_point_array(file, data, name, 1)
+}
+
+/// The point array `name` of `components` components, flattened.
+fn read_point_array(
+    file: &str,
+    data: &[u8],
+    name: &str,
+    components: u64,
+) -> Result<Option<Vec<f64>>> {
     with_piece(file, data, |xml, arrays, piece| {
         let point_count = xml.count_attribute(piece, "NumberOfPoints")?;
         let Some(node) = piece
@@ -159,25 +181,23 @@ pub fn read_vtu_point_vectors(file: &str, data: &[u8], name: &str) -> Result<Opt
         else {
             return Ok(None);
         };
-        if xml.components(node)? != 3 {
-            return Err(xml.err(node, format!("point array `{name}` must have 3 components")));
+        if xml.components(node)? != components {
+            return Err(xml.err(
+                node,
+                format!("point array `{name}` must have {components} components"),
+            ));
         }
         let mut values = Vec::new();
         arrays.read(
             node,
-            Some(point_count.saturating_mul(3)),
+            Some(point_count.saturating_mul(components)),
             name,
             |value, _| {
                 values.push(value.real());
                 Ok(())
             },
         )?;
-        Ok(Some(
-            values
-                .chunks_exact(3)
-                .map(|v| Vec3::new(v[0], v[1], v[2]))
-                .collect(),
-        ))
+        Ok(Some(values))
     })
 }
 

@@ -38,7 +38,27 @@ pub fn write_vtu(
     point_fields: &[(&str, &[Vec3])],
     encoding: VtuEncoding,
 ) -> Vec<u8> {
+    write_vtu_with_scalars(mesh, positions, point_fields, &[], encoding)
+}
+
+/// [`write_vtu`] with `point_scalars` too: 1-component `Float64` point arrays with the given
+/// names (e.g. `von_mises` in Pa), after the vector fields. Panics if one does not have one
+/// value per node.
+pub fn write_vtu_with_scalars(
+    mesh: &Mesh,
+    positions: Option<&[Vec3]>,
+    point_fields: &[(&str, &[Vec3])],
+    point_scalars: &[(&str, &[f64])],
+    encoding: VtuEncoding,
+) -> Vec<u8> {
     let n = mesh.node_count();
+    for (name, field) in point_scalars {
+        assert_eq!(
+            field.len(),
+            n,
+            "write_vtu: field `{name}` needs one value per node"
+        );
+    }
     let positions = positions.unwrap_or(mesh.positions());
     assert_eq!(positions.len(), n, "write_vtu: one position per node");
     for (name, field) in point_fields {
@@ -69,6 +89,9 @@ pub fn write_vtu(
     w.out.push_str("      <PointData>\n");
     for (name, field) in point_fields {
         w.reals(name, 3, field.iter().flat_map(|v| [v.x, v.y, v.z]));
+    }
+    for (name, field) in point_scalars {
+        w.reals(name, 1, field.iter().copied());
     }
     for (name, list) in &groups.nodes {
         w.flags(&format!("{NODE_GROUP_PREFIX}{name}"), n, 0, list);
