@@ -135,7 +135,8 @@ class Simulation:
         positions: Mapping[str, npt.ArrayLike] | None = None,
         velocities: Mapping[str, npt.ArrayLike] | None = None,
     ) -> tuple[dict[str, _Array], dict[str, _Array]]:
-        """Forward mode of one step: (dx⁺, dv⁺) per body for the given input direction."""
+        """Forward mode of one step: (dx⁺, dv⁺) per body for the given input direction; soft
+        bodies (n, 3), rigid bodies and robots (nv,) (configuration tangent, velocity)."""
     def vjp(
         self,
         positions: Mapping[str, npt.ArrayLike] | None = None,
@@ -143,7 +144,7 @@ class Simulation:
         params: Sequence[str] = ...,
     ) -> dict[str, Any]:
         """Reverse mode of one step: {"positions": {body: x̄}, "velocities": {body: v̄},
-        "parameters": {name: p̄}}."""
+        "parameters": {name: p̄}}; soft bodies (n, 3), rigid bodies and robots (nv,)."""
 
 def calibrate(
     scene: Scene,

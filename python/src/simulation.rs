@@ -18,6 +18,9 @@ use crate::scene::PyScene;
 /// An (n, 3) array-like of nodal values (any real dtype, converted to float64).
 type Nodes<'py> = PyArrayLike2<'py, f64, AllowTypeChange>;
 
+/// Per body name, an array: (n, 3) for a soft body, (nv,) for a rigid body or robot.
+type Fields<'py> = BTreeMap<String, Bound<'py, PyAny>>;
+
 /// A simulation of a scene: its own copy of the scene (actuation set by `set_actuation`), the
 /// state (positions m, velocities m/s, time s) and the stepper. Starts at the scene's rest
 /// state, time 0. Steps release the GIL.
@@ -140,28 +143,74 @@ impl PySimulation {
         })
     }
 
-    /// A state tangent from per-body (n, 3) arrays (bodies not given: zero).
+    /// A state tangent from per-body arrays (bodies not given: zero): (n, 3) for a soft body,
+    /// (nv,) for a rigid body or robot (its configuration tangent or velocity).
     fn tangent(
         &self,
-        positions: Option<BTreeMap<String, Nodes<'_>>>,
-        velocities: Option<BTreeMap<String, Nodes<'_>>>,
+        positions: Option<Fields<'_>>,
+        velocities: Option<Fields<'_>>,
         what: &str,
     ) -> PyResult<StateTangent> {
+        self.distinct_names()?;
         let mut t = StateTangent::zeros(&self.scene);
         for (field, map) in [("positions", positions), ("velocities", velocities)] {
-            for (body, array) in map.unwrap_or_default() {
-                let b = PyScene::body_index(&self.scene, &body)?;
-                let n = self.scene.bodies[b].node_count();
-                let rows = array_to_nodes(&array, n, &format!("{what} {field}[{body:?}]"))?;
-                let slot = &mut t.bodies[b];
-                if field == "positions" {
-                    slot.positions = rows;
+            for (name, object) in map.unwrap_or_default() {
+                let at = format!("{what} {field}[{name:?}]");
+                if let Some(b) = self.scene.bodies.iter().position(|b| b.name() == name) {
+                    let array: Nodes<'_> = object.extract()?;
+                    let n = self.scene.bodies[b].node_count();
+                    let rows = array_to_nodes(&array, n, &at)?;
+                    let slot = &mut t.bodies[b];
+                    if field == "positions" {
+                        slot.positions = rows;
+                    } else {
+                        slot.velocities = rows;
+                    }
+                } else if let Some(s) = self.scene.rigid.system(&name) {
+                    let array: PyArrayLike1<'_, f64, AllowTypeChange> = object.extract()?;
+                    let values = array.as_array().to_vec();
+                    let nv = self.scene.rigid.systems[s].nv();
+                    if values.len() != nv {
+                        return Err(invalid(
+                            at,
+                            format!("has {} entries, expected {nv}", values.len()),
+                        ));
+                    }
+                    if values.iter().any(|c| !c.is_finite()) {
+                        return Err(invalid(at, "is not finite"));
+                    }
+                    let slot = &mut t.rigid[s];
+                    if field == "positions" {
+                        slot.q = values;
+                    } else {
+                        slot.v = values;
+                    }
                 } else {
-                    slot.velocities = rows;
+                    return Err(invalid(
+                        at,
+                        "names no soft body, rigid body or robot of the scene",
+                    ));
                 }
             }
         }
         Ok(t)
+    }
+
+    /// Errors when a soft body and a rigid body or robot share a name (the derivatives' dicts
+    /// are keyed by name).
+    fn distinct_names(&self) -> PyResult<()> {
+        match self
+            .scene
+            .bodies
+            .iter()
+            .find(|b| self.scene.rigid.system(b.name()).is_some())
+        {
+            Some(b) => Err(invalid(
+                format!("name `{}`", b.name()),
+                "is both a soft body's and a rigid body's or robot's: the derivatives' arrays are keyed by name",
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Per body name, an owned (n, 3) array of each body's field of `t`.
@@ -179,6 +228,10 @@ impl PySimulation {
                 &bt.positions
             };
             out.set_item(body.name(), nodes_to_array(py, field))?;
+        }
+        for (sys, rt) in self.scene.rigid.systems.iter().zip(&t.rigid) {
+            let field = if velocities { &rt.v } else { &rt.q };
+            out.set_item(&sys.name, PyArray1::from_slice(py, field))?;
         }
         Ok(out)
     }
@@ -423,14 +476,17 @@ impl PySimulation {
     /// Forward mode of one step from the current state (not advanced): the tangents of
     /// (x⁺, v⁺) for the input direction given by `parameters` ({name: dp}), `positions` and
     /// `velocities` ({body: (n, 3) dx or dv}; bodies left out: zero). Returns
-    /// (dx⁺, dv⁺), each {body: (n, 3) array}.
+    /// (dx⁺, dv⁺), each {body: (n, 3) array}. Rigid bodies and robots take part by name
+    /// with (nv,) arrays: the configuration's tangent (a free body's [δc; δθ], m and rad; a
+    /// robot's joint coordinates) in `positions`, the velocity's in `velocities`, in and out
+    /// (steps where soft and rigid bodies meet included).
     #[pyo3(signature = (parameters = None, positions = None, velocities = None))]
     fn jvp<'py>(
         &mut self,
         py: Python<'py>,
         parameters: Option<BTreeMap<String, f64>>,
-        positions: Option<BTreeMap<String, Nodes<'_>>>,
-        velocities: Option<BTreeMap<String, Nodes<'_>>>,
+        positions: Option<Fields<'_>>,
+        velocities: Option<Fields<'_>>,
     ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
         let parameters = parameters.unwrap_or_default();
         let names: Vec<String> = parameters.keys().cloned().collect();
@@ -450,12 +506,13 @@ impl PySimulation {
     /// of (x⁺, v⁺) given by `positions` and `velocities` ({body: (n, 3)}; bodies left out:
     /// zero), the cotangents of the step's inputs: {"positions": {body: (n, 3)},
     /// "velocities": {body: (n, 3)}, "parameters": {name: float}} for the names in `params`.
+    /// Rigid bodies and robots take part by name with (nv,) arrays, as in `jvp`.
     #[pyo3(signature = (positions = None, velocities = None, params = Vec::new()))]
     fn vjp<'py>(
         &mut self,
         py: Python<'py>,
-        positions: Option<BTreeMap<String, Nodes<'_>>>,
-        velocities: Option<BTreeMap<String, Nodes<'_>>>,
+        positions: Option<Fields<'_>>,
+        velocities: Option<Fields<'_>>,
         params: Vec<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let parsed = self.parameters(&params)?;

@@ -81,3 +81,45 @@ def test_jvp_matches_step_jacobian_and_vjp_is_its_adjoint():
         + sum(back["parameters"][k] * pdot[k] for k in names)
     )
     assert abs(left - right) <= 1e-9 * max(abs(left), abs(right))
+
+
+def test_mixed_steps_carry_the_rigid_tangents_by_name():
+    """The pad of lift_pad.toml hangs from a robot's palm (attachment): the palm's tangents,
+    (nv,) arrays keyed by the robot's name, go in and out of jvp/vjp with the pad's. The JVP
+    along the palm's velocity equals central differences of one step (the prismatic joint's
+    q is linear), and vjp is jvp's adjoint for random directions of everything."""
+    # kd = 5 N·s/m: with the scene's 20, h kd equals the palm's mass and its velocity after a
+    # step no longer depends on its velocity before (nothing to differentiate along it).
+    text = (SCENES / "lift_pad.toml").read_text().replace("kd = [20.0]", "kd = [5.0]")
+    text += "\n[contact]\ntolerance = 1e-12\nmax_iterations = 100000\n"
+    scene = diffsoro.Scene.from_toml(text, base_dir=SCENES)
+    sim = diffsoro.Simulation(scene)
+    sim.run(10)
+    x, v = sim.positions("pad"), sim.velocities("pad")
+    q, qd = sim.rigid_q("lift"), sim.rigid_v("lift")
+    dx, dv = sim.jvp(velocities={"lift": [1.0]})
+    assert dx["lift"].shape == (1,) and dv["pad"].shape == x.shape
+
+    def step_from(velocity):
+        s = diffsoro.Simulation(scene)
+        s.set_state("pad", x, v)
+        s.set_rigid_state("lift", q, [velocity])
+        s.step()
+        return s.rigid_q("lift"), s.positions("pad")
+
+    eps = 1e-6
+    (qp, xp), (qm, xm) = step_from(qd[0] + eps), step_from(qd[0] - eps)
+    _close(dx["lift"], (qp - qm) / (2 * eps))
+    _close(dx["pad"], (xp - xm) / (2 * eps))
+    rng = np.random.default_rng(3)
+    n = sim.scene.node_count("pad")
+    u = {"pad": rng.standard_normal((n, 3)), "lift": rng.standard_normal(1)}
+    w = {"pad": rng.standard_normal((n, 3)), "lift": rng.standard_normal(1)}
+    ux = {k: a * 1e-3 for k, a in u.items()}
+    dx, dv = sim.jvp(positions=ux, velocities=u)
+    back = sim.vjp(positions=w, velocities=w)
+    left = sum(np.sum(w[k] * dx[k]) + np.sum(w[k] * dv[k]) for k in w)
+    right = sum(
+        np.sum(back["positions"][k] * ux[k]) + np.sum(back["velocities"][k] * u[k]) for k in u
+    )
+    assert abs(left - right) <= 1e-9 * max(abs(left), abs(right))
