@@ -93,23 +93,23 @@ fn a_target_made_by_admissible_tensions_is_reached_within_a_millimetre() {
         if reached == 2 {
             break;
         }
-        // Random admissible tensions on the cables toward −x and −y (c2, c3, c6, c7). Some
-        // tension patterns of this Trunk never come to rest (they keep jittering at a few
-        // cm/s, docs/step.md); a target must be a rest position, so those seeds are skipped.
+        // Random admissible tensions on the cables toward −x and −y (c2, c3, c6, c7). A target
+        // must be a rest position, so a seed whose Trunk still moves after 4 s (tip faster than
+        // 1e-6 m/s) is skipped.
         let r = tensions(seed, CAP);
         let lambda = [0.0, r[0], r[1], 0.0, 0.0, r[2], r[3], 0.0];
-        let (target, speed) = settle(&lambda, 300);
+        let (target, speed) = settle(&lambda, 400);
         if speed > 1e-6 {
             continue;
         }
         reached += 1;
-        let rest = settle(&[0.0; 8], 300).0;
+        let rest = settle(&[0.0; 8], 400).0;
         assert!(
             (target - rest).norm() > 5e-3,
             "the target is not the rest position"
         );
         let text = format!("{},{},{}", target.x, target.y, target.z);
-        let setup = ControlSetup::new(&scene, "tip", &text, Some(100)).unwrap();
+        let setup = ControlSetup::new(&scene, "tip", &text, Some(400)).unwrap();
         let mut solver = default_qp_solver(QpSettings::default());
         let report = control_scene(&scene, &setup, solver.as_mut()).unwrap();
         assert_admissible(&report, &options);
@@ -119,7 +119,7 @@ fn a_target_made_by_admissible_tensions_is_reached_within_a_millimetre() {
             report.final_error,
             report.error_history
         );
-        assert_eq!(report.error_history.len(), 100);
+        assert_eq!(report.error_history.len(), 400);
     }
     assert_eq!(reached, 2, "two of the seeds give a target at rest");
 }
