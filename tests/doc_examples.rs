@@ -415,7 +415,10 @@ fn pulling_c1_lifts_the_trunk_tip() {
     assert_eq!(f(&pulled["actuators"][0]["force"]), 0.5);
     // c1 (on +y) is stretched on the outside of the sag; pulling it shortens it.
     let (straight, sagged, short) = (c1(&rest_rows), c1(&rest), c1(&pulled));
-    assert!(short < sagged && straight < short, "{straight} {sagged} {short}");
+    assert!(
+        short < sagged && straight < short,
+        "{straight} {sagged} {short}"
+    );
     for (length, documented) in [(sagged, 0.1965), (straight, 0.1846), (short, 0.1878)] {
         assert!((length - documented).abs() < 0.00005, "{length} m");
     }
