@@ -16,20 +16,21 @@ use diffsoro::math::Vec3;
 use diffsoro::scene::Scene;
 
 fn main() -> diffsoro::Result<()> {
-    // The cables' bound, stated (control takes bounds from the scene only): 0.3 N each, below
-    // the tensions at which this Trunk model does not come to rest.
+    // The cables' bound, stated (control takes bounds from the scene only): 0.3 N each.
     let caps: Vec<String> = (1..=8)
         .map(|i| format!("soft_body.trunk.cable.c{i}.max_force=0.3"))
         .collect();
     let mut scene = Scene::load(Path::new("scenes/trunk.toml"), &caps)?;
-    // Rest positions of the tip under tensions the Trunk settles with (c2 + c6 at 0.25 N,
-    // c3 + c7 at 0.25 N, c1 at 0.3 N; see `diffsoro simulate --set`), visited in turn.
+    // Rest positions of the tip under tensions the Trunk settles with (c2 + c6 at 0.035 N,
+    // c3 + c7 at 0.035 N, c1 at 0.045 N; `diffsoro simulate --static --set`, rounded to
+    // 0.1 mm), visited in turn; 300 steps each (the Trunk first falls from straight to its
+    // sag, about 3 s).
     let targets = [
-        Vec3::new(-0.0108, -0.0220, 0.1923),
-        Vec3::new(0.0007, -0.0326, 0.1905),
-        Vec3::new(0.0002, -0.0138, 0.1938),
+        Vec3::new(-0.0111, -0.1512, 0.0911),
+        Vec3::new(-0.0013, -0.1536, 0.0842),
+        Vec3::new(-0.0015, -0.1493, 0.0983),
     ];
-    let steps_per_target = 100;
+    let steps_per_target = 300;
     let mut controller = InverseController::new(&scene, "tip", ControlOptions::default())?;
     controller.apply(&mut scene)?;
     let mut recorder = Recorder::new(&scene)?;

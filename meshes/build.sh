@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 gmsh beam.geo -3 -setnumber h 0.005 -o beam_1.msh
 gmsh beam.geo -3 -setnumber h 0.0025 -o beam_2.msh
 gmsh beam.geo -3 -setnumber h 0.0014 -o beam_3.msh
-gmsh trunk.geo -3 -o trunk.msh
+gmsh trunk.geo -3 -o trunk.msh      # profile measured by measure_trunk.py from the published trunk.vtk
 gmsh finger.geo -3 -o finger.msh
 gmsh servo_finger.geo -3 -o servo_finger.msh
 gmsh pneumatic.geo -3 -o pneumatic.msh

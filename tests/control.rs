@@ -15,8 +15,9 @@ use diffsoro::diff::Parameter;
 use diffsoro::math::{DMat, Vec3};
 use diffsoro::scene::{Scene, Stepper};
 
-/// The cables' maximum tension in these tests (N), set as each cable's `max_force`: the
-/// Trunk of `scenes/trunk.toml` under constant tensions above it does not always come to rest.
+/// The cables' maximum tension in these tests (N), set as each cable's `max_force` (chosen
+/// when the Trunk was a stiffer solid cone that did not always come to rest above it; the
+/// grooved Trunk settles under every seed's tensions within 4 s).
 const CAP: f64 = 0.3;
 
 /// The Trunk with every cable's `max_force` at [`CAP`].
@@ -93,23 +94,23 @@ fn a_target_made_by_admissible_tensions_is_reached_within_a_millimetre() {
         if reached == 2 {
             break;
         }
-        // Random admissible tensions on the cables toward −x and −y (c2, c3, c6, c7). Some
-        // tension patterns of this Trunk never come to rest (they keep jittering at a few
-        // cm/s, docs/step.md); a target must be a rest position, so those seeds are skipped.
+        // Random admissible tensions on the cables toward −x and −y (c2, c3, c6, c7). A target
+        // must be a rest position, so a seed whose Trunk still moves after 4 s (tip faster than
+        // 1e-6 m/s) is skipped.
         let r = tensions(seed, CAP);
         let lambda = [0.0, r[0], r[1], 0.0, 0.0, r[2], r[3], 0.0];
-        let (target, speed) = settle(&lambda, 300);
+        let (target, speed) = settle(&lambda, 400);
         if speed > 1e-6 {
             continue;
         }
         reached += 1;
-        let rest = settle(&[0.0; 8], 300).0;
+        let rest = settle(&[0.0; 8], 400).0;
         assert!(
             (target - rest).norm() > 5e-3,
             "the target is not the rest position"
         );
         let text = format!("{},{},{}", target.x, target.y, target.z);
-        let setup = ControlSetup::new(&scene, "tip", &text, Some(100)).unwrap();
+        let setup = ControlSetup::new(&scene, "tip", &text, Some(400)).unwrap();
         let mut solver = default_qp_solver(QpSettings::default());
         let report = control_scene(&scene, &setup, solver.as_mut()).unwrap();
         assert_admissible(&report, &options);
@@ -119,7 +120,7 @@ fn a_target_made_by_admissible_tensions_is_reached_within_a_millimetre() {
             report.final_error,
             report.error_history
         );
-        assert_eq!(report.error_history.len(), 100);
+        assert_eq!(report.error_history.len(), 400);
     }
     assert_eq!(reached, 2, "two of the seeds give a target at rest");
 }
@@ -135,8 +136,8 @@ fn a_target_outside_the_workspace_ends_at_the_closest_reachable_point_within_bou
     let report = control_scene(&scene, &setup, solver.as_mut()).unwrap();
     assert_admissible(&report, &options);
     // Independent candidates: admissible tensions simulated for as long. The controller must
-    // end about as close as the best of them; the tolerance is the jitter of this Trunk when
-    // four cables pull at once (it does not come to rest: ±3 mm at the tip, docs/step.md).
+    // end about as close as the best of them, to 3 mm (the tip's jitter when four cables pulled
+    // at once on the solid-cone Trunk of before issue 17, docs/step.md).
     let cap = CAP;
     let mut best = f64::INFINITY;
     for lambda in [

@@ -12,8 +12,10 @@ use diffsoro::control::{
 use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, StaticOptions, solve_static};
 
-/// Every cable's bound in these tests (N), stated in the scene as a user would.
-const MAX_FORCE: f64 = 1.5;
+/// Every cable's bound in these tests (N), stated in the scene as a user would. The Trunk
+/// (meshes/trunk.geo, as soft as the published one) curls up on itself well below it; the
+/// targets' tensions are a fraction of it.
+const MAX_FORCE: f64 = 0.2;
 
 fn trunk(tensions: &[(&str, f64)]) -> Scene {
     let mut sets: Vec<String> = (1..=8)
@@ -50,17 +52,18 @@ fn run(target: Vec3, steps: usize, static_mode: bool) -> ControlReport {
 }
 
 const TARGETS: [&[(&str, f64)]; 3] = [
-    &[("c2", 0.9), ("c5", 0.4)],
-    &[("c1", 0.8), ("c3", 0.3)],
-    &[("c3", 0.5), ("c8", 0.5)],
+    &[("c2", 0.13), ("c5", 0.06)],
+    &[("c1", 0.11), ("c3", 0.04)],
+    &[("c3", 0.07), ("c8", 0.07)],
 ];
 
-/// Reachable targets are reached to 0.1 mm and held: the last 20 steps all within 0.1 mm.
+/// Reachable targets are reached to 0.1 mm and held: the last 20 steps all within 0.1 mm
+/// (of 500: the Trunk first falls from straight to its sag, about 3 s).
 #[test]
 fn dynamic_control_reaches_and_holds_reachable_targets() {
     for tensions in TARGETS {
-        let report = run(static_tip(tensions), 300, false);
-        let last: f64 = report.error_history[280..]
+        let report = run(static_tip(tensions), 500, false);
+        let last: f64 = report.error_history[480..]
             .iter()
             .fold(0.0, |m, e| m.max(*e));
         assert!(
@@ -108,7 +111,7 @@ fn static_control_reaches_reachable_targets() {
 }
 
 /// A target out of reach: control ends, and stays, within 1 mm of the best of 100 admissible
-/// samples (uniform tensions in [0, 1.5] N, each solved statically).
+/// samples (uniform tensions in [0, 0.2] N, each solved statically).
 #[test]
 fn unreachable_target_ends_near_the_best_admissible_sample() {
     let target = Vec3::new(0.06, 0.06, 0.14);
@@ -129,14 +132,14 @@ fn unreachable_target_ends_near_the_best_admissible_sample() {
         best = best.min((static_tip(&tensions) - target).norm());
     }
     for static_mode in [false, true] {
-        let report = run(target, 300, static_mode);
+        let report = run(target, 500, static_mode);
         assert!(
             report.final_error < best + 1e-3,
             "static {static_mode}: ends {:e} m from the target, best sample {best:e} m",
             report.final_error
         );
         if !static_mode {
-            let last = &report.error_history[280..];
+            let last = &report.error_history[480..];
             let spread = last.iter().fold(0.0f64, |m, e| m.max(*e))
                 - last.iter().fold(f64::INFINITY, |m, e| m.min(*e));
             assert!(

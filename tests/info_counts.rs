@@ -50,11 +50,11 @@ const COMMITTED: &[Expected] = &[
     },
     Expected {
         path: "meshes/trunk.msh",
-        nodes: 706,
-        tetrahedra: 1981,
-        surface_triangles: Some(1270),
-        volume: Some((5.109526584e-05, 1e-9)),
-        groups: &[("base", 41), ("body", 1981)],
+        nodes: 704,
+        tetrahedra: 2002,
+        surface_triangles: Some(1210),
+        volume: Some((3.863932564e-05, 1e-9)),
+        groups: &[("base", 49), ("body", 2002)],
     },
     Expected {
         path: "meshes/finger.msh",

@@ -19,7 +19,7 @@ use diffsoro::scene::Scene;
 use serde_json::Value;
 
 /// The Trunk target of the README's control example (m).
-const TARGET: [f64; 3] = [-0.0108, -0.022, 0.1923];
+const TARGET: [f64; 3] = [-0.0123, -0.151, 0.0909];
 
 fn ok(out: &Output) -> &Output {
     assert!(
@@ -240,9 +240,10 @@ fn control_writes_a_complete_summary_with_a_line_per_actuator() {
 #[test]
 fn the_error_plot_is_logarithmic_over_many_decades_or_on_request() {
     let scratch = scratch("scale");
-    // A 100-step run: its errors (read back from its CSV) must span more than two decades.
+    // A 300-step run: its errors (read back from its CSV) must span more than two decades
+    // (the Trunk falls from straight to its sag in about 3 s, then the tip settles on the target).
     let auto = scratch.join("auto");
-    control(&auto, 100, &[]);
+    control(&auto, 300, &[]);
     let data = csv_column(&auto.join("error.csv"), 1);
     let (lo, hi) = positive_range(&data);
     assert!((hi / lo).log10() > 2.0, "[{lo:e}, {hi:e}]");

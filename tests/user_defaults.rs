@@ -132,7 +132,7 @@ fn the_demo_runs_from_an_empty_folder_and_writes_only_there() {
         })
         .count();
     assert_eq!(frames, 101, "frames 0..=100");
-    // The built-in scene is the clone's Trunk: the same 706 nodes.
+    // The built-in scene is the clone's Trunk: the same 704 nodes.
     let final_state: serde_json::Value =
         serde_json::from_slice(&std::fs::read(demo.join("final.json")).unwrap()).unwrap();
     assert_eq!(
@@ -140,7 +140,7 @@ fn the_demo_runs_from_an_empty_folder_and_writes_only_there() {
             .as_array()
             .unwrap()
             .len(),
-        706
+        704
     );
     // Nothing mentions the clone's folder, and the working folder holds only `out/`.
     let clone = root().display().to_string();
