@@ -232,7 +232,7 @@ impl LineChart {
     }
 
     /// The chart as an SVG document (800×500 px): one 2 px wide `<polyline>` per series, in
-    /// its own colour ([`colour`]), through its drawable points (finite, and positive on a
+    /// its own colour (`colour`), through its drawable points (finite, and positive on a
     /// log axis); 1 px black polylines for the axes and ticks; a legend entry per series
     /// (name and unit), the title and axis titles (with units, [`LineChart::y_axis_title`]) as
     /// `<text>`.

@@ -98,7 +98,7 @@ mod tests {
 
     /// A point above the top face of a box: the closest point is its projection on the face,
     /// the normal the face's; a translation of the box along the normal moves the gap by −1,
-    /// a rotation about the face's centre tilts the normal (analytic values).
+    /// a rotation about the world x axis turns the face's normal and plane (analytic values).
     #[test]
     fn a_point_over_a_box_face() {
         let collider = Collider::new(ConvexShape::Cuboid {

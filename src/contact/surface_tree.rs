@@ -39,7 +39,7 @@ pub struct TriangleHit {
     /// The triangle's vertices (nodes of the surface's body).
     pub vertices: [usize; 3],
     /// Barycentric weights of the contact point c on the triangle (sum 1, each ≥
-    /// −[`WEIGHT_TOLERANCE`]).
+    /// −`WEIGHT_TOLERANCE`).
     pub weights: [f64; 3],
     /// Signed gap Φ = n_T · (p − c) (m).
     pub gap: f64,

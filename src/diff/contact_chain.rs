@@ -41,6 +41,11 @@
 //! the contact set (which obstacle, which triangle) is that of the forward step (a contact
 //! appearing or a node crossing onto another triangle inside a finite-difference interval is
 //! a mode switch, outside the derivative's scope).
+//!
+//! Rows with a rigid part, or whose geometry moves with a rigid shape (the rigid stage's own
+//! contacts and limits, soft nodes against rigid shapes, rigid corners against soft triangles,
+//! attachments), follow the soft ones in the NCP and are chained by `diff::row_chain`
+//! ([`ContactRecord`]'s `chain`; docs/derivatives.md "Mixed steps").
 
 use crate::contact::{
     BodyContact, BoundaryGradient, ContactMode, NcpDerivative, NodeContact, PenetrationCorrection,
@@ -521,6 +526,7 @@ impl ContactRecord {
             + std::mem::size_of::<(usize, NodeContact)>() * self.contacts.len()
             + std::mem::size_of::<(usize, SelfContact)>() * self.self_contacts.len()
             + std::mem::size_of::<BodyContact>() * self.body_contacts.len()
+            + self.chain.as_ref().map_or(0, RowChain::bytes)
     }
 
     fn lambda_of(&self, i: usize) -> Vec3 {

@@ -439,6 +439,18 @@ impl RowChain {
         self.n + 3 * self.local.len()
     }
 
+    /// Bytes held (the dense matrices dominate).
+    pub(crate) fn bytes(&self) -> usize {
+        8 * (self.jac.len()
+            + self.soft_jac.len()
+            + self.dforce.len()
+            + self.dsoft_force.len()
+            + self.dsigma.len()
+            + self.s_v.len()
+            + self.lambda.len())
+            + std::mem::size_of::<ChainRow>() * self.rows.len()
+    }
+
     /// Jᵀλ (n): the generalised contact force of the rows on the rigid coordinates.
     pub(crate) fn generalised_force(&self) -> Vec<f64> {
         let lam = DMat::from_column_slice(self.lambda.len(), 1, &self.lambda);

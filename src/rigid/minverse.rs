@@ -78,7 +78,7 @@ pub(crate) fn minv_forward_joint(model: &Model, data: &mut Data, i: usize) {
 }
 
 /// `M(q)⁻¹` (nv × nv), full symmetric, in `data.minv` (also returned): a backward pass of
-/// [`minv_backward_joint`] and a forward pass of [`minv_forward_joint`] over the articulated
+/// `minv_backward_joint` and a forward pass of `minv_forward_joint` over the articulated
 /// inertias of ABA; only columns `≥ idx_v(i)` of row block i are formed, the lower triangle is
 /// copied from the upper one.
 pub fn compute_minverse<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {

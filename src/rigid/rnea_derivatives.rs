@@ -106,7 +106,7 @@ pub(crate) fn rnea_derivative_passes(model: &Model, data: &mut Data) {
 
 /// Fills `data.dtau_dq` and `data.dtau_dv` (nv × nv, tangent space) and `data.tau` at
 /// `(q, v, a)`. World-frame kinematics first: `v_i = v_λ + J_i q̇_i`,
-/// `a_i = a_λ + J_i q̈_i + v_i × J_i q̇_i` with `a_0 = −g`; then [`rnea_derivative_passes`].
+/// `a_i = a_λ + J_i q̈_i + v_i × J_i q̇_i` with `a_0 = −g`; then `rnea_derivative_passes`.
 pub fn compute_rnea_derivatives(model: &Model, data: &mut Data, q: &[f64], v: &[f64], a: &[f64]) {
     assert!(q.len() == model.nq && v.len() == model.nv && a.len() == model.nv);
     data.ov[0].fill(0.0);

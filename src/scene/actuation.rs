@@ -109,7 +109,7 @@ impl BodyActuation {
 
     /// Moves each force-driven λ in `forces` towards its given value by at most its
     /// `max_force_step` (the step's λ; a no-op without limits). Solved ones (with value
-    /// bounds) keep λₙ: [`begin_step`] ramps their preferred λ.
+    /// bounds) keep λₙ: `begin_step` ramps their preferred λ.
     pub fn ramp_forces(&self, forces: &mut [f64]) {
         for (a, l) in self.actuators.iter().zip(forces.iter_mut()) {
             if let Drive::Force(f) = a.drive
@@ -231,7 +231,7 @@ impl ActuationWorkspace {
         }
     }
 
-    /// The actuator forces (N per node) of the last [`add_force_driven`] call, unscaled.
+    /// The actuator forces (N per node) of the last `add_force_driven` call, unscaled.
     pub fn nodal_forces(&self) -> &[Vec3] {
         &self.nodal
     }

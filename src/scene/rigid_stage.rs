@@ -424,7 +424,7 @@ impl RigidWorkspace {
         self.applied = true;
     }
 
-    /// The step's end: v⁺ = v_free when no NCP row touched the systems ([`Self::apply`]
+    /// The step's end: v⁺ = v_free when no NCP row touched the systems (`Self::apply`
     /// was not called), then q⁺ = q ⊕ h v⁺. Returns the rigid rows' NCP outcome.
     pub fn finish(
         &mut self,

@@ -68,7 +68,7 @@ impl RigidSystem {
         Ok(())
     }
 
-    /// The world pose of joint `joint`'s body frame at `q` (after [`Self::prepare`]).
+    /// The world pose of joint `joint`'s body frame at `q` (after `Self::prepare`).
     pub fn joint_pose(&self, buf: &SystemBuffers, q: &[f64], joint: usize) -> ShapePose {
         match (&self.dynamics, buf) {
             (RigidDynamics::Free(_), _) => ShapePose {

@@ -3,7 +3,7 @@
 //!
 //! The writer stores the mesh's named groups as 0/1 `UInt8` arrays (`node_group:NAME` in
 //! `PointData`, `tetra_group:NAME` and `triangle_group:NAME` in `CellData`), which the reader
-//! turns back into groups, so a written file read back gives the same [`Mesh`] exactly.
+//! turns back into groups, so a written file read back gives the same `Mesh` exactly.
 
 mod read;
 mod surface;

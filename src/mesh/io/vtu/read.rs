@@ -19,7 +19,7 @@ use super::{NODE_GROUP_PREFIX, TETRA_GROUP_PREFIX, TRIANGLE_GROUP_PREFIX};
 /// `UInt64` size header, either byte order); points `Float32`/`Float64` (or integers),
 /// connectivity and offsets of any integer type, cell types `UInt8`. Type-10 cells become
 /// tetrahedra, type-5 cells triangles, other cells are skipped. The group arrays written by
-/// [`write_vtu`] become the mesh's [`Groups`]; other arrays are ignored. Compressed and
+/// `write_vtu` become the mesh's [`Groups`]; other arrays are ignored. Compressed and
 /// appended data, and several pieces, are refused with a clear [`Error::Parse`].
 pub fn read_vtu(file: &str, data: &[u8]) -> Result<Mesh> {
     with_piece(file, data, |xml, arrays, piece| {
@@ -145,7 +145,7 @@ pub fn read_vtu(file: &str, data: &[u8]) -> Result<Mesh> {
 
 /// Reads the 3-component point array `name` of the VTU `data` (the content of the file called
 /// `file`), one vector per point in the file's unit (e.g. `displacement` in m as
-/// [`write_vtu`] writes it); `None` when the file has no such array.
+/// `write_vtu` writes it); `None` when the file has no such array.
 pub fn read_vtu_point_vectors(file: &str, data: &[u8], name: &str) -> Result<Option<Vec<Vec3>>> {
     Ok(read_point_array(file, data, name, 3)?.map(|values| {
         values

@@ -29,7 +29,7 @@ pub enum VtuEncoding {
 /// 3-component `Float64` point arrays with the given names (e.g. `velocity` in m/s,
 /// `displacement` in m). The mesh's groups are written as 0/1 `UInt8` arrays named
 /// `node_group:NAME` (point data), `tetra_group:NAME` and `triangle_group:NAME` (cell data),
-/// which [`read_vtu`] reads back into groups: `read_vtu(write_vtu(m, None, …))` equals `m`.
+/// which `read_vtu` reads back into groups: `read_vtu(write_vtu(m, None, …))` equals `m`.
 ///
 /// Panics if `positions` or a field does not have one entry per node (a caller bug).
 pub fn write_vtu(
