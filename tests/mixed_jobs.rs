@@ -11,8 +11,6 @@ mod cli_support;
 use std::path::Path;
 
 use diffsoro::calibrate::{CalibrationSetup, LmOptions, Parametrisation, calibrate_scene};
-use diffsoro::control::{ControlOptions, ForceLimiting, QpSettings, default_qp_solver, grasp};
-use diffsoro::math::Vec3;
 use diffsoro::scene::{FinalState, Scene, Stepper};
 
 fn load(overrides: &[&str]) -> Scene {
@@ -49,68 +47,6 @@ fn the_pad_hanging_from_a_palm_gives_its_young_modulus() {
     );
     assert!(report.converged, "{report:?}");
     assert!(report.iterations <= 20, "{} iterations", report.iterations);
-}
-
-/// The Finger's tip driven 10 mm past the key (+y) with its contact forces on the key limited:
-/// the optimised cable tension ends with a smaller weighted loss and a smaller contact force
-/// than the constant 3 N of the heuristic, within the cable's bounds and per-step change.
-#[test]
-fn the_pianist_presses_the_key_with_less_force_than_the_heuristic() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/pianist.toml");
-    let scene = Scene::load(
-        &path,
-        &["soft_body.finger.cable.cable.max_force=3".to_string()],
-    )
-    .unwrap();
-    let tip = scene.body_actuation(0).effectors[0]
-        .point
-        .position(scene.bodies[0].rest_positions());
-    let origin = tip + Vec3::new(0.0, 0.010, 0.0);
-    let options = ControlOptions {
-        max_change: 0.05,
-        regularisation: 1e-3,
-    };
-    let weights = ForceLimiting {
-        alpha: 1.0,
-        beta: 1e-2,
-        regularisation: 1e-4,
-    };
-    let mut solver = default_qp_solver(QpSettings::default());
-    let steps = 100;
-    let targets = [("tip", origin)];
-    let opt = grasp(
-        &scene,
-        &targets,
-        steps,
-        options,
-        Some(weights),
-        solver.as_mut(),
-    )
-    .unwrap();
-    let heur = grasp(&scene, &targets, steps, options, None, solver.as_mut()).unwrap();
-    // The heuristic presses on the key: contact forces appear.
-    assert!(
-        *heur.contact_force.last().unwrap() > 0.01,
-        "{:?}",
-        heur.contact_force.last()
-    );
-    let (lo, lh) = (
-        opt.final_loss(weights.alpha, weights.beta),
-        heur.final_loss(weights.alpha, weights.beta),
-    );
-    assert!(lo < lh, "optimised loss {lo:e} ≥ heuristic {lh:e}");
-    assert!(
-        opt.contact_force.last().unwrap() < heur.contact_force.last().unwrap(),
-        "contact forces: optimised {:?} vs heuristic {:?}",
-        opt.contact_force.last(),
-        heur.contact_force.last()
-    );
-    for (s, a) in opt.actuation.iter().enumerate() {
-        assert!(a[0] >= 0.0 && a[0] <= 3.0 + 1e-9, "step {s}: {}", a[0]);
-        if s > 0 {
-            assert!((a[0] - opt.actuation[s - 1][0]).abs() <= 0.05 + 1e-9);
-        }
-    }
 }
 
 /// `simulate --sensitivity` in a mixed scene: the pad of `lift_pad.toml` pushed up by a

@@ -1,6 +1,6 @@
 //! The derivatives of steps where soft and rigid bodies share an NCP (issue 19 §4): the
 //! forward mode (`StepDerivative::jvp`) over a few steps, with soft inputs (x, v, E) and rigid
-//! ones (q, v) together, against Richardson-extrapolated central differences of the forward
+//! ones (q, v) together (`diff_support::unit_directions`), against Richardson-extrapolated central differences of the forward
 //! simulator, in sticking and sliding configurations: a rigid cube resting on a soft block
 //! (its nodes against the cube's faces, the cube's corners against the block's triangles),
 //! the cube sliding over the block, and a soft pad attached to a robot's palm held by a PD.
@@ -16,7 +16,7 @@ use diffsoro::diff::{
     InputTangent, Parameter, Recorder, StateTangent, StepDerivative, TapeOptions, adjoint,
     record_trajectory,
 };
-use diffsoro::math::{SplitMix64, Vec3, relative_error};
+use diffsoro::math::{SplitMix64, relative_error};
 use diffsoro::scene::{Scene, SceneFile, State, Stepper};
 use scene_support::root;
 
@@ -35,137 +35,6 @@ fn load(name: &str, extra: &[&str]) -> Scene {
     let file = SceneFile::parse(path.to_str().unwrap(), &text, &overrides).unwrap();
     file.validate().unwrap();
     Scene::build(&file, path.parent().unwrap()).unwrap()
-}
-
-fn run(scene: &Scene, start: &State, steps: usize) -> State {
-    let mut state = start.clone();
-    let mut stepper = Stepper::new(scene).unwrap();
-    for _ in 0..steps {
-        let report = stepper.step(scene, &mut state).unwrap();
-        assert!(report.contact_converged, "{report:?}");
-    }
-    state
-}
-
-/// The soft part (positions, velocities) and the rigid part (q ⊖ base.q, v) of `state`.
-fn parts(scene: &Scene, base: &State, state: &State) -> (Vec<f64>, Vec<f64>) {
-    let soft = state
-        .bodies
-        .iter()
-        .flat_map(|b| b.positions.iter().chain(&b.velocities))
-        .flat_map(|p| [p.x, p.y, p.z])
-        .collect();
-    let mut rigid = Vec::new();
-    for (s, sys) in scene.rigid.systems.iter().enumerate() {
-        let mut d = vec![0.0; sys.nv()];
-        sys.difference(&base.rigid[s].q, &state.rigid[s].q, &mut d);
-        rigid.extend(d);
-        rigid.extend(&state.rigid[s].v);
-    }
-    (soft, rigid)
-}
-
-/// The JVP's output in the same layout as [`parts`].
-fn tangent_parts(t: &StateTangent) -> (Vec<f64>, Vec<f64>) {
-    let soft = t
-        .bodies
-        .iter()
-        .flat_map(|b| b.positions.iter().chain(&b.velocities))
-        .flat_map(|p| [p.x, p.y, p.z])
-        .collect();
-    let rigid = t
-        .rigid
-        .iter()
-        .flat_map(|r| r.q.iter().chain(&r.v).copied())
-        .collect();
-    (soft, rigid)
-}
-
-/// Central differences at ε and ε/2 of `steps` steps from `start` along `dir`,
-/// Richardson-extrapolated.
-fn finite_difference(
-    scene: &Scene,
-    start: &State,
-    steps: usize,
-    params: &[Parameter],
-    dir: &InputTangent,
-    eps: f64,
-) -> (Vec<f64>, Vec<f64>) {
-    let base = run(scene, start, steps);
-    let shifted = |sign: f64| {
-        let mut s = scene.clone();
-        for (p, d) in params.iter().zip(&dir.parameters) {
-            p.set(&mut s, p.value(scene) + sign * eps * d).unwrap();
-        }
-        let mut st = start.clone();
-        dir.state.displace(scene, &mut st, sign * eps);
-        let end = run(&s, &st, steps);
-        let (a, b) = parts(scene, &base, &end);
-        a.into_iter().chain(b).collect::<Vec<f64>>()
-    };
-    let (p1, m1) = (shifted(1.0), shifted(-1.0));
-    let (p2, m2) = (shifted(0.5), shifted(-0.5));
-    let all: Vec<f64> = (0..p1.len())
-        .map(|i| {
-            let d1 = (p1[i] - m1[i]) / (2.0 * eps);
-            let d2 = (p2[i] - m2[i]) / eps;
-            (4.0 * d2 - d1) / 3.0
-        })
-        .collect();
-    let soft_len = 6 * scene.bodies.iter().map(|b| b.node_count()).sum::<usize>();
-    (all[..soft_len].to_vec(), all[soft_len..].to_vec())
-}
-
-/// Random directions: soft x, soft v, rigid q, rigid v, and each parameter, one at a time.
-fn directions(scene: &Scene, params: &[Parameter], seed: u64) -> Vec<(String, InputTangent)> {
-    let mut rng = SplitMix64::new(seed);
-    let np = params.len();
-    let mut u = || Vec3::new(rng.uniform(), rng.uniform(), rng.uniform());
-    let mut out = Vec::new();
-    for what in ["soft x", "soft v", "rigid q", "rigid v"] {
-        let mut t = StateTangent::zeros(scene);
-        for (tb, body) in t.bodies.iter_mut().zip(&scene.bodies) {
-            for n in 0..body.node_count() {
-                if body.is_fixed(n) {
-                    continue;
-                }
-                match what {
-                    "soft x" => tb.positions[n] = 1e-4 * u(),
-                    "soft v" => tb.velocities[n] = 1e-1 * u(),
-                    _ => {}
-                }
-            }
-        }
-        for r in &mut t.rigid {
-            for k in 0..r.q.len() {
-                let d = u();
-                match what {
-                    "rigid q" => r.q[k] = 1e-4 * d.x,
-                    "rigid v" => r.v[k] = 1e-1 * d.x,
-                    _ => {}
-                }
-            }
-        }
-        out.push((
-            what.to_string(),
-            InputTangent {
-                state: t,
-                parameters: vec![0.0; np],
-            },
-        ));
-    }
-    for (i, p) in params.iter().enumerate() {
-        let mut d = vec![0.0; np];
-        d[i] = 5.0 * p.value(scene).abs().max(0.2);
-        out.push((
-            p.name(scene),
-            InputTangent {
-                state: StateTangent::zeros(scene),
-                parameters: d,
-            },
-        ));
-    }
-    out
 }
 
 /// The modes of every NCP of one step from `state` (with the tight tolerances).
@@ -192,7 +61,7 @@ fn check(scene: &Scene, start: &State, steps: usize, names: &[&str], eps: f64, w
         .iter()
         .map(|n| Parameter::parse(scene, n).unwrap())
         .collect();
-    for (dir_name, dir) in directions(scene, &params, 5) {
+    for (dir_name, dir) in diff_support::unit_directions(scene, &params, 5) {
         let mut recorder = Recorder::new(scene).unwrap();
         let mut derivative = StepDerivative::new(scene);
         let mut state = start.clone();
@@ -205,9 +74,13 @@ fn check(scene: &Scene, start: &State, steps: usize, names: &[&str], eps: f64, w
             input.state = out.into_iter().next().unwrap();
             recorder.recycle(record);
         }
-        let (soft, rigid) = tangent_parts(&input.state);
-        let (fd_soft, fd_rigid) = finite_difference(scene, start, steps, &params, &dir, eps);
-        for (part, a, b) in [("soft", &soft, &fd_soft), ("rigid", &rigid, &fd_rigid)] {
+        // Both laid out as StateTangent::to_vec: the soft bodies, then the rigid systems.
+        let soft_len = 6 * scene.bodies.iter().map(|b| b.node_count()).sum::<usize>();
+        let all = input.state.to_vec();
+        let fd = diff_support::finite_difference(scene, start, steps, &params, &dir, eps);
+        let (soft, rigid) = all.split_at(soft_len);
+        let (fd_soft, fd_rigid) = fd.split_at(soft_len);
+        for (part, a, b) in [("soft", soft, fd_soft), ("rigid", rigid, fd_rigid)] {
             let err = relative_error(a, b, 0.0);
             let size = a.iter().map(|x| x * x).sum::<f64>().sqrt();
             assert!(
@@ -351,7 +224,7 @@ fn a_cube_landing_on_a_soft_block_slides() {
 #[test]
 fn a_pad_attached_to_a_palm() {
     let scene = load("lift_pad.toml", &["robot.lift.kd=[5.0]"]);
-    let start = run(&scene, &scene.initial_state(), 30);
+    let start = diff_support::run_state(&scene, &scene.initial_state(), 30);
     check(
         &scene,
         &start,
@@ -371,7 +244,7 @@ fn a_pad_attached_to_a_palm() {
 #[test]
 fn the_adjoint_of_a_pad_on_a_palm_run_matches_the_forward_sensitivities() {
     let scene = load("lift_pad.toml", &["robot.lift.kd=[5.0]"]);
-    let start = run(&scene, &scene.initial_state(), 10);
+    let start = diff_support::run_state(&scene, &scene.initial_state(), 10);
     let params = vec![Parameter::parse(&scene, "young_modulus:pad").unwrap()];
     let steps = 20;
     let mut rng = SplitMix64::new(3);
@@ -431,7 +304,7 @@ fn a_pad_on_a_palm_pushed_by_a_constant_force() {
     let file = SceneFile::parse(path.to_str().unwrap(), &text, &[]).unwrap();
     file.validate().unwrap();
     let scene = Scene::build(&file, path.parent().unwrap()).unwrap();
-    let start = run(&scene, &scene.initial_state(), 10);
+    let start = diff_support::run_state(&scene, &scene.initial_state(), 10);
     let names = ["young_modulus:pad", "tau:lift[0]"];
     check(&scene, &start, 2, &names, 1e-3, "pad pushed");
     check_adjoint(&scene, &start, &names);

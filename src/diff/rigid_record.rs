@@ -9,6 +9,8 @@ use crate::math::DMat;
 use crate::rigid::spatial::Vec6;
 use crate::scene::{RigidSide, RigidState, Scene, SystemBuffers};
 
+use super::tangent::RigidTangent;
+
 /// The rigid part of a step record (module doc); n the total number of velocity
 /// coordinates.
 pub struct RigidRecord {
@@ -101,15 +103,42 @@ impl RigidRecord {
         *self.offsets.last().expect("non-empty")
     }
 
-    /// h M⁻¹ (n × n, block diagonal).
-    pub(crate) fn minv_h(&self) -> DMat {
+    /// h M⁻¹ (n × n, block diagonal): a view of the update's third block.
+    pub(crate) fn minv_h(&self) -> nalgebra::DMatrixView<'_, f64> {
         let n = self.n();
-        self.update.columns(2 * n, n).into_owned()
+        self.update.columns(2 * n, n)
     }
 
     /// The twists of system `side.system`'s coordinates at the side's body, at the start.
     pub(crate) fn twists(&self, scene: &Scene, side: RigidSide) -> Vec<Vec6> {
         side_twists(scene, &self.buffers, &self.start, side)
+    }
+
+    /// Stacks per-system tangents `t` (empty: zero) into `q` and `v` (n each).
+    pub(crate) fn stack(
+        &self,
+        t: &[RigidTangent],
+        mut q: impl FnMut(usize, f64),
+        mut v: impl FnMut(usize, f64),
+    ) {
+        for (s, t) in t.iter().enumerate() {
+            let o = self.offsets[s];
+            for (i, (a, b)) in t.q.iter().zip(&t.v).enumerate() {
+                q(o + i, *a);
+                v(o + i, *b);
+            }
+        }
+    }
+
+    /// Splits stacked `q` and `v` (n each) into per-system tangents.
+    pub(crate) fn split(&self, q: &[f64], v: &[f64]) -> Vec<RigidTangent> {
+        self.offsets
+            .windows(2)
+            .map(|w| RigidTangent {
+                q: q[w[0]..w[1]].to_vec(),
+                v: v[w[0]..w[1]].to_vec(),
+            })
+            .collect()
     }
 
     /// Stacked start velocities, end velocities (n each).

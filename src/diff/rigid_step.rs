@@ -113,7 +113,7 @@ impl RigidStepJacobian {
         let minv_h = rec.minv_h();
         // dv⁺|_λ: the update's derivatives, plus h M⁻¹ d(Jᵀλ)/dq in the q columns.
         let mut dvl = rec.update.clone();
-        let coupled = &minv_h * &chain.dforce;
+        let coupled = minv_h * &chain.dforce;
         for r in 0..n {
             for c in 0..n {
                 dvl[(r, c)] += coupled[(r, c)];
@@ -147,7 +147,7 @@ impl RigidStepJacobian {
             let ncp = ncp_derivative(scene, group, boundary)?;
             let mut dlambda = DMat::zeros(3 * m, 3 * n);
             ncp.tangent_many(&dsigma, &mut dlambda);
-            dv += &minv_h * chain.jac.transpose() * dlambda;
+            dv += minv_h * chain.jac.transpose() * dlambda;
         }
         // dq⁺ = J_q [I 0 0] + J_v dv⁺.
         let mut dq = &rec.jv * &dv;

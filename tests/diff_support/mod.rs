@@ -21,18 +21,35 @@ pub fn warm_state(scene: &Scene, steps: usize) -> State {
     state
 }
 
-pub fn run(scene: &Scene, start: &State, steps: usize) -> Vec<f64> {
+/// The state after `steps` steps from `start` with a fresh stepper, every contact solve
+/// converged.
+pub fn run_state(scene: &Scene, start: &State, steps: usize) -> State {
     let mut state = start.clone();
     let mut stepper = Stepper::new(scene).unwrap();
     for _ in 0..steps {
-        stepper.step(scene, &mut state).unwrap();
+        let report = stepper.step(scene, &mut state).unwrap();
+        assert!(report.contact_converged, "{report:?}");
     }
     state
+}
+
+/// `state` flattened as `StateTangent::to_vec` lays a tangent out: per soft body positions
+/// then velocities, then per rigid system its configuration as a tangent from `base`'s
+/// (`RigidSystem::difference`) and its velocity.
+pub fn flatten(scene: &Scene, base: &State, state: &State) -> Vec<f64> {
+    let mut out: Vec<f64> = state
         .bodies
         .iter()
         .flat_map(|b| b.positions.iter().chain(&b.velocities))
         .flat_map(|p| [p.x, p.y, p.z])
-        .collect()
+        .collect();
+    for (s, sys) in scene.rigid.systems.iter().enumerate() {
+        let mut d = vec![0.0; sys.nv()];
+        sys.difference(&base.rigid[s].q, &state.rigid[s].q, &mut d);
+        out.extend(d);
+        out.extend(&state.rigid[s].v);
+    }
+    out
 }
 
 /// A random tangent of the state, zero on fixed nodes (but not on the horn nodes of pinned
@@ -61,7 +78,7 @@ pub fn random_tangent(scene: &Scene, rng: &mut SplitMix64, sx: f64, sv: f64) -> 
 }
 
 /// Central finite difference of the `steps`-step rollout in the direction `dir` (state and
-/// parameters), step `eps`.
+/// parameters), step `eps`, laid out as `StateTangent::to_vec` (rigid systems included).
 pub fn finite_difference(
     scene: &Scene,
     start: &State,
@@ -70,14 +87,24 @@ pub fn finite_difference(
     dir: &InputTangent,
     eps: f64,
 ) -> Vec<f64> {
+    // Rigid configurations are differenced on their manifold from the unperturbed run's.
+    let base = if scene.rigid.systems.is_empty() {
+        start.clone()
+    } else {
+        run_state(scene, start, steps)
+    };
     let shifted = |sign: f64| {
         let mut s = scene.clone();
         for (p, d) in parameters.iter().zip(&dir.parameters) {
             p.set(&mut s, p.value(scene) + sign * eps * d).unwrap();
         }
         let mut st = start.clone();
-        dir.state.add_to(&mut st, sign * eps);
-        run(&s, &st, steps)
+        dir.state.displace(scene, &mut st, sign * eps);
+        let mut stepper = Stepper::new(&s).unwrap();
+        for _ in 0..steps {
+            stepper.step(&s, &mut st).unwrap();
+        }
+        flatten(scene, &base, &st)
     };
     // Central differences at ε and ε/2, Richardson-extrapolated: the O(ε²) truncation error
     // cancels, so ε can stay large enough for round-off not to matter.
@@ -99,7 +126,8 @@ pub fn parameters(scene: &Scene, names: &[&str]) -> Vec<Parameter> {
         .collect()
 }
 
-/// The directions of the issue, one at a time: x, v, E, ν, each actuator.
+/// The directions of the issue, one at a time: x (with the rigid configurations), v (with
+/// the rigid velocities), E, ν, each actuator.
 pub fn unit_directions(
     scene: &Scene,
     parameters: &[Parameter],

@@ -48,13 +48,11 @@ pub(super) fn rigid_directions(
                 dtau[(rec.offsets[system] + dof, c)] += d;
             }
         }
-        for (s, t) in input.state.rigid.iter().enumerate() {
-            let o = rec.offsets[s];
-            for (i, (a, b)) in t.q.iter().zip(&t.v).enumerate() {
-                dq[(o + i, c)] = *a;
-                dv[(o + i, c)] = *b;
-            }
-        }
+        rec.stack(
+            &input.state.rigid,
+            |r, x| dq[(r, c)] = x,
+            |r, x| dv[(r, c)] = x,
+        );
     }
     RigidDirections {
         dq,
@@ -120,7 +118,7 @@ pub(super) fn free_rigid_response(
     }
     dirs.a = rec.update.columns(0, n) * &dirs.dq
         + rec.update.columns(n, n) * &dirs.dv
-        + &minv_h * (tau + force);
+        + minv_h * (tau + force);
 }
 
 impl ContactRecord {
@@ -211,17 +209,5 @@ pub(super) fn rigid_outputs(
     c: usize,
 ) -> Vec<RigidTangent> {
     let dq_plus = &rec.jq * dirs.dq.column(c) + &rec.jv * dirs.a.column(c);
-    rec.offsets
-        .windows(2)
-        .map(|w| RigidTangent {
-            q: dq_plus.rows(w[0], w[1] - w[0]).iter().copied().collect(),
-            v: dirs
-                .a
-                .column(c)
-                .rows(w[0], w[1] - w[0])
-                .iter()
-                .copied()
-                .collect(),
-        })
-        .collect()
+    rec.split(dq_plus.as_slice(), dirs.a.column(c).as_slice())
 }

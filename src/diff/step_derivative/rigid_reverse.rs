@@ -35,13 +35,7 @@ pub(super) struct RigidCotangents {
 pub(super) fn rigid_output_cotangent(rec: &RigidRecord, output: &StateTangent) -> RigidCotangents {
     let n = rec.n();
     let (mut q_out, mut v_out) = (DVec::zeros(n), DVec::zeros(n));
-    for (s, t) in output.rigid.iter().enumerate() {
-        let o = rec.offsets[s];
-        for (i, (a, b)) in t.q.iter().zip(&t.v).enumerate() {
-            q_out[o + i] = *a;
-            v_out[o + i] = *b;
-        }
-    }
+    rec.stack(&output.rigid, |r, x| q_out[r] = x, |r, x| v_out[r] = x);
     let v_total = v_out + rec.jv.transpose() * &q_out;
     RigidCotangents {
         a_bar: v_total.clone(),
@@ -185,11 +179,5 @@ pub(super) fn rigid_input_cotangents(
     rec: &RigidRecord,
     cot: &RigidCotangents,
 ) -> Vec<RigidTangent> {
-    rec.offsets
-        .windows(2)
-        .map(|w| RigidTangent {
-            q: cot.q_bar.rows(w[0], w[1] - w[0]).iter().copied().collect(),
-            v: cot.v_bar.rows(w[0], w[1] - w[0]).iter().copied().collect(),
-        })
-        .collect()
+    rec.split(cot.q_bar.as_slice(), cot.v_bar.as_slice())
 }
