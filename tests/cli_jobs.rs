@@ -494,3 +494,37 @@ fn out_is_checked_first_and_a_failed_run_leaves_no_folder() {
     assert!(kept.is_dir(), "a folder that was there stays");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A run's report files are written as one unit (`chart::FileSet`): when one of them cannot
+/// be written (here a folder sits where `control.json` goes), the error names it and none of
+/// the others appears, while the files of an earlier run stay as they were.
+#[test]
+fn report_files_are_written_all_or_nothing() {
+    let dir = scratch("all-or-nothing");
+    std::fs::create_dir_all(dir.join("control.json")).unwrap();
+    std::fs::write(dir.join("error.csv"), "earlier run").unwrap();
+    let out = run(&[
+        "control",
+        "scenes/trunk.toml",
+        "--effector",
+        "tip",
+        "--target",
+        "0,0,0.15",
+        "--steps",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, &["control.json", "is a folder"]);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["control.json", "error.csv"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("error.csv")).unwrap(),
+        "earlier run"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

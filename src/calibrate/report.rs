@@ -7,9 +7,8 @@ use serde::Serialize;
 
 use super::levenberg_marquardt::{LmResult, LmStop};
 use super::parametrisation::Parametrisation;
-use crate::chart::{LineChart, ScaleChoice, write_chart, write_summary};
+use crate::chart::{FileSet, LineChart, ScaleChoice};
 use crate::error::{Error, Result};
-use crate::mesh::io::write_file_atomic;
 
 /// A fit reaches the answer when its loss falls to this fraction of the initial loss (or to
 /// 0): above it, a stop of Levenberg–Marquardt is a local minimum or a bound, not convergence.
@@ -176,23 +175,20 @@ impl CalibrationReport {
     /// iteration, on the y scale `loss_scale` resolves to), per parameter `DIR/KIND_TARGET.svg`
     /// and `.csv` (its value per iteration; `young_modulus:beam` → `young_modulus_beam`), and
     /// `DIR/summary.svg` (every chart and the key numbers on one page,
-    /// [`CalibrationReport::summary`]). Creates `dir` if needed. Returns the paths written.
+    /// [`CalibrationReport::summary`]). Creates `dir` if needed. All or nothing ([`FileSet`]).
+    /// Returns the paths written.
     pub fn write_outputs(&self, dir: &Path, loss_scale: ScaleChoice) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mut written = Vec::new();
-        let (svg, csv) = write_chart(&self.loss_chart(loss_scale), dir, "loss")?;
-        written.extend([svg, csv]);
+        let mut files = FileSet::new(dir);
+        files.add_chart(&self.loss_chart(loss_scale), "loss")?;
         for (name, chart) in self.parameter_charts() {
-            let (svg, csv) = write_chart(&chart, dir, &name.replace(':', "_"))?;
-            written.extend([svg, csv]);
+            files.add_chart(&chart, &name.replace(':', "_"))?;
         }
-        written.push(write_summary(&self.summary(loss_scale), dir)?);
+        files.add_summary(&self.summary(loss_scale))?;
         let json = serde_json::to_vec_pretty(self)
             .map_err(|e| Error::invalid("calibration report", e.to_string()))?;
-        let path = dir.join("calibration.json");
-        write_file_atomic(&path, &json)?;
-        written.push(path);
-        Ok(written)
+        files.add("calibration.json", json);
+        files.write()
     }
 
     /// The loss per iteration (m²), on the y scale `scale` resolves to for it.

@@ -8,7 +8,7 @@ mod path_plot;
 mod scale;
 mod summary;
 
-pub use files::{write_chart, write_summary};
+pub use files::{FileSet, write_chart, write_summary};
 pub use line_chart::{LineChart, Series, YScale};
 pub use path_plot::{Mark, Marker, PathPlot};
 pub use scale::{AUTO_LOG_DECADES, ScaleChoice};

@@ -324,3 +324,40 @@ fn log_chart_labels_cover_its_values() {
     let highest = ticks.iter().copied().fold(0.0, f64::max);
     assert!(lowest <= 6.7e-24 && highest >= 4.4e-2, "{ticks:?}");
 }
+
+#[test]
+fn a_file_set_is_written_whole_or_not_at_all() {
+    let dir = std::env::temp_dir().join(format!("diffsoro-fileset-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("b.json")).unwrap();
+    let set = |dir: &std::path::Path| {
+        let mut set = FileSet::new(dir);
+        set.add("a.txt", "first");
+        set.add_chart(&sample(), "loss").unwrap();
+        set.add("b.json", "{}");
+        set
+    };
+    // A folder where a file goes: an error naming it, and nothing written.
+    let e = set(&dir).write().unwrap_err().to_string();
+    assert!(e.contains("b.json") && e.contains("is a folder"), "{e}");
+    let names = |dir: &std::path::Path| {
+        let mut n: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(&dir), ["b.json"]);
+    std::fs::remove_dir(dir.join("b.json")).unwrap();
+    // Otherwise every file, in the order added, and no temporary file.
+    let written = set(&dir).write().unwrap();
+    let expected: Vec<_> = ["a.txt", "loss.svg", "loss.csv", "b.json"]
+        .iter()
+        .map(|n| dir.join(n))
+        .collect();
+    assert_eq!(written, expected);
+    assert_eq!(names(&dir), ["a.txt", "b.json", "loss.csv", "loss.svg"]);
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "first");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

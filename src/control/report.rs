@@ -6,9 +6,8 @@ use serde::Serialize;
 
 use super::grasp_job::GraspSummary;
 use crate::actuator::{ActuatorKind, Drive};
-use crate::chart::{LineChart, ScaleChoice, write_chart, write_summary};
+use crate::chart::{FileSet, LineChart, ScaleChoice};
 use crate::error::{Error, Result};
-use crate::mesh::io::write_file_atomic;
 use crate::scene::Scene;
 
 /// What `diffsoro control` prints: `{"target", "final_position", "final_error",
@@ -49,29 +48,24 @@ impl ControlReport {
     /// `.csv` (one line per actuator), with contact-force limiting `DIR/contact_force.svg` +
     /// `.csv` (‖λ_c‖ per step), and `DIR/summary.svg` (the path, the error, the actuation and
     /// the key numbers on one page, [`ControlReport::summary`]). Creates `dir` if needed.
-    /// Returns the paths written. Errors if an actuation row does not have one value per
+    /// All or nothing ([`FileSet`]). Returns the paths written. Errors if an actuation row does not have one value per
     /// actuator.
     pub fn write_outputs(&self, dir: &Path, error_scale: ScaleChoice) -> Result<Vec<PathBuf>> {
         self.check_rows()?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mut written = Vec::new();
-        let (svg, csv) = write_chart(&self.error_chart(error_scale), dir, "error")?;
-        written.extend([svg, csv]);
+        let mut files = FileSet::new(dir);
+        files.add_chart(&self.error_chart(error_scale), "error")?;
         if let Some(actuation) = self.actuation_chart() {
-            let (svg, csv) = write_chart(&actuation, dir, "actuation")?;
-            written.extend([svg, csv]);
+            files.add_chart(&actuation, "actuation")?;
         }
         if let Some(force) = self.contact_force_chart() {
-            let (svg, csv) = write_chart(&force, dir, "contact_force")?;
-            written.extend([svg, csv]);
+            files.add_chart(&force, "contact_force")?;
         }
-        written.push(write_summary(&self.summary(error_scale), dir)?);
+        files.add_summary(&self.summary(error_scale))?;
         let json = serde_json::to_vec_pretty(self)
             .map_err(|e| Error::invalid("control report", e.to_string()))?;
-        let path = dir.join("control.json");
-        write_file_atomic(&path, &json)?;
-        written.push(path);
-        Ok(written)
+        files.add("control.json", json);
+        files.write()
     }
 
     /// Checks that every actuation row has one value per actuator.
