@@ -236,6 +236,35 @@ fn a_pad_attached_to_a_palm() {
     check_adjoint(&scene, &start, &["young_modulus:pad"]);
 }
 
+/// An attachment holds a body, it does not touch it: the hanging pad's NCP holds only the
+/// bilateral rows of its attachment (so the pad is in an NCP), yet it has no contact force
+/// λ_c and no contact-force tangent (the terms paper 004 Eq. 17 penalises), since it touches
+/// nothing.
+#[test]
+fn an_attachment_is_not_a_contact_force() {
+    let scene = load("lift_pad.toml", &[]);
+    let mut state = diff_support::run_state(&scene, &scene.initial_state(), 5);
+    let mut recorder = Recorder::new(&scene).unwrap();
+    let (_, record) = recorder.step(&scene, &mut state).unwrap();
+    let contact = record
+        .contact(0)
+        .expect("the attachment puts the pad in an NCP");
+    assert!(contact.body_contact_count(0) > 0, "the attachment's rows");
+    assert!(
+        contact.body_lambda(0).is_empty(),
+        "{:?}",
+        contact.body_lambda(0)
+    );
+    let params = vec![Parameter::parse(&scene, "young_modulus:pad").unwrap()];
+    let input = InputTangent {
+        state: StateTangent::zeros(&scene),
+        parameters: vec![1.0],
+    };
+    let mut derivative = StepDerivative::new(&scene);
+    derivative.jvp(&scene, &record, &params, &[input]).unwrap();
+    assert_eq!(derivative.contact_force_tangents(0).nrows(), 0);
+}
+
 /// Over 20 steps of the pad hanging from the palm, the adjoint's gradient of a loss on the
 /// final state (a random linear form on the soft and the rigid parts) with respect to E
 /// equals the forward sensitivity's, and its initial-state cotangent equals the forward

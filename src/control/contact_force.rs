@@ -7,7 +7,8 @@
 //!
 //! within the actuators' bounds and a maximum change per step, where X_e stacks the offsets of
 //! the effectors from their grasp origins (one per finger: the Gripper has two bodies) and λ_c
-//! the contact forces on the nodes of every body (N, every contact's three components). J and
+//! the contact forces on the nodes of every body (N, every contact's three components; the
+//! bilateral rows of attachments hold a body rather than touch it and are left out). J and
 //! C come from the step just taken (`diff`: the step's forward derivatives in the actuator
 //! directions and the NCP's implicit derivative), so the change acts on the next step. The
 //! heuristic the paper compares with applies the maximal actuation all along ([`grasp`] with

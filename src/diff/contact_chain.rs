@@ -257,6 +257,8 @@ pub struct ContactRecord {
     sets: Vec<ContactPointSet>,
     lambda: Vec<f64>,
     ncp: NcpDerivative,
+    /// Whether each contact (row block, NCP order) is bilateral: an attachment, not a contact.
+    bilateral: Vec<bool>,
     /// The rows with a rigid part or moving with a rigid shape (after `sets` in the NCP).
     pub(crate) chain: Option<RowChain>,
 }
@@ -439,6 +441,7 @@ impl ContactRecord {
                 },
             )?)
         };
+        let bilateral = ncp.bilateral().to_vec();
         let ncp = ncp_derivative(scene, ncp, boundary)?;
         Ok(Some(ContactRecord {
             members: out_members,
@@ -448,6 +451,7 @@ impl ContactRecord {
             sets,
             lambda,
             ncp,
+            bilateral,
             chain,
         }))
     }
@@ -494,16 +498,12 @@ impl ContactRecord {
     }
 
     /// Body `body`'s rows of λ_c (its contacts in its own order: obstacle contacts,
-    /// self-contacts, contacts with other bodies); empty if it is not a member.
+    /// self-contacts, contacts with other bodies and rigid shapes); empty if it is not a
+    /// member. Attachments hold a body rather than touch it, so their rows are left out.
     pub fn body_lambda(&self, body: usize) -> Vec<f64> {
-        self.member(body)
-            .map(|m| {
-                m.rows
-                    .iter()
-                    .flat_map(|&g| self.lambda[3 * g..3 * g + 3].iter().copied())
-                    .collect()
-            })
-            .unwrap_or_default()
+        let mut out = Vec::new();
+        self.gather_body(body, &self.lambda, &mut out);
+        out
     }
 
     /// Number of contacts body `body` takes part in.
@@ -611,12 +611,14 @@ impl ContactRecord {
         }
     }
 
-    /// Body `body`'s rows of one direction of dλ (`dlambda`), appended to `out`.
+    /// Body `body`'s rows of one direction of dλ (`dlambda`), appended to `out`: its
+    /// contacts', in [`ContactRecord::body_lambda`]'s order (attachments left out).
     pub(crate) fn gather_body(&self, body: usize, dlambda: &[f64], out: &mut Vec<f64>) {
         if let Some(m) = self.member(body) {
             out.extend(
                 m.rows
                     .iter()
+                    .filter(|&&g| !self.bilateral[g])
                     .flat_map(|&g| dlambda[3 * g..3 * g + 3].iter().copied()),
             );
         }

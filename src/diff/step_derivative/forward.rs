@@ -344,8 +344,8 @@ impl StepDerivative {
     /// contact's frame `[t₁, t₂, n]`, one column per input direction) computed by the last
     /// [`StepDerivative::jvp`]: the body's rows of its NCP's dλ, in the order of
     /// [`crate::diff::ContactRecord::body_lambda`] (obstacle contacts, self-contacts, contacts
-    /// with other bodies; a contact between two bodies appears for both); empty when that
-    /// step had no contact on the body. With the contacts' frames this gives the derivative
+    /// with other bodies; a contact between two bodies appears for both; attachments left
+    /// out); empty when that step had no contact on the body. With the contacts' frames this gives the derivative
     /// of the contact forces with respect to the actuation (paper 004 Eq. 17).
     pub fn contact_force_tangents(&self, body: usize) -> &DMat {
         &self.bodies[body].contact_force_tangents
