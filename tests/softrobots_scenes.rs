@@ -144,6 +144,9 @@ fn the_published_pneunet_inflates_and_settles_to_its_static_answer() {
     ];
     let idle = load("pneunet", &files, &[]);
     assert!(idle.simulation.steps == 100);
+    // The stiff layer: the tets whose centre lies in the published box, 100 of 1,195 (counted
+    // offline from the file with a short Python script, independently of the mesh reader).
+    assert_eq!(idle.bodies[0].region_element_count(), 100);
     // The published controller's largest pressure, 1.5 kPa.
     let pressed = load(
         "pneunet",

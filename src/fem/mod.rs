@@ -5,6 +5,7 @@
 mod elastic;
 mod fixed;
 mod mass;
+mod material_region;
 mod parameter_derivative;
 mod rest_frame;
 mod soft_body;
@@ -15,6 +16,7 @@ mod von_mises;
 pub use elastic::{ElasticState, Stiffness};
 pub use fixed::fixed_nodes;
 pub use mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
+pub use material_region::MaterialRegion;
 pub use parameter_derivative::{MaterialParameter, ParameterDerivatives};
 pub use soft_body::{SoftBody, SoftBodyOptions};
 pub use stiffness_derivative::StiffnessDerivativeState;

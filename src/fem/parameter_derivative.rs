@@ -4,7 +4,8 @@
 //!
 //! Every law's outputs are linear in the Lamé pair (μ, λ), so `∂X/∂p` is X evaluated with
 //! the Lamé pair (∂μ/∂p, ∂λ/∂p) ([`crate::material::Material::d_young_modulus`]); per element
-//! `∂fₑ/∂p = −V_e (∂P/∂p) gₙ` and `∂(K V)ₑ/∂p = V_e (∂(∂P/∂F : dF_V)/∂p) gₙ`.
+//! `∂fₑ/∂p = −V_e (∂P/∂p) gₙ` and `∂(K V)ₑ/∂p = V_e (∂(∂P/∂F : dF_V)/∂p) gₙ`. The elements
+//! of a [`super::MaterialRegion`] have their own E and ν, so they contribute zero.
 
 use rayon::prelude::*;
 
@@ -100,8 +101,11 @@ impl SoftBody {
                         let Some(tet) = tets.get(k) else { return };
                         match point {
                             Ok(point) => {
-                                (forces[k], actions[k]) =
-                                    element_terms(&material, tet, &point, v, parameter);
+                                (forces[k], actions[k]) = if self.in_region(group * LANES + k) {
+                                    Default::default()
+                                } else {
+                                    element_terms(&material, tet, &point, v, parameter)
+                                };
                             }
                             Err(err) => {
                                 failure.get_or_insert((group * LANES + k, err));
@@ -136,8 +140,13 @@ impl SoftBody {
             .zip(points)
             .zip(out.element_forces.par_iter_mut())
             .zip(out.element_actions.par_iter_mut())
-            .for_each(|(((tet, point), f), a)| {
-                (*f, *a) = element_terms(&material, tet, point, v, parameter);
+            .enumerate()
+            .for_each(|(e, (((tet, point), f), a))| {
+                (*f, *a) = if self.in_region(e) {
+                    Default::default()
+                } else {
+                    element_terms(&material, tet, point, v, parameter)
+                };
             });
         self.gather(&out.element_forces, &mut out.forces);
         self.gather(&out.element_actions, &mut out.stiffness_action);

@@ -33,24 +33,30 @@ pub(super) fn rest_frames(
 
 impl SoftBody {
     /// The material evaluated at element `e` for node positions `x` (m): F = Σₙ xₙ gₙᵀ and, for
-    /// `corotational_sofa`, the element's rest frame.
+    /// `corotational_sofa`, the element's rest frame; with the Lamé pair of the element's
+    /// region if it has one ([`super::MaterialRegion`]).
     pub fn material_point(&self, e: usize, x: &[Vec3]) -> Result<MaterialPoint, DeformationError> {
         let f = self.elements()[e].deformation_gradient(x);
-        match self.rest_frames().get(e) {
+        let point = match self.rest_frames().get(e) {
             Some(frame) => self.material().at_in_frame(&f, frame),
             None => self.material().at(&f),
-        }
+        };
+        point.map(|p| self.in_element_material(e, p))
     }
 
     /// The material at the deformation gradients `fs` of elements `first`, `first + 1`, …
     /// (indices past the last element: the identity frame), handed to `each(k, point)` in
     /// order: `Material::at_lanes` (side-by-side SVDs) when no element needs a rest frame.
+    /// Elements of a region get its Lamé pair.
     pub(super) fn material_lanes<const N: usize>(
         &self,
         first: usize,
         fs: [&Mat3; N],
         mut each: impl FnMut(usize, Result<MaterialPoint, DeformationError>),
     ) {
+        let mut each = |k: usize, point: Result<MaterialPoint, DeformationError>| {
+            each(k, point.map(|p| self.in_element_material(first + k, p)))
+        };
         let frames = self.rest_frames();
         if frames.is_empty() {
             self.material().at_lanes(fs, each);

@@ -8,6 +8,7 @@ use crate::math::Vec3;
 use crate::mesh::Mesh;
 
 use super::mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
+use super::material_region::RegionTable;
 use super::rest_frame::rest_frames;
 use super::tetrahedron::Tetrahedron;
 
@@ -44,6 +45,8 @@ pub struct SoftBody {
     mass_values: Vec<f64>,
     incidence_ptr: Vec<usize>,
     incidence: Vec<(u32, u8)>,
+    /// Elements of another material ([`super::MaterialRegion`]).
+    regions: RegionTable,
 }
 
 impl SoftBody {
@@ -142,6 +145,7 @@ impl SoftBody {
             mass_values,
             incidence_ptr: count,
             incidence,
+            regions: RegionTable::default(),
         })
     }
 
@@ -183,6 +187,16 @@ impl SoftBody {
                 .expect("the rest frames of a mesh that built a body are computable");
         }
         self.options.material = material;
+    }
+
+    /// The elements of another material.
+    pub(super) fn regions(&self) -> &RegionTable {
+        &self.regions
+    }
+
+    /// As [`SoftBody::regions`], to set them.
+    pub(super) fn regions_mut(&mut self) -> &mut RegionTable {
+        &mut self.regions
     }
 
     /// Per element, the rest frame of the `corotational_sofa` law; empty for the other laws.

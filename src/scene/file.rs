@@ -141,6 +141,9 @@ pub struct SoftBodySection {
     /// `[[soft_body.effector]]`: named points whose position is reported.
     #[serde(default)]
     pub effector: Vec<EffectorSection>,
+    /// `[[soft_body.region]]`: boxes of elements made of another material.
+    #[serde(default)]
+    pub region: Vec<super::RegionSection>,
 }
 
 /// `[[soft_body.cable]]`: a cable through points embedded in the mesh, pulled at its last
@@ -384,6 +387,9 @@ impl SceneFile {
                 }
             }
             super::actuation_file::validate_actuation(b)?;
+            for r in &b.region {
+                r.validate(&b.name)?;
+            }
             for e in &b.effector {
                 if !effectors.insert(e.name.as_str()) {
                     return Err(Error::invalid(

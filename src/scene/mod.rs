@@ -21,6 +21,7 @@ mod output;
 mod overrides;
 mod prescribed;
 mod prescribed_derivative;
+mod region_file;
 mod rigid_detection;
 mod rigid_file;
 mod rigid_model;
@@ -64,6 +65,7 @@ pub use output::FrameSeries;
 pub use overrides::apply_override;
 pub use prescribed::{PinnedServo, PrescribedWorkspace};
 pub use prescribed_derivative::{AngleSlope, PrescribedDerivative};
+pub use region_file::RegionSection;
 pub use rigid_detection::{RigidContact, RigidRow, RigidSide};
 pub use rigid_file::{BaseKind, RigidBodySection, RigidShapeKind, RobotSection};
 pub use rigid_model::{

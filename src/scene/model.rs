@@ -180,10 +180,17 @@ impl Scene {
                 fixed,
             };
             let couplings = super::actuator_tangent::couplings(&act);
+            let regions = super::region_file::material_regions(
+                &b.region,
+                &mesh,
+                &b.name,
+                b.law,
+                b.poisson_ratio,
+            )?;
             actuation.push(act);
-            bodies.push(SoftBody::with_couplings(
-                &b.name, mesh, options, &couplings,
-            )?);
+            let mut body = SoftBody::with_couplings(&b.name, mesh, options, &couplings)?;
+            body.set_material_regions(&regions)?;
+            bodies.push(body);
         }
         // `[contact] ignore` pairs naming a soft body are the coupling's, the others the
         // rigid part's.

@@ -137,7 +137,9 @@ impl BodyBuffers {
         let c_k = h * body.options().rayleigh_stiffness + h * h;
         let out = &mut self.material_rhs[material_slot(parameter)];
         match parameter {
-            MaterialParameter::YoungModulus => {
+            // Every law is linear in E at fixed ν: ∂f/∂E = f/E and ∂K/∂E = K/E, unless some
+            // elements have their own material (regions), which E does not reach.
+            MaterialParameter::YoungModulus if !body.has_material_regions() => {
                 let e = body.material().young_modulus();
                 out.fill(0.0);
                 add_reduced(dofs, &rec.forces, h / e, out);
@@ -157,7 +159,7 @@ impl BodyBuffers {
                     add_reduced(dofs, &self.nodal, 1.0, out);
                 }
             }
-            MaterialParameter::PoissonRatio => {
+            _ => {
                 if rec.points.len() == body.elements().len() {
                     body.evaluate_parameter_derivatives_at(
                         &rec.points,
