@@ -260,3 +260,54 @@ fn the_published_bunny_inflates_and_settles_to_its_static_answer() {
     let v_pressed = volume(&pressed, &rest_pressed.bodies[0].positions);
     assert!(v_pressed > v_idle, "cavity {v_idle} → {v_pressed} m³");
 }
+
+#[test]
+#[ignore = "needs the published SoftRobots meshes (docs/real-meshes.md); run with --ignored"]
+fn the_published_servo_finger_curls_forward_and_settles_to_its_static_answer() {
+    let files = [("soft_body.finger.mesh", "servo-finger/finger.msh")];
+    let scene = load("servo_finger", &files, &[]);
+    assert!(scene.simulation.steps == 100);
+    let body = &scene.bodies[0];
+    let rest = body.rest_positions();
+    // The published boxes hold 67 fixed nodes (the front foot) and 12 horn nodes (counted
+    // offline from the file with a short Python script).
+    let fixed = (0..rest.len()).filter(|&n| body.is_fixed(n)).count();
+    let in_box =
+        |p: &Vec3, lo: [f64; 3], hi: [f64; 3]| (0..3).all(|a| lo[a] <= p[a] && p[a] <= hi[a]);
+    let horn: Vec<usize> = (0..rest.len())
+        .filter(|&n| {
+            in_box(
+                &rest[n],
+                [-0.0325, -0.0225, -0.015],
+                [-0.0175, 0.0225, 0.015],
+            )
+        })
+        .collect();
+    assert_eq!(horn.len(), 12);
+    assert_eq!(
+        fixed,
+        67 + 12,
+        "the pinned horn nodes leave the system like fixed ones"
+    );
+    // The ramp reaches π/6 after 300 steps; 100 more let it settle (no Rayleigh damping, but
+    // implicit Euler shrinks a mode of ω by 1/√(1 + ω²h²) per step, and this stiff 15 g
+    // finger's lowest modes are far above 1/h).
+    let (at_rest, moving) = static_and_dynamic(&scene, 400);
+    assert_settled("servo_finger", &scene, &at_rest, &moving);
+    // The horn nodes sit where the horn's rotation by π/6 about +y through the origin puts
+    // them (pinned: to round-off).
+    let (s, c) = (std::f64::consts::FRAC_PI_6).sin_cos();
+    for &n in &horn {
+        let p = rest[n];
+        let turned = Vec3::new(c * p.x + s * p.z, p.y, -s * p.x + c * p.z);
+        let x = moving.bodies[0].positions[n];
+        assert!(
+            (x - turned).norm() < 1e-12,
+            "horn node {n}: {x:?} vs {turned:?}"
+        );
+    }
+    // Lifting the back foot curls the finger toward its front (+x), as the demo closes it.
+    let tip = &scene.body_actuation(0).effectors[0].point;
+    let moved = tip.position(&moving.bodies[0].positions) - tip.position(rest);
+    assert!(moved.x > 0.01, "tip moved {moved:?} m");
+}
