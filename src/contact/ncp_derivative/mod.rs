@@ -124,6 +124,9 @@ enum Block {
         row: Vec3,
         /// The friction row's weight on x₂: (1 − w) κ.
         diag: f64,
+        /// ∂λ/∂μ at fixed σ-equations: the shift of the cone's surface point,
+        /// −λ_N (u, μ)/(1 + μ²) (N per unit μ; `friction` module).
+        shift: Vec3,
     },
 }
 
@@ -367,6 +370,7 @@ fn build_reduced(
                             basis: [Vec3::new(-mu * ux * c, -mu * uy * c, c), perp],
                             row: w * perp,
                             diag: (1.0 - w) * kappa,
+                            shift: -l.z.max(0.0) * c * c * Vec3::new(ux, uy, mu),
                         }
                     }
                 }
@@ -719,6 +723,8 @@ impl NcpDerivative {
         }
     }
 }
+
+mod friction;
 
 #[cfg(test)]
 mod tests;

@@ -484,3 +484,63 @@ fn complementarity_aware_gradient_opens_a_closed_door() {
     d.tangent(&[0.0, 0.0, -1.0], &mut dl);
     assert_eq!(dl, vec![0.0; 3]);
 }
+
+/// dλ/dμ (`friction_tangent`) against central differences of the solver in each contact's
+/// friction coefficient, with every mode present; sticking and breaking contacts' own μ do
+/// not move λ; the reverse map is its transpose.
+#[test]
+fn friction_derivatives_match_finite_differences() {
+    let modes = [Sliding, Sticking, Breaking, Sliding];
+    let n = modes.len();
+    let mut rng = Rng(SplitMix64::new(5));
+    let mu: Vec<f64> = (0..n).map(|_| rng.range(0.2, 1.0)).collect();
+    let g = random_delassus(&mut rng, 3 * n);
+    let (l_star, _, free) = constructed(&mut rng, &g, &mu, &modes);
+    let lambda = solve(&g, &mu, &free, &l_star);
+    let sigma = &g * &lambda + &free;
+    let d = NcpDerivative::new(
+        &g,
+        &mu,
+        lambda.as_slice(),
+        sigma.as_slice(),
+        &modes,
+        BoundaryGradient::OneSided,
+    )
+    .unwrap();
+    let h = 1e-6;
+    for i in 0..n {
+        let mut dmu = vec![0.0; n];
+        dmu[i] = 1.0;
+        let mut dl = vec![0.0; 3 * n];
+        d.friction_tangent(&g, &dmu, &mut dl);
+        let (mut up, mut down) = (mu.clone(), mu.clone());
+        up[i] += h;
+        down[i] -= h;
+        let fd = (solve(&g, &up, &free, &lambda) - solve(&g, &down, &free, &lambda)) / (2.0 * h);
+        let size = fd.norm();
+        if modes[i] == Sliding {
+            assert!(size > 1e-3, "contact {i}: μ moves λ ({size:e})");
+            let e = relative_error(&dl, fd.as_slice(), 1e-12);
+            assert!(e < 1e-6, "contact {i}: relative error {e:e}");
+        } else {
+            assert!(size < 1e-8, "contact {i} ({:?}): |FD| {size:e}", modes[i]);
+            assert!(dl.iter().all(|x| *x == 0.0));
+        }
+    }
+    // ⟨λ̄, dλ⟩ = Σ μ̄_i dμ_i.
+    for _ in 0..3 {
+        let dmu: Vec<f64> = (0..n).map(|_| rng.0.uniform()).collect();
+        let w = rng.vec(3 * n);
+        let mut dl = vec![0.0; 3 * n];
+        d.friction_tangent(&g, &dmu, &mut dl);
+        let mut q_bar = vec![0.0; 3 * n];
+        d.cotangent(w.as_slice(), &mut q_bar);
+        let mu_bar = d.friction_cotangent(&g, w.as_slice(), &q_bar);
+        let a = w.dot(&DVec::from_vec(dl));
+        let b: f64 = mu_bar.iter().zip(&dmu).map(|(x, y)| x * y).sum();
+        assert!(
+            (a - b).abs() <= 1e-10 * a.abs().max(b.abs()),
+            "{a:e} vs {b:e}"
+        );
+    }
+}
