@@ -1,17 +1,28 @@
-// Cable-driven finger (after the SOFA SoftRobots CableGripper finger), in metres (SI).
-// Side profile in the x-y plane, extruded along z in [0, 0.015]:
-//   length x in [-0.10337, 0] (clamped at x = 0), height y in [0, 0.015], a thinner attachment block
-//   x in [-0.010, 0], y in [0, 0.005], and a rounded (chamfered) tip.
-// The two V-shaped flexure notches of the published finger (apex at y = 0.005) are cut only through the
-// middle slot z in [0.004, 0.011], so the cable path (y = 0.0125, z = 0.0025 and 0.0125, x in
-// [-0.0855, -0.0175]) runs entirely inside the material (through the 4 mm side walls at the notches).
+// Cable-driven finger: the SoftRobots CableGripper finger's shape, in metres (SI), rebuilt from
+// measurements of the published mesh (`finger.vtk`, not in the repository; meshes/measure_finger.py
+// prints its side profile and cross-sections). Side profile in the x-y plane, extruded along z in
+// [0, 0.015]: length x in [-0.10337, 0] (clamped at x = 0), height y in [0, 0.015], a thinner
+// attachment block x in [-0.010, 0], y in [0, 0.005], and the tip rounded with radius 10 mm about
+// (-93.37, 5) mm, faceted as on the published mesh by two chords through (-100.44, 12.07) mm
+// (the published mesh holds 0.4 % more volume there: 18,508.7 against 18,441 mm^3). Two V-shaped flexure
+// notches cut through the whole width, as on the published finger: apex at y = 0.005 and
+// x = -70.69 / -40.35 mm, 15.35 mm wide at the top face y = 0.015. The cable's points
+// (finger/cable.json: y = 12.5 mm, z = 2.5 and 12.5 mm, x in [-85.5, -17.5] mm) all lie in the
+// material, at least 0.8 mm from a notch flank; between x = -77.5 and -62.5 and between -47.5 and
+// -32.5 mm the cable crosses a notch in the air, as on the published mesh.
+//
+// The published mesh is coarse (158 nodes / 389 tetrahedra, about 7.5 mm elements, one element
+// across the 5 mm necks under the notches), and at that size the sag under gravity depends on the
+// tetrahedra at the necks (the same shape meshed at h = 3.5 mm sags about a third more). This file meshes at
+// h = 8 mm with Frontal-Delaunay 2D + HXT 3D, which gives 165 nodes and a tip displacement under
+// gravity within 2 % of the published mesh's (tests/finger_mesh.rs).
 SetFactory("OpenCASCADE");
-DefineConstant[ h = {0.0035, Name "element size (m)"} ];
+DefineConstant[ h = {0.008, Name "element size (m)"} ];
 
 mm = 0.001;
 W = 15 * mm;          // width along z
-z0 = 4 * mm;          // slot (notch) z-range
-z1 = 11 * mm;
+z0 = -1 * mm;         // the notch wedges reach past both side faces
+z1 = W + 1 * mm;
 
 // Outer profile (counter-clockwise in x-y).
 Point(1) = {0, 0, 0};
@@ -59,8 +70,8 @@ Mesh.MeshSizeMin = h;
 Mesh.MeshSizeMax = h;
 Mesh.MeshSizeFromPoints = 0;
 Mesh.MeshSizeExtendFromBoundary = 0;
-Mesh.Algorithm = 6;
-Mesh.Algorithm3D = 1;
+Mesh.Algorithm = 6;     // Frontal-Delaunay
+Mesh.Algorithm3D = 10;  // HXT (deterministic with one thread)
 Mesh.Optimize = 1;
 Mesh.MshFileVersion = 4.1;
 Mesh.Binary = 0;

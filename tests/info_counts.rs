@@ -58,11 +58,12 @@ const COMMITTED: &[Expected] = &[
     },
     Expected {
         path: "meshes/finger.msh",
-        nodes: 879,
-        tetrahedra: 2823,
-        surface_triangles: Some(1504),
-        volume: Some((1.9669e-05, 1e-4)),
-        groups: &[("body", 2823), ("clamp", 22)],
+        nodes: 165,
+        tetrahedra: 384,
+        surface_triangles: Some(326),
+        // By hand too: profile area 1,229.4 mm² (its polygon less the two notches) × 15 mm.
+        volume: Some((1.8441e-05, 1e-9)),
+        groups: &[("body", 384), ("clamp", 8)],
     },
     Expected {
         path: "meshes/servo_finger.msh",
@@ -74,11 +75,12 @@ const COMMITTED: &[Expected] = &[
     },
     Expected {
         path: "meshes/pneumatic.msh",
-        nodes: 1833,
-        tetrahedra: 5921,
-        surface_triangles: Some(3476),
-        volume: Some((1.5826e-05, 1e-4)),
-        groups: &[("body", 5921), ("cavity", 1320), ("clamp", 56)],
+        nodes: 1100,
+        tetrahedra: 3404,
+        surface_triangles: Some(2168),
+        // By hand too: 65,000 mm³ (profile 3,250 mm² × 20 mm) − 6 slits × 825 − cavity 8,887.5.
+        volume: Some((5.11625e-05, 1e-9)),
+        groups: &[("body", 3404), ("cavity", 730), ("clamp", 48)],
     },
     // The cube fixture (unit cube) in the MSH variants and VTK/VTU encodings.
     Expected {
