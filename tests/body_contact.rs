@@ -51,6 +51,7 @@ fn scene(bodies: Vec<SoftBody>, obstacles: Vec<Obstacle>, gravity: f64, between:
     Scene {
         rigid: Default::default(),
         contact: SceneContact {
+            names: Vec::new(),
             obstacles,
             friction,
             settings: ContactSection {

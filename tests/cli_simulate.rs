@@ -339,3 +339,52 @@ fn sensitivity_matches_finite_differences_of_the_cli() {
         "no soft body `trunk`",
     );
 }
+
+/// `--sensitivity friction:OBSTACLE` on the cube of `scenes/cube_push.toml`, sliding on the
+/// floor (obstacle 0, unnamed) at (0.8, 0.3, 0) m/s: with the normal force mg, each step
+/// changes its velocity by −h μ g û, so after k steps dv/dμ = −k h g û and
+/// dq/dμ = −h² g û (1 + … + k) (û the slip direction), the analytic answer to 1e-10.
+#[test]
+fn friction_sensitivity_of_a_sliding_cube_is_the_analytic_one() {
+    let out = run(&[
+        "simulate",
+        "scenes/cube_push.toml",
+        "--steps",
+        "5",
+        "--sensitivity",
+        "friction:obstacle0",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cube = &v["rigid_sensitivities"]["friction:obstacle0"]["cube"];
+    let (h, g, k) = (0.005, 9.81, 5.0);
+    let speed = 0.8f64.hypot(0.3);
+    let u = [0.8 / speed, 0.3 / speed];
+    for a in 0..2 {
+        let dv = cube["v"][a].as_f64().unwrap();
+        let dq = cube["q"][a].as_f64().unwrap();
+        let (want_v, want_q) = (-k * h * g * u[a], -h * h * g * u[a] * k * (k + 1.0) / 2.0);
+        assert!(
+            (dv - want_v).abs() < 1e-10 * want_v.abs(),
+            "v[{a}]: {dv} vs {want_v}"
+        );
+        assert!(
+            (dq - want_q).abs() < 1e-10 * want_q.abs(),
+            "q[{a}]: {dq} vs {want_q}"
+        );
+    }
+    // An unknown obstacle name lists the scene's.
+    let bad = run(&[
+        "simulate",
+        "scenes/cube_push.toml",
+        "--steps",
+        "1",
+        "--sensitivity",
+        "friction:floor",
+    ]);
+    assert_one_line_error(&bad, "no obstacle `floor`");
+}

@@ -128,6 +128,7 @@ fn block_resting_on_a_mesh_slab_carries_its_weight() {
     let scene = Scene {
         rigid: Default::default(),
         contact: SceneContact {
+            names: Vec::new(),
             obstacles: vec![Obstacle::mesh("slab", slab).unwrap()],
             friction: vec![0.5],
             settings: ContactSection {
@@ -227,6 +228,7 @@ fn two_cubes_of_one_body_stack_through_self_contact() {
     let scene = Scene {
         rigid: Default::default(),
         contact: SceneContact {
+            names: Vec::new(),
             obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
             friction: vec![0.5],
             settings: ContactSection {

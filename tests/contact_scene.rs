@@ -41,6 +41,7 @@ fn block_scene(theta: f64, rayleigh_mass: f64, solver: ContactSolverKind) -> Sce
     Scene {
         rigid: Default::default(),
         contact: SceneContact {
+            names: Vec::new(),
             obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
             friction: vec![MU],
             settings: ContactSection {

@@ -10,10 +10,11 @@
 mod diff_support;
 
 use diff_support::{
-    check_adjoint_against_forward, check_adjointness, check_jvp_against_fd_from, parameters,
+    check_adjoint_against_forward, check_adjointness, check_jvp_against_fd_from, finite_difference,
+    parameters,
 };
 use diffsoro::contact::Obstacle;
-use diffsoro::diff::Recorder;
+use diffsoro::diff::{InputTangent, Recorder, StateTangent, StepDerivative};
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions};
 use diffsoro::material::{Law, Material};
 use diffsoro::math::Vec3;
@@ -44,6 +45,7 @@ fn block(law: Law, obstacles: Vec<Obstacle>, mu: f64) -> Scene {
     Scene {
         rigid: Default::default(),
         contact: SceneContact {
+            names: Vec::new(),
             obstacles,
             friction,
             settings: ContactSection {
@@ -236,4 +238,85 @@ fn several_sliding_steps() {
         x.z -= 2e-3 - SINK;
     }
     check_jvp_against_fd_from(&scene, &PARAMS, &start, 8, 1e-3);
+}
+
+/// The derivatives with respect to the obstacles' friction coefficients: the floor's
+/// (`friction:obstacle0`), on which the bottom nodes slide (μ moves their forces along the
+/// cone), against central differences over one and three steps, with E; adjointness; the
+/// adjoint over eight sliding steps against forward mode. The ceiling's
+/// (`friction:obstacle1`), whose contacts break, and the floor's under a block sticking to
+/// it (inside its cones) move nothing to first order: their JVP is exactly zero and the
+/// finite difference is the NCP's residual noise, below 1e-6 of the sliding case's.
+#[test]
+fn friction_coefficient_derivatives() {
+    let ceiling = Obstacle::plane(Vec3::new(0.0, 0.0, SIDE - SINK + 5e-4), -Vec3::z()).unwrap();
+    let mut scene = block(Law::NeoHookean, vec![floor(), ceiling], 0.2);
+    scene.contact.settings.screen = false;
+    let start = sunk(&scene, Vec3::new(0.1, 0.0, 0.0));
+    let names = ["young_modulus:block", "friction:obstacle0"];
+    check_jvp_against_fd_from(&scene, &names, &start, 1, 1e-3);
+    check_jvp_against_fd_from(&scene, &names, &start, 3, 1e-3);
+    let all = [
+        "young_modulus:block",
+        "friction:obstacle0",
+        "friction:obstacle1",
+    ];
+    let params = parameters(&scene, &all);
+    let mut state = start.clone();
+    let mut recorder = Recorder::new(&scene).unwrap();
+    let (_, record) = recorder.step(&scene, &mut state).unwrap();
+    check_adjointness(&scene, &record, &params, 9);
+    let single = block(Law::Corotational, vec![floor()], 0.2);
+    let floor_mu = parameters(&single, &["friction:obstacle0"]);
+    check_adjoint_against_forward(
+        &single,
+        &sunk(&single, Vec3::new(0.2, 0.0, 0.0)),
+        8,
+        &floor_mu,
+        3,
+    );
+    // One step's derivative along a unit change of μ: (JVP, finite difference).
+    let along_mu = |scene: &Scene, start: &State, name: &str| {
+        let params = parameters(scene, &[name]);
+        let dir = InputTangent {
+            state: StateTangent::zeros(scene),
+            parameters: vec![1.0],
+        };
+        let mut state = start.clone();
+        let mut recorder = Recorder::new(scene).unwrap();
+        let (_, record) = recorder.step(scene, &mut state).unwrap();
+        let jvp = StepDerivative::new(scene)
+            .jvp(scene, &record, &params, std::slice::from_ref(&dir))
+            .unwrap()
+            .remove(0)
+            .to_vec();
+        let fd = finite_difference(scene, start, 1, &params, &dir, 1e-3);
+        (jvp, fd)
+    };
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let (sliding, _) = along_mu(&scene, &start, "friction:obstacle0");
+    let sticking = block(Law::Corotational, vec![floor()], 0.9);
+    for (what, (jvp, fd)) in [
+        ("breaking", along_mu(&scene, &start, "friction:obstacle1")),
+        (
+            "sticking",
+            along_mu(
+                &sticking,
+                &sunk(&sticking, Vec3::zeros()),
+                "friction:obstacle0",
+            ),
+        ),
+    ] {
+        assert!(
+            jvp.iter().all(|x| *x == 0.0),
+            "{what}: |jvp| = {:e}",
+            norm(&jvp)
+        );
+        assert!(
+            norm(&fd) < 1e-6 * norm(&sliding),
+            "{what}: |fd| = {:e}, sliding |jvp| = {:e}",
+            norm(&fd),
+            norm(&sliding)
+        );
+    }
 }

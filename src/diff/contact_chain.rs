@@ -259,6 +259,8 @@ pub struct ContactRecord {
     ncp: NcpDerivative,
     /// Whether each contact (row block, NCP order) is bilateral: an attachment, not a contact.
     bilateral: Vec<bool>,
+    /// Per obstacle some contact slides on: ∂λ/∂μ_o (3 per contact, NCP order).
+    friction: Vec<(usize, Vec<f64>)>,
     /// The rows with a rigid part or moving with a rigid shape (after `sets` in the NCP).
     pub(crate) chain: Option<RowChain>,
 }
@@ -269,6 +271,32 @@ pub(crate) struct SoftStart<'a> {
     pub(crate) x: &'a [&'a [Vec3]],
     pub(crate) v: &'a [&'a [Vec3]],
     pub(crate) v_plus: &'a [&'a [Vec3]],
+}
+
+/// Per obstacle whose friction some contact of `group` slides on, ∂λ/∂μ_o = L G p + p
+/// (`NcpDerivative::friction_tangent`, `d` the NCP's derivative).
+fn friction_directions(group: &GroupNcp, d: &NcpDerivative) -> Vec<(usize, Vec<f64>)> {
+    let sources = group.friction_obstacle();
+    let mut obstacles: Vec<usize> = sources
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| o.is_some() && d.friction_shift(*i) != Vec3::zeros())
+        .filter_map(|(_, o)| *o)
+        .collect();
+    obstacles.sort_unstable();
+    obstacles.dedup();
+    obstacles
+        .into_iter()
+        .map(|o| {
+            let dmu: Vec<f64> = sources
+                .iter()
+                .map(|s| if *s == Some(o) { 1.0 } else { 0.0 })
+                .collect();
+            let mut t = vec![0.0; 3 * sources.len()];
+            d.friction_tangent(group.delassus(), &dmu, &mut t);
+            (o, t)
+        })
+        .collect()
 }
 
 /// The NCP derivative of `ncp`, one of the last step's: its modes classified from its λ and
@@ -442,7 +470,9 @@ impl ContactRecord {
             )?)
         };
         let bilateral = ncp.bilateral().to_vec();
-        let ncp = ncp_derivative(scene, ncp, boundary)?;
+        let group = ncp;
+        let ncp = ncp_derivative(scene, group, boundary)?;
+        let friction = friction_directions(group, &ncp);
         Ok(Some(ContactRecord {
             members: out_members,
             contacts,
@@ -452,6 +482,7 @@ impl ContactRecord {
             lambda,
             ncp,
             bilateral,
+            friction,
             chain,
         }))
     }
@@ -626,13 +657,13 @@ impl ContactRecord {
 
     /// Reverse of the NCP for the cotangents `vbar(b)` (reduced, per member body) of dv_b⁺:
     /// λ̄ = Σ_b P_b h W_bᵀ v̄_b + `extra` (the rigid rows' part, by block; empty for none),
-    /// returns q̄ = Nᵀ λ̄ (by block).
+    /// returns q̄ = Nᵀ λ̄ (by block) and λ̄.
     pub(crate) fn velocity_cotangent<'a>(
         &self,
         vbar: impl Fn(usize) -> &'a [f64],
         h: f64,
         extra: &[f64],
-    ) -> Vec<f64> {
+    ) -> (Vec<f64>, Vec<f64>) {
         let k3 = 3 * self.block_count();
         let mut lambda_bar = vec![0.0; k3];
         for (l, e) in lambda_bar.iter_mut().zip(extra) {
@@ -654,7 +685,17 @@ impl ContactRecord {
         }
         let mut q_bar = vec![0.0; k3];
         self.ncp.cotangent(&lambda_bar, &mut q_bar);
-        q_bar
+        (q_bar, lambda_bar)
+    }
+
+    /// ∂λ/∂μ_o of this NCP (3 per contact, N per unit μ) for the obstacle `obstacle`'s
+    /// friction coefficient, if some contact of the NCP slides on it (else μ_o does not move
+    /// λ to first order).
+    pub(crate) fn friction_direction(&self, obstacle: usize) -> Option<&[f64]> {
+        self.friction
+            .iter()
+            .find(|(o, _)| *o == obstacle)
+            .map(|(_, t)| t.as_slice())
     }
 
     /// Adds H_cᵀ q̄ to the nodal `abar` (per body).

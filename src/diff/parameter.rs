@@ -38,6 +38,14 @@ pub enum Parameter {
         /// Its velocity coordinate.
         dof: usize,
     },
+    /// The Coulomb coefficient μ of an obstacle (`friction:OBSTACLE`, dimensionless), for
+    /// every contact that uses it: soft nodes against the obstacle, and rigid bodies without
+    /// their own `friction` against it (`scene::GroupNcp::friction_obstacle`). To first
+    /// order μ moves sliding contacts only (`contact::NcpDerivative::friction_tangent`).
+    Friction {
+        /// Index of the obstacle in the scene's contact model.
+        obstacle: usize,
+    },
 }
 
 impl Parameter {
@@ -101,10 +109,25 @@ impl Parameter {
                 }
             }
             "tau" => parse_rigid_input(scene, name, &what),
+            "friction" => {
+                let contact = &scene.contact;
+                (0..contact.obstacles.len())
+                    .find(|&o| contact.obstacle_name(o) == target)
+                    .map(|obstacle| Parameter::Friction { obstacle })
+                    .ok_or_else(|| {
+                        let known: Vec<String> = (0..contact.obstacles.len())
+                            .map(|o| contact.obstacle_name(o))
+                            .collect();
+                        Error::invalid(
+                            what,
+                            format!("the scene has no obstacle `{target}` (it has {known:?})"),
+                        )
+                    })
+            }
             other => Err(Error::invalid(
                 what,
                 format!(
-                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator` or `tau`"
+                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator`, `tau` or `friction`"
                 ),
             )),
         }
@@ -125,14 +148,18 @@ impl Parameter {
             Parameter::RigidInput { system, dof } => {
                 format!("tau:{}[{dof}]", scene.rigid.systems[system].name)
             }
+            Parameter::Friction { obstacle } => {
+                format!("friction:{}", scene.contact.obstacle_name(obstacle))
+            }
         }
     }
 
-    /// The soft body the parameter belongs to (`None` for a rigid system's input).
+    /// The soft body the parameter belongs to (`None` for a rigid system's input and an
+    /// obstacle's friction).
     pub fn body(&self) -> Option<usize> {
         match *self {
             Parameter::Material { body, .. } | Parameter::Actuator { body, .. } => Some(body),
-            Parameter::RigidInput { .. } => None,
+            Parameter::RigidInput { .. } | Parameter::Friction { .. } => None,
         }
     }
 
@@ -159,6 +186,7 @@ impl Parameter {
                 RigidInput::Torque(t) => t[dof],
                 _ => 0.0,
             },
+            Parameter::Friction { obstacle } => scene.contact.friction[obstacle],
         }
     }
 
@@ -215,6 +243,16 @@ impl Parameter {
                     RigidInput::Torque(t) => t[dof] = value,
                     _ => unreachable!("parse admits robots driven by constant inputs only"),
                 }
+                Ok(())
+            }
+            Parameter::Friction { obstacle } => {
+                if !(value >= 0.0 && value.is_finite()) {
+                    return Err(Error::invalid(
+                        self.name(scene),
+                        format!("must be finite and non-negative, got {value}"),
+                    ));
+                }
+                scene.contact.friction[obstacle] = value;
                 Ok(())
             }
         }

@@ -33,7 +33,8 @@ pub struct RigidParameter {
 
 /// The rigid parameters `name` stands for, `None` when `name` is not of a rigid kind. Errors
 /// name an unknown body or robot, a component out of range, and the rigid names whose
-/// derivatives do not exist yet (`mass:BODY`, `friction:OBSTACLE`).
+/// derivatives do not exist yet (`mass:BODY`). `friction:OBSTACLE` is not a rigid name:
+/// [`crate::diff::Parameter::parse`] reads it.
 pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<RigidParameter>>> {
     let what = || format!("parameter `{name}`");
     let Some((kind, target)) = name.split_once(':') else {
@@ -46,10 +47,10 @@ pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<Rig
         "position" => (RigidKind::FreeBody, RigidSeed::Configuration, 0, Some(3)),
         "velocity" => (RigidKind::FreeBody, RigidSeed::Velocity, 0, Some(3)),
         "angular_velocity" => (RigidKind::FreeBody, RigidSeed::Velocity, 3, Some(3)),
-        "mass" | "friction" => {
+        "mass" => {
             return Err(Error::invalid(
                 what(),
-                "derivatives with respect to a rigid body's mass and a friction coefficient are not implemented yet",
+                "derivatives with respect to a rigid body's mass are not implemented yet",
             ));
         }
         _ => return Ok(None),

@@ -118,6 +118,10 @@ pub enum ObstacleKind {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObstacleSection {
+    /// Optional name, unique among the obstacles (parameter names such as
+    /// `friction:NAME`); default `obstacleK`, K its 0-based place in the file.
+    #[serde(default)]
+    pub name: Option<String>,
     /// `"plane" | "box" | "sphere" | "capsule" | "mesh"`.
     #[serde(rename = "type")]
     pub kind: ObstacleKind,

@@ -85,6 +85,7 @@ pub struct GroupNcp {
     lambda: Vec<f64>,
     sigma: Vec<f64>,
     friction: Vec<f64>,
+    friction_obstacle: Vec<Option<usize>>,
     bilateral: Vec<bool>,
 }
 
@@ -118,6 +119,13 @@ impl GroupNcp {
     /// sticking for the NCP derivative).
     pub fn bilateral(&self) -> &[bool] {
         &self.bilateral
+    }
+
+    /// Per contact, the obstacle whose Coulomb coefficient it uses (`friction:OBSTACLE`):
+    /// a soft node against an obstacle, or a rigid body without its own `friction` against
+    /// one; `None` for every other contact.
+    pub fn friction_obstacle(&self) -> &[Option<usize>] {
+        &self.friction_obstacle
     }
 }
 
@@ -313,6 +321,19 @@ pub fn solve_group(
         }
     }
     let k = ws.keys.len();
+    // Whether each rigid system takes its obstacles' friction (no `friction` of its own).
+    let takes_obstacle_friction: Vec<bool> = rigid
+        .as_ref()
+        .map(|rp| {
+            rp.scene
+                .systems
+                .iter()
+                .map(|s| s.friction.is_none())
+                .collect()
+        })
+        .unwrap_or_default();
+    let rigid_friction_is_the_obstacles =
+        |s: usize| takes_obstacle_friction.get(s).copied().unwrap_or(false);
     if k == 0 {
         return Ok(0);
     }
@@ -431,6 +452,16 @@ pub fn solve_group(
     ncp.sigma.extend_from_slice(solution.sigma.as_slice());
     ncp.friction.clear();
     ncp.friction.extend_from_slice(&ws.friction);
+    ncp.friction_obstacle.clear();
+    ncp.friction_obstacle
+        .extend(ws.keys.iter().map(|key| match *key {
+            ContactKey::Obstacle { obstacle, .. } => Some(obstacle),
+            // Kind 0: a rigid collider against obstacle key.3 (rigid_detection).
+            ContactKey::Rigid(key) if key.0 == 0 && rigid_friction_is_the_obstacles(key.1) => {
+                Some(key.3)
+            }
+            _ => None,
+        }));
     ncp.bilateral.clear();
     ncp.bilateral.extend_from_slice(&bilateral);
     ws.next.push((ws.keys.clone(), lambda.to_vec()));

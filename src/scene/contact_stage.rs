@@ -69,6 +69,9 @@ pub struct SceneContact {
     pub obstacles: Vec<Obstacle>,
     /// Coulomb coefficient μ of each obstacle (its own `friction` or `[contact].friction`).
     pub friction: Vec<f64>,
+    /// The obstacles' names (`[[obstacle]] name`), where given; see
+    /// [`SceneContact::obstacle_name`].
+    pub names: Vec<Option<String>>,
     /// Solver, tolerance, iteration limit, self- and inter-body contact.
     pub settings: ContactSection,
 }
@@ -92,8 +95,17 @@ impl SceneContact {
                 .iter()
                 .map(|o| o.friction.unwrap_or(contact.friction))
                 .collect(),
+            names: obstacles.iter().map(|o| o.name.clone()).collect(),
             settings: contact.clone(),
         })
+    }
+
+    /// Obstacle `i`'s name: its `name`, or `obstacleK` with K = i (0-based file order).
+    pub fn obstacle_name(&self, i: usize) -> String {
+        match self.names.get(i) {
+            Some(Some(name)) => name.clone(),
+            _ => format!("obstacle{i}"),
+        }
     }
 
     /// Whether the contact stage has anything to detect: an obstacle, self-contact or

@@ -400,8 +400,23 @@ impl SceneFile {
             }
         }
         self.contact.validate()?;
+        let obstacle_name = |j: usize| {
+            self.obstacle[j]
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("obstacle{j}"))
+        };
         for (i, o) in self.obstacle.iter().enumerate() {
             o.validate(i)?;
+            if let Some(j) = (0..i).find(|&j| obstacle_name(j) == obstacle_name(i)) {
+                return Err(Error::invalid(
+                    format!("obstacle[{i}].name"),
+                    format!(
+                        "`{}` is already the name of obstacle[{j}]",
+                        obstacle_name(i)
+                    ),
+                ));
+            }
         }
         for b in &self.rigid_body {
             b.validate()?;

@@ -52,6 +52,7 @@ pub fn scene(bodies: Vec<SoftBody>, mu_floor: f64, mu: f64, self_contact: bool) 
     Scene {
         rigid: Default::default(),
         contact: SceneContact {
+            names: Vec::new(),
             obstacles: vec![Obstacle::plane(Vec3::zeros(), Vec3::z()).unwrap()],
             friction: vec![mu_floor],
             settings: ContactSection {

@@ -173,8 +173,9 @@ impl StepDerivative {
                         continue;
                     }
                     match *q {
-                        // Through the rigid systems' update (rigid_forward).
-                        Parameter::RigidInput { .. } => {}
+                        // Through the rigid systems' update (rigid_forward), and through the
+                        // NCP (below).
+                        Parameter::RigidInput { .. } | Parameter::Friction { .. } => {}
                         Parameter::Material { parameter, .. } => {
                             let rhs = &buf.material_rhs[material_slot(parameter)];
                             for (c, r) in col.iter_mut().zip(rhs) {
@@ -280,6 +281,18 @@ impl StepDerivative {
                 }
                 let mut dlambda = DMat::zeros(0, k);
                 group.force_variation(&dq, &mut dlambda);
+                // dλ += (∂λ/∂μ_o) dμ_o for each obstacle's friction (contact_chain).
+                for (c, input) in inputs.iter().enumerate() {
+                    for (q, dp) in parameters.iter().zip(&input.parameters) {
+                        if let (Parameter::Friction { obstacle }, true) = (*q, *dp != 0.0)
+                            && let Some(t) = group.friction_direction(obstacle)
+                        {
+                            for (l, d) in dlambda.column_mut(c).iter_mut().zip(t) {
+                                *l += dp * d;
+                            }
+                        }
+                    }
+                }
                 if let (Some(chain), Some(rec), Some(dirs)) =
                     (&group.chain, &record.rigid, &mut rigid)
                 {

@@ -66,7 +66,17 @@ impl StepDerivative {
                 })
                 .collect();
             for (group, lambda_extra) in record.contacts.iter().zip(&lambda_extra) {
-                let q_bar = group.velocity_cotangent(|b| &self.bodies[b].red, h, lambda_extra);
+                let (q_bar, lambda_bar) =
+                    group.velocity_cotangent(|b| &self.bodies[b].red, h, lambda_extra);
+                // μ̄_o = ⟨λ̄, ∂λ/∂μ_o⟩ for each obstacle's friction (contact_chain).
+                for (p, q) in parameters.iter().enumerate() {
+                    if let Parameter::Friction { obstacle } = *q
+                        && let Some(t) = group.friction_direction(obstacle)
+                    {
+                        result.parameters[p] +=
+                            t.iter().zip(&lambda_bar).map(|(a, b)| a * b).sum::<f64>();
+                    }
+                }
                 group.add_jacobian_transpose(&q_bar, &mut abar);
                 group.geometry_cotangent(
                     &q_bar,
@@ -210,8 +220,9 @@ impl StepDerivative {
                     continue;
                 }
                 result.parameters[p] += match *q {
-                    // Through the rigid systems' update (rigid_reverse).
-                    Parameter::RigidInput { .. } => 0.0,
+                    // Through the rigid systems' update (rigid_reverse), and through the NCP
+                    // (above).
+                    Parameter::RigidInput { .. } | Parameter::Friction { .. } => 0.0,
                     Parameter::Material { parameter, .. } => {
                         buf.material_rhs(body, rec, h, parameter)?;
                         reduce_nodes(dofs, &buf.nodal3, &mut buf.red);
