@@ -74,10 +74,16 @@ def test_adjoint_against_central_differences():
     fd = (final(VALUES, eps * direction) - final(VALUES, -eps * direction)) / (2 * eps)
     ad = np.sum(back["velocities"]["beam"] * direction)
     assert abs(ad - fd) <= 1e-6 * abs(fd)
-    # A second sweep (records recomputed) gives the same numbers.
+    # A second sweep (records recomputed), and a tape that kept no record, give the same
+    # numbers.
     again = tape.adjoint(positions={"beam": weights}, params=PARAMS)
     assert again["parameters"] == back["parameters"]
     assert np.array_equal(again["velocities"]["beam"], back["velocities"]["beam"])
+    lean = diffsoro.Simulation(scene)
+    lean.set_parameters(dict(zip(PARAMS, VALUES)))
+    bare = lean.record(STEPS, memory_limit=0).adjoint(positions={"beam": weights}, params=PARAMS)
+    assert bare["parameters"] == back["parameters"]
+    assert np.array_equal(bare["positions"]["beam"], back["positions"]["beam"])
 
 
 def test_errors():
