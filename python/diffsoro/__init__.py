@@ -12,12 +12,18 @@ actuator inputs in N (cables), Pa (cavities), N·m or rad (servos). Arrays are N
     sim.run(100)
     x = sim.positions("trunk")           # (n, 3), m
     state = sim.final_state()            # the CLI's final-state JSON as a dict
+
+Optional modules (import them explicitly): `diffsoro.linalg` (one step's Jacobian in (x, v)
+as a SciPy LinearOperator), `diffsoro.torch` (rollouts as a torch.autograd.Function; extra
+`diffsoro[torch]`), `diffsoro.ray` (rollouts, gradients and calibrations over Ray; extra
+`diffsoro[ray]`).
 """
 
 from ._diffsoro import (
     ConvergenceError,
     Scene,
     Simulation,
+    Tape,
     __version__,
     calibrate,
     control,
@@ -27,6 +33,7 @@ __all__ = [
     "ConvergenceError",
     "Scene",
     "Simulation",
+    "Tape",
     "__version__",
     "calibrate",
     "control",

@@ -10,7 +10,7 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Scene", "Simulation", "calibrate", "control", "ConvergenceError", "__version__"]
+__all__ = ["Scene", "Simulation", "Tape", "calibrate", "control", "ConvergenceError", "__version__"]
 
 __version__: str
 
@@ -111,6 +111,16 @@ class Simulation:
         """Sets a body's positions (m) and velocities (m/s), (n, 3) each."""
     def set_actuation(self, name: str, value: float) -> None:
         """An actuator's input for the next steps: N, Pa or N·m (force), rad (angle servo)."""
+    def set_parameters(self, values: Mapping[str, float]) -> None:
+        """Sets named differentiable parameters for the next steps: `young_modulus:BODY` (Pa),
+        `poisson_ratio:BODY`, `actuator:NAME` (N, Pa, N·m; rad for an angle servo),
+        `tau:ROBOT[k]` (N·m or N). ValueError for an unknown name or invalid value (nothing
+        changed then)."""
+    def record(self, steps: int | None = None, memory_limit: int | None = None) -> Tape:
+        """Advances `steps` steps (default: the scene's) as `run`, bit for bit, recording them
+        for `Tape.adjoint` (factorisations kept up to `memory_limit` bytes, default 2 GiB;
+        the rest recomputed). `strict` is not checked (see final_state's
+        unconverged_steps)."""
     def rigid_q(self, name: str) -> _Array:
         """A rigid body's [x, y, z, qx, qy, qz, qw] (m) or a robot's joint coordinates, (nq,)."""
     def rigid_v(self, name: str) -> _Array:
@@ -145,6 +155,25 @@ class Simulation:
     ) -> dict[str, Any]:
         """Reverse mode of one step: {"positions": {body: x̄}, "velocities": {body: v̄},
         "parameters": {name: p̄}}; soft bodies (n, 3), rigid bodies and robots (nv,)."""
+
+@final
+class Tape:
+    """A recorded trajectory (`Simulation.record`) for reverse-mode gradients."""
+
+    @property
+    def steps(self) -> int:
+        """Steps recorded."""
+    def adjoint(
+        self,
+        positions: Mapping[str, npt.ArrayLike] | None = None,
+        velocities: Mapping[str, npt.ArrayLike] | None = None,
+        params: Sequence[str] = ...,
+    ) -> dict[str, Any]:
+        """For the cotangent of the final state ({body: ∂loss/∂x_final (n, 3), 1/m} and
+        {body: ∂loss/∂v_final, s/m}; rigid bodies and robots (nv,)), the cotangent of the
+        start state and of the parameters held over the run: {"positions": {body: ...},
+        "velocities": {body: ...}, "parameters": {name: ∂loss/∂p}} (per unit of p). Can be
+        called again (records then recomputed)."""
 
 def calibrate(
     scene: Scene,

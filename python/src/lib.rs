@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 fn _diffsoro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scene::PyScene>()?;
     m.add_class::<simulation::PySimulation>()?;
+    m.add_class::<simulation::PyTape>()?;
     m.add_function(wrap_pyfunction!(jobs::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::control, m)?)?;
     m.add(

@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use diffsoro::diff::{InputTangent, Parameter, StateTangent};
+use diffsoro::diff::{
+    InputTangent, Parameter, StateTangent, Tape, TapeOptions, adjoint, check_differentiable,
+    record_trajectory,
+};
 use diffsoro::math::Vec3;
 use diffsoro::scene::{FinalState, Scene, State, StaticOptions, StepReport, Stepper, solve_static};
 use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1, PyArrayLike2};
@@ -19,7 +22,7 @@ use crate::scene::PyScene;
 type Nodes<'py> = PyArrayLike2<'py, f64, AllowTypeChange>;
 
 /// Per body name, an array: (n, 3) for a soft body, (nv,) for a rigid body or robot.
-type Fields<'py> = BTreeMap<String, Bound<'py, PyAny>>;
+pub type Fields<'py> = BTreeMap<String, Bound<'py, PyAny>>;
 
 /// A simulation of a scene: its own copy of the scene (actuation set by `set_actuation`), the
 /// state (positions m, velocities m/s, time s) and the stepper. Starts at the scene's rest
@@ -142,99 +145,98 @@ impl PySimulation {
             })
         })
     }
+}
 
-    /// A state tangent from per-body arrays (bodies not given: zero): (n, 3) for a soft body,
-    /// (nv,) for a rigid body or robot (its configuration tangent or velocity).
-    fn tangent(
-        &self,
-        positions: Option<Fields<'_>>,
-        velocities: Option<Fields<'_>>,
-        what: &str,
-    ) -> PyResult<StateTangent> {
-        self.distinct_names()?;
-        let mut t = StateTangent::zeros(&self.scene);
-        for (field, map) in [("positions", positions), ("velocities", velocities)] {
-            for (name, object) in map.unwrap_or_default() {
-                let at = format!("{what} {field}[{name:?}]");
-                if let Some(b) = self.scene.bodies.iter().position(|b| b.name() == name) {
-                    let array: Nodes<'_> = object.extract()?;
-                    let n = self.scene.bodies[b].node_count();
-                    let rows = array_to_nodes(&array, n, &at)?;
-                    let slot = &mut t.bodies[b];
-                    if field == "positions" {
-                        slot.positions = rows;
-                    } else {
-                        slot.velocities = rows;
-                    }
-                } else if let Some(s) = self.scene.rigid.system(&name) {
-                    let array: PyArrayLike1<'_, f64, AllowTypeChange> = object.extract()?;
-                    let values = array.as_array().to_vec();
-                    let nv = self.scene.rigid.systems[s].nv();
-                    if values.len() != nv {
-                        return Err(invalid(
-                            at,
-                            format!("has {} entries, expected {nv}", values.len()),
-                        ));
-                    }
-                    if values.iter().any(|c| !c.is_finite()) {
-                        return Err(invalid(at, "is not finite"));
-                    }
-                    let slot = &mut t.rigid[s];
-                    if field == "positions" {
-                        slot.q = values;
-                    } else {
-                        slot.v = values;
-                    }
+/// A state tangent from per-body arrays (bodies not given: zero): (n, 3) for a soft body,
+/// (nv,) for a rigid body or robot (its configuration tangent or velocity).
+pub fn tangent(
+    scene: &Scene,
+    positions: Option<Fields<'_>>,
+    velocities: Option<Fields<'_>>,
+    what: &str,
+) -> PyResult<StateTangent> {
+    distinct_names(scene)?;
+    let mut t = StateTangent::zeros(scene);
+    for (field, map) in [("positions", positions), ("velocities", velocities)] {
+        for (name, object) in map.unwrap_or_default() {
+            let at = format!("{what} {field}[{name:?}]");
+            if let Some(b) = scene.bodies.iter().position(|b| b.name() == name) {
+                let array: Nodes<'_> = object.extract()?;
+                let n = scene.bodies[b].node_count();
+                let rows = array_to_nodes(&array, n, &at)?;
+                let slot = &mut t.bodies[b];
+                if field == "positions" {
+                    slot.positions = rows;
                 } else {
+                    slot.velocities = rows;
+                }
+            } else if let Some(s) = scene.rigid.system(&name) {
+                let array: PyArrayLike1<'_, f64, AllowTypeChange> = object.extract()?;
+                let values = array.as_array().to_vec();
+                let nv = scene.rigid.systems[s].nv();
+                if values.len() != nv {
                     return Err(invalid(
                         at,
-                        "names no soft body, rigid body or robot of the scene",
+                        format!("has {} entries, expected {nv}", values.len()),
                     ));
                 }
+                if values.iter().any(|c| !c.is_finite()) {
+                    return Err(invalid(at, "is not finite"));
+                }
+                let slot = &mut t.rigid[s];
+                if field == "positions" {
+                    slot.q = values;
+                } else {
+                    slot.v = values;
+                }
+            } else {
+                return Err(invalid(
+                    at,
+                    "names no soft body, rigid body or robot of the scene",
+                ));
             }
         }
-        Ok(t)
     }
+    Ok(t)
+}
 
-    /// Errors when a soft body and a rigid body or robot share a name (the derivatives' dicts
-    /// are keyed by name).
-    fn distinct_names(&self) -> PyResult<()> {
-        match self
-            .scene
-            .bodies
-            .iter()
-            .find(|b| self.scene.rigid.system(b.name()).is_some())
-        {
-            Some(b) => Err(invalid(
-                format!("name `{}`", b.name()),
-                "is both a soft body's and a rigid body's or robot's: the derivatives' arrays are keyed by name",
-            )),
-            None => Ok(()),
-        }
+/// Errors when a soft body and a rigid body or robot share a name (the derivatives' dicts
+/// are keyed by name).
+fn distinct_names(scene: &Scene) -> PyResult<()> {
+    match scene
+        .bodies
+        .iter()
+        .find(|b| scene.rigid.system(b.name()).is_some())
+    {
+        Some(b) => Err(invalid(
+            format!("name `{}`", b.name()),
+            "is both a soft body's and a rigid body's or robot's: the derivatives' arrays are keyed by name",
+        )),
+        None => Ok(()),
     }
+}
 
-    /// Per body name, an owned (n, 3) array of each body's field of `t`.
-    fn per_body<'py>(
-        &self,
-        py: Python<'py>,
-        t: &StateTangent,
-        velocities: bool,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let out = PyDict::new(py);
-        for (body, bt) in self.scene.bodies.iter().zip(&t.bodies) {
-            let field = if velocities {
-                &bt.velocities
-            } else {
-                &bt.positions
-            };
-            out.set_item(body.name(), nodes_to_array(py, field))?;
-        }
-        for (sys, rt) in self.scene.rigid.systems.iter().zip(&t.rigid) {
-            let field = if velocities { &rt.v } else { &rt.q };
-            out.set_item(&sys.name, PyArray1::from_slice(py, field))?;
-        }
-        Ok(out)
+/// Per body name, an owned (n, 3) array of each body's field of `t`.
+pub fn per_body<'py>(
+    scene: &Scene,
+    py: Python<'py>,
+    t: &StateTangent,
+    velocities: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (body, bt) in scene.bodies.iter().zip(&t.bodies) {
+        let field = if velocities {
+            &bt.velocities
+        } else {
+            &bt.positions
+        };
+        out.set_item(body.name(), nodes_to_array(py, field))?;
     }
+    for (sys, rt) in scene.rigid.systems.iter().zip(&t.rigid) {
+        let field = if velocities { &rt.v } else { &rt.q };
+        out.set_item(&sys.name, PyArray1::from_slice(py, field))?;
+    }
+    Ok(out)
 }
 
 #[pymethods]
@@ -337,6 +339,57 @@ impl PySimulation {
         }
         self.derivatives = None;
         Ok(())
+    }
+
+    /// Sets named differentiable parameters for the next steps ({name: value}): `young_modulus:BODY` (Pa), `poisson_ratio:BODY`, `actuator:NAME` (N, Pa, N·m,
+    /// or rad for an angle-driven servo, as `set_actuation`), `tau:ROBOT[k]` (N·m or N). The
+    /// names are the derivatives' (`step_jacobian`, `vjp`, `Tape.adjoint`). Raises
+    /// `ValueError` naming an unknown parameter or an invalid value (E ≤ 0, ν outside
+    /// (−1, 0.5), not finite); nothing is changed then.
+    fn set_parameters(&mut self, py: Python<'_>, values: BTreeMap<String, f64>) -> PyResult<()> {
+        let names: Vec<String> = values.keys().cloned().collect();
+        let parsed = self.parameters(&names)?;
+        let mut scene = self.scene.clone();
+        for (p, value) in parsed.iter().zip(values.values()) {
+            guarded(|| p.set(&mut scene, *value))?;
+        }
+        // The stepper's workspaces depend on the materials and on which actuators are solved.
+        let stepper = py.detach(|| guarded(|| Stepper::new(&scene)))?;
+        self.scene = scene;
+        self.stepper = stepper;
+        self.derivatives = None;
+        Ok(())
+    }
+
+    /// Advances the state by `steps` time steps (default: the scene's `simulation.steps`)
+    /// while recording what the adjoint needs, and returns the recording (`Tape`): every
+    /// step's start state and, while under `memory_limit` bytes (default 2 GiB), every step's
+    /// factorisations (steps beyond it are recomputed by `Tape.adjoint`). The states are
+    /// those of `run(steps)`, bit for bit. `strict` is not checked here: `final_state()`
+    /// counts unconverged steps. The GIL is released.
+    #[pyo3(signature = (steps = None, memory_limit = None))]
+    fn record(
+        &mut self,
+        py: Python<'_>,
+        steps: Option<usize>,
+        memory_limit: Option<usize>,
+    ) -> PyResult<PyTape> {
+        let steps = steps.unwrap_or(self.scene.simulation.steps);
+        let mut options = TapeOptions::default();
+        if let Some(limit) = memory_limit {
+            options.memory_limit = limit;
+        }
+        let (scene, state) = (&self.scene, &mut self.state);
+        let tape = py.detach(|| {
+            guarded(|| {
+                check_differentiable(scene)?;
+                record_trajectory(scene, state, steps, options, &mut |_| {})
+            })
+        })?;
+        Ok(PyTape {
+            scene: self.scene.clone(),
+            tape,
+        })
     }
 
     /// Configuration of rigid body or robot `name`: an owned float64 array of shape (nq,) (a
@@ -492,14 +545,17 @@ impl PySimulation {
         let names: Vec<String> = parameters.keys().cloned().collect();
         let parsed = self.parameters(&names)?;
         let input = InputTangent {
-            state: self.tangent(positions, velocities, "jvp")?,
+            state: tangent(&self.scene, positions, velocities, "jvp")?,
             parameters: parameters.values().copied().collect(),
         };
         let mut out = self.with_derivatives(py, |d, scene, state| {
             d.jvp(scene, state, &parsed, std::slice::from_ref(&input))
         })?;
         let t = out.pop().expect("one direction");
-        Ok((self.per_body(py, &t, false)?, self.per_body(py, &t, true)?))
+        Ok((
+            per_body(&self.scene, py, &t, false)?,
+            per_body(&self.scene, py, &t, true)?,
+        ))
     }
 
     /// Reverse mode of one step from the current state (not advanced): for the cotangent
@@ -516,12 +572,18 @@ impl PySimulation {
         params: Vec<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let parsed = self.parameters(&params)?;
-        let output = self.tangent(positions, velocities, "vjp")?;
+        let output = tangent(&self.scene, positions, velocities, "vjp")?;
         let result =
             self.with_derivatives(py, |d, scene, state| d.vjp(scene, state, &parsed, &output))?;
         let out = PyDict::new(py);
-        out.set_item("positions", self.per_body(py, &result.state, false)?)?;
-        out.set_item("velocities", self.per_body(py, &result.state, true)?)?;
+        out.set_item(
+            "positions",
+            per_body(&self.scene, py, &result.state, false)?,
+        )?;
+        out.set_item(
+            "velocities",
+            per_body(&self.scene, py, &result.state, true)?,
+        )?;
         let p = PyDict::new(py);
         for (name, value) in params.iter().zip(&result.parameters) {
             p.set_item(name.trim(), *value)?;
@@ -541,5 +603,63 @@ impl PySimulation {
                 .map(|b| b.name())
                 .collect::<Vec<_>>()
         )
+    }
+}
+
+/// A recorded trajectory (`Simulation.record`) for reverse-mode gradients of a loss of its
+/// final state with respect to its start state and to named parameters held constant over
+/// the run (one backward sweep of step VJPs).
+#[pyclass(module = "diffsoro._diffsoro", name = "Tape")]
+pub struct PyTape {
+    scene: Scene,
+    tape: Tape,
+}
+
+#[pymethods]
+impl PyTape {
+    /// Steps recorded.
+    #[getter]
+    fn steps(&self) -> usize {
+        self.tape.steps()
+    }
+
+    /// The adjoint sweep: for the cotangent of the final state given by `positions` and
+    /// `velocities` ({body: (n, 3)}, i.e. ∂loss/∂x_final in 1/m and ∂loss/∂v_final in s/m
+    /// per unit loss; bodies left out: zero; rigid bodies and robots by name with (nv,)
+    /// arrays, as in `Simulation.vjp`), returns {"positions": {body: ∂loss/∂x_start},
+    /// "velocities": {body: ∂loss/∂v_start}, "parameters": {name: ∂loss/∂p}} for the names
+    /// in `params` (per unit of the parameter: 1/Pa, 1/N, …). Can be called again (the steps
+    /// whose records the previous sweep used are then recomputed). GIL released.
+    #[pyo3(signature = (positions = None, velocities = None, params = Vec::new()))]
+    fn adjoint<'py>(
+        &mut self,
+        py: Python<'py>,
+        positions: Option<Fields<'_>>,
+        velocities: Option<Fields<'_>>,
+        params: Vec<String>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let scene = &self.scene;
+        let parsed: Vec<Parameter> = guarded(|| {
+            params
+                .iter()
+                .map(|n| Parameter::parse(scene, n.trim()))
+                .collect()
+        })?;
+        let output = tangent(scene, positions, velocities, "adjoint")?;
+        let tape = &mut self.tape;
+        let result = py.detach(|| guarded(|| adjoint(scene, tape, &parsed, &output)))?;
+        let out = PyDict::new(py);
+        out.set_item("positions", per_body(scene, py, &result.state, false)?)?;
+        out.set_item("velocities", per_body(scene, py, &result.state, true)?)?;
+        let p = PyDict::new(py);
+        for (name, value) in params.iter().zip(&result.parameters) {
+            p.set_item(name.trim(), *value)?;
+        }
+        out.set_item("parameters", p)?;
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Tape(steps={})", self.tape.steps())
     }
 }
