@@ -65,7 +65,8 @@ enum Command {
         strict: bool,
         /// Also compute d(final positions)/d(parameter) through the whole run (forward mode)
         /// for each comma-separated name: `young_modulus:BODY`, `poisson_ratio:BODY`,
-        /// `actuator:NAME` (its force held constant over the run); repeatable.
+        /// `actuator:NAME` (its force held constant over the run), `friction:OBSTACLE` (an
+        /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`); repeatable.
         #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
         sensitivity: Vec<String>,
     },
@@ -81,8 +82,8 @@ enum Command {
         /// The observed final state (the JSON `simulate` writes).
         #[arg(long, value_name = "FILE.json")]
         observed: PathBuf,
-        /// A parameter to fit: `young_modulus:BODY`, `poisson_ratio:BODY` or `actuator:NAME`;
-        /// repeatable.
+        /// A parameter to fit: `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME` or
+        /// `friction:OBSTACLE` (an obstacle's Coulomb coefficient); repeatable.
         #[arg(long = "param", value_name = "NAME", required = true)]
         params: Vec<String>,
         /// Starting value of a parameter (default: the scene's), e.g.
@@ -92,7 +93,7 @@ enum Command {
         init: Vec<String>,
         /// The admissible range of a parameter, `NAME=LO,HI` (either end may be empty for the
         /// default end), e.g. `poisson_ratio:beam=0,0.45`, `young_modulus:beam=1e5,`,
-        /// `actuator:c1=0,2`. Defaults: E > 0 (Pa), 0 ≤ ν < 0.5, actuators unbounded. Iterates
+        /// `actuator:c1=0,2`. Defaults: E > 0 (Pa), 0 ≤ ν < 0.5, actuators unbounded, μ > 0. Iterates
         /// stay strictly inside (by 1e-6 of the range's width); repeatable.
         #[arg(long = "bounds", value_name = "NAME=LO,HI", allow_hyphen_values = true)]
         bounds: Vec<String>,

@@ -554,3 +554,18 @@ fn a_fit_ending_at_a_bound_or_a_local_minimum_is_not_converged() {
     assert!(end > 1e-6 * start, "{start:e} → {end:e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The friction coefficient of the incline a soft cube slides down (`scenes/contact_incline.toml`,
+/// 20°, so it slides for μ < tan 20° ≈ 0.36): observed at μ = 0.2 after 30 steps, recovered
+/// from μ = 0.3 and from μ = 0.1 (`friction:incline`, through the NCP's derivative with
+/// respect to μ).
+#[test]
+fn incline_friction_from_a_sliding_cube() {
+    let path = root().join("scenes/contact_incline.toml");
+    let steps = "simulation.steps=30";
+    let observed = observe(&path, &[steps, "obstacle.incline.friction=0.2"]);
+    for initial in [0.3, 0.1] {
+        let report = fit(&path, &[steps], &observed, "friction:incline", initial);
+        assert_recovered(&report, "friction:incline", 0.2);
+    }
+}

@@ -34,39 +34,44 @@ pub enum ParameterKind {
     PoissonRatio,
     /// An actuator's input (its force or displacement, held over the run), `a = s`.
     Actuator,
+    /// An obstacle's Coulomb coefficient μ (`friction:OBSTACLE`), `μ = s`.
+    Friction,
 }
 
 impl ParameterKind {
     /// Every kind, in the order of their name prefixes in error messages.
-    pub const ALL: [ParameterKind; 3] = [
+    pub const ALL: [ParameterKind; 4] = [
         ParameterKind::YoungModulus,
         ParameterKind::PoissonRatio,
         ParameterKind::Actuator,
+        ParameterKind::Friction,
     ];
 
-    /// The name prefix (`young_modulus`, `poisson_ratio`, `actuator`).
+    /// The name prefix (`young_modulus`, `poisson_ratio`, `actuator`, `friction`).
     pub fn prefix(self) -> &'static str {
         match self {
             ParameterKind::YoungModulus => "young_modulus",
             ParameterKind::PoissonRatio => "poisson_ratio",
             ParameterKind::Actuator => "actuator",
+            ParameterKind::Friction => "friction",
         }
     }
 
-    /// The symbol in messages (`E`, `ν`, `a`).
+    /// The symbol in messages (`E`, `ν`, `a`, `μ`).
     pub fn symbol(self) -> &'static str {
         match self {
             ParameterKind::YoungModulus => "E",
             ParameterKind::PoissonRatio => "ν",
             ParameterKind::Actuator => "a",
+            ParameterKind::Friction => "μ",
         }
     }
 
     /// The open physical limits of the value: `(0, ∞)` Pa for E, `(−1, 0.5)` for ν,
-    /// `(−∞, ∞)` for an actuator.
+    /// `(−∞, ∞)` for an actuator, `(0, ∞)` for μ.
     pub fn physical_limits(self) -> (f64, f64) {
         match self {
-            ParameterKind::YoungModulus => (0.0, f64::INFINITY),
+            ParameterKind::YoungModulus | ParameterKind::Friction => (0.0, f64::INFINITY),
             ParameterKind::PoissonRatio => (-1.0, 0.5),
             ParameterKind::Actuator => (f64::NEG_INFINITY, f64::INFINITY),
         }
@@ -78,6 +83,7 @@ impl ParameterKind {
             ParameterKind::YoungModulus => "range E > 0",
             ParameterKind::PoissonRatio => "range -1 < ν < 0.5",
             ParameterKind::Actuator => "finite values",
+            ParameterKind::Friction => "range μ > 0",
         }
     }
 

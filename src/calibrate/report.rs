@@ -229,7 +229,7 @@ impl CalibrationReport {
 pub(super) fn parameter_unit(name: &str) -> &'static str {
     match name.split(':').next() {
         Some("young_modulus") => "Pa",
-        Some("poisson_ratio") => "1",
+        Some("poisson_ratio") | Some("friction") => "1",
         Some("velocity") => "m/s",
         Some("angular_velocity") => "rad/s",
         _ => "N, Pa, N·m or rad",
