@@ -268,6 +268,7 @@ fn coordinates_round_trip_and_their_derivatives_match_finite_differences() {
             ParameterKind::YoungModulus => &[1e-3, 1.0, 3e5, 2e11],
             ParameterKind::PoissonRatio => &[0.0001, 0.1, 0.3, 0.4999],
             ParameterKind::Actuator => &[-2.0, 0.0, 0.5],
+            ParameterKind::Friction => &[1e-3, 0.2, 1.5],
         };
         let map = Parametrisation::parse(&[format!("{}:b", kind.prefix())]).unwrap();
         for &v in values {
@@ -290,7 +291,8 @@ fn coordinates_round_trip_and_their_derivatives_match_finite_differences() {
 /// user-given ones; NaN stays NaN (a failed trial for the fit).
 #[test]
 fn no_coordinate_maps_onto_or_outside_a_bound() {
-    let cases: [(&str, Option<&str>, f64, f64); 7] = [
+    let cases: [(&str, Option<&str>, f64, f64); 8] = [
+        ("friction:floor", None, 0.0, f64::INFINITY),
         ("young_modulus:b", None, 0.0, f64::INFINITY),
         ("young_modulus:b", Some("1e5,1e7"), 1e5, 1e7),
         ("young_modulus:b", Some("2e4,"), 2e4, f64::INFINITY),
