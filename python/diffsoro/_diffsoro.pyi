@@ -114,7 +114,7 @@ class Simulation:
     def set_parameters(self, values: Mapping[str, float]) -> None:
         """Sets named differentiable parameters for the next steps: `young_modulus:BODY` (Pa),
         `poisson_ratio:BODY`, `actuator:NAME` (N, Pa, N·m; rad for an angle servo),
-        `tau:ROBOT[k]` (N·m or N). ValueError for an unknown name or invalid value (nothing
+        `friction:OBSTACLE` (Coulomb coefficient), `tau:ROBOT[k]` (N·m or N). ValueError for an unknown name or invalid value (nothing
         changed then)."""
     def record(self, steps: int | None = None, memory_limit: int | None = None) -> Tape:
         """Advances `steps` steps (default: the scene's) as `run`, bit for bit, recording them
