@@ -431,6 +431,24 @@ fn set_overrides_the_scene_of_every_command() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `control` on the Trunk, two steps toward (0, 0, 0.15) m, `--out out`, with `extra`.
+fn control_trunk(out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "control",
+        "scenes/trunk.toml",
+        "--effector",
+        "tip",
+        "--target",
+        "0,0,0.15",
+        "--steps",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 /// `--out` is checked before the run: a path under a file, or a file, is a one-line error
 /// naming `--out` and the path, printed before any simulation; a run that fails after the
 /// check (a non-differentiable scene: full Newton) leaves no folder it created behind, and
@@ -457,22 +475,7 @@ fn out_is_checked_first_and_a_failed_run_leaves_no_folder() {
         args.extend_from_slice(extra);
         run(&args)
     };
-    let control = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "control",
-            "scenes/trunk.toml",
-            "--effector",
-            "tip",
-            "--target",
-            "0,0,0.15",
-            "--steps",
-            "2",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        run(&args)
-    };
+    let control = control_trunk;
     for out in [calibrate(&file, &[]), control(&file, &[])] {
         assert_one_line_error(&out, &["--out", "a_file", "not a folder"]);
     }
@@ -503,18 +506,7 @@ fn report_files_are_written_all_or_nothing() {
     let dir = scratch("all-or-nothing");
     std::fs::create_dir_all(dir.join("control.json")).unwrap();
     std::fs::write(dir.join("error.csv"), "earlier run").unwrap();
-    let out = run(&[
-        "control",
-        "scenes/trunk.toml",
-        "--effector",
-        "tip",
-        "--target",
-        "0,0,0.15",
-        "--steps",
-        "2",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let out = control_trunk(&dir, &[]);
     assert_one_line_error(&out, &["control.json", "is a folder"]);
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
