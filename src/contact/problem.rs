@@ -105,41 +105,8 @@ impl ContactProblem {
         free_velocity: DVec,
         cones: Vec<FrictionCone>,
     ) -> Result<ContactProblem> {
+        let scale = check_sizes_and_values(&delassus, &free_velocity, cones.len())?;
         let n = cones.len();
-        if delassus.nrows() != 3 * n || delassus.ncols() != 3 * n {
-            return Err(Error::invalid(
-                "Delassus matrix",
-                format!(
-                    "is {}×{}, expected {}×{} for {n} contacts",
-                    delassus.nrows(),
-                    delassus.ncols(),
-                    3 * n,
-                    3 * n
-                ),
-            ));
-        }
-        if free_velocity.len() != 3 * n {
-            return Err(Error::invalid(
-                "free contact velocity",
-                format!("has {} entries, expected {}", free_velocity.len(), 3 * n),
-            ));
-        }
-        if let Some(i) = free_velocity.iter().position(|x| !x.is_finite()) {
-            return Err(Error::invalid(
-                format!("free contact velocity entry {i}"),
-                "not finite",
-            ));
-        }
-        let mut scale = 0.0f64;
-        for (k, x) in delassus.iter().enumerate() {
-            if !x.is_finite() {
-                return Err(Error::invalid(
-                    format!("Delassus entry ({}, {})", k % (3 * n), k / (3 * n)),
-                    "not finite",
-                ));
-            }
-            scale = scale.max(x.abs());
-        }
         for c in 0..3 * n {
             for r in c + 1..3 * n {
                 if (delassus[(r, c)] - delassus[(c, r)]).abs() > 1e-9 * scale {
@@ -154,6 +121,22 @@ impl ContactProblem {
                 }
             }
         }
+        Ok(ContactProblem {
+            delassus,
+            free_velocity,
+            cones,
+        })
+    }
+
+    /// As [`Self::with_cones`] for a Delassus matrix symmetric by construction (the caller
+    /// averaged it with its transpose): the sizes and values are checked, the symmetry is not
+    /// (a strided pass over the matrix, a few percent of a step with many contacts).
+    pub(crate) fn with_symmetric_cones(
+        delassus: DMat,
+        free_velocity: DVec,
+        cones: Vec<FrictionCone>,
+    ) -> Result<ContactProblem> {
+        check_sizes_and_values(&delassus, &free_velocity, cones.len())?;
         Ok(ContactProblem {
             delassus,
             free_velocity,
@@ -288,4 +271,44 @@ mod tests {
         assert!(r.max().is_nan());
         assert!(!(r.max() <= 1e-10));
     }
+}
+
+/// Checks that `delassus` is 3n×3n and `free_velocity` 3n long, every entry finite; returns
+/// the largest |G_ij| (the scale of the symmetry check).
+fn check_sizes_and_values(delassus: &DMat, free_velocity: &DVec, n: usize) -> Result<f64> {
+        if delassus.nrows() != 3 * n || delassus.ncols() != 3 * n {
+            return Err(Error::invalid(
+                "Delassus matrix",
+                format!(
+                    "is {}×{}, expected {}×{} for {n} contacts",
+                    delassus.nrows(),
+                    delassus.ncols(),
+                    3 * n,
+                    3 * n
+                ),
+            ));
+        }
+        if free_velocity.len() != 3 * n {
+            return Err(Error::invalid(
+                "free contact velocity",
+                format!("has {} entries, expected {}", free_velocity.len(), 3 * n),
+            ));
+        }
+        if let Some(i) = free_velocity.iter().position(|x| !x.is_finite()) {
+            return Err(Error::invalid(
+                format!("free contact velocity entry {i}"),
+                "not finite",
+            ));
+        }
+        let mut scale = 0.0f64;
+        for (k, x) in delassus.iter().enumerate() {
+            if !x.is_finite() {
+                return Err(Error::invalid(
+                    format!("Delassus entry ({}, {})", k % (3 * n), k / (3 * n)),
+                    "not finite",
+                ));
+            }
+            scale = scale.max(x.abs());
+        }
+    Ok(scale)
 }

@@ -401,8 +401,10 @@ pub fn solve_group(
             &mut ws.g,
             &mut ws.start_velocity,
         );
-        symmetrise(&mut ncp.delassus);
     }
+    // Exactly symmetric (the products' round-off averaged out), so the problem need not
+    // check it.
+    symmetrise(&mut ncp.delassus);
     let correction = PenetrationCorrection::default();
     correction.apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
     let mut cones = ws
@@ -417,7 +419,7 @@ pub fn solve_group(
         }
     }
     let bilateral: Vec<bool> = cones.iter().map(FrictionCone::is_bilateral).collect();
-    let problem = ContactProblem::with_cones(
+    let problem = ContactProblem::with_symmetric_cones(
         std::mem::replace(&mut ncp.delassus, DMat::zeros(0, 0)),
         DVec::from_column_slice(&ws.g),
         cones,

@@ -88,10 +88,10 @@ pub struct RigidWorkspace {
     row_index: Vec<usize>,
     /// λ of `rows` (3 per block).
     lambda: Vec<f64>,
-    /// Σ_s h J_s Y_s over this step's rows, before it is placed in the NCP's G.
-    local_g: DMat,
-    /// Per system: whether a row touches it, and a column buffer (nv).
+    /// Per system: whether a row touches it, the rows (of `jac`) that do, and a column
+    /// buffer (nv).
     touched: Vec<bool>,
+    active: Vec<Vec<usize>>,
     column: Vec<Vec<f64>>,
     /// Whether this step's impulses are applied (`apply`), and the NCP's outcome.
     applied: bool,
@@ -121,8 +121,8 @@ impl RigidWorkspace {
             rows: Vec::new(),
             row_index: Vec::new(),
             lambda: Vec::new(),
-            local_g: DMat::zeros(0, 0),
             touched: vec![false; s.len()],
+            active: vec![Vec::new(); s.len()],
             column: s.iter().map(|x| vec![0.0; x.nv()]).collect(),
             applied: false,
             outcome: RigidOutcome::default(),
@@ -265,11 +265,6 @@ impl RigidWorkspace {
         let m = self.rows.len();
         let rows = 3 * m;
         let global = |r: usize, index: &[usize]| 3 * index[r / 3] + r % 3;
-        if self.local_g.shape() != (rows, rows) {
-            self.local_g = DMat::zeros(rows, rows);
-        } else {
-            self.local_g.fill(0.0);
-        }
         for (s, sys) in rigid.systems.iter().enumerate() {
             let nv = sys.nv();
             let q = &states[s].q;
@@ -321,11 +316,14 @@ impl RigidWorkspace {
             if !touched {
                 continue;
             }
-            // Y_s = M_s⁻¹ J_sᵀ, one solve per non-zero row of J_s.
+            // Y_s = M_s⁻¹ J_sᵀ, one solve per non-zero row of J_s (its other columns zero,
+            // never read: `active` lists the rows that touch the system).
             let y = &mut self.minv_jt[s];
             if y.shape() != (nv, rows) {
                 *y = DMat::zeros(nv, rows);
             }
+            let active = &mut self.active[s];
+            active.clear();
             let col = &mut self.column[s];
             for r in 0..rows {
                 for k in 0..nv {
@@ -333,11 +331,24 @@ impl RigidWorkspace {
                 }
                 if col.iter().any(|x| *x != 0.0) {
                     sys.solve_mass(&self.buffers[s], q, col);
+                    y.column_mut(r).copy_from_slice(col);
+                    active.push(r);
                 }
-                y.column_mut(r).copy_from_slice(col);
             }
-            self.local_g.gemm(h, jac, y, 1.0);
-            for r in 0..rows {
+            // h J_s Y_s over the active rows only, at the blocks' places in G (a system
+            // touched by few of the step's rows costs those rows', not all of them).
+            for &c in active.iter() {
+                let gc = global(c, &self.row_index);
+                let yc = y.column(c);
+                for &r in active.iter() {
+                    let mut v = 0.0;
+                    for k in 0..nv {
+                        v += jac[(r, k)] * yc[k];
+                    }
+                    g_mat[(global(r, &self.row_index), gc)] += h * v;
+                }
+            }
+            for &r in active.iter() {
                 let (mut jf, mut j0) = (0.0, 0.0);
                 for k in 0..nv {
                     jf += jac[(r, k)] * self.v_free[s][k];
@@ -345,16 +356,6 @@ impl RigidWorkspace {
                 }
                 g[global(r, &self.row_index)] += jf;
                 start[global(r, &self.row_index)] += j0;
-            }
-        }
-        // G at the blocks' places.
-        for c in 0..rows {
-            let gc = global(c, &self.row_index);
-            for r in 0..rows {
-                let v = self.local_g[(r, c)];
-                if v != 0.0 {
-                    g_mat[(global(r, &self.row_index), gc)] += v;
-                }
             }
         }
         for (i, c) in self.rows.iter().enumerate() {
@@ -393,7 +394,7 @@ impl RigidWorkspace {
                 let y = &self.minv_jt[s];
                 for k in 0..sys.nv() {
                     let mut dv = 0.0;
-                    for r in 0..rows {
+                    for &r in &self.active[s] {
                         dv += y[(k, r)] * self.lambda[r];
                     }
                     st.v[k] += h * dv;
