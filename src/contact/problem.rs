@@ -216,6 +216,46 @@ impl ContactProblem {
     }
 }
 
+/// Checks that `delassus` is 3n×3n and `free_velocity` 3n long, every entry finite; returns
+/// the largest |G_ij| (the scale of the symmetry check).
+fn check_sizes_and_values(delassus: &DMat, free_velocity: &DVec, n: usize) -> Result<f64> {
+    if delassus.nrows() != 3 * n || delassus.ncols() != 3 * n {
+        return Err(Error::invalid(
+            "Delassus matrix",
+            format!(
+                "is {}×{}, expected {}×{} for {n} contacts",
+                delassus.nrows(),
+                delassus.ncols(),
+                3 * n,
+                3 * n
+            ),
+        ));
+    }
+    if free_velocity.len() != 3 * n {
+        return Err(Error::invalid(
+            "free contact velocity",
+            format!("has {} entries, expected {}", free_velocity.len(), 3 * n),
+        ));
+    }
+    if let Some(i) = free_velocity.iter().position(|x| !x.is_finite()) {
+        return Err(Error::invalid(
+            format!("free contact velocity entry {i}"),
+            "not finite",
+        ));
+    }
+    let mut scale = 0.0f64;
+    for (k, x) in delassus.iter().enumerate() {
+        if !x.is_finite() {
+            return Err(Error::invalid(
+                format!("Delassus entry ({}, {})", k % (3 * n), k / (3 * n)),
+                "not finite",
+            ));
+        }
+        scale = scale.max(x.abs());
+    }
+    Ok(scale)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,44 +311,4 @@ mod tests {
         assert!(r.max().is_nan());
         assert!(!(r.max() <= 1e-10));
     }
-}
-
-/// Checks that `delassus` is 3n×3n and `free_velocity` 3n long, every entry finite; returns
-/// the largest |G_ij| (the scale of the symmetry check).
-fn check_sizes_and_values(delassus: &DMat, free_velocity: &DVec, n: usize) -> Result<f64> {
-        if delassus.nrows() != 3 * n || delassus.ncols() != 3 * n {
-            return Err(Error::invalid(
-                "Delassus matrix",
-                format!(
-                    "is {}×{}, expected {}×{} for {n} contacts",
-                    delassus.nrows(),
-                    delassus.ncols(),
-                    3 * n,
-                    3 * n
-                ),
-            ));
-        }
-        if free_velocity.len() != 3 * n {
-            return Err(Error::invalid(
-                "free contact velocity",
-                format!("has {} entries, expected {}", free_velocity.len(), 3 * n),
-            ));
-        }
-        if let Some(i) = free_velocity.iter().position(|x| !x.is_finite()) {
-            return Err(Error::invalid(
-                format!("free contact velocity entry {i}"),
-                "not finite",
-            ));
-        }
-        let mut scale = 0.0f64;
-        for (k, x) in delassus.iter().enumerate() {
-            if !x.is_finite() {
-                return Err(Error::invalid(
-                    format!("Delassus entry ({}, {})", k % (3 * n), k / (3 * n)),
-                    "not finite",
-                ));
-            }
-            scale = scale.max(x.abs());
-        }
-    Ok(scale)
 }
