@@ -44,6 +44,18 @@ pub fn guarded<T>(f: impl FnOnce() -> diffsoro::Result<T>) -> PyResult<T> {
     guarded_py(|| f().map_err(to_py))
 }
 
+/// Runs `f` on a worker of the bindings' rayon pool (as many threads as RAYON_NUM_THREADS or
+/// the cores), so the parallel loops of a step start on the thread that runs it instead of
+/// being handed over from the caller's thread and waited for; `f` itself when the pool
+/// cannot be built.
+pub fn on_worker<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    match POOL.get_or_init(|| rayon::ThreadPoolBuilder::new().build().ok()) {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
 /// [`guarded`] for a closure that already returns Python errors.
 pub fn guarded_py<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {

@@ -98,18 +98,22 @@ impl PySimulation {
         let (scene, state, stepper, strict) =
             (&self.scene, &mut self.state, &mut self.stepper, self.strict);
         let outcome = py.detach(|| {
-            crate::errors::guarded_py(|| {
-                for _ in 0..steps {
-                    match stepper.step(scene, state) {
-                        Err(e) => return Ok(Err(RunError::Library(e))),
-                        Ok(report) => {
-                            if let (true, Some(m)) = (strict, unconverged(scene, state, &report)) {
-                                return Ok(Err(RunError::Convergence(m)));
+            crate::errors::on_worker(|| {
+                crate::errors::guarded_py(|| {
+                    for _ in 0..steps {
+                        match stepper.step(scene, state) {
+                            Err(e) => return Ok(Err(RunError::Library(e))),
+                            Ok(report) => {
+                                if let (true, Some(m)) =
+                                    (strict, unconverged(scene, state, &report))
+                                {
+                                    return Ok(Err(RunError::Convergence(m)));
+                                }
                             }
                         }
                     }
-                }
-                Ok(Ok(()))
+                    Ok(Ok(()))
+                })
             })
         })?;
         match outcome {
