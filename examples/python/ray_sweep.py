@@ -49,7 +49,7 @@ def main(argv=None):
     parser.add_argument("--num-cpus", type=int, default=None, help="local Ray's CPUs")
     parser.add_argument("--grid", type=int, default=8, help="values per axis (grid² rollouts)")
     parser.add_argument("--steps", type=int, default=100, help="steps per rollout (dt = 0.01 s)")
-    parser.add_argument("--calibrations", type=int, default=4, help="observation files to fit")
+    parser.add_argument("--calibrations", type=int, default=16, help="observation files to fit")
     parser.add_argument("--calibration-steps", type=int, default=10, help="steps per observation")
     parser.add_argument("--out", type=Path, default=Path("ray_sweep_out"), help="output folder")
     args = parser.parse_args(argv)

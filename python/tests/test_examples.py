@@ -64,3 +64,53 @@ def test_ray_sweep_runs_and_equals_serial(tmp_path):
         assert row["report"] == expected
         assert abs(row["report"]["params"]["young_modulus:trunk"] / row["true_young_modulus"] - 1) < 1e-6
     assert "true E (kPa)" in done.stdout
+
+
+def _run_example(name, *args, cwd):
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "python" / name), *args],
+        cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()
+
+
+def test_calibrate_beam_recovers_e_as_the_cli_does(cli, tmp_path):
+    """examples/python/calibrate_beam.py fits the E the CLI's `calibrate` fits from the same
+    observation (simulated by the CLI at 3e5 Pa), to the printed digits, and it is 3e5 Pa."""
+    lines = _run_example("calibrate_beam.py", cwd=tmp_path)
+    observed = cli.json("simulate", "scenes/beam.toml", "--set", "soft_body.beam.young_modulus=3e5")
+    obs = tmp_path / "observed.json"
+    obs.write_text(json.dumps(observed))
+    expected = cli.json(
+        "calibrate", "scenes/beam.toml", "--observed", str(obs),
+        "--param", "young_modulus:beam", "--init", "young_modulus:beam=1e5",
+    )
+    e = expected["params"]["young_modulus:beam"]
+    assert lines[-1].startswith(f"fitted E = {e:.6e} Pa in {expected['iterations']} iterations")
+    assert lines[-1].endswith("converged: True")
+    assert abs(e / 3e5 - 1) < 1e-6
+    assert sum(line.startswith("simulation ") for line in lines) >= expected["iterations"]
+
+
+def test_control_finger_reports_what_the_cli_reports(cli, tmp_path):
+    """examples/python/control_finger.py over 20 steps prints the CLI's `control` errors and
+    final tension for the same target."""
+    lines = _run_example("control_finger.py", "--steps", "20", cwd=tmp_path)
+    expected = cli.json(
+        "control", "scenes/finger.toml", "--effector", "tip",
+        "--target", "-0.1,0.02,0.007", "--steps", "20",
+    )
+    assert lines[1] == f"step 20: {expected['error_history'][19] * 1e3:.2f} mm from the target"
+    assert lines[-1] == (f"final tension {expected['actuation_history'][-1][0]:.4f} N, "
+                         f"final error {expected['final_error'] * 1e3:.2f} mm")
+
+
+def test_mixed_lift_ends_where_the_cli_ends(cli, tmp_path):
+    """examples/python/mixed_lift.py over 60 steps: the palm's q and the pad's lowest point
+    equal the CLI's final state of `scenes/lift_pad.toml` bit for bit."""
+    lines = _run_example("mixed_lift.py", "--steps", "60", cwd=tmp_path)
+    expected = cli.json("simulate", "scenes/lift_pad.toml", "--steps", "60")
+    q = expected["robots"][0]["q"][0]
+    z = min(p[2] for p in expected["soft_bodies"][0]["positions"])
+    assert lines[-1] == f"palm q {q!r} m, pad bottom z {z!r} m"
