@@ -3,7 +3,7 @@
 1. 64 rollouts: Young's modulus E (8 values, 300-600 kPa) × the tension of cable c2 (8 values,
    0-1 N), `--steps` steps each; prints the tip's final position per pair (mm).
 2. Calibrations from observation files: `--calibrations` final states simulated at known E
-   (written as JSON files, as `diffsoro simulate --output` would), then E fitted to each file
+   (written as JSON files, as `diffsoro simulate` prints them), then E fitted to each file
    (from 450 kPa) over Ray; prints the true and fitted E.
 
 The scene travels to the workers as TOML text plus mesh bytes (`diffsoro.ray.ScenePackage`):
