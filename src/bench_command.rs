@@ -23,11 +23,22 @@ struct BenchReport {
     /// Median number of active contacts over the timed steps.
     contacts: usize,
     step_ms: f64,
+    /// Medians of the step's stages (`scene::StageTimes`), ms.
+    stages_ms: Stages,
     gradient_ms: Option<f64>,
     finite_difference_ms: Option<f64>,
     /// Timed steps whose contact NCP stopped at its iteration limit (their time is that of
     /// an unfinished solve, so `step_ms` understates a converged one).
     unconverged_steps: usize,
+}
+
+/// The medians of a step's stages over the timed steps (ms).
+#[derive(Serialize)]
+struct Stages {
+    free: f64,
+    rigid: f64,
+    contact: f64,
+    update: f64,
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -91,6 +102,7 @@ pub(crate) fn bench(
         })
         .collect();
     let mut contacts = Vec::with_capacity(steps);
+    let mut stages: Vec<diffsoro::scene::StageTimes> = Vec::with_capacity(steps);
     let bar = progress(steps as u64, "bench");
     let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
     let mut unconverged_steps = 0;
@@ -100,6 +112,7 @@ pub(crate) fn bench(
         let start = Instant::now();
         let report = stepper.step(&scene, &mut state)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
+        stages.push(report.times);
         contacts.push(report.active_contacts as f64);
         if strict && !report.contact_converged {
             bar.finish_and_clear();
@@ -165,6 +178,12 @@ pub(crate) fn bench(
         tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
         contacts: median(contacts).round() as usize,
         step_ms: median(times),
+        stages_ms: Stages {
+            free: median(stages.iter().map(|t| 1e3 * t.free).collect()),
+            rigid: median(stages.iter().map(|t| 1e3 * t.rigid).collect()),
+            contact: median(stages.iter().map(|t| 1e3 * t.contact).collect()),
+            update: median(stages.iter().map(|t| 1e3 * t.update).collect()),
+        },
         gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
         finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),
         unconverged_steps,

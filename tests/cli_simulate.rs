@@ -256,6 +256,22 @@ fn bench_reports_the_contract_fields() {
     assert!(v["step_ms"].as_f64().unwrap() > 0.0);
     assert!(v["gradient_ms"].as_f64().unwrap() > 0.0);
     assert!(v["finite_difference_ms"].as_f64().unwrap() > 0.0);
+    // One step: its stages are laps of one clock inside the step's own timing, so they add up
+    // to no more than it; a scene without contact or rigid bodies spends most of it in the
+    // free step.
+    let one = run(&["bench", "scenes/gripper_lift.toml", "--steps", "1"]);
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    let v1: Value = serde_json::from_slice(&one.stdout).unwrap();
+    let stage = |v: &Value, k: &str| v["stages_ms"][k].as_f64().unwrap();
+    let parts = ["free", "rigid", "contact", "update"];
+    assert!(parts.iter().all(|k| stage(&v1, k) >= 0.0), "{v1}");
+    let sum: f64 = parts.iter().map(|k| stage(&v1, k)).sum();
+    assert!(sum <= v1["step_ms"].as_f64().unwrap(), "{v1}");
+    assert!(stage(&v, "free") > stage(&v, "contact"), "{v}");
     // A scene the derivatives do not cover (full Newton) reports null gradient figures.
     let out = run(&[
         "bench",

@@ -109,6 +109,25 @@ pub struct StepReport {
     pub active_contacts: usize,
     /// The rigid stage (free bodies and robots; `scene::rigid_stage`).
     pub rigid: RigidOutcome,
+    /// Wall time of each stage of the step.
+    pub times: StageTimes,
+}
+
+/// Wall time (s) of the stages of one step ([`Stepper::step`]), measured with the monotonic
+/// clock around each (a few tens of nanoseconds each).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StageTimes {
+    /// Stages 1–4 of every soft body: forces, stiffness, assembly of A, its numeric
+    /// factorisation and the free velocity v_free (the step without contact).
+    pub free: f64,
+    /// The rigid systems' start: inputs, mass matrix factors, free velocities, poses and
+    /// their own contacts and limits.
+    pub rigid: f64,
+    /// The contact stage: detection, the Delassus matrices, the NCPs and v⁺ = v_free + A⁻¹ h
+    /// H_cᵀ λ (and the rigid systems' impulses).
+    pub contact: f64,
+    /// Stage 5 and the rigid end: x⁺, the servos' reactions, q⁺.
+    pub update: f64,
 }
 
 /// The stepper: the scene's per-body workspaces (symbolic factorisation done once).
@@ -265,6 +284,14 @@ impl Stepper {
             contact_converged: true,
             active_contacts: 0,
             rigid: RigidOutcome::default(),
+            times: StageTimes::default(),
+        };
+        let mut clock = std::time::Instant::now();
+        let mut lap = || {
+            let now = std::time::Instant::now();
+            let dt = (now - clock).as_secs_f64();
+            clock = now;
+            dt
         };
         if state.actuator_forces.len() != scene.bodies.len() {
             state.actuator_forces = (0..scene.bodies.len())
@@ -285,6 +312,7 @@ impl Stepper {
             report.iterations.push(iterations);
             report.residuals.push(residual);
         }
+        report.times.free = lap();
         // The rigid systems' start (scene::rigid_stage): input, M factor, v_free, poses and
         // their own contacts.
         if state.rigid.len() != scene.rigid.systems.len() {
@@ -298,6 +326,7 @@ impl Stepper {
             &g,
             &mut state.rigid,
         )?;
+        report.times.rigid = lap();
         // Stage 4c: contact (scene::contact_stage): detect at xₙ, solve the NCPs with G from
         // the factors of A just used (and the rigid M where soft meets rigid), and correct
         // v⁺ = v_free + A⁻¹ h H_cᵀ λ.
@@ -327,6 +356,7 @@ impl Stepper {
             }),
         )?;
         drop(contact_bodies);
+        report.times.contact = lap();
         report.contact_converged = report.contact.iter().all(|c| c.converged);
         report.active_contacts = self.contact.active_contacts();
         // Stage 5 of every body: v⁺, x⁺ and the servos' reactions.
@@ -343,6 +373,7 @@ impl Stepper {
         }
         // The rigid systems' end: q⁺ = q ⊕ h v⁺.
         report.rigid = self.rigid.finish(&scene.rigid, h, &mut state.rigid);
+        report.times.update = lap();
         report.contact_converged &= report.rigid.converged;
         report.active_contacts += report.rigid.active;
         state.contacts = report.active_contacts;
