@@ -316,8 +316,8 @@ impl RigidWorkspace {
             if !touched {
                 continue;
             }
-            // Y_s = M_s⁻¹ J_sᵀ, one solve per non-zero row of J_s (its other columns zero,
-            // never read: `active` lists the rows that touch the system).
+            // Y_s = M_s⁻¹ J_sᵀ, one solve per non-zero row of J_s (`active`, the rows that
+            // touch the system; Y's other columns are left as they were and never read).
             let y = &mut self.minv_jt[s];
             if y.shape() != (nv, rows) {
                 *y = DMat::zeros(nv, rows);
@@ -446,8 +446,8 @@ impl RigidWorkspace {
     }
 }
 
-/// Averages `m` with its transpose (removes the round-off of the products; the problem
-/// checks symmetry).
+/// Averages `m` with its transpose (removes the round-off of the products, so the group's
+/// NCP is built without checking symmetry again).
 pub(super) fn symmetrise(m: &mut DMat) {
     for i in 0..m.nrows() {
         for j in 0..i {
