@@ -498,13 +498,39 @@ fn simulate(
             None => parameters.push(Parameter::parse(&scene, name)?),
         }
     }
+    // In a mixed scene the rigid initial-state names (`velocity:cube[0]`, `q:arm`, …) seed
+    // the rigid part of the mixed step derivatives' initial tangent, beside the soft names.
+    let mut seeds: Vec<(String, diffsoro::diff::InputTangent)> = Vec::new();
+    if mixed && !rigid_parameters.is_empty() {
+        let [q, v, _] = rigid_seeds(&scene, &rigid_parameters);
+        for (c, p) in rigid_parameters.iter().enumerate() {
+            let mut t = diffsoro::diff::StateTangent::zeros(&scene);
+            let mut o = 0;
+            for r in &mut t.rigid {
+                let nv = r.v.len();
+                for k in 0..nv {
+                    r.q[k] = q[(o + k, c)];
+                    r.v[k] = v[(o + k, c)];
+                }
+                o += nv;
+            }
+            seeds.push((
+                p.name.clone(),
+                diffsoro::diff::InputTangent {
+                    state: t,
+                    parameters: vec![0.0; parameters.len()],
+                },
+            ));
+        }
+        rigid_parameters.clear();
+    }
     if !parameters.is_empty() && !rigid_parameters.is_empty() {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
             "names soft and rigid parameters: one run computes the sensitivities of one kind",
         ));
     }
-    if statics && !(parameters.is_empty() && rigid_parameters.is_empty()) {
+    if statics && !(parameters.is_empty() && rigid_parameters.is_empty() && seeds.is_empty()) {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
             "is computed through time steps; it cannot be combined with --static",
@@ -561,10 +587,15 @@ fn simulate(
         if !rigid_parameters.is_empty() {
             let [q, v, tau] = rigid_seeds(&scene, &rigid_parameters);
             rigid_sensitive = Some(RigidSensitivityStepper::new(&scene, [&q, &v, &tau])?);
-        } else if parameters.is_empty() {
+        } else if parameters.is_empty() && seeds.is_empty() {
             plain = Some(Stepper::new(&scene)?);
         } else {
-            sensitive = Some(SensitivityStepper::new(&scene, &parameters)?);
+            let directions = seeds.iter().map(|(_, d)| d.clone()).collect();
+            sensitive = Some(SensitivityStepper::with_directions(
+                &scene,
+                &parameters,
+                directions,
+            )?);
         }
         let bar = progress(steps as u64, "simulate");
         let mut warned = false;
@@ -614,21 +645,27 @@ fn simulate(
             bar.inc(1);
         }
         bar.finish_and_clear();
+        // The names of the tangents: the parameters', then the rigid seeds'.
+        let names: Vec<String> = parameters
+            .iter()
+            .map(|p| p.name(&scene))
+            .chain(seeds.iter().map(|(n, _)| n.clone()))
+            .collect();
         if let Some(stepper) = &sensitive {
-            sensitivities = parameters
+            sensitivities = names
                 .iter()
                 .zip(stepper.tangents())
-                .map(|(p, t)| {
+                .map(|(name, t)| {
                     let rows = t
                         .bodies
                         .iter()
                         .flat_map(|b| b.positions.iter().map(|d| [d.x, d.y, d.z]))
                         .collect();
-                    (p.name(&scene), rows)
+                    (name.clone(), rows)
                 })
                 .collect();
             // The rigid systems' part of the same tangents (mixed scenes).
-            for (p, t) in parameters.iter().zip(stepper.tangents()) {
+            for (name, t) in names.iter().zip(stepper.tangents()) {
                 if t.rigid.is_empty() {
                     continue;
                 }
@@ -645,7 +682,7 @@ fn simulate(
                         (sys.name.clone(), out)
                     })
                     .collect();
-                rigid_sensitivities.insert(p.name(&scene), systems);
+                rigid_sensitivities.insert(name.clone(), systems);
             }
         }
         if let Some(stepper) = &rigid_sensitive {

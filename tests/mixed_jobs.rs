@@ -51,8 +51,9 @@ fn the_pad_hanging_from_a_palm_gives_its_young_modulus() {
 
 /// `simulate --sensitivity` in a mixed scene: the pad of `lift_pad.toml` pushed up by a
 /// constant force (`torque`, N) instead of the PD. The palm's sensitivities (`rigid_sensitivities`)
-/// and the pad's (`sensitivities`) with respect to that force and to E equal central
-/// differences of two runs each, to 1e-6 relative.
+/// and the pad's (`sensitivities`) with respect to that force, to E and to the palm's initial
+/// velocity (`v:lift`, a rigid initial-state name taken with the soft ones in a mixed scene)
+/// equal central differences of two runs each, to 1e-6 relative.
 #[test]
 fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
     let root = cli_support::root();
@@ -79,9 +80,10 @@ fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
         );
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    let with = final_json(&["--sensitivity", "tau:lift[0],young_modulus:pad"]);
+    let with = final_json(&["--sensitivity", "tau:lift[0],young_modulus:pad,v:lift"]);
     for (name, set, value, eps) in [
         ("tau:lift[0]", "robot.lift.torque", "[{}]", 1e-4),
+        ("v:lift[0]", "robot.lift.v", "[{}]", 1e-4),
         (
             "young_modulus:pad",
             "soft_body.pad.young_modulus",
@@ -89,7 +91,11 @@ fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
             10.0,
         ),
     ] {
-        let base = if name.starts_with("tau") { 1.2 } else { 1.0e5 };
+        let base = match &name[..1] {
+            "t" => 1.2,
+            "v" => 0.0,
+            _ => 1.0e5,
+        };
         let at = |x: f64| {
             let v = value.replace("{}", &format!("{x}"));
             let arg = format!("{set}={v}");

@@ -43,6 +43,20 @@ impl SensitivityStepper {
         })
     }
 
+    /// As [`SensitivityStepper::new`], followed by `directions`: further initial tangents
+    /// (state seeds and parameter seeds, one [`InputTangent`] each, with one parameter entry
+    /// per parameter), carried after the parameters' unit directions. Errors as
+    /// [`Recorder::new`].
+    pub fn with_directions(
+        scene: &Scene,
+        parameters: &[Parameter],
+        directions: Vec<InputTangent>,
+    ) -> Result<SensitivityStepper> {
+        let mut stepper = SensitivityStepper::new(scene, parameters)?;
+        stepper.inputs.extend(directions);
+        Ok(stepper)
+    }
+
     /// Advances `state` by one step and the tangents with it.
     pub fn step(&mut self, scene: &Scene, state: &mut State) -> Result<StepReport> {
         let (report, record) = self.recorder.step(scene, state)?;
@@ -56,7 +70,8 @@ impl SensitivityStepper {
         Ok(report)
     }
 
-    /// The tangent of the current state with respect to each parameter, in list order.
+    /// The tangent of the current state with respect to each parameter, in list order, then
+    /// along each of the further directions ([`SensitivityStepper::with_directions`]).
     pub fn tangents(&self) -> impl Iterator<Item = &StateTangent> {
         self.inputs.iter().map(|i| &i.state)
     }
