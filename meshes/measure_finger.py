@@ -15,49 +15,18 @@ give `meshes/finger.msh 1` to measure the project's own. Prints, in mm:
   moment Iz = int (y - yc)^2 of the cut by the plane x = const (bending in the x-y plane);
 - whether the cable's points (`finger/cable.json` beside the published mesh) lie in the material.
 """
-import contextlib
-import io
 import json
 import os
 import sys
 
-import meshio
 import numpy as np
 
-
-def load(path, scale):
-    with contextlib.redirect_stdout(io.StringIO()):  # meshio prints blank lines
-        m = meshio.read(path)
-    t = np.concatenate([c.data for c in m.cells if c.type == "tetra"])
-    return m.points * scale, t
-
-
-def volume(p, t):
-    a, b, c, d = (p[t[:, i]] for i in range(4))
-    return np.abs(np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a)).sum() / 6
+from mesh_sections import cut_moments, load, volume
 
 
 def section(p, t, x):
     """Area, centroid y and Iz = int (y - yc)^2 of the cut of the tetrahedra by the plane at x."""
-    xx = p[t][:, :, 0]
-    A = Sy = Syy = 0.0
-    for tet in t[(xx.min(1) < x) & (xx.max(1) > x)]:
-        q = p[tet]
-        pts = []
-        for i in range(4):
-            for j in range(i + 1, 4):
-                xi, xj = q[i, 0] - x, q[j, 0] - x
-                if (xi < 0) != (xj < 0):
-                    pts.append(q[i, 1:] + xi / (xi - xj) * (q[j, 1:] - q[i, 1:]))
-        pts = np.array(pts)  # a triangle or a convex quadrilateral in (y, z)
-        c = pts.mean(0)
-        pts = pts[np.argsort(np.arctan2(pts[:, 1] - c[1], pts[:, 0] - c[0]))]
-        y, z = pts[:, 0], pts[:, 1]
-        y1, z1 = np.roll(y, -1), np.roll(z, -1)
-        cr = y * z1 - y1 * z
-        A += cr.sum() / 2
-        Sy += ((y + y1) * cr).sum() / 6
-        Syy += ((y * y + y * y1 + y1 * y1) * cr).sum() / 12
+    A, Sy, _, Syy, _ = cut_moments(p, t, 0, x)
     yc = Sy / A if A else 0.0
     return A, yc, Syy - A * yc * yc
 

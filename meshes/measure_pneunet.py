@@ -19,47 +19,17 @@ Prints, in mm:
 - the cross-section every 0.5 mm along x: area A, first moment centroid y, second moments
   Iz = int (y - yc)^2 (bending in the x-y plane) and Iy = int z^2 (bending across the width).
 """
-import contextlib
-import io
 import os
 import sys
 
-import meshio
 import numpy as np
 
-
-def read(path):
-    with contextlib.redirect_stdout(io.StringIO()):  # meshio prints blank lines
-        return meshio.read(path)
-
-
-def volume(p, t):
-    a, b, c, d = (p[t[:, i]] for i in range(4))
-    return np.abs(np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a)).sum() / 6
+from mesh_sections import cut_moments, read, volume
 
 
 def section(p, t, x):
     """Area, centroid y, Iz = int (y - yc)^2, Iy = int z^2 of the cut by the plane at x."""
-    xx = p[t][:, :, 0]
-    A = Sy = Syy = Szz = 0.0
-    for tet in t[(xx.min(1) < x) & (xx.max(1) > x)]:
-        q = p[tet]
-        pts = []
-        for i in range(4):
-            for j in range(i + 1, 4):
-                xi, xj = q[i, 0] - x, q[j, 0] - x
-                if (xi < 0) != (xj < 0):
-                    pts.append(q[i, 1:] + xi / (xi - xj) * (q[j, 1:] - q[i, 1:]))
-        pts = np.array(pts)  # a triangle or a convex quadrilateral in (y, z)
-        c = pts.mean(0)
-        pts = pts[np.argsort(np.arctan2(pts[:, 1] - c[1], pts[:, 0] - c[0]))]
-        y, z = pts[:, 0], pts[:, 1]
-        y1, z1 = np.roll(y, -1), np.roll(z, -1)
-        cr = y * z1 - y1 * z
-        A += cr.sum() / 2
-        Sy += ((y + y1) * cr).sum() / 6
-        Syy += ((y * y + y * y1 + y1 * y1) * cr).sum() / 12
-        Szz += ((z * z + z * z1 + z1 * z1) * cr).sum() / 12
+    A, Sy, _, Syy, Szz = cut_moments(p, t, 0, x)
     yc = Sy / A if A else 0.0
     return A, yc, Syy - A * yc * yc, Szz
 

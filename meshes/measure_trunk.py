@@ -14,49 +14,18 @@ give `meshes/trunk.msh 1` to measure the project's own. Prints, in mm:
 - the cross-section every 0.5 mm: area A and second moments Ixx = ∫y², Iyy = ∫x² of the plane
   z = const cut through the tetrahedra, with the radii of the discs of the same A and Ixx.
 """
-import contextlib
-import io
 import os
 import sys
 
-import meshio
 import numpy as np
 
-
-def load(path, scale):
-    with contextlib.redirect_stdout(io.StringIO()):  # meshio prints blank lines
-        m = meshio.read(path)
-    t = np.concatenate([c.data for c in m.cells if c.type == "tetra"])
-    return m.points * scale, t
-
-
-def volume(p, t):
-    a, b, c, d = (p[t[:, i]] for i in range(4))
-    return np.abs(np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a)).sum() / 6
+from mesh_sections import cut_moments, load, volume
 
 
 def section(p, t, z):
     """Area, Ixx = ∫y², Iyy = ∫x² of the cut of the tetrahedra by the plane at height z."""
-    zz = p[t][:, :, 2]
-    A = Ixx = Iyy = 0.0
-    for tet in t[(zz.min(1) < z) & (zz.max(1) > z)]:
-        q = p[tet]
-        pts = []
-        for i in range(4):
-            for j in range(i + 1, 4):
-                zi, zj = q[i, 2] - z, q[j, 2] - z
-                if (zi < 0) != (zj < 0):
-                    pts.append(q[i, :2] + zi / (zi - zj) * (q[j, :2] - q[i, :2]))
-        pts = np.array(pts)  # a triangle or a convex quadrilateral
-        c = pts.mean(0)
-        pts = pts[np.argsort(np.arctan2(pts[:, 1] - c[1], pts[:, 0] - c[0]))]
-        x, y = pts[:, 0], pts[:, 1]
-        x1, y1 = np.roll(x, -1), np.roll(y, -1)
-        cr = x * y1 - x1 * y
-        A += cr.sum() / 2
-        Iyy += ((x * x + x * x1 + x1 * x1) * cr).sum() / 12
-        Ixx += ((y * y + y * y1 + y1 * y1) * cr).sum() / 12
-    return A, Ixx, Iyy
+    A, _, _, Sxx, Syy = cut_moments(p, t, 2, z)
+    return A, Syy, Sxx
 
 
 def main():

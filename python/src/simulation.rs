@@ -125,12 +125,7 @@ impl PySimulation {
 
     /// The parsed parameter names (errors name the bad one).
     fn parameters(&self, names: &[String]) -> PyResult<Vec<Parameter>> {
-        guarded(|| {
-            names
-                .iter()
-                .map(|n| Parameter::parse(&self.scene, n.trim()))
-                .collect()
-        })
+        parse_parameters(&self.scene, names)
     }
 
     /// Runs `f` with the derivative buffers (built on first use), the GIL released.
@@ -240,6 +235,36 @@ pub fn per_body<'py>(
         let field = if velocities { &rt.v } else { &rt.q };
         out.set_item(&sys.name, PyArray1::from_slice(py, field))?;
     }
+    Ok(out)
+}
+
+/// The parsed parameter names of `scene` (errors name the bad one).
+fn parse_parameters(scene: &Scene, names: &[String]) -> PyResult<Vec<Parameter>> {
+    guarded(|| {
+        names
+            .iter()
+            .map(|n| Parameter::parse(scene, n.trim()))
+            .collect()
+    })
+}
+
+/// A reverse-mode result as Python sees it: {"positions": {body: …}, "velocities": {body: …},
+/// "parameters": {name: value}} (the state cotangent per body, the parameters' by name).
+fn cotangents<'py>(
+    py: Python<'py>,
+    scene: &Scene,
+    state: &StateTangent,
+    names: &[String],
+    values: &[f64],
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("positions", per_body(scene, py, state, false)?)?;
+    out.set_item("velocities", per_body(scene, py, state, true)?)?;
+    let p = PyDict::new(py);
+    for (name, value) in names.iter().zip(values) {
+        p.set_item(name.trim(), *value)?;
+    }
+    out.set_item("parameters", p)?;
     Ok(out)
 }
 
@@ -579,21 +604,7 @@ impl PySimulation {
         let output = tangent(&self.scene, positions, velocities, "vjp")?;
         let result =
             self.with_derivatives(py, |d, scene, state| d.vjp(scene, state, &parsed, &output))?;
-        let out = PyDict::new(py);
-        out.set_item(
-            "positions",
-            per_body(&self.scene, py, &result.state, false)?,
-        )?;
-        out.set_item(
-            "velocities",
-            per_body(&self.scene, py, &result.state, true)?,
-        )?;
-        let p = PyDict::new(py);
-        for (name, value) in params.iter().zip(&result.parameters) {
-            p.set_item(name.trim(), *value)?;
-        }
-        out.set_item("parameters", p)?;
-        Ok(out)
+        cotangents(py, &self.scene, &result.state, &params, &result.parameters)
     }
 
     fn __repr__(&self) -> String {
@@ -643,24 +654,11 @@ impl PyTape {
         params: Vec<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let scene = &self.scene;
-        let parsed: Vec<Parameter> = guarded(|| {
-            params
-                .iter()
-                .map(|n| Parameter::parse(scene, n.trim()))
-                .collect()
-        })?;
+        let parsed = parse_parameters(scene, &params)?;
         let output = tangent(scene, positions, velocities, "adjoint")?;
         let tape = &mut self.tape;
         let result = py.detach(|| guarded(|| adjoint(scene, tape, &parsed, &output)))?;
-        let out = PyDict::new(py);
-        out.set_item("positions", per_body(scene, py, &result.state, false)?)?;
-        out.set_item("velocities", per_body(scene, py, &result.state, true)?)?;
-        let p = PyDict::new(py);
-        for (name, value) in params.iter().zip(&result.parameters) {
-            p.set_item(name.trim(), *value)?;
-        }
-        out.set_item("parameters", p)?;
-        Ok(out)
+        cotangents(py, scene, &result.state, &params, &result.parameters)
     }
 
     fn __repr__(&self) -> String {

@@ -321,19 +321,6 @@ pub fn solve_group(
         }
     }
     let k = ws.keys.len();
-    // Whether each rigid system takes its obstacles' friction (no `friction` of its own).
-    let takes_obstacle_friction: Vec<bool> = rigid
-        .as_ref()
-        .map(|rp| {
-            rp.scene
-                .systems
-                .iter()
-                .map(|s| s.friction.is_none())
-                .collect()
-        })
-        .unwrap_or_default();
-    let rigid_friction_is_the_obstacles =
-        |s: usize| takes_obstacle_friction.get(s).copied().unwrap_or(false);
     if k == 0 {
         return Ok(0);
     }
@@ -454,6 +441,12 @@ pub fn solve_group(
     ncp.sigma.extend_from_slice(solution.sigma.as_slice());
     ncp.friction.clear();
     ncp.friction.extend_from_slice(&ws.friction);
+    // A rigid system takes its obstacles' friction unless it has a `friction` of its own.
+    let rigid_friction_is_the_obstacles = |s: usize| {
+        rigid
+            .as_ref()
+            .is_some_and(|rp| rp.scene.systems[s].friction.is_none())
+    };
     ncp.friction_obstacle.clear();
     ncp.friction_obstacle
         .extend(ws.keys.iter().map(|key| match *key {
