@@ -10,7 +10,7 @@
 //! the derivatives with respect to them.
 
 use crate::error::{Error, Result};
-use crate::material::{Lame, Material, MaterialPoint};
+use crate::material::{Material, MaterialPoint};
 
 use super::soft_body::SoftBody;
 
@@ -23,20 +23,13 @@ pub struct MaterialRegion {
     pub elements: Vec<usize>,
 }
 
-/// The regions of one body, per element the region's Lamé pair (empty without regions).
-#[derive(Debug, Clone, Default)]
-pub(super) struct RegionTable {
-    /// Per element: `None` (the body's material) or its region's Lamé pair.
-    lame: Vec<Option<Lame>>,
-}
-
 impl SoftBody {
     /// Makes the elements of each region of `regions` of its material, later regions over
     /// earlier ones where they overlap. Errors name the body: a region's law differs from the
     /// body's, or it names an element out of range.
     pub fn set_material_regions(&mut self, regions: &[MaterialRegion]) -> Result<()> {
         let ne = self.elements().len();
-        let mut lame = vec![None; ne];
+        let mut lame: Vec<Option<crate::material::Lame>> = vec![None; ne];
         for (r, region) in regions.iter().enumerate() {
             let what = || format!("soft_body.{}.region[{r}]", self.name());
             if region.material.law() != self.material().law() {
@@ -56,7 +49,7 @@ impl SoftBody {
                 *slot = Some(region.material.lame());
             }
         }
-        self.regions_mut().lame = if lame.iter().any(Option::is_some) {
+        self.region_lame = if lame.iter().any(Option::is_some) {
             lame
         } else {
             Vec::new()
@@ -66,23 +59,23 @@ impl SoftBody {
 
     /// Whether element `e` belongs to a region (its material is not the body's).
     pub fn in_region(&self, e: usize) -> bool {
-        self.regions().lame.get(e).is_some_and(Option::is_some)
+        self.region_lame.get(e).is_some_and(Option::is_some)
     }
 
     /// Whether some element belongs to a region.
     pub fn has_material_regions(&self) -> bool {
-        !self.regions().lame.is_empty()
+        !self.region_lame.is_empty()
     }
 
     /// Number of elements in regions.
     pub fn region_element_count(&self) -> usize {
-        self.regions().lame.iter().filter(|l| l.is_some()).count()
+        self.region_lame.iter().filter(|l| l.is_some()).count()
     }
 
     /// `point`, evaluated with the body's material at element `e`, reweighted with the Lamé
     /// pair of the element's region if it has one.
     pub(super) fn in_element_material(&self, e: usize, point: MaterialPoint) -> MaterialPoint {
-        match self.regions().lame.get(e) {
+        match self.region_lame.get(e) {
             Some(Some(lame)) => point.with_lame(*lame),
             _ => point,
         }

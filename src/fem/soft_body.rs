@@ -8,7 +8,6 @@ use crate::math::Vec3;
 use crate::mesh::Mesh;
 
 use super::mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
-use super::material_region::RegionTable;
 use super::rest_frame::rest_frames;
 use super::tetrahedron::Tetrahedron;
 
@@ -45,8 +44,9 @@ pub struct SoftBody {
     mass_values: Vec<f64>,
     incidence_ptr: Vec<usize>,
     incidence: Vec<(u32, u8)>,
-    /// Elements of another material ([`super::MaterialRegion`]).
-    regions: RegionTable,
+    /// Per element: `None` (the body's material) or the Lamé pair of its region
+    /// ([`super::MaterialRegion`]); empty without regions.
+    pub(super) region_lame: Vec<Option<crate::material::Lame>>,
 }
 
 impl SoftBody {
@@ -145,7 +145,7 @@ impl SoftBody {
             mass_values,
             incidence_ptr: count,
             incidence,
-            regions: RegionTable::default(),
+            region_lame: Vec::new(),
         })
     }
 
@@ -187,16 +187,6 @@ impl SoftBody {
                 .expect("the rest frames of a mesh that built a body are computable");
         }
         self.options.material = material;
-    }
-
-    /// The elements of another material.
-    pub(super) fn regions(&self) -> &RegionTable {
-        &self.regions
-    }
-
-    /// As [`SoftBody::regions`], to set them.
-    pub(super) fn regions_mut(&mut self) -> &mut RegionTable {
-        &mut self.regions
     }
 
     /// Per element, the rest frame of the `corotational_sofa` law; empty for the other laws.
