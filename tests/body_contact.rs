@@ -60,6 +60,7 @@ fn scene(bodies: Vec<SoftBody>, obstacles: Vec<Obstacle>, gravity: f64, between:
                 max_iterations: 20_000,
                 ..ContactSection::default()
             },
+            ..SceneContact::default()
         },
         ..Scene::new(
             SimulationSection {

@@ -135,6 +135,7 @@ fn block_resting_on_a_mesh_slab_carries_its_weight() {
                 max_iterations: 5000,
                 ..ContactSection::default()
             },
+            ..SceneContact::default()
         },
         ..Scene::new(
             SimulationSection {
@@ -236,6 +237,7 @@ fn two_cubes_of_one_body_stack_through_self_contact() {
                 self_contact: true,
                 ..ContactSection::default()
             },
+            ..SceneContact::default()
         },
         ..Scene::new(
             SimulationSection {

@@ -50,6 +50,7 @@ fn block_scene(theta: f64, rayleigh_mass: f64, solver: ContactSolverKind) -> Sce
                 max_iterations: 5000,
                 ..ContactSection::default()
             },
+            ..SceneContact::default()
         },
         ..Scene::new(
             SimulationSection {

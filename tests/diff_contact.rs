@@ -53,6 +53,7 @@ fn block(law: Law, obstacles: Vec<Obstacle>, mu: f64) -> Scene {
                 max_iterations: 50_000,
                 ..ContactSection::default()
             },
+            ..SceneContact::default()
         },
         ..Scene::new(
             SimulationSection {

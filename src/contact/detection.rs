@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use super::capsule::Capsule;
+use super::contact_points::ContactPoints;
 use super::cuboid::{BoxRegion, box_region};
 use super::delassus::ContactJacobian;
 use super::mesh_obstacle::MeshObstacle;
@@ -61,10 +62,11 @@ pub struct Proximity {
     pub normal: Vec3,
 }
 
-/// One detected contact of a soft-body node with an obstacle.
+/// One detected contact of a soft body's contact point with an obstacle.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NodeContact {
-    /// The node.
+    /// The contact point: a node, or a vertex of the body's embedded contact surface
+    /// ([`crate::contact::ContactPoints`]).
     pub node: usize,
     /// Which obstacle (index in the list given to [`detect_nodes`]).
     pub obstacle: usize,
@@ -317,11 +319,17 @@ impl Obstacle {
     }
 }
 
-/// Appends the 3 rows of `H_c` of each node contact (the frame axes on the node) to
-/// `jacobian`, in the order of `contacts`.
-pub fn push_node_contacts(contacts: &[NodeContact], jacobian: &mut ContactJacobian) -> Result<()> {
+/// Appends the 3 rows of `H_c` of each contact (the frame axes on its contact point: the node,
+/// or an embedded surface vertex's nodes with their weights, `points`) to `jacobian`, in the
+/// order of `contacts`.
+pub fn push_node_contacts(
+    contacts: &[NodeContact],
+    points: &ContactPoints,
+    jacobian: &mut ContactJacobian,
+) -> Result<()> {
     for c in contacts {
-        jacobian.push_point_contact(&c.frame, &[(c.node, 1.0)])?;
+        let (w, len) = points.weights(c.node);
+        jacobian.push_point_contact(&c.frame, &w[..len])?;
     }
     Ok(())
 }
@@ -414,7 +422,7 @@ mod tests {
         assert!(out[2].gap.abs() < 1e-15);
         assert_eq!(out[2].frame.column(2).into_owned(), -Vec3::z());
         let mut jac = ContactJacobian::new(x.len());
-        push_node_contacts(&out, &mut jac).unwrap();
+        push_node_contacts(&out, &ContactPoints::Nodes, &mut jac).unwrap();
         assert_eq!(jac.contact_count(), 3);
         // The normal row of the ball contact reads −v_z of node 4.
         assert_eq!(jac.row(8), &[(4, -Vec3::z())]);

@@ -1,4 +1,5 @@
-//! Frictional contact (layer 3; uses `math`, `error`, `linalg`, `mesh`): the Coulomb cone and
+//! Frictional contact (layer 3; uses `math`, `error`, `linalg`, `mesh`, `actuator`'s embedded
+//! points): the Coulomb cone and
 //! its De Saxcé correction, the NCP instance and its residuals, the ADMM and PGS solvers,
 //! contact modes, detection of nodes against obstacles (analytic plane, sphere, box, capsule;
 //! triangle meshes and the refitted node broad phase through parry3d-f64, converted to and
@@ -16,6 +17,7 @@ mod broad_phase;
 mod capsule;
 mod collider_point;
 mod cone;
+mod contact_points;
 mod convex_shape;
 mod cuboid;
 mod delassus;
@@ -38,6 +40,7 @@ pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body
 pub use broad_phase::NodeBroadPhase;
 pub use capsule::Capsule;
 pub use cone::FrictionCone;
+pub use contact_points::ContactPoints;
 pub use convex_shape::{Collider, ConvexShape, ShapePose};
 pub use delassus::{
     ContactJacobian, DelassusWorkspace, PenetrationCorrection, assemble_delassus,

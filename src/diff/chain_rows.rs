@@ -112,7 +112,7 @@ pub(crate) fn soft_rigid_rows(
         }
         let col = |l: usize| n + 3 * l;
         match (r.key.0, r.soft) {
-            (0 | 1, SoftPoint::Node(node)) => {
+            (0 | 1, SoftPoint::Node(_) | SoftPoint::Embedded(_)) => {
                 let (collider, pose) = if r.key.0 == 0 {
                     let (s, c) = (r.key.1, r.key.2);
                     (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
@@ -120,8 +120,11 @@ pub(crate) fn soft_rigid_rows(
                     let f = &rigid.statics[r.key.1];
                     (&f.collider, f.pose)
                 };
-                let jac = proximity_jacobian(collider, &pose, &x[node])?;
-                row.add_node_on_shape(offsets, col(local.index(body, node)), &jac);
+                // The point's nodes and weights (soft_sign = +1 on these rows).
+                let cols: [(usize, f64); 4] =
+                    std::array::from_fn(|k| (col(local.index(body, weights[k].0)), weights[k].1));
+                let jac = proximity_jacobian(collider, &pose, &r.soft.value(x))?;
+                row.add_node_on_shape(offsets, &cols[..len], &jac);
             }
             (3 | 4, SoftPoint::Face { vertices, .. }) => {
                 let d = TriangleHitDerivative::new(&r.point, &vertices.map(|v| x[v])).ok_or_else(

@@ -48,8 +48,8 @@
 //! ([`ContactRecord`]'s `chain`; docs/derivatives.md "Mixed steps").
 
 use crate::contact::{
-    BodyContact, BoundaryGradient, ContactMode, NcpDerivative, NodeContact, PenetrationCorrection,
-    SelfContact, TriangleHit, TriangleHitDerivative, classify,
+    BodyContact, BoundaryGradient, ContactMode, ContactPoints, NcpDerivative, NodeContact,
+    PenetrationCorrection, SelfContact, TriangleHit, TriangleHitDerivative, classify,
 };
 use crate::error::{Error, Result};
 use crate::math::{DMat, Mat3, Vec3};
@@ -80,23 +80,26 @@ pub struct ContactPointSet {
 }
 
 impl ContactPointSet {
-    /// The one-node set of an obstacle contact of body `body`, its derivatives from the
-    /// obstacle at the node's start position `p` (m).
+    /// The set of an obstacle contact of body `body` at its contact point (a node, or an
+    /// embedded surface vertex over four nodes: `points`), its derivatives from the obstacle
+    /// at the point's start position `p` (m): each node's are the point's times its weight
+    /// (`contact::ContactPoints`).
     fn obstacle(
         body: usize,
         c: &NodeContact,
+        points: &ContactPoints,
         obstacle: &crate::contact::Obstacle,
         p: &Vec3,
         slopes: (f64, f64),
     ) -> Self {
-        let mut frame_jacobian = [[Mat3::zeros(); 3]; 4];
-        frame_jacobian[0] = obstacle.frame_jacobian(p);
-        let mut gap_gradient = [Vec3::zeros(); 4];
-        gap_gradient[0] = obstacle.gap_gradient(p);
+        let (w, len) = points.weights(c.node);
+        let (frame, gap) = (obstacle.frame_jacobian(p), obstacle.gap_gradient(p));
+        let frame_jacobian = std::array::from_fn(|k| frame.map(|f| f * w[k].1));
+        let gap_gradient = std::array::from_fn(|k| gap * w[k].1);
         ContactPointSet {
-            len: 1,
-            nodes: [(body, c.node); 4],
-            weights: [1.0, 0.0, 0.0, 0.0],
+            len,
+            nodes: w.map(|(n, _)| (body, n)),
+            weights: w.map(|(_, wk)| wk),
             frame: c.frame,
             gap: c.gap,
             frame_jacobian,
@@ -353,11 +356,13 @@ impl ContactRecord {
             for c in w.contacts() {
                 let obstacle = &scene.contact.obstacles[c.obstacle];
                 let slopes = correction.normal_slopes(h, c.gap)?;
+                let p = w.points().value(x[b], c.node);
                 sets.push(ContactPointSet::obstacle(
                     b,
                     c,
+                    w.points(),
                     obstacle,
-                    &x[b][c.node],
+                    &p,
                     slopes,
                 ));
                 contacts.push((b, *c));

@@ -53,6 +53,14 @@ pub(crate) struct Variation {
     pub(crate) dw: [f64; 3],
 }
 
+impl Variation {
+    /// dw of soft entry `e`: a triangle's three weights vary with the geometry; an embedded
+    /// surface vertex's (four entries) and a node's are constant.
+    fn weight(&self, e: usize) -> f64 {
+        self.dw.get(e).copied().unwrap_or(0.0)
+    }
+}
+
 /// A variation's (dp, dn, dΦ, dw) before dF is formed from dn.
 type Motion = (Vec3, Vec3, f64, [f64; 3]);
 
@@ -144,23 +152,26 @@ impl ChainRow {
         }
     }
 
-    /// The variations of a soft node (local `l`, first column `soft_col`) against a collider
-    /// carried by the row's first side, or fixed when there is none (`jac`:
-    /// `contact::proximity_jacobian` at the start of the step).
+    /// The variations of a soft point Σ wₖ x_k (a node: one column with weight 1; an
+    /// embedded surface vertex: its tetrahedron's nodes, `soft_cols` their first columns with
+    /// the weights) against a collider carried by the row's first side, or fixed when there
+    /// is none (`jac`: `contact::proximity_jacobian` at the point's start position).
     pub(crate) fn add_node_on_shape(
         &mut self,
         offsets: &[usize],
-        soft_col: usize,
+        soft_cols: &[(usize, f64)],
         jac: &ProximityJacobian,
     ) {
-        for d in 0..3 {
-            self.add(
-                soft_col + d,
-                jac.point_x[d],
-                jac.normal_x[d],
-                jac.gap_x[d],
-                [0.0; 3],
-            );
+        for &(col, w) in soft_cols {
+            for d in 0..3 {
+                self.add(
+                    col + d,
+                    w * jac.point_x[d],
+                    w * jac.normal_x[d],
+                    w * jac.gap_x[d],
+                    [0.0; 3],
+                );
+            }
         }
         self.add_side_motion(offsets, |t| {
             let (mut dp, mut dn, mut dphi) = (Vec3::zeros(), Vec3::zeros(), 0.0);
@@ -388,7 +399,7 @@ impl RowChain {
                 }
                 // Soft entries.
                 if !row.soft.is_empty() {
-                    let dw = |e: usize| var.dw[e];
+                    let dw = |e: usize| var.weight(e);
                     let dsoft_plus = soft_sum(row, at.v_plus_soft, &dw);
                     let dsoft_start = soft_sum(row, at.v_soft, &dw);
                     for r in 0..3 {
@@ -399,7 +410,7 @@ impl RowChain {
                         * (var.df.column(2).dot(&soft_start)
                             + row.frame.column(2).dot(&dsoft_start));
                     for (e, &(l, w)) in row.soft.iter().enumerate() {
-                        let df = var.dw[e] * f + w * dfl;
+                        let df = var.weight(e) * f + w * dfl;
                         for d in 0..3 {
                             dsoft_force[(3 * l + d, j)] += df[d];
                         }

@@ -354,7 +354,7 @@ impl ObstacleSection {
 
 /// The surface of an obstacle file: `.stl` / `.obj` directly, any other file as a tetrahedral
 /// mesh (gmsh, VTK) whose boundary triangles are used.
-fn read_obstacle_surface(file: &Path) -> Result<TriangleSurface> {
+pub(super) fn read_obstacle_surface(file: &Path) -> Result<TriangleSurface> {
     let ext = file
         .extension()
         .and_then(|e| e.to_str())

@@ -345,7 +345,7 @@ pub fn solve_group(
     for &b in members {
         let body = &mut bodies[b];
         let w = &mut *body.workspace;
-        push_node_contacts(&w.contacts, &mut w.jacobian)?;
+        push_node_contacts(&w.contacts, &w.points, &mut w.jacobian)?;
         push_self_contacts(&w.self_contacts, &mut w.jacobian)?;
         for &i in &w.shared {
             push_body_contact(&body_contacts[i], b, &mut w.jacobian)?;

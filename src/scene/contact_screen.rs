@@ -23,7 +23,7 @@ use crate::contact::{BodyContact, NodeContact, PenetrationCorrection, SelfContac
 use crate::math::{Mat3, Vec3};
 
 use super::contact_stage::ContactBody;
-use super::soft_rigid::{SoftPoint, SoftRigidRow};
+use super::soft_rigid::SoftRigidRow;
 
 /// A candidate left out of the NCPs of this step.
 #[derive(Debug, Clone, Copy)]
@@ -91,12 +91,7 @@ fn normal_velocity<'a>(d: &Deferred, h: f64, velocity: impl Fn(usize) -> &'a [Ve
             corrected_normal(&c.hit.frame, u, c.gap(), h)
         }
         Deferred::Fixed(b, r) => {
-            let v = velocity(*b);
-            let u = match r.soft {
-                SoftPoint::Node(n) => v[n],
-                SoftPoint::Face { vertices, weights } => face_velocity(v, vertices, weights),
-            };
-            corrected_normal(&r.frame, r.soft_sign * u, r.gap, h)
+            corrected_normal(&r.frame, r.soft_sign * r.soft.value(velocity(*b)), r.gap, h)
         }
     }
 }
@@ -116,9 +111,12 @@ pub(super) fn defer_open(
         let w = &mut *body.workspace;
         let v = w.v_nodes.as_slice();
         let open = |d: &Deferred| idle.contains(&d.key()) || normal_velocity(d, h, |_| v) > 0.0;
+        // An embedded contact surface's obstacle contacts stay in the NCP: their points'
+        // velocities are not the nodes' (screening is a saving, never needed).
+        let embedded = w.points.is_embedded();
         w.contacts.retain(|c| {
             let d = Deferred::Obstacle(b, *c);
-            let defer = open(&d);
+            let defer = !embedded && open(&d);
             if defer {
                 deferred.push(d);
             }

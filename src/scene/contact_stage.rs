@@ -45,8 +45,9 @@ use std::path::Path;
 use faer::dyn_stack::MemBuffer;
 
 use crate::contact::{
-    BodyContact, BodySurface, ContactJacobian, DelassusWorkspace, ModeTolerance, NodeBroadPhase,
-    NodeContact, Obstacle, SelfContact, SurfaceTree, detect_body_contacts, detect_self_contacts,
+    BodyContact, BodySurface, ContactJacobian, ContactPoints, DelassusWorkspace, ModeTolerance,
+    NodeBroadPhase, NodeContact, Obstacle, SelfContact, SurfaceTree, detect_body_contacts,
+    detect_self_contacts,
 };
 use crate::error::Result;
 use crate::fem::SoftBody;
@@ -74,6 +75,11 @@ pub struct SceneContact {
     pub names: Vec<Option<String>>,
     /// Solver, tolerance, iteration limit, self- and inter-body contact.
     pub settings: ContactSection,
+    /// Each soft body's contact points (scene order; a body past the end meets with its
+    /// boundary nodes): `[soft_body.contact] surface` embeds a surface of its own.
+    pub points: Vec<ContactPoints>,
+    /// Warnings of the embedded contact surfaces (vertices outside the mesh).
+    pub warnings: Vec<String>,
 }
 
 impl SceneContact {
@@ -97,7 +103,14 @@ impl SceneContact {
                 .collect(),
             names: obstacles.iter().map(|o| o.name.clone()).collect(),
             settings: contact.clone(),
+            points: Vec::new(),
+            warnings: Vec::new(),
         })
+    }
+
+    /// Soft body `i`'s contact points (its boundary nodes unless it embeds a surface).
+    pub fn points(&self, i: usize) -> ContactPoints {
+        self.points.get(i).cloned().unwrap_or_default()
     }
 
     /// Obstacle `i`'s name: its `name`, or `obstacleK` with K = i (0-based file order).
@@ -147,7 +160,14 @@ pub struct ContactOutcome {
 
 /// Reusable buffers of the contact stage of one body, and what its last step found.
 pub struct ContactWorkspace {
+    /// The points that meet obstacles and rigid shapes (`contact::ContactPoints`).
+    pub(super) points: ContactPoints,
+    /// Indices of the points that can move (not held by fixed nodes only).
     pub(super) candidates: Vec<usize>,
+    /// An embedded surface's points at the start of the step (m), and their free velocities
+    /// (m/s); empty when the points are the nodes.
+    x_points: Vec<Vec3>,
+    v_points: Vec<Vec3>,
     broad_phase: NodeBroadPhase,
     pub(super) contacts: Vec<NodeContact>,
     pub(super) surface: SurfaceTree,
@@ -174,9 +194,11 @@ pub struct ContactWorkspace {
 }
 
 impl ContactWorkspace {
-    /// Buffers for `body` whose step matrix is factorised in `factor`; the candidates are the
-    /// nodes of its boundary triangles that are not fixed.
-    pub fn new(body: &SoftBody, factor: &NumericFactor) -> ContactWorkspace {
+    /// Buffers for `body` whose step matrix is factorised in `factor`, meeting obstacles and
+    /// rigid shapes at `points`; the candidates are the points that move: the nodes of its
+    /// boundary triangles that are not fixed, or the embedded vertices that follow a free
+    /// node.
+    pub fn new(body: &SoftBody, points: ContactPoints, factor: &NumericFactor) -> ContactWorkspace {
         let dofs = body.pattern().dofs();
         let triangles = body.mesh().boundary_triangles();
         let mut on_surface = vec![false; body.node_count()];
@@ -185,11 +207,15 @@ impl ContactWorkspace {
                 on_surface[n] = true;
             }
         }
-        let candidates = (0..body.node_count())
-            .filter(|&n| on_surface[n] && (0..3).any(|p| dofs.reduced_index(3 * n + p).is_some()))
-            .collect();
+        let surface_nodes: Vec<usize> = (0..body.node_count()).filter(|&n| on_surface[n]).collect();
+        let candidates = points.candidates(&surface_nodes, |n| {
+            (0..3).any(|p| dofs.reduced_index(3 * n + p).is_some())
+        });
         ContactWorkspace {
+            points,
             candidates,
+            x_points: Vec::new(),
+            v_points: Vec::new(),
             broad_phase: NodeBroadPhase::new(),
             contacts: Vec::new(),
             surface: SurfaceTree::new(triangles, body.rest_positions()),
@@ -224,6 +250,12 @@ impl ContactWorkspace {
 /// What the step's derivatives read of one body's part of the last step's contacts (the NCP
 /// itself, G, λ, σ and μ, is the stage's: [`SceneContactWorkspace::groups`]).
 impl ContactWorkspace {
+    /// The points the body meets obstacles and rigid shapes with (its contacts' `node`
+    /// indexes them).
+    pub fn points(&self) -> &ContactPoints {
+        &self.points
+    }
+
     /// The obstacle contacts of the last step, in NCP order (empty when none was detected).
     pub fn contacts(&self) -> &[NodeContact] {
         &self.contacts
@@ -439,10 +471,13 @@ pub fn resolve_contacts(
     for b in bodies.iter_mut() {
         let w = &mut *b.workspace;
         nodal_velocities(b.dofs, b.velocity, &mut w.full, &mut w.v_nodes);
+        w.points.fill(&b.state.positions, &mut w.x_points);
+        w.points.fill(&w.v_nodes, &mut w.v_points);
+        let v = w.points.field(&w.v_nodes, &w.v_points);
         w.reach = h * w
             .candidates
             .iter()
-            .map(|&n| w.v_nodes[n].norm())
+            .map(|&n| v[n].norm())
             .fold(0.0, f64::max);
     }
     let reach_max = bodies.iter().map(|b| b.workspace.reach).fold(0.0, f64::max);
@@ -452,7 +487,7 @@ pub fn resolve_contacts(
         let x = &b.state.positions;
         w.broad_phase.detect(
             &contact.obstacles,
-            x,
+            w.points.field(x, &w.x_points),
             &w.candidates,
             w.reach,
             &mut w.contacts,
@@ -488,6 +523,7 @@ pub fn resolve_contacts(
             let side = SoftSide {
                 body: i,
                 x: &b.state.positions,
+                points: (&w.points, w.points.field(&b.state.positions, &w.x_points)),
                 candidates: &w.candidates,
                 reach: w.reach,
                 surface: &w.surface,

@@ -144,6 +144,9 @@ pub struct SoftBodySection {
     /// `[[soft_body.region]]`: boxes of elements made of another material.
     #[serde(default)]
     pub region: Vec<super::RegionSection>,
+    /// `[soft_body.contact]`: a contact surface of its own, embedded in the mesh.
+    #[serde(default)]
+    pub contact: Option<super::SoftContactSection>,
 }
 
 /// `[[soft_body.cable]]`: a cable through points embedded in the mesh, pulled at its last

@@ -12,6 +12,7 @@ mod contact_file;
 mod contact_group;
 mod contact_screen;
 mod contact_stage;
+mod contact_surface_file;
 mod energy;
 mod file;
 mod final_state;
@@ -51,6 +52,7 @@ pub use contact_stage::{
     ContactBody, ContactOutcome, ContactWorkspace, RigidCoupling, SceneContact,
     SceneContactWorkspace, mode_tolerance, resolve_contacts,
 };
+pub use contact_surface_file::SoftContactSection;
 pub use energy::Energy;
 pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,

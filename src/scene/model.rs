@@ -120,6 +120,8 @@ impl Scene {
     pub fn build(file: &SceneFile, dir: &Path) -> Result<Scene> {
         let mut bodies = Vec::with_capacity(file.soft_body.len());
         let mut actuation = Vec::with_capacity(file.soft_body.len());
+        let mut points = Vec::with_capacity(file.soft_body.len());
+        let mut point_warnings = Vec::new();
         for b in &file.soft_body {
             let what = format!("soft_body.{}", b.name);
             let mesh_path =
@@ -155,6 +157,18 @@ impl Scene {
                 .map_err(|e| prefix(e, &what))?;
             let mut fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
             let act = BodyActuation::build(b, &mesh, &what, dir)?;
+            let (body_points, warning) =
+                super::contact_surface_file::contact_points(b, &mesh, &what, dir)?;
+            if body_points.is_embedded()
+                && (file.contact.self_contact || file.contact.between_bodies)
+            {
+                return Err(Error::invalid(
+                    format!("{what}.contact.surface"),
+                    "an embedded contact surface meets obstacles and rigid shapes only: it cannot be combined with [contact] self_contact or between_bodies (they use the volume mesh's boundary)",
+                ));
+            }
+            points.push(body_points);
+            point_warnings.extend(warning);
             // Pinned servo horns are removed from the system like fixed nodes (and moved).
             for n in act.pinned_nodes() {
                 fixed[n] = true;
@@ -208,11 +222,14 @@ impl Scene {
             Vec3::from(file.simulation.gravity),
         )?;
         rigid.resolve_ignore_entries(&rigid_ignore)?;
+        let mut contact = SceneContact::build(&file.contact, &file.obstacle, dir)?;
+        contact.points = points;
+        contact.warnings = point_warnings;
         Ok(Scene {
             simulation: file.simulation.clone(),
             actuation,
             source: None,
-            contact: SceneContact::build(&file.contact, &file.obstacle, dir)?,
+            contact,
             coupling: SoftRigid::build(&file.attachment, &bodies, &rigid, &soft_ignore)?,
             rigid,
             bodies,
@@ -253,7 +270,8 @@ impl Scene {
     /// What a user should hear about the scene as built, one line each, naming the key:
     /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`), bodies whose
     /// size suggests a unit mistake (see [`size_warning`]), embedded points outside their mesh
-    /// (`BodyActuation::warnings`), and the rigid part's (`RigidScene::warnings`). The CLI
+    /// (`BodyActuation::warnings`) and embedded contact surfaces' vertices outside it, and
+    /// the rigid part's (`RigidScene::warnings`). The CLI
     /// prints them on stderr.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings: Vec<String> = self
@@ -279,6 +297,7 @@ impl Scene {
                 .iter()
                 .flat_map(|a| a.warnings.iter().cloned()),
         );
+        warnings.extend(self.contact.warnings.iter().cloned());
         warnings.extend(self.rigid.warnings.iter().cloned());
         warnings
     }

@@ -1,9 +1,10 @@
 //! Soft bodies meeting rigid ones (paper 004 §II–III with the rigid bodies of paper 002): the
-//! rows of the contact NCP that have a soft part (a node, weight 1) and a rigid part (the
+//! rows of the contact NCP that have a soft part (a node, weight 1, or a point between nodes) and a rigid part (the
 //! frame Jacobian of a rigid body or robot link at a point), built here for the contact stage
 //! (`scene::contact_group` solves them with the soft and rigid rows of the same group).
 //!
-//! - **Contact of a node**: a soft body's surface node against a collision shape of a free
+//! - **Contact of a node**: a soft body's contact point (a surface node, or a vertex of its
+//!   embedded contact surface, `contact::ContactPoints`) against a collision shape of a free
 //!   rigid body, a robot link or a fixed rigid body (`Collider::closest`), normal from the
 //!   shape into the node, gap Φ at the start of the step, Coulomb cone with the rigid side's
 //!   friction. The rigid part is taken at the shape's closest point, with the sign −1:
@@ -27,7 +28,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::contact::{ShapePose, SurfaceTree, contact_frame};
+use crate::actuator::EmbeddedPoint;
+use crate::contact::{ContactPoints, ShapePose, SurfaceTree, contact_frame};
 use crate::error::{Error, Result};
 use crate::fem::SoftBody;
 use crate::math::{Mat3, Vec3};
@@ -75,6 +77,22 @@ pub enum SoftPoint {
         /// Barycentric weights.
         weights: [f64; 3],
     },
+    /// A vertex of the body's embedded contact surface (`contact::ContactPoints`): the point
+    /// Σ wᵢ xᵢ of its tetrahedron's nodes.
+    Embedded(EmbeddedPoint),
+}
+
+impl SoftPoint {
+    /// The point's velocity (m/s) or position (m) from the nodes' `v`.
+    pub fn value(&self, v: &[Vec3]) -> Vec3 {
+        match *self {
+            SoftPoint::Node(n) => v[n],
+            SoftPoint::Face { vertices, weights } => {
+                (0..3).map(|k| weights[k] * v[vertices[k]]).sum()
+            }
+            SoftPoint::Embedded(e) => e.position(v),
+        }
+    }
 }
 
 /// One block of three NCP rows between a soft body and a rigid one (module doc).
@@ -109,18 +127,15 @@ pub struct SoftRigidRow {
 impl SoftRigidRow {
     /// The soft part's nodes and weights (with [`Self::soft_sign`]), for the contact
     /// Jacobian.
-    pub fn soft_weights(&self) -> ([(usize, f64); 3], usize) {
+    pub fn soft_weights(&self) -> ([(usize, f64); 4], usize) {
         let s = self.soft_sign;
         match self.soft {
-            SoftPoint::Node(n) => ([(n, s), (n, 0.0), (n, 0.0)], 1),
+            SoftPoint::Node(n) => ([(n, s); 4], 1),
             SoftPoint::Face { vertices, weights } => (
-                [
-                    (vertices[0], s * weights[0]),
-                    (vertices[1], s * weights[1]),
-                    (vertices[2], s * weights[2]),
-                ],
+                std::array::from_fn(|k| (vertices[k.min(2)], s * weights[k.min(2)])),
                 3,
             ),
+            SoftPoint::Embedded(e) => (std::array::from_fn(|k| (e.nodes[k], s * e.weights[k])), 4),
         }
     }
 }
@@ -341,7 +356,10 @@ pub(super) struct SoftSide<'a> {
     pub(super) body: usize,
     /// Its node positions at the start of the step (m).
     pub(super) x: &'a [Vec3],
-    /// Its contact candidates (surface nodes that are not fixed).
+    /// Its contact points (`contact::ContactPoints`) and their positions at the start of
+    /// the step (m; `x` itself when the points are the nodes).
+    pub(super) points: (&'a ContactPoints, &'a [Vec3]),
+    /// Its contact candidates (indices of contact points that move).
     pub(super) candidates: &'a [usize],
     /// How far its nodes can travel in the step (m).
     pub(super) reach: f64,
@@ -393,10 +411,13 @@ pub(super) fn soft_rigid_rows(
             });
         }
     };
+    let (points, px) = soft.points;
     let mut push =
         |node: usize, prox: crate::contact::Proximity, side, friction, key: (u8, usize, usize)| {
             out.push(SoftRigidRow {
-                soft: SoftPoint::Node(node),
+                soft: points
+                    .embedded(node)
+                    .map_or(SoftPoint::Node(node), |e| SoftPoint::Embedded(*e)),
                 soft_sign: 1.0,
                 side,
                 point: prox.point,
@@ -423,10 +444,10 @@ pub(super) fn soft_rigid_rows(
             });
             let mu = sys.friction.unwrap_or(rigid.friction);
             for &n in candidates {
-                if (x[n] - pose.translation).norm() > ball {
+                if (px[n] - pose.translation).norm() > ball {
                     continue;
                 }
-                let prox = jc.collider.closest(pose, &x[n]);
+                let prox = jc.collider.closest(pose, &px[n]);
                 if prox.gap <= margin {
                     push(n, prox, side, mu, (0, s, c));
                 }
@@ -449,10 +470,10 @@ pub(super) fn soft_rigid_rows(
         let ball = fixed.collider.bounding_radius() + reach_body;
         let mu = fixed.friction.unwrap_or(rigid.friction);
         for &n in candidates {
-            if (x[n] - fixed.pose.translation).norm() > ball {
+            if (px[n] - fixed.pose.translation).norm() > ball {
                 continue;
             }
-            let prox = fixed.collider.closest(&fixed.pose, &x[n]);
+            let prox = fixed.collider.closest(&fixed.pose, &px[n]);
             if prox.gap <= reach_body {
                 push(n, prox, None, mu, (1, f, 0));
             }

@@ -40,6 +40,7 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
+use crate::contact::ContactPoints;
 use crate::error::{Error, Result};
 use crate::fem::{ElasticState, SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
@@ -140,19 +141,24 @@ pub struct Stepper {
 impl BodyWorkspace {
     /// Buffers for `body` without actuators, with the symbolic analysis of its pattern.
     pub fn new(body: &SoftBody) -> Result<BodyWorkspace> {
-        BodyWorkspace::with_actuation(body, &BodyActuation::default())
+        BodyWorkspace::with_actuation(body, &BodyActuation::default(), ContactPoints::Nodes)
     }
 
-    /// Buffers for `body` driven by the actuators of `act`. Errors when a node pinned by an
-    /// angle-driven servo is not fixed in the body.
-    pub fn with_actuation(body: &SoftBody, act: &BodyActuation) -> Result<BodyWorkspace> {
+    /// Buffers for `body` driven by the actuators of `act`, meeting obstacles and rigid
+    /// shapes at `points`. Errors when a node pinned by an angle-driven servo is not fixed in
+    /// the body.
+    pub fn with_actuation(
+        body: &SoftBody,
+        act: &BodyActuation,
+        points: ContactPoints,
+    ) -> Result<BodyWorkspace> {
         let pattern = body.pattern();
         let symbolic = std::sync::Arc::new(SymbolicFactor::new(pattern)?);
         let factor = NumericFactor::new(symbolic, FactorKind::Llt);
         let solve_buffer = MemBuffer::new(factor.solve_scratch(1));
         let n = pattern.n();
         let actuation = ActuationWorkspace::new(act, body.node_count(), &factor);
-        let contact = ContactWorkspace::new(body, &factor);
+        let contact = ContactWorkspace::new(body, points, &factor);
         let prescribed = PrescribedWorkspace::new(body, act)?;
         let tangent = ActuatorTangent::new(
             act,
@@ -253,7 +259,13 @@ impl Stepper {
                 .bodies
                 .iter()
                 .enumerate()
-                .map(|(i, b)| BodyWorkspace::with_actuation(b, scene.body_actuation(i)))
+                .map(|(i, b)| {
+                    BodyWorkspace::with_actuation(
+                        b,
+                        scene.body_actuation(i),
+                        scene.contact.points(i),
+                    )
+                })
                 .collect::<Result<_>>()?,
             contact: SceneContactWorkspace::default(),
             rigid: RigidWorkspace::new(&scene.rigid),

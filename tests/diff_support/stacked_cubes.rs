@@ -63,6 +63,7 @@ pub fn scene(bodies: Vec<SoftBody>, mu_floor: f64, mu: f64, self_contact: bool) 
                 max_iterations: 50_000,
                 ..ContactSection::default()
             },
+            ..SceneContact::default()
         },
         ..Scene::new(
             SimulationSection {

@@ -1,0 +1,102 @@
+//! `[soft_body.contact] surface`: a soft body's contact surface given as a file of its own,
+//! embedded in the volume mesh (SOFA's collision model under a `BarycentricMapping`, e.g.
+//! the Trunk's `trunk_colli.stl`, the servo finger's `finger_surface_contact_in1.stl`). Its
+//! vertices, placed as the body's mesh is placed, become the body's contact points against
+//! obstacles and rigid shapes (`contact::ContactPoints`), each following its tetrahedron
+//! (docs/contact.md "A contact surface of its own").
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::actuator::EmbeddedPoint;
+use crate::contact::ContactPoints;
+use crate::error::{Error, Result};
+use crate::math::Vec3;
+use crate::mesh::Mesh;
+
+use super::actuation::EMBEDDING_TOLERANCE;
+use super::contact_file::{axis_angle_matrix, read_obstacle_surface};
+use super::file::SoftBodySection;
+
+/// `[soft_body.contact]`: how the body meets obstacles and rigid shapes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoftContactSection {
+    /// A surface file (`.stl`, `.obj`, or a tetrahedral mesh whose boundary is taken),
+    /// relative to the scene file, in the mesh file's unit and frame: it gets the body's
+    /// `scale`, `rotation` and `translation`. Its vertices, each within the body's
+    /// `embed_tolerance` of the mesh, are the body's contact points instead of the boundary
+    /// nodes. It need not be closed (a fingertip pad is a patch).
+    pub surface: PathBuf,
+}
+
+/// The contact points of body `section` on `mesh` (m, placed): its boundary nodes, or its
+/// `[soft_body.contact] surface`'s vertices (those its triangles use, in file order) embedded
+/// in `mesh`, with a warning when some lie
+/// outside it. `what` is `soft_body.NAME`, `dir` the scene file's folder. Errors name the key:
+/// a missing or unreadable file, a vertex farther than `embed_tolerance` from the mesh.
+pub(super) fn contact_points(
+    section: &SoftBodySection,
+    mesh: &Mesh,
+    what: &str,
+    dir: &Path,
+) -> Result<(ContactPoints, Option<String>)> {
+    let Some(contact) = &section.contact else {
+        return Ok((ContactPoints::Nodes, None));
+    };
+    let key = format!("{what}.contact.surface");
+    let path = super::scene_path::scene_path(dir, &contact.surface, &key)?;
+    if !path.is_file() {
+        return Err(Error::invalid(
+            &key,
+            format!("file {} not found", path.display()),
+        ));
+    }
+    let surface = read_obstacle_surface(&path).map_err(|e| match e {
+        Error::Invalid { what, message } => Error::invalid(&key, format!("{what}: {message}")),
+        other => other,
+    })?;
+    let rotation = axis_angle_matrix(section.rotation.unwrap_or([0.0; 3]));
+    let translation = Vec3::from(section.translation.unwrap_or([0.0; 3]));
+    let placed = surface.transformed(section.scale, &rotation, &translation);
+    let [lo, hi] = mesh.bounding_box();
+    let tol = section
+        .embed_tolerance
+        .unwrap_or(EMBEDDING_TOLERANCE * (hi - lo).norm());
+    // The vertices its triangles use (a volume mesh file lists interior nodes too).
+    let mut used = vec![false; placed.vertices.len()];
+    for t in &placed.triangles {
+        for &v in t {
+            used[v] = true;
+        }
+    }
+    let mut outside = (0usize, 0.0f64, 0usize);
+    let points = placed
+        .vertices
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| used[*k])
+        .map(|(k, v)| {
+            let (e, d) =
+                EmbeddedPoint::locate_outside(mesh, *v, tol, &format!("{key} vertex {k}"))?;
+            if d > 0.0 {
+                outside.0 += 1;
+                if d > outside.1 {
+                    (outside.1, outside.2) = (d, k);
+                }
+            }
+            Ok(e)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let warning = (outside.0 > 0).then(|| {
+        format!(
+            "{key}: {} of its {} vertices lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, vertex {}, by {:.3e} m (embed_tolerance {tol:.1e} m)",
+            outside.0,
+            points.len(),
+            outside.2,
+            outside.1
+        )
+    });
+    Ok((ContactPoints::Embedded(points.into()), warning))
+}
