@@ -183,7 +183,7 @@ fn the_pad_rests_on_spheres_between_nodes_and_they_carry_its_weight() {
     // The pad's vertices above the sphere tops sit on them (z = 0), within the penetration
     // the correction allows; the nodes nowhere near.
     let embedded = match scene.contact.points(0) {
-        diffsoro::contact::ContactPoints::Embedded(p) => p,
+        diffsoro::contact::ContactPoints::Embedded(s) => s.points.clone(),
         other => panic!("{other:?}"),
     };
     let x = &state.bodies[0].positions;
@@ -319,16 +319,6 @@ fn bad_contact_surfaces_are_one_line_errors() {
         "{e}"
     );
     assert!(!e.contains('\n'), "{e}");
-    // Self-contact needs the volume's boundary.
-    let text = scene_text(&with_pad(5), false).replace(
-        "friction = 0.5",
-        "friction = 0.5\n        self_contact = true",
-    );
-    let e = build(&text).unwrap_err().to_string();
-    assert!(
-        e.contains("soft_body.block.contact.surface") && e.contains("self_contact"),
-        "{e}"
-    );
     // An unknown key of the section.
     let text = scene_text(
         &format!(

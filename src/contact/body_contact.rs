@@ -11,6 +11,7 @@
 //! ([`push_body_contact`]); each body's term of the Delassus matrix comes from its own
 //! factorisation.
 
+use super::contact_points::ContactPoints;
 use super::delassus::ContactJacobian;
 use super::surface_tree::{SurfaceTree, TriangleHit};
 use crate::error::Result;
@@ -81,17 +82,18 @@ pub fn detect_body_contacts(
 
 /// Appends the contact's 3 rows of body `body`'s Jacobian `rows`: `frameᵀ` on the node when
 /// `body` is the node's, `−wᵢ frameᵀ` on the triangle's vertices when it is the triangle's
-/// (module doc).
+/// (module doc), the contact points spread over their nodes by `points` (body `body`'s).
 ///
 /// Panics if `body` is neither.
 pub fn push_body_contact(
     contact: &BodyContact,
     body: usize,
+    points: &ContactPoints,
     rows: &mut ContactJacobian,
 ) -> Result<()> {
     let frame = &contact.hit.frame;
-    if body == contact.node_body {
-        rows.push_point_contact(frame, &[(contact.node, 1.0)])
+    let (entries, len) = if body == contact.node_body {
+        points.expand(&[(contact.node, 1.0)])
     } else {
         assert_eq!(
             body, contact.face_body,
@@ -99,8 +101,9 @@ pub fn push_body_contact(
         );
         let [a, b, c] = contact.hit.vertices;
         let [wa, wb, wc] = contact.hit.weights;
-        rows.push_point_contact(frame, &[(a, -wa), (b, -wb), (c, -wc)])
-    }
+        points.expand(&[(a, -wa), (b, -wb), (c, -wc)])
+    };
+    rows.push_point_contact(frame, &entries[..len])
 }
 
 #[cfg(test)]
@@ -156,8 +159,8 @@ mod tests {
                 ContactJacobian::new(xl.len()),
                 ContactJacobian::new(xu.len()),
             );
-            push_body_contact(c, 0, &mut jl).unwrap();
-            push_body_contact(c, 1, &mut ju).unwrap();
+            push_body_contact(c, 0, &ContactPoints::Nodes, &mut jl).unwrap();
+            push_body_contact(c, 1, &ContactPoints::Nodes, &mut ju).unwrap();
             let (mut sigma_l, mut sigma_u) = ([0.0; 3], [0.0; 3]);
             jl.apply(&vl, &mut sigma_l);
             ju.apply(&vu, &mut sigma_u);

@@ -1,7 +1,8 @@
-//! The points of a soft body that meet obstacles and rigid shapes: its boundary nodes, or the
-//! vertices of a contact surface given as a file of its own and embedded in the volume mesh
-//! (SOFA's collision model on a `BarycentricMapping`: `[soft_body.contact] surface`,
-//! docs/contact.md "A contact surface of its own").
+//! The contact points of a soft body: its boundary nodes, or the vertices of a contact surface
+//! given as a file of its own and embedded in the volume mesh (SOFA's collision model on a
+//! `BarycentricMapping`: `[soft_body.contact] surface`, docs/scene-file.md "A contact surface
+//! of its own"), whose triangles then stand for the boundary in self-contact and contact
+//! between bodies.
 //!
 //! An embedded vertex p = Σ wᵢ x_{nᵢ} moves with its tetrahedron's affine field, so its row of
 //! the contact Jacobian H_c is the frame's axes spread over the tetrahedron's nodes with the
@@ -12,8 +13,18 @@
 use crate::actuator::EmbeddedPoint;
 use crate::math::Vec3;
 
+/// A contact surface embedded in a volume mesh: its vertices, each following its
+/// tetrahedron's nodes, and its triangles over them (vertex indices).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddedSurface {
+    /// The vertices.
+    pub points: Vec<EmbeddedPoint>,
+    /// The triangles, oriented (normals out of the body).
+    pub triangles: Vec<[usize; 3]>,
+}
+
 /// Which points of a soft body are its contact points (module doc). A contact's `node`
-/// (`NodeContact::node`) indexes them.
+/// (`NodeContact::node`, `SelfContact::node`, a `TriangleHit`'s vertices) indexes them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum ContactPoints {
     /// The nodes of the volume mesh's boundary: point i is node i.
@@ -21,8 +32,12 @@ pub enum ContactPoints {
     Nodes,
     /// The vertices of an embedded contact surface: point i follows the nodes of
     /// `points[i]` with its weights.
-    Embedded(std::sync::Arc<[EmbeddedPoint]>),
+    Embedded(std::sync::Arc<EmbeddedSurface>),
 }
+
+/// The most node entries a row of H_c over contact points expands to: a point against a
+/// triangle, four points of four nodes each.
+pub const MAX_EXPANDED: usize = 16;
 
 impl ContactPoints {
     /// The nodes and weights point `i` follows (`len` entries used: 1 for a node, 4 for an
@@ -30,8 +45,8 @@ impl ContactPoints {
     pub fn weights(&self, i: usize) -> ([(usize, f64); 4], usize) {
         match self {
             ContactPoints::Nodes => ([(i, 1.0); 4], 1),
-            ContactPoints::Embedded(p) => {
-                let e = &p[i];
+            ContactPoints::Embedded(s) => {
+                let e = &s.points[i];
                 (std::array::from_fn(|k| (e.nodes[k], e.weights[k])), 4)
             }
         }
@@ -41,7 +56,7 @@ impl ContactPoints {
     pub fn embedded(&self, i: usize) -> Option<&EmbeddedPoint> {
         match self {
             ContactPoints::Nodes => None,
-            ContactPoints::Embedded(p) => Some(&p[i]),
+            ContactPoints::Embedded(s) => Some(&s.points[i]),
         }
     }
 
@@ -55,7 +70,7 @@ impl ContactPoints {
     pub fn value(&self, x: &[Vec3], i: usize) -> Vec3 {
         match self {
             ContactPoints::Nodes => x[i],
-            ContactPoints::Embedded(p) => p[i].position(x),
+            ContactPoints::Embedded(s) => s.points[i].position(x),
         }
     }
 
@@ -63,8 +78,8 @@ impl ContactPoints {
     /// whose points are `x` itself (see [`Self::field`]).
     pub fn fill(&self, x: &[Vec3], out: &mut Vec<Vec3>) {
         out.clear();
-        if let ContactPoints::Embedded(p) = self {
-            out.extend(p.iter().map(|e| e.position(x)));
+        if let ContactPoints::Embedded(s) = self {
+            out.extend(s.points.iter().map(|e| e.position(x)));
         }
     }
 
@@ -82,10 +97,29 @@ impl ContactPoints {
     pub fn candidates(&self, surface_nodes: &[usize], free: impl Fn(usize) -> bool) -> Vec<usize> {
         match self {
             ContactPoints::Nodes => surface_nodes.iter().copied().filter(|&n| free(n)).collect(),
-            ContactPoints::Embedded(p) => (0..p.len())
-                .filter(|&i| (0..4).any(|k| p[i].weights[k] != 0.0 && free(p[i].nodes[k])))
+            ContactPoints::Embedded(s) => (0..s.points.len())
+                .filter(|&i| {
+                    let e = &s.points[i];
+                    (0..4).any(|k| e.weights[k] != 0.0 && free(e.nodes[k]))
+                })
                 .collect(),
         }
+    }
+
+    /// The entries `(point, weight)` of a row of H_c over contact points as entries over
+    /// the nodes (`len` used; at most [`MAX_EXPANDED`]): each point's nodes with the point's
+    /// weight times theirs.
+    pub fn expand(&self, entries: &[(usize, f64)]) -> ([(usize, f64); MAX_EXPANDED], usize) {
+        let mut out = [(0, 0.0); MAX_EXPANDED];
+        let mut len = 0;
+        for &(p, w) in entries {
+            let (nodes, n) = self.weights(p);
+            for &(node, e) in &nodes[..n] {
+                out[len] = (node, w * e);
+                len += 1;
+            }
+        }
+        (out, len)
     }
 }
 
@@ -99,7 +133,13 @@ mod tests {
             nodes: [0, 1, 2, 3],
             weights: [0.1, 0.2, 0.3, 0.4],
         };
-        let pts = ContactPoints::Embedded(vec![e].into());
+        let pts = ContactPoints::Embedded(
+            EmbeddedSurface {
+                points: vec![e],
+                triangles: Vec::new(),
+            }
+            .into(),
+        );
         let x = [
             Vec3::new(0.0, 0.0, 0.0),
             Vec3::new(1.0, 0.0, 0.0),
@@ -113,8 +153,12 @@ mod tests {
         // A vertex whose only nonzero weights are on fixed nodes is no candidate.
         assert_eq!(pts.candidates(&[], |n| n == 3), vec![0]);
         assert!(pts.candidates(&[], |n| n == 9).is_empty());
+        let (rows, len) = pts.expand(&[(0, -2.0)]);
+        assert_eq!(len, 4);
+        assert_eq!(rows[3], (3, -0.8));
         let nodes = ContactPoints::Nodes;
         assert_eq!(nodes.value(&x, 1), x[1]);
+        assert_eq!(nodes.expand(&[(2, 0.5), (1, -1.0)]).1, 2);
         assert_eq!(nodes.candidates(&[1, 2, 3], |n| n != 2), vec![1, 3]);
     }
 }

@@ -40,7 +40,7 @@ pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body
 pub use broad_phase::NodeBroadPhase;
 pub use capsule::Capsule;
 pub use cone::FrictionCone;
-pub use contact_points::ContactPoints;
+pub use contact_points::{ContactPoints, EmbeddedSurface, MAX_EXPANDED};
 pub use convex_shape::{Collider, ConvexShape, ShapePose};
 pub use delassus::{
     ContactJacobian, DelassusWorkspace, PenetrationCorrection, assemble_delassus,

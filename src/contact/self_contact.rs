@@ -5,6 +5,7 @@
 //! point of the triangle. Which triangle a node faces, and the penetration depth still
 //! recognised, is [`SurfaceTree::facing_triangle`]'s rule.
 
+use super::contact_points::ContactPoints;
 use super::delassus::ContactJacobian;
 use super::surface_tree::{SurfaceTree, TriangleHit};
 use crate::error::Result;
@@ -49,13 +50,18 @@ pub fn detect_self_contacts(
     }
 }
 
-/// Appends the 3 rows of `H_c` of each self-contact (module doc) to `jacobian`.
-pub fn push_self_contacts(contacts: &[SelfContact], jacobian: &mut ContactJacobian) -> Result<()> {
+/// Appends the 3 rows of `H_c` of each self-contact (module doc) to `jacobian`, the contact
+/// points (the node and the triangle's vertices) spread over their nodes by `points`.
+pub fn push_self_contacts(
+    contacts: &[SelfContact],
+    points: &ContactPoints,
+    jacobian: &mut ContactJacobian,
+) -> Result<()> {
     for c in contacts {
         let [a, b, d] = c.hit.vertices;
         let [wa, wb, wd] = c.hit.weights;
-        jacobian
-            .push_point_contact(&c.hit.frame, &[(c.node, 1.0), (a, -wa), (b, -wb), (d, -wd)])?;
+        let (rows, len) = points.expand(&[(c.node, 1.0), (a, -wa), (b, -wb), (d, -wd)]);
+        jacobian.push_point_contact(&c.hit.frame, &rows[..len])?;
     }
     Ok(())
 }
@@ -108,7 +114,7 @@ mod tests {
             detect_self_contacts(&surface, &shifted, &all, 0.05, &mut again);
             assert_eq!(again.len(), out.len());
             let mut jac = ContactJacobian::new(x.len());
-            push_self_contacts(&out, &mut jac).unwrap();
+            push_self_contacts(&out, &ContactPoints::Nodes, &mut jac).unwrap();
             assert_eq!(jac.contact_count(), expect);
         }
     }

@@ -59,51 +59,48 @@ use super::chain_rows::{LocalNodes, rigid_rows, soft_rigid_rows};
 use super::rigid_record::RigidRecord;
 use super::row_chain::{ChainPoint, RowChain};
 
-/// One contact as its derivatives see it: a contact point over up to four nodes (each a
-/// (body, node) pair) with signed weights, its frame, gap, and their derivatives with respect
-/// to the positions of those nodes (module doc).
+/// One contact as its derivatives see it: a contact point over nodes (each a (body, node)
+/// pair) with signed weights, its frame, gap, and their derivatives with respect to the
+/// positions of those nodes (module doc). Built over contact points (a node, or a vertex of
+/// an embedded contact surface) and expanded onto the nodes by [`ContactPointSet::embed`]; a
+/// node may appear in several entries (their terms add up).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContactPointSet {
-    len: usize,
-    nodes: [(usize, usize); 4],
-    weights: [f64; 4],
+    nodes: Vec<(usize, usize)>,
+    weights: Vec<f64>,
     frame: Mat3,
     gap: f64,
     /// `frame_jacobian[j][d]` = ∂F/∂x_{n(j), d} (1/m).
-    frame_jacobian: [[Mat3; 3]; 4],
+    frame_jacobian: Vec<[Mat3; 3]>,
     /// ∇_{x_{n(j)}} Φ.
-    gap_gradient: [Vec3; 4],
+    gap_gradient: Vec<Vec3>,
     /// `[k][j]` = ∇_{x_{n(j)}} w_k (1/m); `None` when the weights are constant.
-    weight_gradient: Option<[[Vec3; 4]; 4]>,
+    weight_gradient: Option<Vec<Vec<Vec3>>>,
     /// (s_Φ, s_v) of the penetration correction.
     slopes: (f64, f64),
 }
 
+/// The most entries a set has: a vertex of an embedded surface (4 nodes) against an embedded
+/// triangle (3 × 4).
+const MAX_ENTRIES: usize = 16;
+
 impl ContactPointSet {
-    /// The set of an obstacle contact of body `body` at its contact point (a node, or an
-    /// embedded surface vertex over four nodes: `points`), its derivatives from the obstacle
-    /// at the point's start position `p` (m): each node's are the point's times its weight
-    /// (`contact::ContactPoints`).
+    /// The one-point set of an obstacle contact of body `body` (its contact point `c.node`),
+    /// its derivatives from the obstacle at the point's start position `p` (m).
     fn obstacle(
         body: usize,
         c: &NodeContact,
-        points: &ContactPoints,
         obstacle: &crate::contact::Obstacle,
         p: &Vec3,
         slopes: (f64, f64),
     ) -> Self {
-        let (w, len) = points.weights(c.node);
-        let (frame, gap) = (obstacle.frame_jacobian(p), obstacle.gap_gradient(p));
-        let frame_jacobian = std::array::from_fn(|k| frame.map(|f| f * w[k].1));
-        let gap_gradient = std::array::from_fn(|k| gap * w[k].1);
         ContactPointSet {
-            len,
-            nodes: w.map(|(n, _)| (body, n)),
-            weights: w.map(|(_, wk)| wk),
+            nodes: vec![(body, c.node)],
+            weights: vec![1.0],
             frame: c.frame,
             gap: c.gap,
-            frame_jacobian,
-            gap_gradient,
+            frame_jacobian: vec![obstacle.frame_jacobian(p)],
+            gap_gradient: vec![obstacle.gap_gradient(p)],
             weight_gradient: None,
             slopes,
         }
@@ -129,36 +126,77 @@ impl ContactPointSet {
         )?;
         let [a, b, t] = hit.vertices;
         let [wa, wb, wc] = hit.weights;
-        let mut weight_gradient = [[Vec3::zeros(); 4]; 4];
+        let mut weight_gradient = vec![vec![Vec3::zeros(); 4]; 4];
         for (row, grad) in weight_gradient[1..].iter_mut().zip(&d.weight_gradient) {
-            *row = grad.map(|g| -g);
+            *row = grad.iter().map(|g| -g).collect();
         }
         Ok(ContactPointSet {
-            len: 4,
-            nodes: [
+            nodes: vec![
                 (node_body, node),
                 (face_body, a),
                 (face_body, b),
                 (face_body, t),
             ],
-            weights: [1.0, -wa, -wb, -wc],
+            weights: vec![1.0, -wa, -wb, -wc],
             frame: hit.frame,
             gap: hit.gap,
-            frame_jacobian: d.frame_jacobian(),
-            gap_gradient: d.gap_gradient,
+            frame_jacobian: d.frame_jacobian().to_vec(),
+            gap_gradient: d.gap_gradient.to_vec(),
             weight_gradient: Some(weight_gradient),
             slopes,
         })
     }
 
+    /// The set over the nodes, from this set over contact points (each entry's (body, point)
+    /// one of `points(body)`, `contact::ContactPoints`): an embedded vertex p_k = Σ_i e_ki x_i
+    /// turns its entry into one per node, with weight w_k e_ki, ∂F/∂x_i = e_ki ∂F/∂p_k,
+    /// ∇_{x_i}Φ = e_ki ∇_{p_k}Φ and ∇_{x_l} (w_k e_ki) = e_ki e_jl ∇_{p_j} w_k (constant e).
+    /// Unchanged when every point is a node.
+    fn embed<'a>(self, points: impl Fn(usize) -> &'a ContactPoints) -> Self {
+        if self.nodes.iter().all(|&(b, _)| !points(b).is_embedded()) {
+            return self;
+        }
+        // (entry, node, e) for each node of each entry.
+        let mut spread = Vec::with_capacity(MAX_ENTRIES);
+        for (k, &(b, p)) in self.nodes.iter().enumerate() {
+            let (w, len) = points(b).weights(p);
+            spread.extend(w[..len].iter().map(|&(n, e)| (k, (b, n), e)));
+        }
+        let weight_gradient = self.weight_gradient.as_ref().map(|g| {
+            spread
+                .iter()
+                .map(|&(k, _, e)| spread.iter().map(|&(j, _, f)| e * f * g[k][j]).collect())
+                .collect()
+        });
+        ContactPointSet {
+            nodes: spread.iter().map(|&(_, n, _)| n).collect(),
+            weights: spread
+                .iter()
+                .map(|&(k, _, e)| self.weights[k] * e)
+                .collect(),
+            frame: self.frame,
+            gap: self.gap,
+            frame_jacobian: spread
+                .iter()
+                .map(|&(k, _, e)| self.frame_jacobian[k].map(|m| m * e))
+                .collect(),
+            gap_gradient: spread
+                .iter()
+                .map(|&(k, _, e)| self.gap_gradient[k] * e)
+                .collect(),
+            weight_gradient,
+            slopes: self.slopes,
+        }
+    }
+
     /// The (body, node) pairs of the contact point (the contact node first).
     pub fn nodes(&self) -> &[(usize, usize)] {
-        &self.nodes[..self.len]
+        &self.nodes
     }
 
     /// Their signed weights: the contact's rows of H_c read `Fᵀ Σ_k w_k u_{n(k)}`.
     pub fn weights(&self) -> &[f64] {
-        &self.weights[..self.len]
+        &self.weights
     }
 
     /// The frame F (columns `[t₁, t₂, n]`, world frame).
@@ -200,21 +238,24 @@ impl ContactPointSet {
     }
 
     /// dw_k for the nodal displacement `dx` (zeros when the weights are constant).
-    fn weight_variations(&self, dx: &impl Fn(usize, usize) -> Vec3) -> [f64; 4] {
+    fn weight_variations(&self, dx: &impl Fn(usize, usize) -> Vec3) -> [f64; MAX_ENTRIES] {
+        let mut dw = [0.0; MAX_ENTRIES];
         let Some(wg) = &self.weight_gradient else {
-            return [0.0; 4];
+            return dw;
         };
-        std::array::from_fn(|k| {
-            self.nodes()
+        for (d, row) in dw.iter_mut().zip(wg) {
+            *d = self
+                .nodes()
                 .iter()
-                .zip(&wg[k])
+                .zip(row)
                 .map(|(&(b, n), g)| g.dot(&dx(b, n)))
-                .sum()
-        })
+                .sum();
+        }
+        dw
     }
 
     /// Σ_k dw_k u_{n(k)}.
-    fn weighted(&self, dw: &[f64; 4], u: &impl Fn(usize, usize) -> Vec3) -> Vec3 {
+    fn weighted(&self, dw: &[f64; MAX_ENTRIES], u: &impl Fn(usize, usize) -> Vec3) -> Vec3 {
         self.nodes()
             .iter()
             .zip(dw)
@@ -348,6 +389,18 @@ impl ContactRecord {
         let h = scene.simulation.dt;
         let members = ncp.members();
         let correction = PenetrationCorrection::default();
+        // Each body's contact points and their start positions (x itself for nodes).
+        let points = |b: usize| ws[b].points();
+        let filled: Vec<Vec<Vec3>> = (0..x.len())
+            .map(|b| {
+                let mut out = Vec::new();
+                ws[b].points().fill(x[b], &mut out);
+                out
+            })
+            .collect();
+        let xp: Vec<&[Vec3]> = (0..x.len())
+            .map(|b| ws[b].points().field(x[b], &filled[b]))
+            .collect();
         let mut sets = Vec::new();
         let mut contacts = Vec::new();
         let mut self_contacts = Vec::new();
@@ -357,19 +410,14 @@ impl ContactRecord {
                 let obstacle = &scene.contact.obstacles[c.obstacle];
                 let slopes = correction.normal_slopes(h, c.gap)?;
                 let p = w.points().value(x[b], c.node);
-                sets.push(ContactPointSet::obstacle(
-                    b,
-                    c,
-                    w.points(),
-                    obstacle,
-                    &p,
-                    slopes,
-                ));
+                sets.push(ContactPointSet::obstacle(b, c, obstacle, &p, slopes).embed(points));
                 contacts.push((b, *c));
             }
             for c in w.self_contacts() {
                 let slopes = correction.normal_slopes(h, c.gap())?;
-                sets.push(ContactPointSet::surface((b, c.node), b, &c.hit, x, slopes)?);
+                sets.push(
+                    ContactPointSet::surface((b, c.node), b, &c.hit, &xp, slopes)?.embed(points),
+                );
                 self_contacts.push((b, *c));
             }
         }
@@ -380,13 +428,16 @@ impl ContactRecord {
                     continue;
                 }
                 let slopes = correction.normal_slopes(h, c.gap())?;
-                sets.push(ContactPointSet::surface(
-                    (c.node_body, c.node),
-                    c.face_body,
-                    &c.hit,
-                    x,
-                    slopes,
-                )?);
+                sets.push(
+                    ContactPointSet::surface(
+                        (c.node_body, c.node),
+                        c.face_body,
+                        &c.hit,
+                        &xp,
+                        slopes,
+                    )?
+                    .embed(points),
+                );
                 body_contacts.push(*c);
             }
         }

@@ -346,9 +346,9 @@ pub fn solve_group(
         let body = &mut bodies[b];
         let w = &mut *body.workspace;
         push_node_contacts(&w.contacts, &w.points, &mut w.jacobian)?;
-        push_self_contacts(&w.self_contacts, &mut w.jacobian)?;
+        push_self_contacts(&w.self_contacts, &w.points, &mut w.jacobian)?;
         for &i in &w.shared {
-            push_body_contact(&body_contacts[i], b, &mut w.jacobian)?;
+            push_body_contact(&body_contacts[i], b, &w.points, &mut w.jacobian)?;
         }
         for r in &w.rigid_rows {
             let (points, len) = r.soft_weights();

@@ -111,8 +111,8 @@ pub(super) fn defer_open(
         let w = &mut *body.workspace;
         let v = w.v_nodes.as_slice();
         let open = |d: &Deferred| idle.contains(&d.key()) || normal_velocity(d, h, |_| v) > 0.0;
-        // An embedded contact surface's obstacle contacts stay in the NCP: their points'
-        // velocities are not the nodes' (screening is a saving, never needed).
+        // An embedded contact surface's contacts stay in the NCP: their points' velocities
+        // are not the nodes' (screening is a saving, never needed).
         let embedded = w.points.is_embedded();
         w.contacts.retain(|c| {
             let d = Deferred::Obstacle(b, *c);
@@ -124,7 +124,7 @@ pub(super) fn defer_open(
         });
         w.self_contacts.retain(|c| {
             let d = Deferred::SelfContact(b, *c);
-            let defer = open(&d);
+            let defer = !embedded && open(&d);
             if defer {
                 deferred.push(d);
             }
@@ -141,8 +141,12 @@ pub(super) fn defer_open(
     }
     between.retain(|c| {
         let d = Deferred::Between(*c);
-        let defer = idle.contains(&d.key())
-            || normal_velocity(&d, h, |b| &bodies[b].workspace.v_nodes) > 0.0;
+        let embedded = [c.node_body, c.face_body]
+            .iter()
+            .any(|&b| bodies[b].workspace.points.is_embedded());
+        let defer = !embedded
+            && (idle.contains(&d.key())
+                || normal_velocity(&d, h, |b| &bodies[b].workspace.v_nodes) > 0.0);
         if defer {
             deferred.push(d);
         }

@@ -170,7 +170,11 @@ pub struct ContactWorkspace {
     v_points: Vec<Vec3>,
     broad_phase: NodeBroadPhase,
     pub(super) contacts: Vec<NodeContact>,
+    /// The volume mesh's boundary (self-contact, contact between bodies, rigid corners).
     pub(super) surface: SurfaceTree,
+    /// An embedded contact surface's triangles over its points, which then stand for the
+    /// boundary in self-contact and contact between bodies (rigid corners keep `surface`).
+    point_surface: Option<SurfaceTree>,
     pub(super) self_contacts: Vec<SelfContact>,
     /// Indices (in the stage's list of contacts between bodies) of those this body takes
     /// part in, in increasing order.
@@ -211,7 +215,16 @@ impl ContactWorkspace {
         let candidates = points.candidates(&surface_nodes, |n| {
             (0..3).any(|p| dofs.reduced_index(3 * n + p).is_some())
         });
+        let point_surface = match &points {
+            ContactPoints::Nodes => None,
+            ContactPoints::Embedded(e) => {
+                let mut rest = Vec::new();
+                points.fill(body.rest_positions(), &mut rest);
+                Some(SurfaceTree::new(e.triangles.clone(), &rest))
+            }
+        };
         ContactWorkspace {
+            point_surface,
             points,
             candidates,
             x_points: Vec::new(),
@@ -495,13 +508,17 @@ pub fn resolve_contacts(
         if surfaces {
             // Leaves grown enough for the body's own query (2·reach), for any other body's
             // (reach + that body's reach) and for a rigid corner's (reach + the shape's).
-            w.surface.refit(x, w.reach + reach_max.max(rigid_reach))?;
+            let margin = w.reach + reach_max.max(rigid_reach);
+            w.surface.refit(x, margin)?;
+            if let Some(tree) = &mut w.point_surface {
+                tree.refit(&w.x_points, margin)?;
+            }
         }
         if settings.self_contact {
             // Two surfaces may approach each other at up to twice the fastest node.
             detect_self_contacts(
-                &w.surface,
-                x,
+                w.point_surface.as_ref().unwrap_or(&w.surface),
+                w.points.field(x, &w.x_points),
                 &w.candidates,
                 2.0 * w.reach,
                 &mut w.self_contacts,
@@ -535,11 +552,14 @@ pub fn resolve_contacts(
     if settings.between_bodies {
         for a in 0..nb {
             for b in a + 1..nb {
-                let side = |i: usize| BodySurface {
-                    body: i,
-                    surface: &bodies[i].workspace.surface,
-                    positions: &bodies[i].state.positions,
-                    candidates: &bodies[i].workspace.candidates,
+                let side = |i: usize| {
+                    let w = &bodies[i].workspace;
+                    BodySurface {
+                        body: i,
+                        surface: w.point_surface.as_ref().unwrap_or(&w.surface),
+                        positions: w.points.field(&bodies[i].state.positions, &w.x_points),
+                        candidates: &w.candidates,
+                    }
                 };
                 let margin = bodies[a].workspace.reach + bodies[b].workspace.reach;
                 detect_body_contacts(side(a), side(b), margin, &mut ws.body_contacts);

@@ -1,16 +1,17 @@
 //! `[soft_body.contact] surface`: a soft body's contact surface given as a file of its own,
 //! embedded in the volume mesh (SOFA's collision model under a `BarycentricMapping`, e.g.
 //! the Trunk's `trunk_colli.stl`, the servo finger's `finger_surface_contact_in1.stl`). Its
-//! vertices, placed as the body's mesh is placed, become the body's contact points against
-//! obstacles and rigid shapes (`contact::ContactPoints`), each following its tetrahedron
-//! (docs/contact.md "A contact surface of its own").
+//! vertices, placed as the body's mesh is placed, become the body's contact points, each
+//! following its tetrahedron, and its triangles the body's surface in self-contact and
+//! contact between bodies (`contact::ContactPoints`; docs/scene-file.md "A contact surface
+//! of its own").
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::actuator::EmbeddedPoint;
-use crate::contact::ContactPoints;
+use crate::contact::{ContactPoints, EmbeddedSurface};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 use crate::mesh::Mesh;
@@ -27,7 +28,8 @@ pub struct SoftContactSection {
     /// relative to the scene file, in the mesh file's unit and frame: it gets the body's
     /// `scale`, `rotation` and `translation`. Its vertices, each within the body's
     /// `embed_tolerance` of the mesh, are the body's contact points instead of the boundary
-    /// nodes. It need not be closed (a fingertip pad is a patch).
+    /// nodes, and its triangles (normals out of the body) its surface in self-contact and
+    /// contact between bodies. It need not be closed (a fingertip pad is a patch).
     pub surface: PathBuf,
 }
 
@@ -98,5 +100,18 @@ pub(super) fn contact_points(
             outside.1
         )
     });
-    Ok((ContactPoints::Embedded(points.into()), warning))
+    // The triangles over the kept vertices' indices.
+    let mut index = vec![usize::MAX; used.len()];
+    for (i, k) in (0..used.len()).filter(|&k| used[k]).enumerate() {
+        index[k] = i;
+    }
+    let triangles = placed
+        .triangles
+        .iter()
+        .map(|t| t.map(|v| index[v]))
+        .collect();
+    Ok((
+        ContactPoints::Embedded(EmbeddedSurface { points, triangles }.into()),
+        warning,
+    ))
 }

@@ -159,14 +159,6 @@ impl Scene {
             let act = BodyActuation::build(b, &mesh, &what, dir)?;
             let (body_points, warning) =
                 super::contact_surface_file::contact_points(b, &mesh, &what, dir)?;
-            if body_points.is_embedded()
-                && (file.contact.self_contact || file.contact.between_bodies)
-            {
-                return Err(Error::invalid(
-                    format!("{what}.contact.surface"),
-                    "an embedded contact surface meets obstacles and rigid shapes only: it cannot be combined with [contact] self_contact or between_bodies (they use the volume mesh's boundary)",
-                ));
-            }
             points.push(body_points);
             point_warnings.extend(warning);
             // Pinned servo horns are removed from the system like fixed nodes (and moved).
