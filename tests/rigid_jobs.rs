@@ -347,7 +347,7 @@ fn the_rigid_adjoint_is_the_transpose_of_the_forward_sensitivities() {
         .map(|_| (rng.uniform() - 0.5, rng.uniform() - 0.5))
         .unzip();
     let mut state = start.clone();
-    let tape = record_rigid_trajectory(&s, &mut state, steps).unwrap();
+    let tape = record_rigid_trajectory(&s, &mut state, steps, &[]).unwrap();
     let grad = tape.adjoint(&cq, &cv);
     let (eye, zero) = (DMat::identity(n, n), DMat::zeros(n, n));
     for (which, reverse) in [(0, &grad.q), (1, &grad.v), (2, &grad.tau)] {

@@ -64,7 +64,7 @@ fn check(
     let mut s = state.clone();
     let mut stepper = Stepper::new(scene).unwrap();
     let (report, jac) =
-        rigid_step_jacobian(scene, &mut stepper, &mut s, BoundaryGradient::OneSided).unwrap();
+        rigid_step_jacobian(scene, &mut stepper, &mut s, BoundaryGradient::OneSided, &[]).unwrap();
     assert!(report.contact_converged, "{what}: {report:?}");
     let modes = stepper
         .contact()

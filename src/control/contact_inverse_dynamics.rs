@@ -79,7 +79,7 @@ pub fn contact_inverse_dynamics(
         let mut next = state.clone();
         let mut stepper = Stepper::new(&scene)?;
         let (_, jac) =
-            rigid_step_jacobian(&scene, &mut stepper, &mut next, BoundaryGradient::OneSided)?;
+            rigid_step_jacobian(&scene, &mut stepper, &mut next, BoundaryGradient::OneSided, &[])?;
         let v: Vec<f64> = next
             .rigid
             .iter()

@@ -17,6 +17,15 @@
 //! gives `dλ = N dσ|_λ`; then `dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ` and
 //! `dq⁺ = J_q dq + J_v dv⁺` (`rigid::integrate_jacobians`, `FreeBody::integrate_jacobians`).
 //!
+//! **Parameters** ([`Parameter`], columns `dq_dp`, `dv_dp`). A free body's mass m
+//! (`mass:BODY`, its inertia scaled with it, M = m M̂) moves the velocity update by
+//! `∂v⁺/∂m|_λ = −h M⁻¹ Q / m` (gravity's acceleration is m-free; `rigid::free_body_derivative`),
+//! which enters the NCP as `dσ|_λ = J ∂v⁺/∂m|_λ` (the Delassus matrix's change `dG λ`, G = h J
+//! M⁻¹ Jᵀ, is exactly this: the free velocity does not depend on m). An obstacle's Coulomb
+//! coefficient μ (`friction:OBSTACLE`) moves λ directly, `dλ = L G p + p` at its sliding
+//! contacts (`contact::NcpDerivative::friction_tangent`, `diff::contact_chain`). Either way
+//! `dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ` and `dq⁺ = J_v dv⁺`.
+//!
 //! `J(q)` depends on q through the twists of the coordinates (a joint moves the axes after it:
 //! `∂T_k/∂q_j = T_j × T_k`) and through the contact point, frame and gap, which move with both
 //! bodies (`contact::contact_geometry_jacobian`, by the bodies' twists). A PD input adds
@@ -29,7 +38,8 @@ use crate::math::DMat;
 use crate::scene::{RigidState, Scene, StepReport, Stepper};
 
 use super::chain_rows::rigid_rows;
-use super::contact_chain::ncp_derivative;
+use super::contact_chain::{friction_directions, ncp_derivative};
+use super::parameter::Parameter;
 use super::record::check_differentiable;
 use super::rigid_record::RigidRecord;
 use super::row_chain::{ChainPoint, RowChain};
@@ -52,22 +62,46 @@ pub struct RigidStepJacobian {
     pub dv_dv: DMat,
     /// ∂v⁺/∂τ.
     pub dv_dtau: DMat,
+    /// ∂q⁺/∂p of the parameters asked for (N × P; module doc).
+    pub dq_dp: DMat,
+    /// ∂v⁺/∂p (N × P).
+    pub dv_dp: DMat,
 }
 
 /// Advances `state` by one step of `scene` with `stepper` and returns the step's report and
-/// the Jacobian of its rigid part. Errors as [`check_differentiable`] and [`Stepper::step`],
-/// and when a contact changes features within the geometry's differentiation step.
+/// the Jacobian of its rigid part, with a column per parameter of `parameters` (`mass:BODY`,
+/// `friction:OBSTACLE`). Errors as [`check_differentiable`] and [`Stepper::step`], when a
+/// contact changes features within the geometry's differentiation step, and on a parameter
+/// of another kind.
 pub fn rigid_step_jacobian(
     scene: &Scene,
     stepper: &mut Stepper,
     state: &mut crate::scene::State,
     boundary: BoundaryGradient,
+    parameters: &[Parameter],
 ) -> Result<(StepReport, RigidStepJacobian)> {
     check_differentiable(scene)?;
+    check_rigid_parameters(scene, parameters)?;
     let start = state.rigid.clone();
     let report = stepper.step(scene, state)?;
-    let jac = RigidStepJacobian::of_step(scene, stepper, &start, &state.rigid, boundary)?;
+    let jac =
+        RigidStepJacobian::of_step(scene, stepper, &start, &state.rigid, boundary, parameters)?;
     Ok((report, jac))
+}
+
+/// Errors, naming it, on a parameter the rigid step Jacobian has no column for: it takes
+/// `mass:BODY` and `friction:OBSTACLE` (a robot's input is its τ block).
+pub(crate) fn check_rigid_parameters(scene: &Scene, parameters: &[Parameter]) -> Result<()> {
+    match parameters
+        .iter()
+        .find(|p| !matches!(p, Parameter::RigidMass { .. } | Parameter::Friction { .. }))
+    {
+        Some(p) => Err(Error::invalid(
+            format!("parameter `{}`", p.name(scene)),
+            "the rigid step's derivative takes `mass:BODY` and `friction:OBSTACLE` parameters (a robot's input is its τ block)",
+        )),
+        None => Ok(()),
+    }
 }
 
 impl RigidStepJacobian {
@@ -80,7 +114,9 @@ impl RigidStepJacobian {
         start: &[RigidState],
         end: &[RigidState],
         boundary: BoundaryGradient,
+        parameters: &[Parameter],
     ) -> Result<RigidStepJacobian> {
+        check_rigid_parameters(scene, parameters)?;
         let h = scene.simulation.dt;
         let ws = stepper.rigid();
         let mut rec = RigidRecord::new(scene, start, end)?;
@@ -111,12 +147,20 @@ impl RigidStepJacobian {
         rec.set_force(scene, &chain.generalised_force());
         let m = chain.rows.len();
         let minv_h = rec.minv_h();
-        // dv⁺|_λ: the update's derivatives, plus h M⁻¹ d(Jᵀλ)/dq in the q columns.
-        let mut dvl = rec.update.clone();
+        let np = parameters.len();
+        // dv⁺|_λ: the update's derivatives, plus h M⁻¹ d(Jᵀλ)/dq in the q columns, then a
+        // column per parameter (a mass's ∂v⁺/∂m; zero for a friction coefficient).
+        let mut dvl = DMat::zeros(n, 3 * n + np);
+        dvl.columns_mut(0, 3 * n).copy_from(&rec.update);
         let coupled = minv_h * &chain.dforce;
         for r in 0..n {
             for c in 0..n {
                 dvl[(r, c)] += coupled[(r, c)];
+            }
+        }
+        for (j, p) in parameters.iter().enumerate() {
+            if let Parameter::RigidMass { system } = *p {
+                dvl.set_column(3 * n + j, &rec.mass_column(system));
             }
         }
         let mut dv = dvl.clone();
@@ -145,11 +189,22 @@ impl RigidStepJacobian {
                 "the rigid NCP holds the rigid rows"
             );
             let ncp = ncp_derivative(scene, group, boundary)?;
-            let mut dlambda = DMat::zeros(3 * m, 3 * n);
+            let mut dlambda = DMat::zeros(3 * m, 3 * n + np);
             ncp.tangent_many(&dsigma, &mut dlambda);
+            // A friction coefficient moves λ itself, at the contacts sliding on its obstacle.
+            let friction = friction_directions(group, &ncp);
+            for (j, p) in parameters.iter().enumerate() {
+                if let Parameter::Friction { obstacle } = *p
+                    && let Some((_, t)) = friction.iter().find(|(o, _)| *o == obstacle)
+                {
+                    for (r, x) in t.iter().enumerate() {
+                        dlambda[(r, 3 * n + j)] += x;
+                    }
+                }
+            }
             dv += minv_h * chain.jac.transpose() * dlambda;
         }
-        // dq⁺ = J_q [I 0 0] + J_v dv⁺.
+        // dq⁺ = J_q [I 0 0 0] + J_v dv⁺.
         let mut dq = &rec.jv * &dv;
         for r in 0..n {
             for c in 0..n {
@@ -174,6 +229,8 @@ impl RigidStepJacobian {
             dv_dq: block(&dv, 0),
             dv_dv: block(&dv, 1),
             dv_dtau: block(&dv, 2),
+            dq_dp: dq.columns(3 * n, np).into_owned(),
+            dv_dp: dv.columns(3 * n, np).into_owned(),
             offsets: rec.offsets,
         })
     }
