@@ -10,6 +10,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use diffsoro::diff::{
     Parameter, RigidSensitivityStepper, SensitivityStepper, parse_rigid_parameter, rigid_seeds,
 };
+use diffsoro::math::DMat;
 use diffsoro::rigid::{DynamicsCase, dynamics_report};
 use diffsoro::scene::{
     FinalState, FrameSeries, RigidTangentOutput, Scene, StaticOptions, Stepper, solve_static,
@@ -66,7 +67,11 @@ enum Command {
         /// Also compute d(final positions)/d(parameter) through the whole run (forward mode)
         /// for each comma-separated name: `young_modulus:BODY`, `poisson_ratio:BODY`,
         /// `actuator:NAME` (its force held constant over the run), `friction:OBSTACLE` (an
-        /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`); repeatable.
+        /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`); for rigid bodies
+        /// (written as `rigid_sensitivities`, tangents of q and v) `q:ROBOT`, `v:ROBOT`,
+        /// `tau:ROBOT`, `position:BODY`, `velocity:BODY`, `angular_velocity:BODY` (every
+        /// component, or `velocity:cube[2]`), `mass:BODY` (a free body's mass in kg, its
+        /// inertia scaled with it); repeatable.
         #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
         sensitivity: Vec<String>,
     },
@@ -487,6 +492,9 @@ fn simulate(
     // Where soft and rigid bodies can meet, a robot's constant input `tau:ROBOT[k]` is a
     // parameter of the mixed step derivatives like E or an actuator (docs/derivatives.md).
     let mixed = scene.coupling.is_active(&scene.rigid, scene.bodies.len());
+    // Outside mixed scenes a free body's mass, and in rigid-only scenes an obstacle's
+    // friction, are parameters of the rigid step Jacobian's columns.
+    let mut rigid_step_parameters = Vec::new();
     for name in sensitivity {
         let name = name.trim();
         if mixed && name.starts_with("tau:") {
@@ -495,7 +503,13 @@ fn simulate(
         }
         match parse_rigid_parameter(&scene, name)? {
             Some(list) => rigid_parameters.extend(list),
-            None => parameters.push(Parameter::parse(&scene, name)?),
+            None => match Parameter::parse(&scene, name)? {
+                p @ Parameter::RigidMass { .. } if !mixed => rigid_step_parameters.push(p),
+                p @ Parameter::Friction { .. } if scene.bodies.is_empty() => {
+                    rigid_step_parameters.push(p)
+                }
+                p => parameters.push(p),
+            },
         }
     }
     // In a mixed scene the rigid initial-state names (`velocity:cube[0]`, `q:arm`, …) seed
@@ -524,13 +538,19 @@ fn simulate(
         }
         rigid_parameters.clear();
     }
-    if !parameters.is_empty() && !rigid_parameters.is_empty() {
+    if !parameters.is_empty() && !(rigid_parameters.is_empty() && rigid_step_parameters.is_empty())
+    {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
             "names soft and rigid parameters: one run computes the sensitivities of one kind",
         ));
     }
-    if statics && !(parameters.is_empty() && rigid_parameters.is_empty() && seeds.is_empty()) {
+    if statics
+        && !(parameters.is_empty()
+            && rigid_parameters.is_empty()
+            && rigid_step_parameters.is_empty()
+            && seeds.is_empty())
+    {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
             "is computed through time steps; it cannot be combined with --static",
@@ -584,9 +604,21 @@ fn simulate(
         let mut plain = None;
         let mut sensitive = None;
         let mut rigid_sensitive = None;
-        if !rigid_parameters.is_empty() {
-            let [q, v, tau] = rigid_seeds(&scene, &rigid_parameters);
-            rigid_sensitive = Some(RigidSensitivityStepper::new(&scene, [&q, &v, &tau])?);
+        if !(rigid_parameters.is_empty() && rigid_step_parameters.is_empty()) {
+            // The initial-state names' columns, then one per step parameter.
+            let (k0, np) = (rigid_parameters.len(), rigid_step_parameters.len());
+            let widen = |m: DMat| m.resize_horizontally(k0 + np, 0.0);
+            let [q, v, tau] = rigid_seeds(&scene, &rigid_parameters).map(widen);
+            let mut directions = DMat::zeros(np, k0 + np);
+            for j in 0..np {
+                directions[(j, k0 + j)] = 1.0;
+            }
+            rigid_sensitive = Some(RigidSensitivityStepper::with_parameters(
+                &scene,
+                [&q, &v, &tau],
+                &rigid_step_parameters,
+                &directions,
+            )?);
         } else if parameters.is_empty() && seeds.is_empty() {
             plain = Some(Stepper::new(&scene)?);
         } else {
@@ -687,7 +719,11 @@ fn simulate(
         }
         if let Some(stepper) = &rigid_sensitive {
             let t = stepper.sensitivity();
-            for (c, p) in rigid_parameters.iter().enumerate() {
+            let rigid_names = rigid_parameters
+                .iter()
+                .map(|p| p.name.clone())
+                .chain(rigid_step_parameters.iter().map(|p| p.name(&scene)));
+            for (c, name) in rigid_names.enumerate() {
                 let mut systems = std::collections::BTreeMap::new();
                 let mut o = 0;
                 for sys in &scene.rigid.systems {
@@ -701,7 +737,7 @@ fn simulate(
                     );
                     o += sys.nv();
                 }
-                rigid_sensitivities.insert(p.name.clone(), systems);
+                rigid_sensitivities.insert(name, systems);
             }
         }
     }

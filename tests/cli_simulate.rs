@@ -404,3 +404,119 @@ fn friction_sensitivity_of_a_sliding_cube_is_the_analytic_one() {
     ]);
     assert_one_line_error(&bad, "no obstacle `floor`");
 }
+
+/// `--sensitivity mass:BODY` of a 0.5 kg box thrown at 0.5 m/s onto a 2 kg slab lying on a
+/// frictionless floor: against central differences of two runs with
+/// `--set rigid_body.top.mass=0.5 ± ε` (the scene gives the mass, so the inertia comes from
+/// the shape and scales with it, the derivative's semantics), and the slab's final velocity
+/// against the momentum's v_f = m_t v₀ / (m_t + m_s): dv_f/dm_t = v₀ m_s / (m_t + m_s)².
+/// Bad names give one-line errors naming the parameter.
+#[test]
+fn mass_sensitivity_matches_two_runs_of_the_cli() {
+    let dir = scratch("mass-sensitivity");
+    let path = dir.join("slab.toml");
+    std::fs::write(
+        &path,
+        r#"
+[simulation]
+dt = 0.005
+steps = 30
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+tolerance = 1e-12
+max_iterations = 100000
+
+[[obstacle]]
+name = "floor"
+type = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+friction = 0.0
+
+[[rigid_body]]
+name = "slab"
+shape = "box"
+half_extents = [0.3, 0.2, 0.02]
+mass = 2.0
+position = [0.0, 0.0, 0.02]
+
+[[rigid_body]]
+name = "top"
+shape = "box"
+half_extents = [0.05, 0.05, 0.05]
+mass = 0.5
+friction = 0.8
+position = [-0.1, 0.0, 0.09]
+velocity = [0.5, 0.0, 0.0]
+
+[[rigid_body]]
+name = "wall"
+shape = "box"
+half_extents = [0.1, 0.1, 0.1]
+position = [5.0, 0.0, 0.1]
+fixed = true
+"#,
+    )
+    .unwrap();
+    let scene = path.to_str().unwrap();
+    let json = |args: &[&str]| -> Value {
+        let out = run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = json(&["simulate", scene, "--sensitivity", "mass:top"]);
+    let eps = 1e-5;
+    let runs: Vec<Value> = [0.5 + eps, 0.5 - eps]
+        .iter()
+        .map(|m| json(&["simulate", scene, "--set", &format!("rigid_body.top.mass={m}")]))
+        .collect();
+    let body = |state: &Value, name: &str, key: &str, k: usize| -> f64 {
+        state["rigid_bodies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap()[key][k]
+            .as_f64()
+            .unwrap()
+    };
+    for name in ["slab", "top"] {
+        let sens = &v["rigid_sensitivities"]["mass:top"][name];
+        for (key, tangent) in [("position", "q"), ("velocity", "v")] {
+            for k in 0..3 {
+                let fd = (body(&runs[0], name, key, k) - body(&runs[1], name, key, k)) / (2.0 * eps);
+                let got = sens[tangent][k].as_f64().unwrap();
+                assert!(
+                    (got - fd).abs() <= 1e-6 * fd.abs().max(1e-3),
+                    "{name}.{key}[{k}]: {got} vs {fd} by differences"
+                );
+            }
+        }
+    }
+    let (mt, ms, v0) = (0.5, 2.0, 0.5);
+    let want = v0 * ms / ((mt + ms) * (mt + ms));
+    let got = v["rigid_sensitivities"]["mass:top"]["slab"]["v"][0].as_f64().unwrap();
+    assert!((got - want).abs() <= 1e-6 * want, "{got} vs momentum's {want}");
+    for (name, needle) in [
+        ("mass:wall", "`wall` is a fixed rigid body"),
+        ("mass:nothing", "no free rigid body `nothing`"),
+    ] {
+        let out = run(&["simulate", scene, "--steps", "1", "--sensitivity", name]);
+        assert_one_line_error(&out, needle);
+        assert!(String::from_utf8_lossy(&out.stderr).contains(name));
+    }
+    let out = run(&[
+        "simulate",
+        "scenes/quadruped_standing.toml",
+        "--steps",
+        "1",
+        "--sensitivity",
+        "mass:dog",
+    ]);
+    assert_one_line_error(&out, "`dog` is a robot");
+}
