@@ -473,7 +473,14 @@ fixed = true
     let eps = 1e-5;
     let runs: Vec<Value> = [0.5 + eps, 0.5 - eps]
         .iter()
-        .map(|m| json(&["simulate", scene, "--set", &format!("rigid_body.top.mass={m}")]))
+        .map(|m| {
+            json(&[
+                "simulate",
+                scene,
+                "--set",
+                &format!("rigid_body.top.mass={m}"),
+            ])
+        })
         .collect();
     let body = |state: &Value, name: &str, key: &str, k: usize| -> f64 {
         state["rigid_bodies"]
@@ -489,7 +496,8 @@ fixed = true
         let sens = &v["rigid_sensitivities"]["mass:top"][name];
         for (key, tangent) in [("position", "q"), ("velocity", "v")] {
             for k in 0..3 {
-                let fd = (body(&runs[0], name, key, k) - body(&runs[1], name, key, k)) / (2.0 * eps);
+                let fd =
+                    (body(&runs[0], name, key, k) - body(&runs[1], name, key, k)) / (2.0 * eps);
                 let got = sens[tangent][k].as_f64().unwrap();
                 assert!(
                     (got - fd).abs() <= 1e-6 * fd.abs().max(1e-3),
@@ -500,8 +508,13 @@ fixed = true
     }
     let (mt, ms, v0) = (0.5, 2.0, 0.5);
     let want = v0 * ms / ((mt + ms) * (mt + ms));
-    let got = v["rigid_sensitivities"]["mass:top"]["slab"]["v"][0].as_f64().unwrap();
-    assert!((got - want).abs() <= 1e-6 * want, "{got} vs momentum's {want}");
+    let got = v["rigid_sensitivities"]["mass:top"]["slab"]["v"][0]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (got - want).abs() <= 1e-6 * want,
+        "{got} vs momentum's {want}"
+    );
     for (name, needle) in [
         ("mass:wall", "`wall` is a fixed rigid body"),
         ("mass:nothing", "no free rigid body `nothing`"),

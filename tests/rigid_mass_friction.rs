@@ -76,7 +76,11 @@ fn central(s: &Scene, p: Parameter, steps: usize, rel: f64) -> Vec<f64> {
 
 /// Column `c` of the sensitivities, stacked (q then v).
 fn column(t: &RigidSensitivity, c: usize) -> Vec<f64> {
-    t.q.column(c).iter().chain(t.v.column(c).iter()).copied().collect()
+    t.q.column(c)
+        .iter()
+        .chain(t.v.column(c).iter())
+        .copied()
+        .collect()
 }
 
 fn max_abs(x: &[f64]) -> f64 {
@@ -133,7 +137,11 @@ velocity = [0.01, 0.0, -0.05]
     let steps = 30;
     let (t, end) = sensitivities(&s, &[mass], steps);
     // Landed and at rest: the run did go through contact.
-    assert!(end.rigid[0].v.iter().all(|x| x.abs() < 1e-6), "{:?}", end.rigid[0].v);
+    assert!(
+        end.rigid[0].v.iter().all(|x| x.abs() < 1e-6),
+        "{:?}",
+        end.rigid[0].v
+    );
     // Scale: a displacement of the 0.03 m order per 0.3 kg; the analytic answer is zero.
     let scale = 0.03 / 0.3;
     let analytic = column(&t, 0);
@@ -191,8 +199,14 @@ fn a_box_sliding_down_an_incline_has_coulombs_friction_derivative() {
     let want_v = -g * theta.cos() * h * nf;
     let dq = along(&column(&t, 0)[0..3]);
     let dv = along(&column(&t, 0)[6..9]);
-    assert!((dq - want_q).abs() <= 1e-6 * want_q.abs(), "{dq} vs {want_q}");
-    assert!((dv - want_v).abs() <= 1e-6 * want_v.abs(), "{dv} vs {want_v}");
+    assert!(
+        (dq - want_q).abs() <= 1e-6 * want_q.abs(),
+        "{dq} vs {want_q}"
+    );
+    assert!(
+        (dv - want_v).abs() <= 1e-6 * want_v.abs(),
+        "{dv} vs {want_v}"
+    );
     // The continuous −g cos θ t²/2, to O(h/t).
     let time = nf * h;
     let continuous = -g * theta.cos() * time * time / 2.0;
@@ -207,7 +221,10 @@ fn a_box_sliding_down_an_incline_has_coulombs_friction_derivative() {
     // The mass does not move a lone body: zero, and so are the differences.
     let mass = column(&t, 1);
     let fd = central(&s, params[1], steps, 1e-5);
-    assert!(max_abs(&mass) <= 1e-9 && max_abs(&fd) <= 1e-7, "{mass:?} {fd:?}");
+    assert!(
+        max_abs(&mass) <= 1e-9 && max_abs(&fd) <= 1e-7,
+        "{mass:?} {fd:?}"
+    );
 }
 
 /// A 0.5 kg box thrown at `V0` along x onto a 2 kg slab that lies on a frictionless floor;
@@ -266,7 +283,11 @@ fn a_box_dragging_a_free_slab_has_the_momentum_mass_derivatives() {
     for (c, w) in want.iter().enumerate() {
         let col = column(&t, c);
         for row in [n, n + 6] {
-            assert!((col[row] - w).abs() <= 1e-6 * w.abs(), "{c}, {row}: {} vs {w}", col[row]);
+            assert!(
+                (col[row] - w).abs() <= 1e-6 * w.abs(),
+                "{c}, {row}: {} vs {w}",
+                col[row]
+            );
         }
         // A relative step of 1e-4: the NCP's 1e-12 m/s tolerance is then 5e-9 of noise in
         // the quotients (the box's roll, zero by symmetry, shows it).

@@ -198,7 +198,8 @@ fn step_parameters(scene: &Scene) -> Vec<Parameter> {
         .enumerate()
         .filter(|(_, s)| s.kind() == RigidKind::FreeBody)
         .map(|(system, _)| Parameter::RigidMass { system });
-    let frictions = (0..scene.contact.obstacles.len()).map(|obstacle| Parameter::Friction { obstacle });
+    let frictions =
+        (0..scene.contact.obstacles.len()).map(|obstacle| Parameter::Friction { obstacle });
     masses.chain(frictions).collect()
 }
 

@@ -327,14 +327,18 @@ fn parse_mass(scene: &Scene, target: &str, what: &str) -> Result<Parameter> {
             RigidDynamics::Free(_) => Ok(Parameter::RigidMass { system }),
             RigidDynamics::Robot(_) => Err(Error::invalid(
                 what,
-                format!("`{target}` is a robot: `mass:` names a free rigid body (a robot's link masses are not parameters)"),
+                format!(
+                    "`{target}` is a robot: `mass:` names a free rigid body (a robot's link masses are not parameters)"
+                ),
             )),
         };
     }
     if rigid.statics.iter().any(|s| s.name == target) {
         return Err(Error::invalid(
             what,
-            format!("`{target}` is a fixed rigid body: it has no mass to differentiate with respect to"),
+            format!(
+                "`{target}` is a fixed rigid body: it has no mass to differentiate with respect to"
+            ),
         ));
     }
     let known: Vec<&str> = rigid

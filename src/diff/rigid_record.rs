@@ -170,7 +170,11 @@ impl RigidRecord {
 
     /// Bytes held (the dense blocks).
     pub fn bytes(&self) -> usize {
-        8 * (self.update.len() + self.dmass.len() + self.jq.len() + self.jv.len() + 2 * self.dtau_dq.len())
+        8 * (self.update.len()
+            + self.dmass.len()
+            + self.jq.len()
+            + self.jv.len()
+            + 2 * self.dtau_dq.len())
     }
 }
 

@@ -217,10 +217,17 @@ mod tests {
         let (plus, minus) = (step(b.mass + eps), step(b.mass - eps));
         for r in 0..6 {
             let fd = (plus[r] - minus[r]) / (2.0 * eps);
-            assert!((fd - d[r]).abs() < 1e-9 * d[r].abs().max(1.0), "[{r}] {fd} vs {}", d[r]);
+            assert!(
+                (fd - d[r]).abs() < 1e-9 * d[r].abs().max(1.0),
+                "[{r}] {fd} vs {}",
+                d[r]
+            );
         }
         // Gravity alone (Q = 0): the velocity update does not depend on m.
-        assert_eq!(b.velocity_update_mass_derivative(&q, &[0.0; 6], h), [0.0; 6]);
+        assert_eq!(
+            b.velocity_update_mass_derivative(&q, &[0.0; 6], h),
+            [0.0; 6]
+        );
     }
 
     #[test]

@@ -132,7 +132,9 @@ impl RigidSystem {
                     dq: j.dq,
                     dv: j.dv,
                     dforce: j.dforce,
-                    dmass: body.velocity_update_mass_derivative(&state.q, force, h).to_vec(),
+                    dmass: body
+                        .velocity_update_mass_derivative(&state.q, force, h)
+                        .to_vec(),
                 }
             }
             (RigidDynamics::Robot(model), SystemBuffers::Robot { data, .. }) => {

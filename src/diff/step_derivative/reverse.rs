@@ -223,8 +223,8 @@ impl StepDerivative {
                     // Through the rigid systems' update (rigid_reverse), and through the NCP
                     // (above).
                     Parameter::RigidInput { .. }
-                        | Parameter::Friction { .. }
-                        | Parameter::RigidMass { .. } => 0.0,
+                    | Parameter::Friction { .. }
+                    | Parameter::RigidMass { .. } => 0.0,
                     Parameter::Material { parameter, .. } => {
                         buf.material_rhs(body, rec, h, parameter)?;
                         reduce_nodes(dofs, &buf.nodal3, &mut buf.red);
