@@ -538,8 +538,8 @@ fn simulate(
         }
         rigid_parameters.clear();
     }
-    if !parameters.is_empty() && !(rigid_parameters.is_empty() && rigid_step_parameters.is_empty())
-    {
+    let any_rigid = !(rigid_parameters.is_empty() && rigid_step_parameters.is_empty());
+    if !parameters.is_empty() && any_rigid {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
             "names soft and rigid parameters: one run computes the sensitivities of one kind",
@@ -604,7 +604,7 @@ fn simulate(
         let mut plain = None;
         let mut sensitive = None;
         let mut rigid_sensitive = None;
-        if !(rigid_parameters.is_empty() && rigid_step_parameters.is_empty()) {
+        if any_rigid {
             // The initial-state names' columns, then one per step parameter.
             let (k0, np) = (rigid_parameters.len(), rigid_step_parameters.len());
             let widen = |m: DMat| m.resize_horizontally(k0 + np, 0.0);

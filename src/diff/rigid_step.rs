@@ -32,7 +32,7 @@
 //! `∂τ/∂q = −kp`, `∂τ/∂v = −kd` (zero where the effort limit clamps it). A joint limit's row
 //! has a constant J and `dΦ = ±dq_k`.
 
-use crate::contact::BoundaryGradient;
+use crate::contact::{BoundaryGradient, NcpDerivative};
 use crate::error::{Error, Result};
 use crate::math::DMat;
 use crate::scene::{RigidState, Scene, StepReport, Stepper};
@@ -80,13 +80,26 @@ pub fn rigid_step_jacobian(
     boundary: BoundaryGradient,
     parameters: &[Parameter],
 ) -> Result<(StepReport, RigidStepJacobian)> {
+    let (report, parts) = rigid_step_parts(scene, stepper, state, boundary, parameters)?;
+    Ok((report, parts.jacobian()))
+}
+
+/// [`rigid_step_jacobian`]'s step, returning the derivative's parts (for the reverse sweep,
+/// `diff::rigid_step_vjp`). Errors as [`rigid_step_jacobian`].
+pub(crate) fn rigid_step_parts(
+    scene: &Scene,
+    stepper: &mut Stepper,
+    state: &mut crate::scene::State,
+    boundary: BoundaryGradient,
+    parameters: &[Parameter],
+) -> Result<(StepReport, RigidStepParts)> {
     check_differentiable(scene)?;
     check_rigid_parameters(scene, parameters)?;
     let start = state.rigid.clone();
     let report = stepper.step(scene, state)?;
-    let jac =
-        RigidStepJacobian::of_step(scene, stepper, &start, &state.rigid, boundary, parameters)?;
-    Ok((report, jac))
+    let parts =
+        RigidStepParts::of_step(scene, stepper, &start, &state.rigid, boundary, parameters)?;
+    Ok((report, parts))
 }
 
 /// Errors, naming it, on a parameter the rigid step Jacobian has no column for: it takes
@@ -104,18 +117,41 @@ pub(crate) fn check_rigid_parameters(scene: &Scene, parameters: &[Parameter]) ->
     }
 }
 
-impl RigidStepJacobian {
-    /// The Jacobian of the step `stepper` just took from the rigid states `start` to `end`
-    /// (what [`rigid_step_jacobian`] does after stepping; public for timing it alone).
-    /// Errors as [`rigid_step_jacobian`].
-    pub fn of_step(
+/// One rigid step's derivative before the NCP's derivative is applied (module doc), over the
+/// inputs z = [dq; dv; dτ; dp] (3n + P columns; dτ the applied input, which a PD makes depend
+/// on q and v): what the forward Jacobian ([`RigidStepParts::jacobian`]) and the reverse sweep
+/// ([`RigidStepParts::vjp`], `diff::rigid_step_vjp`) both read.
+pub(crate) struct RigidStepParts {
+    pub(crate) offsets: Vec<usize>,
+    /// dv⁺|_λ = DVL z (n × (3n + P)).
+    pub(crate) dvl: DMat,
+    /// dσ|_λ = DS z (3m × (3n + P)).
+    pub(crate) dsigma: DMat,
+    /// h M⁻¹ Jᵀ (n × 3m): dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ.
+    pub(crate) response: DMat,
+    /// The parameters' direct ∂λ/∂p (3m × P; a friction coefficient's, at its sliding
+    /// contacts).
+    pub(crate) dlambda_dp: DMat,
+    /// The NCP's derivative (None without rows).
+    pub(crate) ncp: Option<NcpDerivative>,
+    /// ∂q⁺/∂q, ∂q⁺/∂v⁺ (n × n) and ∂τ/∂q, ∂τ/∂v (diagonal, n each).
+    pub(crate) jq: DMat,
+    pub(crate) jv: DMat,
+    pub(crate) dtau_dq: Vec<f64>,
+    pub(crate) dtau_dv: Vec<f64>,
+}
+
+impl RigidStepParts {
+    /// The parts of the step `stepper` just took from the rigid states `start` to `end`, with
+    /// a column per parameter of `parameters`. Errors as [`rigid_step_jacobian`].
+    pub(crate) fn of_step(
         scene: &Scene,
         stepper: &Stepper,
         start: &[RigidState],
         end: &[RigidState],
         boundary: BoundaryGradient,
         parameters: &[Parameter],
-    ) -> Result<RigidStepJacobian> {
+    ) -> Result<RigidStepParts> {
         check_rigid_parameters(scene, parameters)?;
         let h = scene.simulation.dt;
         let ws = stepper.rigid();
@@ -163,20 +199,21 @@ impl RigidStepJacobian {
                 dvl.set_column(3 * n + j, &rec.mass_column(system));
             }
         }
-        let mut dv = dvl.clone();
-        if m > 0 {
-            // dσ|_λ = J dv⁺|_λ + (dJ v⁺ + de)(dq) + s_v J dv.
-            let mut dsigma = &chain.jac * &dvl;
-            for (i, s_v) in chain.s_v.iter().enumerate() {
-                for r in 0..3 {
-                    for c in 0..n {
-                        dsigma[(3 * i + r, c)] += chain.dsigma[(3 * i + r, c)];
-                    }
-                }
+        // dσ|_λ = J dv⁺|_λ + (dJ v⁺ + de)(dq) + s_v J dv.
+        let mut dsigma = &chain.jac * &dvl;
+        for (i, s_v) in chain.s_v.iter().enumerate() {
+            for r in 0..3 {
                 for c in 0..n {
-                    dsigma[(3 * i + 2, n + c)] += s_v * chain.jac[(3 * i + 2, c)];
+                    dsigma[(3 * i + r, c)] += chain.dsigma[(3 * i + r, c)];
                 }
             }
+            for c in 0..n {
+                dsigma[(3 * i + 2, n + c)] += s_v * chain.jac[(3 * i + 2, c)];
+            }
+        }
+        let mut dlambda_dp = DMat::zeros(3 * m, np);
+        let mut ncp = None;
+        if m > 0 {
             let group = stepper
                 .contact()
                 .groups()
@@ -188,27 +225,55 @@ impl RigidStepJacobian {
                 3 * m,
                 "the rigid NCP holds the rigid rows"
             );
-            let ncp = ncp_derivative(scene, group, boundary)?;
-            let mut dlambda = DMat::zeros(3 * m, 3 * n + np);
-            ncp.tangent_many(&dsigma, &mut dlambda);
+            let d = ncp_derivative(scene, group, boundary)?;
             // A friction coefficient moves λ itself, at the contacts sliding on its obstacle.
-            let friction = friction_directions(group, &ncp);
+            let friction = friction_directions(group, &d);
             for (j, p) in parameters.iter().enumerate() {
                 if let Parameter::Friction { obstacle } = *p
                     && let Some((_, t)) = friction.iter().find(|(o, _)| *o == obstacle)
                 {
-                    for (r, x) in t.iter().enumerate() {
-                        dlambda[(r, 3 * n + j)] += x;
-                    }
+                    dlambda_dp.set_column(j, &crate::math::DVec::from_column_slice(t));
                 }
             }
-            dv += minv_h * chain.jac.transpose() * dlambda;
+            ncp = Some(d);
+        }
+        Ok(RigidStepParts {
+            response: minv_h * chain.jac.transpose(),
+            dvl,
+            dsigma,
+            dlambda_dp,
+            ncp,
+            jq: rec.jq,
+            jv: rec.jv,
+            dtau_dq: rec.dtau_dq,
+            dtau_dv: rec.dtau_dv,
+            offsets: rec.offsets,
+        })
+    }
+
+    /// Number of velocity coordinates n.
+    pub(crate) fn n(&self) -> usize {
+        *self.offsets.last().expect("non-empty")
+    }
+
+    /// The dense Jacobian (module doc): dλ = L dσ|_λ + ∂λ/∂p, dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ,
+    /// dq⁺ = J_q dq + J_v dv⁺, then the input's dependence on the state folded in.
+    pub(crate) fn jacobian(&self) -> RigidStepJacobian {
+        let n = self.n();
+        let np = self.dlambda_dp.ncols();
+        let mut dv = self.dvl.clone();
+        if let Some(ncp) = &self.ncp {
+            let mut dlambda = DMat::zeros(self.dsigma.nrows(), 3 * n + np);
+            ncp.tangent_many(&self.dsigma, &mut dlambda);
+            let mut direct = dlambda.columns_mut(3 * n, np);
+            direct += &self.dlambda_dp;
+            dv += &self.response * dlambda;
         }
         // dq⁺ = J_q [I 0 0 0] + J_v dv⁺.
-        let mut dq = &rec.jv * &dv;
+        let mut dq = &self.jv * &dv;
         for r in 0..n {
             for c in 0..n {
-                dq[(r, c)] += rec.jq[(r, c)];
+                dq[(r, c)] += self.jq[(r, c)];
             }
         }
         // The input's dependence on the state.
@@ -216,13 +281,13 @@ impl RigidStepJacobian {
             for c in 0..n {
                 for r in 0..n {
                     let t = mat[(r, 2 * n + c)];
-                    mat[(r, c)] += t * rec.dtau_dq[c];
-                    mat[(r, n + c)] += t * rec.dtau_dv[c];
+                    mat[(r, c)] += t * self.dtau_dq[c];
+                    mat[(r, n + c)] += t * self.dtau_dv[c];
                 }
             }
         }
         let block = |m: &DMat, k: usize| m.columns(k * n, n).into_owned();
-        Ok(RigidStepJacobian {
+        RigidStepJacobian {
             dq_dq: block(&dq, 0),
             dq_dv: block(&dq, 1),
             dq_dtau: block(&dq, 2),
@@ -231,7 +296,23 @@ impl RigidStepJacobian {
             dv_dtau: block(&dv, 2),
             dq_dp: dq.columns(3 * n, np).into_owned(),
             dv_dp: dv.columns(3 * n, np).into_owned(),
-            offsets: rec.offsets,
-        })
+            offsets: self.offsets.clone(),
+        }
+    }
+}
+
+impl RigidStepJacobian {
+    /// The Jacobian of the step `stepper` just took from the rigid states `start` to `end`
+    /// (what [`rigid_step_jacobian`] does after stepping; public for timing it alone).
+    /// Errors as [`rigid_step_jacobian`].
+    pub fn of_step(
+        scene: &Scene,
+        stepper: &Stepper,
+        start: &[RigidState],
+        end: &[RigidState],
+        boundary: BoundaryGradient,
+        parameters: &[Parameter],
+    ) -> Result<RigidStepJacobian> {
+        Ok(RigidStepParts::of_step(scene, stepper, start, end, boundary, parameters)?.jacobian())
     }
 }

@@ -11,9 +11,10 @@
 //! (N × k each, N the stacked velocity coordinates, q in the tangent spaces; S_p the
 //! parameters' directions, P × k; P zeroes the coordinates whose input the effort limit
 //! clamped in that step, where a change of the input changes nothing). Reverse mode
-//! ([`RigidTape::adjoint`]) runs the transposed recursion backwards over the recorded
-//! Jacobians: one sweep gives the gradient of a loss on the final state with respect to the
-//! whole initial state, the constant input and the parameters.
+//! ([`RigidTape::adjoint`]) runs the transposed recursion backwards over the recorded steps
+//! (`diff::rigid_step_vjp`, through each NCP's cotangent, so that the complementarity-aware
+//! boundary of paper 003 §IV-D applies): one sweep gives the gradient of a loss on the final
+//! state with respect to the whole initial state, the constant input and the parameters.
 
 use crate::contact::BoundaryGradient;
 use crate::error::{Error, Result};
@@ -21,7 +22,10 @@ use crate::math::DMat;
 use crate::scene::{Scene, State, StepReport, Stepper};
 
 use super::parameter::Parameter;
-use super::rigid_step::{RigidStepJacobian, check_rigid_parameters, rigid_step_jacobian};
+use super::rigid_step::{
+    RigidStepParts, check_rigid_parameters, rigid_step_jacobian, rigid_step_parts,
+};
+use crate::contact::CotangentSide;
 
 /// The tangents of the stacked rigid state after a run (N × k each).
 #[derive(Debug, Clone, PartialEq)]
@@ -158,9 +162,9 @@ fn unclamped(scene: &Scene, state: &State) -> Vec<bool> {
         .collect()
 }
 
-/// The recorded Jacobians of a rigid run, for reverse mode.
+/// The recorded step derivatives of a rigid run, for reverse mode.
 pub struct RigidTape {
-    steps: Vec<(RigidStepJacobian, Vec<bool>)>,
+    steps: Vec<(RigidStepParts, Vec<bool>)>,
 }
 
 /// The gradient of a loss on the final rigid state (stacked, N each).
@@ -175,28 +179,26 @@ pub struct RigidGradient {
     /// With respect to the parameters the tape was recorded with
     /// ([`record_rigid_trajectory`]), in their order.
     pub parameters: Vec<f64>,
+    /// Steps whose NCP cotangent relabelled tied contacts as closed (only with
+    /// `BoundaryGradient::ComplementarityAware`).
+    pub relabelled_steps: usize,
 }
 
-/// Advances `state` by `steps` steps of `scene`, recording each step's Jacobian with its
-/// columns for `parameters` (`mass:BODY`, `friction:OBSTACLE`). Errors as
-/// [`rigid_step_jacobian`].
+/// Advances `state` by `steps` steps of `scene`, recording each step's derivative with its
+/// columns for `parameters` (`mass:BODY`, `friction:OBSTACLE`) and the side `boundary` its
+/// NCP's cotangents take at contact-mode boundaries. Errors as [`rigid_step_jacobian`].
 pub fn record_rigid_trajectory(
     scene: &Scene,
     state: &mut State,
     steps: usize,
     parameters: &[Parameter],
+    boundary: BoundaryGradient,
 ) -> Result<RigidTape> {
     let mut stepper = Stepper::new(scene)?;
     let mut tape = Vec::with_capacity(steps);
     for _ in 0..steps {
-        let (_, j) = rigid_step_jacobian(
-            scene,
-            &mut stepper,
-            state,
-            BoundaryGradient::OneSided,
-            parameters,
-        )?;
-        tape.push((j, unclamped(scene, state)));
+        let (_, parts) = rigid_step_parts(scene, &mut stepper, state, boundary, parameters)?;
+        tape.push((parts, unclamped(scene, state)));
     }
     Ok(RigidTape { steps: tape })
 }
@@ -211,31 +213,28 @@ impl RigidTape {
         let mut lq = crate::math::DVec::from_column_slice(q_bar);
         let mut lv = crate::math::DVec::from_column_slice(v_bar);
         let mut tau = crate::math::DVec::zeros(n);
-        let np = self.steps.first().map_or(0, |(j, _)| j.dq_dp.ncols());
+        let np = self.steps.first().map_or(0, |(p, _)| p.dlambda_dp.ncols());
         let mut parameters = crate::math::DVec::zeros(np);
-        for (j, free) in self.steps.iter().rev() {
-            parameters += j.dq_dp.tr_mul(&lq) + j.dv_dp.tr_mul(&lv);
-            assert_eq!(
-                j.dq_dq.nrows(),
-                n,
-                "one cotangent entry per rigid coordinate"
-            );
-            let t = j.dq_dtau.tr_mul(&lq) + j.dv_dtau.tr_mul(&lv);
+        let mut relabelled_steps = 0;
+        for (parts, free) in self.steps.iter().rev() {
+            assert_eq!(parts.n(), n, "one cotangent entry per rigid coordinate");
+            let c = parts.vjp(&lq, &lv);
             for k in 0..n {
                 if free[k] {
-                    tau[k] += t[k];
+                    tau[k] += c.tau[k];
                 }
             }
-            let q = j.dq_dq.tr_mul(&lq) + j.dv_dq.tr_mul(&lv);
-            let v = j.dq_dv.tr_mul(&lq) + j.dv_dv.tr_mul(&lv);
-            lq = q;
-            lv = v;
+            parameters += c.parameters;
+            relabelled_steps += usize::from(c.side != CotangentSide::Classified);
+            lq = c.q;
+            lv = c.v;
         }
         RigidGradient {
             q: lq.as_slice().to_vec(),
             v: lv.as_slice().to_vec(),
             tau: tau.as_slice().to_vec(),
             parameters: parameters.as_slice().to_vec(),
+            relabelled_steps,
         }
     }
 }
