@@ -20,6 +20,8 @@ use serde::Serialize;
 
 mod bench_command;
 mod calibrate_command;
+mod gradient_command;
+use gradient_command::ContactGradient;
 mod out_folder;
 use out_folder::with_out_folder;
 
@@ -74,6 +76,22 @@ enum Command {
         /// inertia scaled with it); repeatable.
         #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
         sensitivity: Vec<String>,
+        /// With `--sensitivity` in a scene of rigid bodies and robots: instead of the forward
+        /// tangents, the gradient of one final rigid coordinate (the loss; a leading `-`
+        /// flips it), e.g. `position:cube[2]`, `-velocity:cube[0]`, `q:arm[1]`, with respect
+        /// to each `--sensitivity` name, by one reverse sweep; written as `"gradient"`.
+        #[arg(
+            long,
+            value_name = "[-]NAME[k]",
+            requires = "sensitivity",
+            allow_hyphen_values = true
+        )]
+        gradient_of: Option<String>,
+        /// How `--gradient-of` treats a contact touching with no force (a contact-mode
+        /// boundary): `one-sided` (as open) or `complementarity-aware` (closed when the loss
+        /// would fall if it pushed; paper 003 §IV-D). Forward tangents are always one-sided.
+        #[arg(long, value_enum, default_value = "one-sided")]
+        contact_gradient: ContactGradient,
     },
     /// Fit material parameters (Young's modulus, Poisson's ratio per body) or actuator inputs
     /// so that the scene's final state matches an observed one, by Levenberg-Marquardt with
@@ -276,6 +294,8 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             statics,
             strict,
             sensitivity,
+            gradient_of,
+            contact_gradient,
         }) => simulate(
             &scene,
             steps,
@@ -284,6 +304,8 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             statics,
             strict,
             &sensitivity,
+            gradient_of.as_deref(),
+            contact_gradient,
         )
         .and_then(|f| {
             if let (true, Some(dir)) = (view, out.as_deref()) {
@@ -475,7 +497,10 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 }
 
 /// `simulate`: steps (or solves statically) and returns the final state; with `out`, writes the
-/// frames, `.pvd` indexes and `final.json` (all or nothing).
+/// frames, `.pvd` indexes and `final.json` (all or nothing). `gradient_of`: the loss of a
+/// reverse-mode gradient (its boundary `contact_gradient`) instead of the forward
+/// sensitivities.
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     path: &Path,
     steps: Option<usize>,
@@ -484,7 +509,15 @@ fn simulate(
     statics: bool,
     strict: bool,
     sensitivity: &[String],
+    gradient_of: Option<&str>,
+    contact_gradient: ContactGradient,
 ) -> diffsoro::Result<FinalState> {
+    if gradient_of.is_none() && contact_gradient == ContactGradient::ComplementarityAware {
+        return Err(diffsoro::Error::invalid(
+            "--contact-gradient complementarity-aware",
+            "applies to reverse-mode gradients (--gradient-of), where the loss picks each touching contact's side; the forward tangents of --sensitivity are one-sided",
+        ));
+    }
     let scene = load_scene(path, set)?;
     // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
     let mut parameters = Vec::new();
@@ -556,6 +589,20 @@ fn simulate(
             "is computed through time steps; it cannot be combined with --static",
         ));
     }
+    // A reverse-mode gradient, by its own run of the same steps (rigid scenes are cheap);
+    // the run below then takes plain steps.
+    let gradient = match gradient_of {
+        Some(loss) if !statics => Some(gradient_command::rigid_gradient(
+            &scene,
+            steps.unwrap_or(scene.simulation.steps),
+            loss,
+            &rigid_parameters,
+            &rigid_step_parameters,
+            contact_gradient,
+        )?),
+        _ => None,
+    };
+    let forward = gradient.is_none();
     let mut state = scene.initial_state();
     if let Some(dir) = out
         && dir.exists()
@@ -604,7 +651,9 @@ fn simulate(
         let mut plain = None;
         let mut sensitive = None;
         let mut rigid_sensitive = None;
-        if any_rigid {
+        if !forward {
+            plain = Some(Stepper::new(&scene)?);
+        } else if any_rigid {
             // The initial-state names' columns, then one per step parameter.
             let (k0, np) = (rigid_parameters.len(), rigid_step_parameters.len());
             let widen = |m: DMat| m.resize_horizontally(k0 + np, 0.0);
@@ -744,6 +793,7 @@ fn simulate(
     let mut final_state = FinalState::new(&scene, &state);
     final_state.sensitivities = sensitivities;
     final_state.rigid_sensitivities = rigid_sensitivities;
+    final_state.gradient = gradient.unwrap_or_default();
     if let (Some(f), Some(dir)) = (frames, out) {
         let json = serde_json::to_vec(&final_state)
             .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
@@ -972,7 +1022,17 @@ fn demo_run(scene: &Path, set: &[String]) -> diffsoro::Result<()> {
         "demo: simulating the built-in Trunk (scenes/trunk.toml, under gravity, 1 s) into {}/",
         out.display()
     );
-    let final_state = simulate(scene, Some(100), Some(&out), set, false, false, &[])?;
+    let final_state = simulate(
+        scene,
+        Some(100),
+        Some(&out),
+        set,
+        false,
+        false,
+        &[],
+        None,
+        ContactGradient::OneSided,
+    )?;
     let body = &final_state.soft_bodies[0];
     let sag = body
         .positions

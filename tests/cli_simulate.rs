@@ -533,3 +533,147 @@ fixed = true
     ]);
     assert_one_line_error(&out, "`dog` is a robot");
 }
+
+/// `--gradient-of LOSS` (one reverse sweep) with `--contact-gradient`: a cube resting on the
+/// floor in zero gravity touches it with no force, so its height after one step has a kink in
+/// its initial vertical velocity (lifted it flies, pushed the floor stops it). For the loss
+/// −z⁺ the one-sided gradient equals the difference quotient of two runs on the lifting side,
+/// the complementarity-aware one the quotient on the pushing side. Away from a kink the
+/// gradient equals the forward sensitivities (the pushed cube). Misuse gives one-line errors.
+#[test]
+fn gradient_of_a_loss_takes_the_side_contact_gradient_names() {
+    let dir = scratch("gradient-of");
+    let path = dir.join("resting.toml");
+    std::fs::write(
+        &path,
+        r#"
+[simulation]
+dt = 0.005
+steps = 1
+gravity = [0.0, 0.0, 0.0]
+
+[contact]
+friction = 0.5
+tolerance = 1e-12
+max_iterations = 100000
+
+[[obstacle]]
+type = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+
+[[rigid_body]]
+name = "cube"
+shape = "box"
+half_extents = [0.05, 0.05, 0.05]
+density = 500.0
+position = [0.0, 0.0, 0.05]
+"#,
+    )
+    .unwrap();
+    let scene = path.to_str().unwrap();
+    let json = |args: &[&str]| -> Value {
+        let out = run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let height = |vz: f64| {
+        let v = json(&[
+            "simulate",
+            scene,
+            "--set",
+            &format!("rigid_body.cube.velocity=[0.0, 0.0, {vz}]"),
+        ]);
+        v["rigid_bodies"][0]["position"][2].as_f64().unwrap()
+    };
+    let eps = 1e-4;
+    let z0 = height(0.0);
+    let lifting = -(height(eps) - z0) / eps;
+    let pushing = -(z0 - height(-eps)) / eps;
+    assert!(
+        (pushing - lifting).abs() > 1e-3,
+        "no kink: {pushing} vs {lifting}"
+    );
+    for (mode, want) in [("one-sided", lifting), ("complementarity-aware", pushing)] {
+        let v = json(&[
+            "simulate",
+            scene,
+            "--sensitivity",
+            "velocity:cube[2]",
+            "--gradient-of",
+            "-position:cube[2]",
+            "--contact-gradient",
+            mode,
+        ]);
+        let got = v["gradient"]["velocity:cube[2]"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 1e-6 * lifting.abs(),
+            "{mode}: {got} vs {want} by differences"
+        );
+    }
+    // Away from a kink: the forward sensitivities of the pushed cube, entry by entry.
+    let names = "velocity:cube[0],friction:obstacle0,mass:cube";
+    let base = ["simulate", "scenes/cube_push.toml", "--steps", "20"];
+    let forward = json(&[&base[..], &["--sensitivity", names]].concat());
+    for loss in ["position:cube[0]", "-velocity:cube[1]"] {
+        let reverse = json(&[&base[..], &["--sensitivity", names, "--gradient-of", loss]].concat());
+        let (sign, key, k) = match loss {
+            "position:cube[0]" => (1.0, "q", 0),
+            _ => (-1.0, "v", 1),
+        };
+        for name in names.split(',') {
+            let want = sign
+                * forward["rigid_sensitivities"][name]["cube"][key][k]
+                    .as_f64()
+                    .unwrap();
+            let got = reverse["gradient"][name].as_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 1e-10 * want.abs().max(1e-6),
+                "{loss} / {name}: {got} vs forward {want}"
+            );
+        }
+    }
+    for (args, needle) in [
+        (
+            vec![
+                "simulate",
+                scene,
+                "--sensitivity",
+                "velocity:cube[2]",
+                "--contact-gradient",
+                "complementarity-aware",
+            ],
+            "--contact-gradient complementarity-aware",
+        ),
+        (
+            vec![
+                "simulate",
+                scene,
+                "--sensitivity",
+                "velocity:cube[2]",
+                "--gradient-of",
+                "position:cube",
+            ],
+            "--gradient-of `position:cube`",
+        ),
+        (
+            vec![
+                "simulate",
+                "scenes/beam.toml",
+                "--steps",
+                "1",
+                "--sensitivity",
+                "young_modulus:beam",
+                "--gradient-of",
+                "position:beam[0]",
+            ],
+            "--gradient-of",
+        ),
+    ] {
+        assert_one_line_error(&run(&args), needle);
+    }
+}
