@@ -133,6 +133,7 @@ pub(crate) fn bench(
                 &start_state.rigid,
                 &state.rigid,
                 BoundaryGradient::OneSided,
+                &[],
             ) {
                 Ok(jacobian) => {
                     gradient.push(start.elapsed().as_secs_f64() * 1e3);

@@ -10,6 +10,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use diffsoro::diff::{
     Parameter, RigidSensitivityStepper, SensitivityStepper, parse_rigid_parameter, rigid_seeds,
 };
+use diffsoro::math::DMat;
 use diffsoro::rigid::{DynamicsCase, dynamics_report};
 use diffsoro::scene::{
     FinalState, FrameSeries, RigidTangentOutput, Scene, StaticOptions, Stepper, solve_static,
@@ -19,6 +20,8 @@ use serde::Serialize;
 
 mod bench_command;
 mod calibrate_command;
+mod gradient_command;
+use gradient_command::ContactGradient;
 mod out_folder;
 use out_folder::with_out_folder;
 
@@ -66,9 +69,29 @@ enum Command {
         /// Also compute d(final positions)/d(parameter) through the whole run (forward mode)
         /// for each comma-separated name: `young_modulus:BODY`, `poisson_ratio:BODY`,
         /// `actuator:NAME` (its force held constant over the run), `friction:OBSTACLE` (an
-        /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`); repeatable.
+        /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`); for rigid bodies
+        /// (written as `rigid_sensitivities`, tangents of q and v) `q:ROBOT`, `v:ROBOT`,
+        /// `tau:ROBOT`, `position:BODY`, `velocity:BODY`, `angular_velocity:BODY` (every
+        /// component, or `velocity:cube[2]`), `mass:BODY` (a free body's mass in kg, its
+        /// inertia scaled with it); repeatable.
         #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
         sensitivity: Vec<String>,
+        /// With `--sensitivity` in a scene of rigid bodies and robots: instead of the forward
+        /// tangents, the gradient of one final rigid coordinate (the loss; a leading `-`
+        /// flips it), e.g. `position:cube[2]`, `-velocity:cube[0]`, `q:arm[1]`, with respect
+        /// to each `--sensitivity` name, by one reverse sweep; written as `"gradient"`.
+        #[arg(
+            long,
+            value_name = "[-]NAME[k]",
+            requires = "sensitivity",
+            allow_hyphen_values = true
+        )]
+        gradient_of: Option<String>,
+        /// How `--gradient-of` treats a contact touching with no force (a contact-mode
+        /// boundary): `one-sided` (as open) or `complementarity-aware` (closed when the loss
+        /// would fall if it pushed; paper 003 §IV-D). Forward tangents are always one-sided.
+        #[arg(long, value_enum, default_value = "one-sided")]
+        contact_gradient: ContactGradient,
     },
     /// Fit material parameters (Young's modulus, Poisson's ratio per body) or actuator inputs
     /// so that the scene's final state matches an observed one, by Levenberg-Marquardt with
@@ -271,6 +294,8 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             statics,
             strict,
             sensitivity,
+            gradient_of,
+            contact_gradient,
         }) => simulate(
             &scene,
             steps,
@@ -279,6 +304,8 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             statics,
             strict,
             &sensitivity,
+            gradient_of.as_deref(),
+            contact_gradient,
         )
         .and_then(|f| {
             if let (true, Some(dir)) = (view, out.as_deref()) {
@@ -470,7 +497,10 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 }
 
 /// `simulate`: steps (or solves statically) and returns the final state; with `out`, writes the
-/// frames, `.pvd` indexes and `final.json` (all or nothing).
+/// frames, `.pvd` indexes and `final.json` (all or nothing). `gradient_of`: the loss of a
+/// reverse-mode gradient (its boundary `contact_gradient`) instead of the forward
+/// sensitivities.
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     path: &Path,
     steps: Option<usize>,
@@ -479,7 +509,15 @@ fn simulate(
     statics: bool,
     strict: bool,
     sensitivity: &[String],
+    gradient_of: Option<&str>,
+    contact_gradient: ContactGradient,
 ) -> diffsoro::Result<FinalState> {
+    if gradient_of.is_none() && contact_gradient == ContactGradient::ComplementarityAware {
+        return Err(diffsoro::Error::invalid(
+            "--contact-gradient complementarity-aware",
+            "applies to reverse-mode gradients (--gradient-of), where the loss picks each touching contact's side; the forward tangents of --sensitivity are one-sided",
+        ));
+    }
     let scene = load_scene(path, set)?;
     // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
     let mut parameters = Vec::new();
@@ -487,6 +525,9 @@ fn simulate(
     // Where soft and rigid bodies can meet, a robot's constant input `tau:ROBOT[k]` is a
     // parameter of the mixed step derivatives like E or an actuator (docs/derivatives.md).
     let mixed = scene.coupling.is_active(&scene.rigid, scene.bodies.len());
+    // Outside mixed scenes a free body's mass, and in rigid-only scenes an obstacle's
+    // friction, are parameters of the rigid step Jacobian's columns.
+    let mut rigid_step_parameters = Vec::new();
     for name in sensitivity {
         let name = name.trim();
         if mixed && name.starts_with("tau:") {
@@ -495,7 +536,13 @@ fn simulate(
         }
         match parse_rigid_parameter(&scene, name)? {
             Some(list) => rigid_parameters.extend(list),
-            None => parameters.push(Parameter::parse(&scene, name)?),
+            None => match Parameter::parse(&scene, name)? {
+                p @ Parameter::RigidMass { .. } if !mixed => rigid_step_parameters.push(p),
+                p @ Parameter::Friction { .. } if scene.bodies.is_empty() => {
+                    rigid_step_parameters.push(p)
+                }
+                p => parameters.push(p),
+            },
         }
     }
     // In a mixed scene the rigid initial-state names (`velocity:cube[0]`, `q:arm`, …) seed
@@ -524,18 +571,38 @@ fn simulate(
         }
         rigid_parameters.clear();
     }
-    if !parameters.is_empty() && !rigid_parameters.is_empty() {
+    let any_rigid = !(rigid_parameters.is_empty() && rigid_step_parameters.is_empty());
+    if !parameters.is_empty() && any_rigid {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
             "names soft and rigid parameters: one run computes the sensitivities of one kind",
         ));
     }
-    if statics && !(parameters.is_empty() && rigid_parameters.is_empty() && seeds.is_empty()) {
+    if statics
+        && !(parameters.is_empty()
+            && rigid_parameters.is_empty()
+            && rigid_step_parameters.is_empty()
+            && seeds.is_empty())
+    {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
             "is computed through time steps; it cannot be combined with --static",
         ));
     }
+    // A reverse-mode gradient, by its own run of the same steps (rigid scenes are cheap);
+    // the run below then takes plain steps.
+    let gradient = match gradient_of {
+        Some(loss) if !statics => Some(gradient_command::rigid_gradient(
+            &scene,
+            steps.unwrap_or(scene.simulation.steps),
+            loss,
+            &rigid_parameters,
+            &rigid_step_parameters,
+            contact_gradient,
+        )?),
+        _ => None,
+    };
+    let forward = gradient.is_none();
     let mut state = scene.initial_state();
     if let Some(dir) = out
         && dir.exists()
@@ -584,9 +651,23 @@ fn simulate(
         let mut plain = None;
         let mut sensitive = None;
         let mut rigid_sensitive = None;
-        if !rigid_parameters.is_empty() {
-            let [q, v, tau] = rigid_seeds(&scene, &rigid_parameters);
-            rigid_sensitive = Some(RigidSensitivityStepper::new(&scene, [&q, &v, &tau])?);
+        if !forward {
+            plain = Some(Stepper::new(&scene)?);
+        } else if any_rigid {
+            // The initial-state names' columns, then one per step parameter.
+            let (k0, np) = (rigid_parameters.len(), rigid_step_parameters.len());
+            let widen = |m: DMat| m.resize_horizontally(k0 + np, 0.0);
+            let [q, v, tau] = rigid_seeds(&scene, &rigid_parameters).map(widen);
+            let mut directions = DMat::zeros(np, k0 + np);
+            for j in 0..np {
+                directions[(j, k0 + j)] = 1.0;
+            }
+            rigid_sensitive = Some(RigidSensitivityStepper::with_parameters(
+                &scene,
+                [&q, &v, &tau],
+                &rigid_step_parameters,
+                &directions,
+            )?);
         } else if parameters.is_empty() && seeds.is_empty() {
             plain = Some(Stepper::new(&scene)?);
         } else {
@@ -687,7 +768,11 @@ fn simulate(
         }
         if let Some(stepper) = &rigid_sensitive {
             let t = stepper.sensitivity();
-            for (c, p) in rigid_parameters.iter().enumerate() {
+            let rigid_names = rigid_parameters
+                .iter()
+                .map(|p| p.name.clone())
+                .chain(rigid_step_parameters.iter().map(|p| p.name(&scene)));
+            for (c, name) in rigid_names.enumerate() {
                 let mut systems = std::collections::BTreeMap::new();
                 let mut o = 0;
                 for sys in &scene.rigid.systems {
@@ -701,13 +786,14 @@ fn simulate(
                     );
                     o += sys.nv();
                 }
-                rigid_sensitivities.insert(p.name.clone(), systems);
+                rigid_sensitivities.insert(name, systems);
             }
         }
     }
     let mut final_state = FinalState::new(&scene, &state);
     final_state.sensitivities = sensitivities;
     final_state.rigid_sensitivities = rigid_sensitivities;
+    final_state.gradient = gradient.unwrap_or_default();
     if let (Some(f), Some(dir)) = (frames, out) {
         let json = serde_json::to_vec(&final_state)
             .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
@@ -936,7 +1022,17 @@ fn demo_run(scene: &Path, set: &[String]) -> diffsoro::Result<()> {
         "demo: simulating the built-in Trunk (scenes/trunk.toml, under gravity, 1 s) into {}/",
         out.display()
     );
-    let final_state = simulate(scene, Some(100), Some(&out), set, false, false, &[])?;
+    let final_state = simulate(
+        scene,
+        Some(100),
+        Some(&out),
+        set,
+        false,
+        false,
+        &[],
+        None,
+        ContactGradient::OneSided,
+    )?;
     let body = &final_state.soft_bodies[0];
     let sag = body
         .positions

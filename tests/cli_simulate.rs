@@ -404,3 +404,276 @@ fn friction_sensitivity_of_a_sliding_cube_is_the_analytic_one() {
     ]);
     assert_one_line_error(&bad, "no obstacle `floor`");
 }
+
+/// `--sensitivity mass:BODY` of a 0.5 kg box thrown at 0.5 m/s onto a 2 kg slab lying on a
+/// frictionless floor: against central differences of two runs with
+/// `--set rigid_body.top.mass=0.5 ± ε` (the scene gives the mass, so the inertia comes from
+/// the shape and scales with it, the derivative's semantics), and the slab's final velocity
+/// against the momentum's v_f = m_t v₀ / (m_t + m_s): dv_f/dm_t = v₀ m_s / (m_t + m_s)².
+/// Bad names give one-line errors naming the parameter.
+#[test]
+fn mass_sensitivity_matches_two_runs_of_the_cli() {
+    let dir = scratch("mass-sensitivity");
+    let path = dir.join("slab.toml");
+    std::fs::write(
+        &path,
+        r#"
+[simulation]
+dt = 0.005
+steps = 30
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+tolerance = 1e-12
+max_iterations = 100000
+
+[[obstacle]]
+name = "floor"
+type = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+friction = 0.0
+
+[[rigid_body]]
+name = "slab"
+shape = "box"
+half_extents = [0.3, 0.2, 0.02]
+mass = 2.0
+position = [0.0, 0.0, 0.02]
+
+[[rigid_body]]
+name = "top"
+shape = "box"
+half_extents = [0.05, 0.05, 0.05]
+mass = 0.5
+friction = 0.8
+position = [-0.1, 0.0, 0.09]
+velocity = [0.5, 0.0, 0.0]
+
+[[rigid_body]]
+name = "wall"
+shape = "box"
+half_extents = [0.1, 0.1, 0.1]
+position = [5.0, 0.0, 0.1]
+fixed = true
+"#,
+    )
+    .unwrap();
+    let scene = path.to_str().unwrap();
+    let json = |args: &[&str]| -> Value {
+        let out = run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = json(&["simulate", scene, "--sensitivity", "mass:top"]);
+    let eps = 1e-5;
+    let runs: Vec<Value> = [0.5 + eps, 0.5 - eps]
+        .iter()
+        .map(|m| {
+            json(&[
+                "simulate",
+                scene,
+                "--set",
+                &format!("rigid_body.top.mass={m}"),
+            ])
+        })
+        .collect();
+    let body = |state: &Value, name: &str, key: &str, k: usize| -> f64 {
+        state["rigid_bodies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap()[key][k]
+            .as_f64()
+            .unwrap()
+    };
+    for name in ["slab", "top"] {
+        let sens = &v["rigid_sensitivities"]["mass:top"][name];
+        for (key, tangent) in [("position", "q"), ("velocity", "v")] {
+            for k in 0..3 {
+                let fd =
+                    (body(&runs[0], name, key, k) - body(&runs[1], name, key, k)) / (2.0 * eps);
+                let got = sens[tangent][k].as_f64().unwrap();
+                assert!(
+                    (got - fd).abs() <= 1e-6 * fd.abs().max(1e-3),
+                    "{name}.{key}[{k}]: {got} vs {fd} by differences"
+                );
+            }
+        }
+    }
+    let (mt, ms, v0) = (0.5, 2.0, 0.5);
+    let want = v0 * ms / ((mt + ms) * (mt + ms));
+    let got = v["rigid_sensitivities"]["mass:top"]["slab"]["v"][0]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (got - want).abs() <= 1e-6 * want,
+        "{got} vs momentum's {want}"
+    );
+    for (name, needle) in [
+        ("mass:wall", "`wall` is a fixed rigid body"),
+        ("mass:nothing", "no free rigid body `nothing`"),
+    ] {
+        let out = run(&["simulate", scene, "--steps", "1", "--sensitivity", name]);
+        assert_one_line_error(&out, needle);
+        assert!(String::from_utf8_lossy(&out.stderr).contains(name));
+    }
+    let out = run(&[
+        "simulate",
+        "scenes/quadruped_standing.toml",
+        "--steps",
+        "1",
+        "--sensitivity",
+        "mass:dog",
+    ]);
+    assert_one_line_error(&out, "`dog` is a robot");
+}
+
+/// `--gradient-of LOSS` (one reverse sweep) with `--contact-gradient`: a cube resting on the
+/// floor in zero gravity touches it with no force, so its height after one step has a kink in
+/// its initial vertical velocity (lifted it flies, pushed the floor stops it). For the loss
+/// −z⁺ the one-sided gradient equals the difference quotient of two runs on the lifting side,
+/// the complementarity-aware one the quotient on the pushing side. Away from a kink the
+/// gradient equals the forward sensitivities (the pushed cube). Misuse gives one-line errors.
+#[test]
+fn gradient_of_a_loss_takes_the_side_contact_gradient_names() {
+    let dir = scratch("gradient-of");
+    let path = dir.join("resting.toml");
+    std::fs::write(
+        &path,
+        r#"
+[simulation]
+dt = 0.005
+steps = 1
+gravity = [0.0, 0.0, 0.0]
+
+[contact]
+friction = 0.5
+tolerance = 1e-12
+max_iterations = 100000
+
+[[obstacle]]
+type = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+
+[[rigid_body]]
+name = "cube"
+shape = "box"
+half_extents = [0.05, 0.05, 0.05]
+density = 500.0
+position = [0.0, 0.0, 0.05]
+"#,
+    )
+    .unwrap();
+    let scene = path.to_str().unwrap();
+    let json = |args: &[&str]| -> Value {
+        let out = run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let height = |vz: f64| {
+        let v = json(&[
+            "simulate",
+            scene,
+            "--set",
+            &format!("rigid_body.cube.velocity=[0.0, 0.0, {vz}]"),
+        ]);
+        v["rigid_bodies"][0]["position"][2].as_f64().unwrap()
+    };
+    let eps = 1e-4;
+    let z0 = height(0.0);
+    let lifting = -(height(eps) - z0) / eps;
+    let pushing = -(z0 - height(-eps)) / eps;
+    assert!(
+        (pushing - lifting).abs() > 1e-3,
+        "no kink: {pushing} vs {lifting}"
+    );
+    for (mode, want) in [("one-sided", lifting), ("complementarity-aware", pushing)] {
+        let v = json(&[
+            "simulate",
+            scene,
+            "--sensitivity",
+            "velocity:cube[2]",
+            "--gradient-of",
+            "-position:cube[2]",
+            "--contact-gradient",
+            mode,
+        ]);
+        let got = v["gradient"]["velocity:cube[2]"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 1e-6 * lifting.abs(),
+            "{mode}: {got} vs {want} by differences"
+        );
+    }
+    // Away from a kink: the forward sensitivities of the pushed cube, entry by entry.
+    let names = "velocity:cube[0],friction:obstacle0,mass:cube";
+    let base = ["simulate", "scenes/cube_push.toml", "--steps", "20"];
+    let forward = json(&[&base[..], &["--sensitivity", names]].concat());
+    for loss in ["position:cube[0]", "-velocity:cube[1]"] {
+        let reverse = json(&[&base[..], &["--sensitivity", names, "--gradient-of", loss]].concat());
+        let (sign, key, k) = match loss {
+            "position:cube[0]" => (1.0, "q", 0),
+            _ => (-1.0, "v", 1),
+        };
+        for name in names.split(',') {
+            let want = sign
+                * forward["rigid_sensitivities"][name]["cube"][key][k]
+                    .as_f64()
+                    .unwrap();
+            let got = reverse["gradient"][name].as_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 1e-10 * want.abs().max(1e-6),
+                "{loss} / {name}: {got} vs forward {want}"
+            );
+        }
+    }
+    for (args, needle) in [
+        (
+            vec![
+                "simulate",
+                scene,
+                "--sensitivity",
+                "velocity:cube[2]",
+                "--contact-gradient",
+                "complementarity-aware",
+            ],
+            "--contact-gradient complementarity-aware",
+        ),
+        (
+            vec![
+                "simulate",
+                scene,
+                "--sensitivity",
+                "velocity:cube[2]",
+                "--gradient-of",
+                "position:cube",
+            ],
+            "--gradient-of `position:cube`",
+        ),
+        (
+            vec![
+                "simulate",
+                "scenes/beam.toml",
+                "--steps",
+                "1",
+                "--sensitivity",
+                "young_modulus:beam",
+                "--gradient-of",
+                "position:beam[0]",
+            ],
+            "--gradient-of",
+        ),
+    ] {
+        assert_one_line_error(&run(&args), needle);
+    }
+}

@@ -121,3 +121,99 @@ fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
         );
     }
 }
+
+/// `simulate --sensitivity mass:cube` in a mixed scene: a 25 mm rigid cube landing at 0.1 m/s
+/// on a clamped soft block (the landing of `tests/mixed_step_derivative.rs`, its gaps clear of
+/// the correction's kink at 0; one NCP holds the block's nodes under the cube and the cube's
+/// corners on the block). The mass scales the inertia with it, as a change of the cube's
+/// density does (m = ρ V, V = (0.025 m)³), so after the landing (4 steps) the cube's
+/// position and the block's nodes equal central differences of two runs with
+/// `--set rigid_body.cube.density=1000 ± 0.1` divided by V, to 1e-6 relative.
+#[test]
+fn simulate_reports_the_cubes_mass_sensitivity_in_a_mixed_scene() {
+    let root = cli_support::root();
+    let dir = cli_support::scratch("landing-mass");
+    let scene = dir.join("landing.toml");
+    std::fs::write(
+        &scene,
+        format!(
+            r#"
+[simulation]
+dt = 0.005
+steps = 4
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = 0.5
+tolerance = 1e-12
+max_iterations = 100000
+
+[[soft_body]]
+name = "block"
+mesh = "{}/meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+rayleigh_mass = 2.0
+rayleigh_stiffness = 0.01
+fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "cube"
+shape = "box"
+half_extents = [0.0125, 0.0125, 0.0125]
+density = 1000.0
+position = [0.0013, -0.0021, 0.0335]
+velocity = [0.0, 0.0, -0.1]
+"#,
+            root.display()
+        ),
+    )
+    .unwrap();
+    let scene = scene.to_str().unwrap();
+    let final_json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["simulate", scene];
+        args.extend(extra);
+        let out = cli_support::run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let with = final_json(&["--sensitivity", "mass:cube"]);
+    let volume = 0.025f64.powi(3);
+    let eps = 0.1;
+    let at = |rho: f64| final_json(&["--set", &format!("rigid_body.cube.density={rho}")]);
+    let (p, m) = (at(1000.0 + eps), at(1000.0 - eps));
+    let slope = |f: &dyn Fn(&serde_json::Value) -> f64| (f(&p) - f(&m)) / (2.0 * eps * volume);
+    for k in 0..3 {
+        let fd = slope(&|j| j["rigid_bodies"][0]["position"][k].as_f64().unwrap());
+        let analytic = with["rigid_sensitivities"]["mass:cube"]["cube"]["q"][k]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (fd - analytic).abs() <= 1e-6 * analytic.abs(),
+            "cube position[{k}]: {analytic:e} per kg vs {fd:e}"
+        );
+    }
+    // The block's node that moves most with the mass.
+    let rows = with["sensitivities"]["mass:cube"].as_array().unwrap();
+    let (node, row) = rows
+        .iter()
+        .enumerate()
+        .max_by(|a, b| {
+            let z = |r: &serde_json::Value| r[2].as_f64().unwrap().abs();
+            z(a.1).total_cmp(&z(b.1))
+        })
+        .unwrap();
+    let analytic = row[2].as_f64().unwrap();
+    assert!(analytic.abs() > 1e-6, "the block moves with the mass");
+    let fd = slope(&|j| j["soft_bodies"][0]["positions"][node][2].as_f64().unwrap());
+    assert!(
+        (fd - analytic).abs() <= 1e-6 * analytic.abs(),
+        "block node {node} z: {analytic:e} per kg vs {fd:e}"
+    );
+}

@@ -1,6 +1,6 @@
 //! The derivatives of steps where soft and rigid bodies share an NCP (issue 19 §4): the
 //! forward mode (`StepDerivative::jvp`) over a few steps, with soft inputs (x, v, E) and rigid
-//! ones (q, v) together (`diff_support::unit_directions`), against Richardson-extrapolated central differences of the forward
+//! ones (q, v, the cube's mass) together (`diff_support::unit_directions`), against Richardson-extrapolated central differences of the forward
 //! simulator, in sticking and sliding configurations: a rigid cube resting on a soft block
 //! (its nodes against the cube's faces, the cube's corners against the block's triangles),
 //! the cube sliding over the block, and a soft pad attached to a robot's palm held by a PD.
@@ -197,11 +197,11 @@ fn a_cube_landing_on_a_soft_block_sticks() {
         &scene,
         &start,
         1,
-        &["young_modulus:block"],
+        &["young_modulus:block", "mass:cube"],
         1e-3,
         "cube landing",
     );
-    check_adjoint(&scene, &start, &["young_modulus:block"]);
+    check_adjoint(&scene, &start, &["young_modulus:block", "mass:cube"]);
 }
 
 #[test]
@@ -217,11 +217,11 @@ fn a_cube_landing_on_a_soft_block_slides() {
         &scene,
         &start,
         1,
-        &["young_modulus:block"],
+        &["young_modulus:block", "mass:cube"],
         1e-3,
         "cube sliding",
     );
-    check_adjoint(&scene, &start, &["young_modulus:block"]);
+    check_adjoint(&scene, &start, &["young_modulus:block", "mass:cube"]);
 }
 
 #[test]

@@ -1,15 +1,16 @@
 //! The rigid step's Jacobian (issue 18 §4) against central finite differences of the forward
 //! step, in sticking and sliding configurations: a box on a plane, a box on a box, a ball and a
 //! capsule on a triangle mesh, a quadruped's feet on the floor, a pendulum held at its joint
-//! limit. Each finite difference restarts the step from the same state with a fresh stepper
+//! limit; the columns of each free body's mass and each obstacle's friction coefficient with
+//! them. Each finite difference restarts the step from the same state with a fresh stepper
 //! and an NCP solved to 1e-12 m/s, so it differentiates the step itself.
 
 mod scene_support;
 
 use diffsoro::contact::{BoundaryGradient, ContactMode, ModeTolerance, classify};
-use diffsoro::diff::{RigidStepJacobian, rigid_step_jacobian};
+use diffsoro::diff::{Parameter, RigidStepJacobian, rigid_step_jacobian};
 use diffsoro::math::DMat;
-use diffsoro::scene::{RigidInput, Scene, State, Stepper};
+use diffsoro::scene::{RigidInput, RigidKind, Scene, State, Stepper};
 use scene_support::{root, run_steps, scene};
 
 /// The state after `steps` steps.
@@ -63,8 +64,15 @@ fn check(
 ) -> (RigidStepJacobian, Vec<ContactMode>) {
     let mut s = state.clone();
     let mut stepper = Stepper::new(scene).unwrap();
-    let (report, jac) =
-        rigid_step_jacobian(scene, &mut stepper, &mut s, BoundaryGradient::OneSided).unwrap();
+    let parameters = step_parameters(scene);
+    let (report, jac) = rigid_step_jacobian(
+        scene,
+        &mut stepper,
+        &mut s,
+        BoundaryGradient::OneSided,
+        &parameters,
+    )
+    .unwrap();
     assert!(report.contact_converged, "{what}: {report:?}");
     let modes = stepper
         .contact()
@@ -142,6 +150,35 @@ fn check(
             }
         }
     }
+    // The parameter columns: each free body's mass (its inertia scaled with it, moved by a
+    // relative ε) and each obstacle's friction coefficient.
+    for (j, p) in parameters.iter().enumerate() {
+        let analytic = stacked(&jac.dq_dp, &jac.dv_dp, j);
+        let step = eps * p.value(scene).max(1.0);
+        let moved = |sign: f64| {
+            let mut sc = scene.clone();
+            p.set(&mut sc, p.value(scene) + sign * step).unwrap();
+            tangent(scene, &base, &step_from(&sc, state))
+        };
+        let (plus, minus) = (moved(1.0), moved(-1.0));
+        let mut col_scale: f64 = 0.0;
+        for r in 0..2 * n {
+            let fd = (plus[r] - minus[r]) / (2.0 * step);
+            col_scale = col_scale.max(fd.abs());
+            let err = (fd - analytic[r]).abs();
+            worst = worst.max(err / scale);
+            if !(err <= 1e-6 * scale) {
+                failures.push(format!(
+                    "d{}[{}]/d{} = {} analytic, {fd} by differences",
+                    if r < n { "q⁺" } else { "v⁺" },
+                    r % n,
+                    p.name(scene),
+                    analytic[r]
+                ));
+            }
+        }
+        eprintln!("{what}: d/d{} up to {col_scale:.2e}", p.name(scene));
+    }
     assert!(
         failures.is_empty(),
         "{what} (scale {scale:.3e}), {} entries off:\n{}",
@@ -150,6 +187,20 @@ fn check(
     );
     eprintln!("{what}: {contacts} contacts, worst relative error {worst:.1e}");
     (jac, modes)
+}
+
+/// Every free body's `mass:` and every obstacle's `friction:` parameter of `scene`.
+fn step_parameters(scene: &Scene) -> Vec<Parameter> {
+    let masses = scene
+        .rigid
+        .systems
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind() == RigidKind::FreeBody)
+        .map(|(system, _)| Parameter::RigidMass { system });
+    let frictions =
+        (0..scene.contact.obstacles.len()).map(|obstacle| Parameter::Friction { obstacle });
+    masses.chain(frictions).collect()
 }
 
 const PLANE: &str = r#"

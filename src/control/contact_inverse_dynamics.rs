@@ -78,8 +78,13 @@ pub fn contact_inverse_dynamics(
         scene.rigid.systems[s].input = RigidInput::Torque(tau.clone());
         let mut next = state.clone();
         let mut stepper = Stepper::new(&scene)?;
-        let (_, jac) =
-            rigid_step_jacobian(&scene, &mut stepper, &mut next, BoundaryGradient::OneSided)?;
+        let (_, jac) = rigid_step_jacobian(
+            &scene,
+            &mut stepper,
+            &mut next,
+            BoundaryGradient::OneSided,
+            &[],
+        )?;
         let v: Vec<f64> = next
             .rigid
             .iter()

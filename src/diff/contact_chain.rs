@@ -319,7 +319,7 @@ pub(crate) struct SoftStart<'a> {
 
 /// Per obstacle whose friction some contact of `group` slides on, ∂λ/∂μ_o = L G p + p
 /// (`NcpDerivative::friction_tangent`, `d` the NCP's derivative).
-fn friction_directions(group: &GroupNcp, d: &NcpDerivative) -> Vec<(usize, Vec<f64>)> {
+pub(crate) fn friction_directions(group: &GroupNcp, d: &NcpDerivative) -> Vec<(usize, Vec<f64>)> {
     let sources = group.friction_obstacle();
     let mut obstacles: Vec<usize> = sources
         .iter()

@@ -48,6 +48,7 @@ mod record;
 mod rigid_parameter;
 mod rigid_record;
 mod rigid_step;
+mod rigid_step_vjp;
 mod rigid_trajectory;
 mod row_chain;
 mod step_derivative;

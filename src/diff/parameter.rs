@@ -1,11 +1,12 @@
 //! Differentiable parameters of a scene and their names (docs/derivatives.md):
-//! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`.
+//! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`,
+//! `friction:OBSTACLE`, `mass:BODY`.
 
 use crate::actuator::{Actuator, ActuatorKind, Drive};
 use crate::error::{Error, Result};
 use crate::fem::MaterialParameter;
 use crate::material::Material;
-use crate::scene::{RigidInput, Scene};
+use crate::scene::{RigidDynamics, RigidInput, Scene};
 
 use super::rigid_parameter::parse_rigid_parameter;
 
@@ -46,6 +47,15 @@ pub enum Parameter {
         /// Index of the obstacle in the scene's contact model.
         obstacle: usize,
     },
+    /// The mass m of a free rigid body (`mass:BODY`, kg), its inertia scaled with it at a
+    /// fixed shape: the spatial inertia is `m M̂`, M̂ the unit-mass one
+    /// (`rigid::FreeBody::with_mass`). Gravity's acceleration does not change with m; the
+    /// body's velocity update moves by `−h M⁻¹ Q / m` with its contact force Q held, and
+    /// the NCP (whose Delassus matrix holds M⁻¹) answers that change.
+    RigidMass {
+        /// Index of the free body in the scene's rigid systems.
+        system: usize,
+    },
 }
 
 impl Parameter {
@@ -56,7 +66,7 @@ impl Parameter {
         let Some((kind, target)) = name.split_once(':') else {
             return Err(Error::invalid(
                 what,
-                "expected `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME` or `tau:ROBOT[k]`",
+                "expected `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`, `friction:OBSTACLE` or `mass:BODY`",
             ));
         };
         let body_index = |body: &str| {
@@ -124,10 +134,11 @@ impl Parameter {
                         )
                     })
             }
+            "mass" => parse_mass(scene, target, &what),
             other => Err(Error::invalid(
                 what,
                 format!(
-                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator`, `tau` or `friction`"
+                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator`, `tau`, `friction` or `mass`"
                 ),
             )),
         }
@@ -151,15 +162,18 @@ impl Parameter {
             Parameter::Friction { obstacle } => {
                 format!("friction:{}", scene.contact.obstacle_name(obstacle))
             }
+            Parameter::RigidMass { system } => format!("mass:{}", scene.rigid.systems[system].name),
         }
     }
 
-    /// The soft body the parameter belongs to (`None` for a rigid system's input and an
-    /// obstacle's friction).
+    /// The soft body the parameter belongs to (`None` for a rigid system's input or mass and
+    /// an obstacle's friction).
     pub fn body(&self) -> Option<usize> {
         match *self {
             Parameter::Material { body, .. } | Parameter::Actuator { body, .. } => Some(body),
-            Parameter::RigidInput { .. } | Parameter::Friction { .. } => None,
+            Parameter::RigidInput { .. }
+            | Parameter::Friction { .. }
+            | Parameter::RigidMass { .. } => None,
         }
     }
 
@@ -187,6 +201,10 @@ impl Parameter {
                 _ => 0.0,
             },
             Parameter::Friction { obstacle } => scene.contact.friction[obstacle],
+            Parameter::RigidMass { system } => match &scene.rigid.systems[system].dynamics {
+                RigidDynamics::Free(body) => body.mass,
+                RigidDynamics::Robot(_) => unreachable!("parse admits free bodies only"),
+            },
         }
     }
 
@@ -255,6 +273,14 @@ impl Parameter {
                 scene.contact.friction[obstacle] = value;
                 Ok(())
             }
+            Parameter::RigidMass { system } => {
+                let sys = &mut scene.rigid.systems[system];
+                match &mut sys.dynamics {
+                    RigidDynamics::Free(body) => *body = body.with_mass(&sys.name, value)?,
+                    RigidDynamics::Robot(_) => unreachable!("parse admits free bodies only"),
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -290,6 +316,41 @@ fn parse_rigid_input(scene: &Scene, name: &str, what: &str) -> Result<Parameter>
         offset += sys.nv();
     }
     unreachable!("parse_rigid_parameter gives an index among the coordinates")
+}
+
+/// `mass:BODY` (module doc): a free rigid body's mass. Errors name a robot, a fixed rigid body
+/// or an unknown one.
+fn parse_mass(scene: &Scene, target: &str, what: &str) -> Result<Parameter> {
+    let rigid = &scene.rigid;
+    if let Some(system) = rigid.systems.iter().position(|s| s.name == target) {
+        return match rigid.systems[system].dynamics {
+            RigidDynamics::Free(_) => Ok(Parameter::RigidMass { system }),
+            RigidDynamics::Robot(_) => Err(Error::invalid(
+                what,
+                format!(
+                    "`{target}` is a robot: `mass:` names a free rigid body (a robot's link masses are not parameters)"
+                ),
+            )),
+        };
+    }
+    if rigid.statics.iter().any(|s| s.name == target) {
+        return Err(Error::invalid(
+            what,
+            format!(
+                "`{target}` is a fixed rigid body: it has no mass to differentiate with respect to"
+            ),
+        ));
+    }
+    let known: Vec<&str> = rigid
+        .systems
+        .iter()
+        .filter(|s| matches!(s.dynamics, RigidDynamics::Free(_)))
+        .map(|s| s.name.as_str())
+        .collect();
+    Err(Error::invalid(
+        what,
+        format!("the scene has no free rigid body `{target}` (it has {known:?})"),
+    ))
 }
 
 /// Whether `a` is an angle-driven servo (its horn pinned, `scene::prescribed`).

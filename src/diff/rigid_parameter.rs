@@ -32,9 +32,9 @@ pub struct RigidParameter {
 }
 
 /// The rigid parameters `name` stands for, `None` when `name` is not of a rigid kind. Errors
-/// name an unknown body or robot, a component out of range, and the rigid names whose
-/// derivatives do not exist yet (`mass:BODY`). `friction:OBSTACLE` is not a rigid name:
-/// [`crate::diff::Parameter::parse`] reads it.
+/// name an unknown body or robot and a component out of range. `mass:BODY` and
+/// `friction:OBSTACLE` are not initial-state names but parameters of the step:
+/// [`crate::diff::Parameter::parse`] reads them.
 pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<RigidParameter>>> {
     let what = || format!("parameter `{name}`");
     let Some((kind, target)) = name.split_once(':') else {
@@ -47,12 +47,6 @@ pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<Rig
         "position" => (RigidKind::FreeBody, RigidSeed::Configuration, 0, Some(3)),
         "velocity" => (RigidKind::FreeBody, RigidSeed::Velocity, 0, Some(3)),
         "angular_velocity" => (RigidKind::FreeBody, RigidSeed::Velocity, 3, Some(3)),
-        "mass" => {
-            return Err(Error::invalid(
-                what(),
-                "derivatives with respect to a rigid body's mass are not implemented yet",
-            ));
-        }
         _ => return Ok(None),
     };
     let (body, component) = match target.split_once('[') {

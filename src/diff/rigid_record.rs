@@ -22,6 +22,9 @@ pub struct RigidRecord {
     pub end: Vec<RigidState>,
     /// `[∂v⁺/∂q, ∂v⁺/∂v, ∂v⁺/∂τ = h M⁻¹]` with Q held (n × 3n).
     pub(crate) update: DMat,
+    /// ∂v⁺/∂m with Q held, each free body's on its rows for its own mass (n; zero on a
+    /// robot's rows): `−h M⁻¹ Q / m` (`rigid::FreeBody::velocity_update_mass_derivative`).
+    pub(crate) dmass: Vec<f64>,
     /// ∂q⁺/∂q and ∂q⁺/∂v⁺ (n × n, tangent spaces).
     pub(crate) jq: DMat,
     pub(crate) jv: DMat,
@@ -71,6 +74,7 @@ impl RigidRecord {
             start: start.to_vec(),
             end: end.to_vec(),
             update: DMat::zeros(n, 3 * n),
+            dmass: vec![0.0; n],
             jq,
             jv,
             dtau_dq,
@@ -93,9 +97,21 @@ impl RigidRecord {
             self.update
                 .view_mut((o, 2 * n + o), (nv, nv))
                 .copy_from(&vu.dforce);
+            self.dmass[o..o + nv].copy_from_slice(&vu.dmass);
             // The twists read the kinematics at q (the ABA derivatives leave other values).
             sys.kinematics(&mut self.buffers[t], &self.start[t].q);
         }
+    }
+
+    /// ∂v⁺/∂m with Q held of system `system`'s mass (n, zero off its rows; module doc of
+    /// `rigid::free_body_derivative`).
+    pub(crate) fn mass_column(&self, system: usize) -> crate::math::DVec {
+        let mut out = crate::math::DVec::zeros(self.n());
+        let rows = self.offsets[system]..self.offsets[system + 1];
+        for r in rows {
+            out[r] = self.dmass[r];
+        }
+        out
     }
 
     /// Number of velocity coordinates n.
@@ -154,7 +170,11 @@ impl RigidRecord {
 
     /// Bytes held (the dense blocks).
     pub fn bytes(&self) -> usize {
-        8 * (self.update.len() + self.jq.len() + self.jv.len() + 2 * self.dtau_dq.len())
+        8 * (self.update.len()
+            + self.dmass.len()
+            + self.jq.len()
+            + self.jv.len()
+            + 2 * self.dtau_dq.len())
     }
 }
 

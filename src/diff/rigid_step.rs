@@ -17,19 +17,29 @@
 //! gives `dλ = N dσ|_λ`; then `dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ` and
 //! `dq⁺ = J_q dq + J_v dv⁺` (`rigid::integrate_jacobians`, `FreeBody::integrate_jacobians`).
 //!
+//! **Parameters** ([`Parameter`], columns `dq_dp`, `dv_dp`). A free body's mass m
+//! (`mass:BODY`, its inertia scaled with it, M = m M̂) moves the velocity update by
+//! `∂v⁺/∂m|_λ = −h M⁻¹ Q / m` (gravity's acceleration is m-free; `rigid::free_body_derivative`),
+//! which enters the NCP as `dσ|_λ = J ∂v⁺/∂m|_λ` (the Delassus matrix's change `dG λ`, G = h J
+//! M⁻¹ Jᵀ, is exactly this: the free velocity does not depend on m). An obstacle's Coulomb
+//! coefficient μ (`friction:OBSTACLE`) moves λ directly, `dλ = L G p + p` at its sliding
+//! contacts (`contact::NcpDerivative::friction_tangent`, `diff::contact_chain`). Either way
+//! `dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ` and `dq⁺ = J_v dv⁺`.
+//!
 //! `J(q)` depends on q through the twists of the coordinates (a joint moves the axes after it:
 //! `∂T_k/∂q_j = T_j × T_k`) and through the contact point, frame and gap, which move with both
 //! bodies (`contact::contact_geometry_jacobian`, by the bodies' twists). A PD input adds
 //! `∂τ/∂q = −kp`, `∂τ/∂v = −kd` (zero where the effort limit clamps it). A joint limit's row
 //! has a constant J and `dΦ = ±dq_k`.
 
-use crate::contact::BoundaryGradient;
+use crate::contact::{BoundaryGradient, NcpDerivative};
 use crate::error::{Error, Result};
 use crate::math::DMat;
 use crate::scene::{RigidState, Scene, StepReport, Stepper};
 
 use super::chain_rows::rigid_rows;
-use super::contact_chain::ncp_derivative;
+use super::contact_chain::{friction_directions, ncp_derivative};
+use super::parameter::Parameter;
 use super::record::check_differentiable;
 use super::rigid_record::RigidRecord;
 use super::row_chain::{ChainPoint, RowChain};
@@ -52,35 +62,97 @@ pub struct RigidStepJacobian {
     pub dv_dv: DMat,
     /// ∂v⁺/∂τ.
     pub dv_dtau: DMat,
+    /// ∂q⁺/∂p of the parameters asked for (N × P; module doc).
+    pub dq_dp: DMat,
+    /// ∂v⁺/∂p (N × P).
+    pub dv_dp: DMat,
 }
 
 /// Advances `state` by one step of `scene` with `stepper` and returns the step's report and
-/// the Jacobian of its rigid part. Errors as [`check_differentiable`] and [`Stepper::step`],
-/// and when a contact changes features within the geometry's differentiation step.
+/// the Jacobian of its rigid part, with a column per parameter of `parameters` (`mass:BODY`,
+/// `friction:OBSTACLE`). Errors as [`check_differentiable`] and [`Stepper::step`], when a
+/// contact changes features within the geometry's differentiation step, and on a parameter
+/// of another kind.
 pub fn rigid_step_jacobian(
     scene: &Scene,
     stepper: &mut Stepper,
     state: &mut crate::scene::State,
     boundary: BoundaryGradient,
+    parameters: &[Parameter],
 ) -> Result<(StepReport, RigidStepJacobian)> {
-    check_differentiable(scene)?;
-    let start = state.rigid.clone();
-    let report = stepper.step(scene, state)?;
-    let jac = RigidStepJacobian::of_step(scene, stepper, &start, &state.rigid, boundary)?;
-    Ok((report, jac))
+    let (report, parts) = rigid_step_parts(scene, stepper, state, boundary, parameters)?;
+    Ok((report, parts.jacobian()))
 }
 
-impl RigidStepJacobian {
-    /// The Jacobian of the step `stepper` just took from the rigid states `start` to `end`
-    /// (what [`rigid_step_jacobian`] does after stepping; public for timing it alone).
-    /// Errors as [`rigid_step_jacobian`].
-    pub fn of_step(
+/// [`rigid_step_jacobian`]'s step, returning the derivative's parts (for the reverse sweep,
+/// `diff::rigid_step_vjp`). Errors as [`rigid_step_jacobian`].
+pub(crate) fn rigid_step_parts(
+    scene: &Scene,
+    stepper: &mut Stepper,
+    state: &mut crate::scene::State,
+    boundary: BoundaryGradient,
+    parameters: &[Parameter],
+) -> Result<(StepReport, RigidStepParts)> {
+    check_differentiable(scene)?;
+    check_rigid_parameters(scene, parameters)?;
+    let start = state.rigid.clone();
+    let report = stepper.step(scene, state)?;
+    let parts =
+        RigidStepParts::of_step(scene, stepper, &start, &state.rigid, boundary, parameters)?;
+    Ok((report, parts))
+}
+
+/// Errors, naming it, on a parameter the rigid step Jacobian has no column for: it takes
+/// `mass:BODY` and `friction:OBSTACLE` (a robot's input is its τ block).
+pub(crate) fn check_rigid_parameters(scene: &Scene, parameters: &[Parameter]) -> Result<()> {
+    match parameters
+        .iter()
+        .find(|p| !matches!(p, Parameter::RigidMass { .. } | Parameter::Friction { .. }))
+    {
+        Some(p) => Err(Error::invalid(
+            format!("parameter `{}`", p.name(scene)),
+            "the rigid step's derivative takes `mass:BODY` and `friction:OBSTACLE` parameters (a robot's input is its τ block)",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// One rigid step's derivative before the NCP's derivative is applied (module doc), over the
+/// inputs z = [dq; dv; dτ; dp] (3n + P columns; dτ the applied input, which a PD makes depend
+/// on q and v): what the forward Jacobian ([`RigidStepParts::jacobian`]) and the reverse sweep
+/// ([`RigidStepParts::vjp`], `diff::rigid_step_vjp`) both read.
+pub(crate) struct RigidStepParts {
+    pub(crate) offsets: Vec<usize>,
+    /// dv⁺|_λ = DVL z (n × (3n + P)).
+    pub(crate) dvl: DMat,
+    /// dσ|_λ = DS z (3m × (3n + P)).
+    pub(crate) dsigma: DMat,
+    /// h M⁻¹ Jᵀ (n × 3m): dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ.
+    pub(crate) response: DMat,
+    /// The parameters' direct ∂λ/∂p (3m × P; a friction coefficient's, at its sliding
+    /// contacts).
+    pub(crate) dlambda_dp: DMat,
+    /// The NCP's derivative (None without rows).
+    pub(crate) ncp: Option<NcpDerivative>,
+    /// ∂q⁺/∂q, ∂q⁺/∂v⁺ (n × n) and ∂τ/∂q, ∂τ/∂v (diagonal, n each).
+    pub(crate) jq: DMat,
+    pub(crate) jv: DMat,
+    pub(crate) dtau_dq: Vec<f64>,
+    pub(crate) dtau_dv: Vec<f64>,
+}
+
+impl RigidStepParts {
+    /// The parts of the step `stepper` just took from the rigid states `start` to `end`, with
+    /// a column per parameter of `parameters`. Errors as [`rigid_step_jacobian`].
+    pub(crate) fn of_step(
         scene: &Scene,
         stepper: &Stepper,
         start: &[RigidState],
         end: &[RigidState],
         boundary: BoundaryGradient,
-    ) -> Result<RigidStepJacobian> {
+        parameters: &[Parameter],
+    ) -> Result<RigidStepParts> {
+        check_rigid_parameters(scene, parameters)?;
         let h = scene.simulation.dt;
         let ws = stepper.rigid();
         let mut rec = RigidRecord::new(scene, start, end)?;
@@ -111,28 +183,37 @@ impl RigidStepJacobian {
         rec.set_force(scene, &chain.generalised_force());
         let m = chain.rows.len();
         let minv_h = rec.minv_h();
-        // dv⁺|_λ: the update's derivatives, plus h M⁻¹ d(Jᵀλ)/dq in the q columns.
-        let mut dvl = rec.update.clone();
+        let np = parameters.len();
+        // dv⁺|_λ: the update's derivatives, plus h M⁻¹ d(Jᵀλ)/dq in the q columns, then a
+        // column per parameter (a mass's ∂v⁺/∂m; zero for a friction coefficient).
+        let mut dvl = DMat::zeros(n, 3 * n + np);
+        dvl.columns_mut(0, 3 * n).copy_from(&rec.update);
         let coupled = minv_h * &chain.dforce;
         for r in 0..n {
             for c in 0..n {
                 dvl[(r, c)] += coupled[(r, c)];
             }
         }
-        let mut dv = dvl.clone();
-        if m > 0 {
-            // dσ|_λ = J dv⁺|_λ + (dJ v⁺ + de)(dq) + s_v J dv.
-            let mut dsigma = &chain.jac * &dvl;
-            for (i, s_v) in chain.s_v.iter().enumerate() {
-                for r in 0..3 {
-                    for c in 0..n {
-                        dsigma[(3 * i + r, c)] += chain.dsigma[(3 * i + r, c)];
-                    }
-                }
+        for (j, p) in parameters.iter().enumerate() {
+            if let Parameter::RigidMass { system } = *p {
+                dvl.set_column(3 * n + j, &rec.mass_column(system));
+            }
+        }
+        // dσ|_λ = J dv⁺|_λ + (dJ v⁺ + de)(dq) + s_v J dv.
+        let mut dsigma = &chain.jac * &dvl;
+        for (i, s_v) in chain.s_v.iter().enumerate() {
+            for r in 0..3 {
                 for c in 0..n {
-                    dsigma[(3 * i + 2, n + c)] += s_v * chain.jac[(3 * i + 2, c)];
+                    dsigma[(3 * i + r, c)] += chain.dsigma[(3 * i + r, c)];
                 }
             }
+            for c in 0..n {
+                dsigma[(3 * i + 2, n + c)] += s_v * chain.jac[(3 * i + 2, c)];
+            }
+        }
+        let mut dlambda_dp = DMat::zeros(3 * m, np);
+        let mut ncp = None;
+        if m > 0 {
             let group = stepper
                 .contact()
                 .groups()
@@ -144,16 +225,55 @@ impl RigidStepJacobian {
                 3 * m,
                 "the rigid NCP holds the rigid rows"
             );
-            let ncp = ncp_derivative(scene, group, boundary)?;
-            let mut dlambda = DMat::zeros(3 * m, 3 * n);
-            ncp.tangent_many(&dsigma, &mut dlambda);
-            dv += minv_h * chain.jac.transpose() * dlambda;
+            let d = ncp_derivative(scene, group, boundary)?;
+            // A friction coefficient moves λ itself, at the contacts sliding on its obstacle.
+            let friction = friction_directions(group, &d);
+            for (j, p) in parameters.iter().enumerate() {
+                if let Parameter::Friction { obstacle } = *p
+                    && let Some((_, t)) = friction.iter().find(|(o, _)| *o == obstacle)
+                {
+                    dlambda_dp.set_column(j, &crate::math::DVec::from_column_slice(t));
+                }
+            }
+            ncp = Some(d);
         }
-        // dq⁺ = J_q [I 0 0] + J_v dv⁺.
-        let mut dq = &rec.jv * &dv;
+        Ok(RigidStepParts {
+            response: minv_h * chain.jac.transpose(),
+            dvl,
+            dsigma,
+            dlambda_dp,
+            ncp,
+            jq: rec.jq,
+            jv: rec.jv,
+            dtau_dq: rec.dtau_dq,
+            dtau_dv: rec.dtau_dv,
+            offsets: rec.offsets,
+        })
+    }
+
+    /// Number of velocity coordinates n.
+    pub(crate) fn n(&self) -> usize {
+        *self.offsets.last().expect("non-empty")
+    }
+
+    /// The dense Jacobian (module doc): dλ = L dσ|_λ + ∂λ/∂p, dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ,
+    /// dq⁺ = J_q dq + J_v dv⁺, then the input's dependence on the state folded in.
+    pub(crate) fn jacobian(&self) -> RigidStepJacobian {
+        let n = self.n();
+        let np = self.dlambda_dp.ncols();
+        let mut dv = self.dvl.clone();
+        if let Some(ncp) = &self.ncp {
+            let mut dlambda = DMat::zeros(self.dsigma.nrows(), 3 * n + np);
+            ncp.tangent_many(&self.dsigma, &mut dlambda);
+            let mut direct = dlambda.columns_mut(3 * n, np);
+            direct += &self.dlambda_dp;
+            dv += &self.response * dlambda;
+        }
+        // dq⁺ = J_q [I 0 0 0] + J_v dv⁺.
+        let mut dq = &self.jv * &dv;
         for r in 0..n {
             for c in 0..n {
-                dq[(r, c)] += rec.jq[(r, c)];
+                dq[(r, c)] += self.jq[(r, c)];
             }
         }
         // The input's dependence on the state.
@@ -161,20 +281,38 @@ impl RigidStepJacobian {
             for c in 0..n {
                 for r in 0..n {
                     let t = mat[(r, 2 * n + c)];
-                    mat[(r, c)] += t * rec.dtau_dq[c];
-                    mat[(r, n + c)] += t * rec.dtau_dv[c];
+                    mat[(r, c)] += t * self.dtau_dq[c];
+                    mat[(r, n + c)] += t * self.dtau_dv[c];
                 }
             }
         }
         let block = |m: &DMat, k: usize| m.columns(k * n, n).into_owned();
-        Ok(RigidStepJacobian {
+        RigidStepJacobian {
             dq_dq: block(&dq, 0),
             dq_dv: block(&dq, 1),
             dq_dtau: block(&dq, 2),
             dv_dq: block(&dv, 0),
             dv_dv: block(&dv, 1),
             dv_dtau: block(&dv, 2),
-            offsets: rec.offsets,
-        })
+            dq_dp: dq.columns(3 * n, np).into_owned(),
+            dv_dp: dv.columns(3 * n, np).into_owned(),
+            offsets: self.offsets.clone(),
+        }
+    }
+}
+
+impl RigidStepJacobian {
+    /// The Jacobian of the step `stepper` just took from the rigid states `start` to `end`
+    /// (what [`rigid_step_jacobian`] does after stepping; public for timing it alone).
+    /// Errors as [`rigid_step_jacobian`].
+    pub fn of_step(
+        scene: &Scene,
+        stepper: &Stepper,
+        start: &[RigidState],
+        end: &[RigidState],
+        boundary: BoundaryGradient,
+        parameters: &[Parameter],
+    ) -> Result<RigidStepJacobian> {
+        Ok(RigidStepParts::of_step(scene, stepper, start, end, boundary, parameters)?.jacobian())
     }
 }

@@ -62,6 +62,24 @@ impl FreeBody {
         }
     }
 
+    /// The same body with mass `mass` (kg) and its inertia scaled with it, `I' = (mass / m) I`
+    /// (the shape and its mass distribution kept: the spatial inertia is `mass · M̂`, M̂ the
+    /// unit-mass one; the parameter `mass:BODY`, docs/derivatives.md). Errors as [`Self::new`].
+    pub fn with_mass(&self, name: &str, mass: f64) -> Result<FreeBody> {
+        if !(mass > 0.0) || !mass.is_finite() {
+            return Err(Error::invalid(
+                format!("rigid_body.{name}.mass"),
+                format!("{mass} must be positive (kg)"),
+            ));
+        }
+        let k = mass / self.mass;
+        Ok(FreeBody {
+            mass,
+            inertia: self.inertia * k,
+            inertia_inv: self.inertia_inv / k,
+        })
+    }
+
     /// The world inertia `I_w = R I Rᵀ` at configuration `q` (kg·m²).
     pub fn world_inertia(&self, q: &[f64]) -> Mat3 {
         let r = rotation(q);

@@ -6,6 +6,14 @@
 //! ċ⁺ = ċ + h g + h f / m,     ω⁺ = ω + h I_w⁻¹ (n − ω × I_w ω),     I_w = R I Rᵀ
 //! ```
 //!
+//! The mass m scales the whole spatial inertia, `M = m M̂` (the inertia `I = m Î` with it,
+//! [`FreeBody::with_mass`]): gravity's acceleration g and the gyroscopic term
+//! `I_w⁻¹(ω × I_w ω)` do not change with m, and `d(M⁻¹)/dm = −M⁻¹/m`, so with Q held
+//!
+//! ```text
+//! ∂v⁺/∂m = −h M⁻¹ Q / m        ((m/s, rad/s) per kg)
+//! ```
+//!
 //! Tangent of q: `δ = [δc; δθ]` with `c' = c + δc`, `R' = exp3(δθ) R` (world axes, as
 //! [`FreeBody::integrate`]), so `dI_w = [δθ]× I_w − I_w [δθ]×`.
 
@@ -88,6 +96,15 @@ impl FreeBody {
             }
         }
         FreeBodyStepJacobian { dq, dv, dforce }
+    }
+
+    /// `∂v⁺/∂m` of [`Self::velocity_update`] with `q_force` held (module doc): `−h M⁻¹ Q / m`
+    /// ((m/s, rad/s) per kg), the mass scaling the inertia with it.
+    pub fn velocity_update_mass_derivative(&self, q: &[f64], q_force: &[f64], h: f64) -> [f64; 6] {
+        let mut x = [0.0; 6];
+        x.copy_from_slice(&q_force[..6]);
+        self.solve_mass(q, &mut x);
+        x.map(|a| -h * a / self.mass)
     }
 
     /// The derivatives of `q ⊕ h v` ([`Self::integrate`]) with respect to the tangent of `q`
@@ -179,6 +196,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_mass_derivative_matches_central_differences() {
+        let b = body();
+        let s = (0.4f64).sin();
+        let q = [0.1, 0.2, 0.3, s * 0.6, 0.0, s * 0.8, (0.4f64).cos()];
+        let v = [0.3, -0.2, 0.1, 2.0, -1.0, 3.0];
+        let force = [1.0, -2.0, 0.5, 0.3, -0.1, 0.7];
+        let (g, h) = (Vec3::new(0.0, 0.0, -9.81), 0.01);
+        let d = b.velocity_update_mass_derivative(&q, &force, h);
+        let eps = 1e-6;
+        let step = |m: f64| {
+            let mut out = [0.0; 6];
+            let moved = b.with_mass("b", m).unwrap();
+            moved.velocity_update(&q, &v, &g, &force, h, &mut out);
+            out
+        };
+        let (plus, minus) = (step(b.mass + eps), step(b.mass - eps));
+        for r in 0..6 {
+            let fd = (plus[r] - minus[r]) / (2.0 * eps);
+            assert!(
+                (fd - d[r]).abs() < 1e-9 * d[r].abs().max(1.0),
+                "[{r}] {fd} vs {}",
+                d[r]
+            );
+        }
+        // Gravity alone (Q = 0): the velocity update does not depend on m.
+        assert_eq!(
+            b.velocity_update_mass_derivative(&q, &[0.0; 6], h),
+            [0.0; 6]
+        );
     }
 
     #[test]

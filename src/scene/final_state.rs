@@ -123,6 +123,10 @@ pub struct FinalState {
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub rigid_sensitivities:
         std::collections::BTreeMap<String, std::collections::BTreeMap<String, RigidTangentOutput>>,
+    /// `simulate --gradient-of LOSS`: dℓ/d(name) per `--sensitivity` name (component), by one
+    /// reverse sweep (docs/cli.md).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub gradient: std::collections::BTreeMap<String, f64>,
 }
 
 /// One rigid system's part of a rigid sensitivity: the tangent of its configuration `q` (a
@@ -208,6 +212,7 @@ impl FinalState {
                 .collect(),
             sensitivities: Default::default(),
             rigid_sensitivities: Default::default(),
+            gradient: Default::default(),
         }
     }
 }

@@ -27,6 +27,9 @@ pub struct VelocityUpdateJacobian {
     pub dv: DMat,
     /// ∂v⁺/∂τ = ∂v⁺/∂Q = h M⁻¹.
     pub dforce: DMat,
+    /// ∂v⁺/∂m of a free body's mass m, its inertia scaled with it (`rigid::FreeBody::with_mass`;
+    /// (m/s, rad/s) per kg); zero for a robot, whose mass is no parameter.
+    pub dmass: Vec<f64>,
 }
 
 impl RigidSystem {
@@ -129,6 +132,9 @@ impl RigidSystem {
                     dq: j.dq,
                     dv: j.dv,
                     dforce: j.dforce,
+                    dmass: body
+                        .velocity_update_mass_derivative(&state.q, force, h)
+                        .to_vec(),
                 }
             }
             (RigidDynamics::Robot(model), SystemBuffers::Robot { data, .. }) => {
@@ -149,6 +155,7 @@ impl RigidSystem {
                     dq,
                     dv,
                     dforce: &data.minv * h,
+                    dmass: vec![0.0; nv],
                 }
             }
             _ => unreachable!("a robot's buffers are built with it"),

@@ -175,7 +175,9 @@ impl StepDerivative {
                     match *q {
                         // Through the rigid systems' update (rigid_forward), and through the
                         // NCP (below).
-                        Parameter::RigidInput { .. } | Parameter::Friction { .. } => {}
+                        Parameter::RigidInput { .. }
+                        | Parameter::Friction { .. }
+                        | Parameter::RigidMass { .. } => {}
                         Parameter::Material { parameter, .. } => {
                             let rhs = &buf.material_rhs[material_slot(parameter)];
                             for (c, r) in col.iter_mut().zip(rhs) {

@@ -222,7 +222,9 @@ impl StepDerivative {
                 result.parameters[p] += match *q {
                     // Through the rigid systems' update (rigid_reverse), and through the NCP
                     // (above).
-                    Parameter::RigidInput { .. } | Parameter::Friction { .. } => 0.0,
+                    Parameter::RigidInput { .. }
+                    | Parameter::Friction { .. }
+                    | Parameter::RigidMass { .. } => 0.0,
                     Parameter::Material { parameter, .. } => {
                         buf.material_rhs(body, rec, h, parameter)?;
                         reduce_nodes(dofs, &buf.nodal3, &mut buf.red);

@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! a_r = ∂v⁺/∂q dq + ∂v⁺/∂v dv + h M⁻¹ (∂τ/∂q dq + ∂τ/∂v dv) + h M⁻¹ ∂(Jᵀλ)/∂z z
+//!       + ∂v⁺/∂m dm                       (a free body's mass, `mass:BODY`: −h M⁻¹ Q / m)
 //! dσ_chain = J a_r + H_L a_L + ∂σ/∂z z + s_v (J dv + H_L du_L)|_normal rows
 //! dv⁺ = a_r + h M⁻¹ Jᵀ dλ,   dq⁺ = J_q dq + J_v dv⁺
 //! ```
@@ -24,6 +25,8 @@ pub(super) struct RigidDirections {
     pub(super) dv: DMat,
     /// dτ of the `tau:ROBOT[k]` parameters, zero where the effort limit clamped the input.
     pub(super) dtau: DMat,
+    /// ∂v⁺/∂m dm of the `mass:BODY` parameters, with Q held.
+    pub(super) dmass: DMat,
     /// dv⁺ (after [`free_rigid_response`] and the NCPs' responses).
     pub(super) a: DMat,
 }
@@ -40,12 +43,20 @@ pub(super) fn rigid_directions(
     let mut dq = DMat::zeros(n, k);
     let mut dv = DMat::zeros(n, k);
     let mut dtau = DMat::zeros(n, k);
+    let mut dmass = DMat::zeros(n, k);
     for (c, input) in inputs.iter().enumerate() {
         for (p, d) in parameters.iter().zip(&input.parameters) {
-            if let Parameter::RigidInput { system, dof } = *p
-                && scene.rigid.systems[system].input_unclamped(&rec.end[system], dof)
-            {
-                dtau[(rec.offsets[system] + dof, c)] += d;
+            match *p {
+                Parameter::RigidInput { system, dof }
+                    if scene.rigid.systems[system].input_unclamped(&rec.end[system], dof) =>
+                {
+                    dtau[(rec.offsets[system] + dof, c)] += d;
+                }
+                Parameter::RigidMass { system } if *d != 0.0 => {
+                    let mut col = dmass.column_mut(c);
+                    col += rec.mass_column(system) * *d;
+                }
+                _ => {}
             }
         }
         rec.stack(
@@ -58,6 +69,7 @@ pub(super) fn rigid_directions(
         dq,
         dv,
         dtau,
+        dmass,
         a: DMat::zeros(n, k),
     }
 }
@@ -118,7 +130,8 @@ pub(super) fn free_rigid_response(
     }
     dirs.a = rec.update.columns(0, n) * &dirs.dq
         + rec.update.columns(n, n) * &dirs.dv
-        + minv_h * (tau + force);
+        + minv_h * (tau + force)
+        + &dirs.dmass;
 }
 
 impl ContactRecord {

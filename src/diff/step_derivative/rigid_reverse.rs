@@ -120,7 +120,7 @@ pub(super) fn rigid_update_cotangent(
 }
 
 /// Adds τ̄ to the `tau:ROBOT[k]` parameters' cotangents (zero where the effort limit clamped
-/// the input).
+/// the input), and (∂v⁺/∂m)ᵀ ā_r to the `mass:BODY` ones.
 pub(super) fn add_rigid_parameter_cotangents(
     scene: &Scene,
     rec: &RigidRecord,
@@ -129,10 +129,14 @@ pub(super) fn add_rigid_parameter_cotangents(
     out: &mut [f64],
 ) {
     for (p, o) in parameters.iter().zip(out) {
-        if let Parameter::RigidInput { system, dof } = *p
-            && scene.rigid.systems[system].input_unclamped(&rec.end[system], dof)
-        {
-            *o += cot.tau_bar[rec.offsets[system] + dof];
+        match *p {
+            Parameter::RigidInput { system, dof }
+                if scene.rigid.systems[system].input_unclamped(&rec.end[system], dof) =>
+            {
+                *o += cot.tau_bar[rec.offsets[system] + dof];
+            }
+            Parameter::RigidMass { system } => *o += rec.mass_column(system).dot(&cot.a_bar),
+            _ => {}
         }
     }
 }
