@@ -2,6 +2,7 @@
 //! default, OSQP 0.6 behind the cargo feature `osqp`), the `control` job's setup, entry
 //! point and report, and the contact-force-limiting variant (paper 004 Eq. 17).
 
+mod actuation_qp;
 mod contact_force;
 mod contact_inverse_dynamics;
 mod controller;
@@ -13,9 +14,11 @@ mod qp_clarabel;
 mod qp_osqp;
 mod report;
 mod setup;
+mod static_compliance;
 mod static_control;
 mod summary;
 
+pub use actuation_qp::ActuationQp;
 pub use contact_force::{
     ForceLimiting, GraspProblem, GraspReport, grasp, grasp_observed, grasp_with_progress,
 };
