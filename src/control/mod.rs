@@ -7,6 +7,8 @@ mod contact_force;
 mod contact_inverse_dynamics;
 mod controller;
 mod grasp_job;
+mod joint_control;
+mod joint_effector;
 mod max_force;
 mod qp;
 mod qp_clarabel;
@@ -25,6 +27,12 @@ pub use contact_force::{
 pub use contact_inverse_dynamics::{InverseDynamicsResult, contact_inverse_dynamics};
 pub use controller::{ControlOptions, InverseController, Linearisation};
 pub use grasp_job::{GraspSetup, GraspSummary, grasp_scene, grasp_scene_observed};
+pub use joint_control::{
+    JOINT_REACHED, JointSetup, JointSummary, joint_control, parse_joint_target,
+};
+pub use joint_effector::{
+    ACTIVE_FORCE, HeldRows, JointEffector, JointLinearisation, JointLinearizer,
+};
 pub use max_force::set_max_forces;
 pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
 pub use qp_clarabel::ClarabelSolver;
