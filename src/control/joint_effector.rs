@@ -175,13 +175,26 @@ pub struct JointLinearisation {
     pub held_rows: usize,
 }
 
-/// The held rows gathered from a step: per row, its soft part (one entry per local soft
-/// node and axis) and its robot part.
-struct Held {
-    /// Per row: (body, node, axis, weight) entries of H_h.
-    soft: Vec<Vec<(usize, usize, usize, f64)>>,
-    /// J_h over the robot's coordinates (rows × nv).
-    rigid: DMat,
+/// What the coupled equilibrium needs from a step's mixed rows, over the soft nodes they
+/// touch (`nodes`, y = their displacements, 3 per node) and the robot's coordinates.
+struct Coupling {
+    /// The soft nodes (body, node) of every NCP with mixed rows.
+    nodes: Vec<(usize, usize)>,
+    /// H_h (held rows × 3·nodes) and J_h (held rows × nv).
+    h: DMat,
+    j: DMat,
+    /// ∂(Hᵀλ)/∂y, ∂(Hᵀλ)/∂q, ∂(Jᵀλ)/∂q, ∂(Jᵀλ)/∂y at the step's λ (every mixed row).
+    g_yy: DMat,
+    g_yq: DMat,
+    g_qq: DMat,
+    g_qy: DMat,
+}
+
+/// The compliance of a JointLinearizer's soft bodies over the coupling's nodes:
+/// C_L = P K⁻¹ Pᵀ (3L × 3L), and P K⁻¹ [r_s, H̃] (3L × (1 + k)).
+struct SoftCompliance {
+    c: DMat,
+    rhs: DMat,
 }
 
 /// The coupled linearisation of a [`JointEffector`] (module doc), with one static
@@ -209,62 +222,116 @@ impl JointLinearizer {
         &self.effector
     }
 
-    /// The held rows of the step recorded in `record`: the active contacts between a soft
-    /// body and the effector's robot (and nothing else).
-    fn held_rows(&self, scene: &Scene, record: &StepRecord) -> Held {
+    /// The coupling of the step recorded in `record`: its held rows (the active contacts
+    /// between a soft body and the effector's robot, and nothing else) and the geometric
+    /// terms of every mixed row; `None` without a held row.
+    fn coupling(&self, scene: &Scene, record: &StepRecord) -> Option<Coupling> {
         let sys = self.effector.system;
         let offset: usize = scene.rigid.systems[..sys].iter().map(|s| s.nv()).sum();
         let nv = scene.rigid.systems[sys].nv();
-        let mut soft = Vec::new();
-        let mut rigid_rows: Vec<Vec<f64>> = Vec::new();
+        let mut nodes: Vec<(usize, usize)> = Vec::new();
+        let mut chains = Vec::new();
         for contact in &record.contacts {
             let Some(rows) = contact.mixed_rows() else {
                 continue;
             };
-            let nodes = rows.soft_nodes();
+            let map: Vec<usize> = rows
+                .soft_nodes()
+                .iter()
+                .map(|n| match nodes.iter().position(|m| m == n) {
+                    Some(g) => g,
+                    None => {
+                        nodes.push(*n);
+                        nodes.len() - 1
+                    }
+                })
+                .collect();
+            chains.push((rows, map));
+        }
+        let ny = 3 * nodes.len();
+        let (mut h_rows, mut j_rows) = (Vec::new(), Vec::new());
+        let mut c = Coupling {
+            nodes: Vec::new(),
+            h: DMat::zeros(0, 0),
+            j: DMat::zeros(0, 0),
+            g_yy: DMat::zeros(ny, ny),
+            g_yq: DMat::zeros(ny, nv),
+            g_qq: DMat::zeros(nv, nv),
+            g_qy: DMat::zeros(nv, ny),
+        };
+        let axes: &[usize] = match self.held {
+            HeldRows::Normal => &[2],
+            HeldRows::Sticking => &[0, 1, 2],
+        };
+        for (rows, map) in &chains {
+            let n_rigid = rows.force_derivative().nrows();
+            let (h, j) = (rows.soft_jacobian(), rows.rigid_jacobian());
             for i in 0..rows.len() {
                 let ours = rows.systems(i).count() > 0 && rows.systems(i).all(|s| s == sys);
                 if rows.kind(i) != MixedRowKind::Contact
                     || !ours
-                    || nodes.is_empty()
+                    || map.is_empty()
                     || rows.lambda()[3 * i + 2] <= ACTIVE_FORCE
                 {
                     continue;
                 }
-                let axes: &[usize] = match self.held {
-                    HeldRows::Normal => &[2],
-                    HeldRows::Sticking => &[0, 1, 2],
-                };
                 for &a in axes {
                     let r = 3 * i + a;
-                    let h = rows.soft_jacobian();
-                    let entries: Vec<(usize, usize, usize, f64)> = nodes
-                        .iter()
-                        .enumerate()
-                        .flat_map(|(l, &(b, n))| {
-                            (0..3).map(move |d| (b, n, d, h[(r, 3 * l + d)]))
-                        })
-                        .filter(|e| e.3 != 0.0)
-                        .collect();
-                    if entries.is_empty() {
-                        continue;
+                    let mut hr = vec![0.0; ny];
+                    for (l, &g) in map.iter().enumerate() {
+                        for d in 0..3 {
+                            hr[3 * g + d] += h[(r, 3 * l + d)];
+                        }
                     }
-                    soft.push(entries);
-                    let j = rows.rigid_jacobian();
-                    rigid_rows.push((0..nv).map(|c| j[(r, offset + c)]).collect());
+                    h_rows.push(hr);
+                    j_rows.push((0..nv).map(|k| j[(r, offset + k)]).collect::<Vec<f64>>());
+                }
+            }
+            // Geometric terms: z = [q (n_rigid); x of the chain's nodes].
+            let (df, dsf) = (rows.force_derivative(), rows.soft_force_derivative());
+            let zcol = |col: usize| -> Option<Result<usize, usize>> {
+                if col < n_rigid {
+                    (col >= offset && col < offset + nv).then_some(Err(col - offset))
+                } else {
+                    let (l, d) = ((col - n_rigid) / 3, (col - n_rigid) % 3);
+                    Some(Ok(3 * map[l] + d))
+                }
+            };
+            for col in 0..df.ncols() {
+                let Some(target) = zcol(col) else { continue };
+                for k in 0..nv {
+                    let v = df[(offset + k, col)];
+                    match target {
+                        Err(q) => c.g_qq[(k, q)] += v,
+                        Ok(y) => c.g_qy[(k, y)] += v,
+                    }
+                }
+                for (l, &g) in map.iter().enumerate() {
+                    for d in 0..3 {
+                        let v = dsf[(3 * l + d, col)];
+                        match target {
+                            Err(q) => c.g_yq[(3 * g + d, q)] += v,
+                            Ok(y) => c.g_yy[(3 * g + d, y)] += v,
+                        }
+                    }
                 }
             }
         }
-        let rigid = DMat::from_fn(rigid_rows.len(), nv, |r, c| rigid_rows[r][c]);
-        Held { soft, rigid }
+        if h_rows.is_empty() {
+            return None;
+        }
+        c.h = DMat::from_fn(h_rows.len(), ny, |r, k| h_rows[r][k]);
+        c.j = DMat::from_fn(j_rows.len(), nv, |r, k| j_rows[r][k]);
+        c.nodes = nodes;
+        Some(c)
     }
 
     /// The linearisation after the step recorded in `record` (`state` the state it ended
-    /// in) for the actuators `parameters` (module doc): per soft body the held rows touch
-    /// or an actuator drives, one factorisation of K + K_a at the step's start and one solve
-    /// with 1 + k + (held rows) columns. Errors: a soft body whose static tangent is not
-    /// positive definite even shifted (no static compliance), an element the law cannot
-    /// evaluate.
+    /// in) for the actuators `parameters` (module doc): per soft body the mixed rows touch,
+    /// one factorisation of K + K_a at the step's start and one solve with 1 + k + 3·(its
+    /// touched nodes) columns, then one dense solve of the coupled system. Errors: a soft
+    /// body whose static tangent is not positive definite even shifted (no static
+    /// compliance), an element the law cannot evaluate.
     pub fn linearise(
         &mut self,
         scene: &Scene,
@@ -274,134 +341,159 @@ impl JointLinearizer {
     ) -> Result<JointLinearisation> {
         let value = self.effector.value(state);
         let k = parameters.len();
-        let held = self.held_rows(scene, record);
-        let m = held.soft.len();
-        if m == 0 {
+        let Some(c) = self.coupling(scene, record) else {
             return Ok(JointLinearisation {
                 value,
                 predicted: value,
                 sensitivity: vec![0.0; k],
                 held_rows: 0,
             });
-        }
-        // Per body: H_h K⁻¹ [r_s, H̃, H_hᵀ] (m × (1 + k + m)), summed over the bodies.
-        let mut coupled = DMat::zeros(m, 1 + k + m);
-        for b in 0..scene.bodies.len() {
-            let touched = held.soft.iter().flatten().any(|e| e.0 == b);
-            if !touched {
-                // H_h has no entry on body b: its compliance does not enter.
-                continue;
-            }
-            self.add_body(scene, record, b, parameters, &held, &mut coupled)?;
-        }
-        // S = C_s + J_h K_r⁻¹ J_hᵀ, and the rigid response e_kᵀ K_r⁻¹ J_hᵀ (1 × m).
+        };
+        let soft = self.soft_compliance(scene, record, parameters, &c.nodes)?;
+        let (ny, nv, m) = (3 * c.nodes.len(), c.j.ncols(), c.h.nrows());
+        // [I − C_L G_yy, −C_L G_yq, −C_L H_hᵀ; −G_qy, K_r − G_qq, −J_hᵀ; H_h, J_h, 0]
+        // · [y; dq; dλ] = [P K⁻¹ (r_s, H̃); 0; 0]
         let kr = self.effector.stiffness(scene);
-        let jk = DMat::from_fn(m, kr.len(), |r, c| held.rigid[(r, c)] / kr[c]);
-        let s = coupled.columns(1 + k, m).into_owned() + &jk * held.rigid.transpose();
-        let response = jk.column(self.effector.coordinate).transpose();
-        // dλ = −S⁻¹ [H K⁻¹ r_s, H K⁻¹ H̃] (SVD: rows may be nearly dependent).
-        let svd = s.svd(true, true);
-        let rhs = -coupled.columns(0, 1 + k).into_owned();
+        let size = ny + nv + m;
+        let mut a = DMat::zeros(size, size);
+        let cg = &soft.c * &c.g_yy;
+        let cq = &soft.c * &c.g_yq;
+        let ch = &soft.c * c.h.transpose();
+        for r in 0..ny {
+            a[(r, r)] += 1.0;
+            for s in 0..ny {
+                a[(r, s)] -= cg[(r, s)];
+            }
+            for q in 0..nv {
+                a[(r, ny + q)] -= cq[(r, q)];
+            }
+            for l in 0..m {
+                a[(r, ny + nv + l)] -= ch[(r, l)];
+            }
+        }
+        for q in 0..nv {
+            a[(ny + q, ny + q)] += kr[q];
+            for p in 0..nv {
+                a[(ny + q, ny + p)] -= c.g_qq[(q, p)];
+            }
+            for s in 0..ny {
+                a[(ny + q, s)] -= c.g_qy[(q, s)];
+            }
+            for l in 0..m {
+                a[(ny + q, ny + nv + l)] -= c.j[(l, q)];
+            }
+        }
+        for l in 0..m {
+            for s in 0..ny {
+                a[(ny + nv + l, s)] = c.h[(l, s)];
+            }
+            for q in 0..nv {
+                a[(ny + nv + l, ny + q)] = c.j[(l, q)];
+            }
+        }
+        let mut rhs = DMat::zeros(size, 1 + k);
+        rhs.view_mut((0, 0), (ny, 1 + k)).copy_from(&soft.rhs);
+        // SVD: held rows may be nearly dependent.
+        let svd = a.svd(true, true);
         let tol = 1e-12 * svd.singular_values.max();
-        let dlambda = svd
+        let solution = svd
             .solve(&rhs, tol)
             .map_err(|e| Error::invalid("joint effector", e.to_string()))?;
-        let moved = response * dlambda;
+        let row = ny + self.effector.coordinate;
         Ok(JointLinearisation {
             value,
-            predicted: value + moved[(0, 0)],
-            sensitivity: (0..k).map(|j| moved[(0, 1 + j)]).collect(),
+            predicted: value + solution[(row, 0)],
+            sensitivity: (0..k).map(|j| solution[(row, 1 + j)]).collect(),
             held_rows: m,
         })
     }
 
-    /// Adds body `b`'s H_h K⁻¹ [r_s, H̃, H_hᵀ] to `coupled` (module doc; r_s from the step's
-    /// momentum, K + K_a at the step's start).
-    fn add_body(
+    /// C_L = P K⁻¹ Pᵀ and P K⁻¹ [r_s, H̃] over `nodes` (P picks their displacements; r_s from
+    /// the step's momentum, K + K_a at the step's start; module doc), body by body.
+    fn soft_compliance(
         &mut self,
         scene: &Scene,
         record: &StepRecord,
-        b: usize,
         parameters: &[Parameter],
-        held: &Held,
-        coupled: &mut DMat,
-    ) -> Result<()> {
-        let model = &scene.bodies[b];
-        let rec = &record.bodies[b];
-        let pattern = model.pattern();
-        let dofs = pattern.dofs();
-        let n = pattern.n();
-        let (k, m) = (parameters.len(), held.soft.len());
-        let ncols = 1 + k + m;
-        if self.compliance[b].is_none() {
-            self.compliance[b] = Some(StaticCompliance::new(scene, b)?);
-        }
-        let compliance = self.compliance[b].as_mut().expect("set above");
-        let shift = compliance.factorize(
-            scene,
-            Some(rec.factor()),
-            &rec.x,
-            rec.stiffness(),
-            &rec.actuator_forces,
-        )?;
-        self.columns.clear();
-        self.columns.resize(n * ncols, 0.0);
-        // Column 0: M((v⁺ − v)/h + α v⁺) (the β v⁺ part is added after the solve).
-        let (h, alpha, beta) = (
-            record.h,
-            model.options().rayleigh_mass,
-            model.options().rayleigh_stiffness,
-        );
-        let reduced: Vec<f64> = dofs
-            .free_dofs()
-            .iter()
-            .map(|&full| {
-                let (v, vp) = (rec.v[full / 3][full % 3], rec.v_plus[full / 3][full % 3]);
-                (vp - v) / h + alpha * vp
-            })
-            .collect();
-        pattern.symmetric_product(model.mass_values(), &reduced, &mut self.columns[..n]);
-        compliance.actuation_columns(scene, parameters, &rec.x, &mut self.columns[n..]);
-        for (r, entries) in held.soft.iter().enumerate() {
-            let col = &mut self.columns[(1 + k + r) * n..(2 + k + r) * n];
-            for &(body, node, d, w) in entries {
-                if body != b {
-                    continue;
-                }
-                if let Some(i) = dofs.reduced_index(3 * node + d) {
-                    col[i] += w;
-                }
+        nodes: &[(usize, usize)],
+    ) -> Result<SoftCompliance> {
+        let k = parameters.len();
+        let ny = 3 * nodes.len();
+        let mut out = SoftCompliance {
+            c: DMat::zeros(ny, ny),
+            rhs: DMat::zeros(ny, 1 + k),
+        };
+        for b in 0..scene.bodies.len() {
+            // The coupling's displacements on body b: (index in y, reduced DOF).
+            let model = &scene.bodies[b];
+            let dofs = model.pattern().dofs();
+            let local: Vec<(usize, usize)> = nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, (body, _))| *body == b)
+                .flat_map(|(g, &(_, node))| {
+                    (0..3).filter_map(move |d| dofs.reduced_index(3 * node + d).map(|r| (3 * g + d, r)))
+                })
+                .collect();
+            if local.is_empty() {
+                continue;
             }
-        }
-        match shift {
-            Some(_) => compliance.solve(&mut self.columns, ncols, None),
-            None => {
+            let rec = &record.bodies[b];
+            let pattern = model.pattern();
+            let n = pattern.n();
+            let ncols = 1 + k + local.len();
+            if self.compliance[b].is_none() {
+                self.compliance[b] = Some(StaticCompliance::new(scene, b)?);
+            }
+            let compliance = self.compliance[b].as_mut().expect("set above");
+            let shift = compliance.factorize(
+                scene,
+                Some(rec.factor()),
+                &rec.x,
+                rec.stiffness(),
+                &rec.actuator_forces,
+            )?;
+            if shift.is_none() {
                 return Err(Error::invalid(
                     format!("soft_body.{}", model.name()),
                     "the static tangent K + K_a is not positive definite, even shifted: no static compliance for the joint effector",
                 ));
             }
-        }
-        // β v⁺ joins K⁻¹ r_s (K⁻¹ β K v⁺ = β v⁺).
-        for (c, &full) in self.columns[..n].iter_mut().zip(dofs.free_dofs()) {
-            *c += beta * rec.v_plus[full / 3][full % 3];
-        }
-        // H_h applied to each column.
-        for (r, entries) in held.soft.iter().enumerate() {
-            for c in 0..ncols {
-                let col = &self.columns[c * n..(c + 1) * n];
-                let mut sum = 0.0;
-                for &(body, node, d, w) in entries {
-                    if body != b {
-                        continue;
-                    }
-                    if let Some(i) = dofs.reduced_index(3 * node + d) {
-                        sum += w * col[i];
-                    }
+            self.columns.clear();
+            self.columns.resize(n * ncols, 0.0);
+            // Column 0: M((v⁺ − v)/h + α v⁺) (the β v⁺ part is added after the solve).
+            let (h, alpha, beta) = (
+                record.h,
+                model.options().rayleigh_mass,
+                model.options().rayleigh_stiffness,
+            );
+            let reduced: Vec<f64> = dofs
+                .free_dofs()
+                .iter()
+                .map(|&full| {
+                    let (v, vp) = (rec.v[full / 3][full % 3], rec.v_plus[full / 3][full % 3]);
+                    (vp - v) / h + alpha * vp
+                })
+                .collect();
+            pattern.symmetric_product(model.mass_values(), &reduced, &mut self.columns[..n]);
+            compliance.actuation_columns(scene, parameters, &rec.x, &mut self.columns[n..]);
+            for (c, &(_, r)) in local.iter().enumerate() {
+                self.columns[(1 + k + c) * n + r] = 1.0;
+            }
+            compliance.solve(&mut self.columns, ncols, None);
+            // β v⁺ joins K⁻¹ r_s (K⁻¹ β K v⁺ = β v⁺).
+            for (c, &full) in self.columns[..n].iter_mut().zip(dofs.free_dofs()) {
+                *c += beta * rec.v_plus[full / 3][full % 3];
+            }
+            for &(y, r) in &local {
+                for col in 0..1 + k {
+                    out.rhs[(y, col)] = self.columns[col * n + r];
                 }
-                coupled[(r, c)] += sum;
+                for (c, &(y2, _)) in local.iter().enumerate() {
+                    out.c[(y, y2)] = self.columns[(1 + k + c) * n + r];
+                }
             }
         }
-        Ok(())
+        Ok(out)
     }
 }

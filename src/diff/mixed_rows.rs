@@ -80,6 +80,19 @@ impl MixedRows<'_> {
         &self.chain.jac
     }
 
+    /// ∂(Jᵀλ)/∂z (n × (n + 3·soft nodes)) at the step's λ, z = [q; x of the soft nodes]: how
+    /// the generalised force of the rows on the rigid coordinates turns with the rigid
+    /// coordinates and the soft nodes' positions (the contact points and frames move).
+    pub fn force_derivative(&self) -> &DMat {
+        &self.chain.dforce
+    }
+
+    /// ∂(Hᵀλ)/∂z (3·soft nodes × (n + 3·soft nodes)) at the step's λ: the same for the rows'
+    /// forces on the soft nodes.
+    pub fn soft_force_derivative(&self) -> &DMat {
+        &self.chain.dsoft_force
+    }
+
     /// λ of the step (N, 3 per block in its frame `[t₁, t₂, n]`).
     pub fn lambda(&self) -> &[f64] {
         &self.chain.lambda
