@@ -10,8 +10,8 @@ mod cli_support;
 use std::path::Path;
 
 use diffsoro::control::{
-    ActuationQp, ControlOptions, HeldRows, JointEffector, JointLinearizer, JointSetup,
-    QpSettings, default_qp_solver, joint_control,
+    ActuationQp, ControlOptions, HeldRows, JointEffector, JointLinearizer, JointSetup, QpSettings,
+    default_qp_solver, joint_control,
 };
 use diffsoro::diff::{Recorder, StepRecord};
 use diffsoro::scene::{Scene, State, Stepper};
@@ -37,7 +37,10 @@ fn rest_angle(force: f64, overrides: &[&str]) -> f64 {
         stepper.step(&scene, &mut state).unwrap();
     }
     let v = state.rigid[0].v[0];
-    assert!(v.abs() < 1e-8, "the key rests after {SETTLE} steps: θ̇ = {v}");
+    assert!(
+        v.abs() < 1e-8,
+        "the key rests after {SETTLE} steps: θ̇ = {v}"
+    );
     state.rigid[0].q[0]
 }
 
@@ -83,9 +86,8 @@ fn the_sticking_sensitivity_is_the_fixed_point_of_the_step_derivative() {
     // sensitivity in the step's contact modes. At rest every contact's tangential velocity
     // is zero, so the step classifies them sticking (even at μ = 0), and the model with
     // the tangential rows held must agree, up to the gravity torque's derivative the model
-    // leaves out (m g (L/2) sin θ / kp ≈ 0.5 % for the key at 2 N) and the contact
-    // geometry's change with the positions: 2 %. The iteration has converged to 1e-9
-    // relative after 250 steps; 600 are taken.
+    // leaves out (m g (L/2) sin θ / kp ≈ 0.2 % for the key at 2 N): 1 % (seen: 0.2 %). The
+    // iteration has converged to 1e-9 relative after 250 steps; 600 are taken.
     use diffsoro::diff::{InputTangent, StateTangent, StepDerivative};
     let frictionless = ["contact.friction=0.0"];
     let scene = pianist(2.0, &frictionless);
@@ -107,32 +109,44 @@ fn the_sticking_sensitivity_is_the_fixed_point_of_the_step_derivative() {
     let model = sensitivity_at(&scene, &state, &record, HeldRows::Sticking);
     eprintln!("step derivative's fixed point {iterated:e} rad/N, sticking model {model:e} rad/N");
     assert!(
-        (model - iterated).abs() <= 0.02 * iterated.abs(),
+        (model - iterated).abs() <= 0.01 * iterated.abs(),
         "model {model} against the iterated step derivative {iterated}"
     );
 }
 
 #[test]
-fn the_sliding_sensitivity_has_the_sign_and_a_convergent_gain_against_settled_runs() {
-    // Central differences of settled runs at F ± δ (δ = 0.05 N: the central difference
-    // agrees with δ = 0.005 N and 0.02 N to 2e-5 relative, so θ(F) is straight there). The
-    // runs load the contact from rest and slide; the model holding the normal rows (the
-    // default) is larger by about 40 % (μ = 0: −0.145 against −0.105 rad/N; μ = 0.3: −0.128
-    // against −0.087), a gap the sticking check above does not have and that is left open
-    // (the contact geometry's change with the positions, left out of the model, is the
-    // suspect). The loop needs the sign and a gain ratio fd/model in (0, 2): a
+fn without_friction_the_sensitivity_matches_central_differences_of_settled_runs() {
+    // Frictionless contact slides: the model holding the normal rows (the default) is the
+    // first-order equilibrium, up to the gravity torque's derivative (≈ 0.2 %, module doc
+    // of control::joint_effector): 1 % (seen: 0.2 %). δ = 0.05 N: the central difference
+    // agrees with δ = 0.005 N and 0.02 N to 2e-5 relative, so θ(F) is straight there.
+    let frictionless = ["contact.friction=0.0"];
+    let fd = settled_difference(2.0, 0.05, &frictionless);
+    let scene = pianist(2.0, &frictionless);
+    let (state, record) = settled_record(&scene);
+    let model = sensitivity_at(&scene, &state, &record, HeldRows::Normal);
+    eprintln!("μ = 0: settled runs {fd:e} rad/N, sliding model {model:e} rad/N");
+    assert!(fd < 0.0, "pulling harder presses the key up (θ < 0): {fd}");
+    assert!(
+        (model - fd).abs() <= 0.01 * fd.abs(),
+        "model {model} against settled runs {fd}"
+    );
+}
+
+#[test]
+fn with_friction_the_sliding_sensitivity_has_the_sign_and_a_convergent_gain() {
+    // With μ = 0.3 the settled runs load the contact from rest partly sticking (history
+    // dependent: seen −0.087 rad/N, between the sliding model's −0.102 and the sticking
+    // one's +0.010). The loop needs the sign and a gain ratio fd/model in (0, 2): a
     // Gauss-Newton step on a static map converges for those, and its fixed point does not
     // depend on W. Asserted with margin: (0.5, 1.5).
-    for overrides in [&["contact.friction=0.0"][..], &[]] {
-        let fd = settled_difference(2.0, 0.05, overrides);
-        let scene = pianist(2.0, overrides);
-        let (state, record) = settled_record(&scene);
-        let model = sensitivity_at(&scene, &state, &record, HeldRows::Normal);
-        eprintln!("{overrides:?}: settled runs {fd:e} rad/N, sliding model {model:e} rad/N");
-        assert!(fd < 0.0, "pulling harder presses the key up (θ < 0): {fd}");
-        let ratio = fd / model;
-        assert!(ratio > 0.5 && ratio < 1.5, "fd/model = {ratio}");
-    }
+    let fd = settled_difference(2.0, 0.05, &[]);
+    let scene = pianist(2.0, &[]);
+    let (state, record) = settled_record(&scene);
+    let model = sensitivity_at(&scene, &state, &record, HeldRows::Normal);
+    eprintln!("μ = 0.3: settled runs {fd:e} rad/N, sliding model {model:e} rad/N");
+    let ratio = fd / model;
+    assert!(ratio > 0.5 && ratio < 1.5, "fd/model = {ratio}");
 }
 
 #[test]
@@ -163,11 +177,23 @@ fn control_presses_the_key_to_the_angle_a_known_tension_gives() {
     // 1e-4 rad: a tenth of a millimetre at the key's 80 mm tip, and 1e-4 of its range.
     assert!(report.final_error <= 1e-4, "{}", report.final_error);
     assert_eq!(report.target, vec![target]);
-    assert!(joint.final_velocity.abs() <= 1e-6, "{}", joint.final_velocity);
+    assert!(
+        joint.final_velocity.abs() <= 1e-6,
+        "{}",
+        joint.final_velocity
+    );
+    assert_eq!(joint.status, "reached");
+    assert!(
+        joint.actuators_at_bound.is_empty(),
+        "no upper bound: {joint:?}"
+    );
     // One cable for one angle: the tension is the forward run's, within what friction
     // can hold (1e-4 rad along the settled sensitivity is 1.2e-3 N; static friction keeps
     // the key over a band of tensions, 1e-2 N allowed).
-    assert!((lambda - force).abs() <= 1e-2, "λ = {lambda} N for {force} N");
+    assert!(
+        (lambda - force).abs() <= 1e-2,
+        "λ = {lambda} N for {force} N"
+    );
     // The error history starts far from the target (the key at rest is 0.05 rad away).
     assert!(report.error_history[0] > 0.04);
 }
@@ -219,7 +245,11 @@ fn the_cli_drives_the_key_and_names_bad_input_in_one_line() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("control.json")).unwrap()).unwrap();
     for key in [
@@ -254,27 +284,4 @@ fn the_cli_drives_the_key_and_names_bad_input_in_one_line() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
     std::fs::remove_dir_all(&out).unwrap();
-}
-
-#[test]
-#[ignore]
-fn explore_soft() {
-    use diffsoro::control::InverseController;
-    use diffsoro::scene::{StaticOptions, solve_static};
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/finger.toml");
-    let at = |f: f64| {
-        let scene = Scene::load(&path, &[format!("soft_body.finger.cable.cable.force={f}")]).unwrap();
-        let mut state = scene.initial_state();
-        solve_static(&scene, &mut state, StaticOptions::default()).unwrap();
-        (scene, state)
-    };
-    let (scene, state) = at(2.0);
-    let mut c = InverseController::new(&scene, "tip", ControlOptions::default()).unwrap();
-    c.set_actuation(&[2.0]);
-    let lin = c.linearise_static(&scene, &state).unwrap();
-    let (s1, p) = at(2.05);
-    let (_, m) = at(1.95);
-    let cp = InverseController::new(&s1, "tip", ControlOptions::default()).unwrap();
-    let fd = (cp.effector_position(&p) - cp.effector_position(&m)) / 0.1;
-    eprintln!("soft W {:?} fd {:?}", lin.jacobian, fd);
 }

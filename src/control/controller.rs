@@ -56,12 +56,12 @@
 //! does not depend on W when no bound is active, so a damped W slows convergence but does
 //! not bias it (with active bounds the fixed point is a KKT point of the linearised problem).
 
+use crate::actuator::EmbeddedPoint;
 use crate::diff::{Parameter, StepRecord, check_differentiable};
 use crate::error::{Error, Result};
 use crate::fem::Stiffness;
 use crate::linalg::NumericFactor;
 use crate::math::{DMat, DVec, Vec3};
-use crate::actuator::EmbeddedPoint;
 use crate::scene::{Scene, State};
 
 use super::actuation_qp::ActuationQp;
@@ -360,16 +360,14 @@ impl InverseController {
     /// The QP of the module doc for `lin` and `target` (m), scaled so that its Hessian has a
     /// unit mean diagonal ([`ActuationQp::qp`]).
     pub fn qp(&self, lin: &Linearisation, target: Vec3) -> Qp {
-        self.actuation
-            .qp(&lin.jacobian, &residual(lin, target))
+        self.actuation.qp(&lin.jacobian, &residual(lin, target))
     }
 
     /// The second QP (module doc): the smallest actuation `‖λ + Δλ‖²` (plus ½ε‖Δλ‖²) among
     /// the changes that predict the same effector position as `first` (`W Δλ = W Δλ₁`),
     /// within the same bounds.
     pub fn null_space_qp(&self, first: &Qp, lin: &Linearisation, change: &DVec) -> Qp {
-        self.actuation
-            .null_space_qp(first, &lin.jacobian, change)
+        self.actuation.null_space_qp(first, &lin.jacobian, change)
     }
 
     /// Solves the two QPs for `lin` and `target` with `solver` (the effector QP, then the

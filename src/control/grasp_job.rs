@@ -171,7 +171,11 @@ pub fn grasp_scene_observed(
         final_position: first.as_slice().to_vec(),
         final_error: run.effector_distance.last().copied().unwrap_or(0.0),
         error_history: run.effector_distance.clone(),
-        position_history: run.first_path.iter().map(|p| p.as_slice().to_vec()).collect(),
+        position_history: run
+            .first_path
+            .iter()
+            .map(|p| p.as_slice().to_vec())
+            .collect(),
         actuation_history: run.actuation.clone(),
         actuators: run.actuators.clone(),
         actuator_units: super::report::actuation_units(scene, &run.actuators),

@@ -136,9 +136,10 @@ pub struct JointSummary {
 /// The unit of a robot's coordinate: `m` for a prismatic joint's, `rad` otherwise.
 fn unit(scene: &Scene, e: &JointEffector) -> String {
     let prismatic = match &scene.rigid.systems[e.system].dynamics {
-        RigidDynamics::Robot(model) => model.joints.iter().any(|j| {
-            j.idx_v == e.coordinate && matches!(j.kind, JointKind::Prismatic { .. })
-        }),
+        RigidDynamics::Robot(model) => model
+            .joints
+            .iter()
+            .any(|j| j.idx_v == e.coordinate && matches!(j.kind, JointKind::Prismatic { .. })),
         RigidDynamics::Free(_) => false,
     };
     if prismatic { "m" } else { "rad" }.to_string()
@@ -186,7 +187,9 @@ pub fn joint_control(
         if coupled {
             last_sensitivity = Some(lin.sensitivity.clone());
         }
-        let close = (theta - setup.target).abs().max((lin.predicted - setup.target).abs());
+        let close = (theta - setup.target)
+            .abs()
+            .max((lin.predicted - setup.target).abs());
         match (coupled, &last_sensitivity) {
             _ if close <= JOINT_HOLD => {}
             (false, None) => actuation.raise(),
@@ -209,7 +212,7 @@ pub fn joint_control(
         .zip(actuation.actuation())
         .zip(lower.iter().zip(upper))
         .filter(|((_, l), (lo, hi))| {
-            let near = |b: f64| (*l - b).abs() <= AT_BOUND * b.abs().max(1.0);
+            let near = |b: f64| b.is_finite() && (*l - b).abs() <= AT_BOUND * b.abs().max(1.0);
             near(**lo) || near(**hi)
         })
         .map(|((n, _), _)| n.clone())

@@ -7,38 +7,51 @@
 //!
 //! The soft controller (module doc of `control::controller`) aims each step at the static
 //! equilibrium through the compliance W = J_e K⁻¹ H̃. A key pushed by a soft finger moves
-//! only through contact, so its compliance is the *coupled* one. At a static equilibrium,
-//! with the step's active contacts between the soft bodies and the robot held (their rows
-//! `σ = H v_soft + J v_rigid`, `diff::MixedRows`), a change dλ_a of the actuation and dλ_h of
-//! the held rows' forces move the soft nodes and the robot's coordinates by
+//! only through contact, so its compliance is the *coupled* one. The step's mixed rows
+//! (`diff::MixedRows`: `σ = H v_soft + J v_rigid`, forces `Hᵀλ` on the soft nodes and
+//! `Jᵀλ` on the robot's coordinates, as `scene::soft_rigid` builds them) are linearised at
+//! a static equilibrium with the held rows kept closed. With y the displacements of the
+//! soft nodes the rows touch (P picks them), q the robot's coordinates and z = [q; y]:
 //!
 //! ```text
-//! K dx   = H̃ dλ_a + H_hᵀ dλ_h        (soft: K + K_a, the static tangent, per body)
-//! K_r dq = J_hᵀ dλ_h                  (robot: K_r = diag(kp), its PD's spring)
-//! H_h dx + J_h dq = 0                 (the held rows stay closed)
-//! ⇒ (C_s + J_h K_r⁻¹ J_hᵀ) dλ_h = −H_h K⁻¹ H̃ dλ_a,   C_s = H_h K⁻¹ H_hᵀ
-//!    dθ/dλ_a = e_kᵀ K_r⁻¹ J_hᵀ dλ_h/dλ_a
+//! K dx   = H̃ dλ_a + Pᵀ (H_hᵀ dλ_h + ∂(Hᵀλ)/∂z dz)     (soft: K + K_a, per body)
+//! K_r dq = J_hᵀ dλ_h + ∂(Jᵀλ)/∂z dz                  (robot: K_r = diag(kp))
+//! H_h y + J_h dq = 0                                 (held rows stay closed)
 //! ```
 //!
-//! (paper 004 Eq. 10-11's contact coupling, taken at equilibrium rather than over one step:
-//! the step's G = Σ h H A⁻¹ Hᵀ + Σ h J M⁻¹ Jᵀ with A → K and M → K_r). The forces are H_hᵀλ
-//! on the soft nodes and J_hᵀλ on the robot, as in the step (`scene::soft_rigid`), so the
-//! signs follow from the rows. Held rows ([`HeldRows`]): by default the normal row of every
-//! contact between a soft body and the effector's robot whose normal force is positive
-//! after the step (the contact slides freely: a frictionless equilibrium, always
-//! well-posed); [`HeldRows::Sticking`] holds the tangential rows too (every active contact
-//! sticks). The test `tests/joint_control.rs` compares both with central differences of
-//! settled runs. Neglected: the derivative of the robot's gravity torque (for the piano key
-//! m g (L/2) |sin θ| ≤ 0.02·9.81·0.04·0.13 ≈ 1e-3 N·m/rad against kp = 0.2 N·m/rad: 0.5 %),
-//! rows with sides on other rigid systems, and the geometry's change with x (the contact
-//! point and normal at the step's start positions).
+//! reduced to the touched nodes with C_L = P K⁻¹ Pᵀ (one solve per touched DOF):
+//!
+//! ```text
+//! [ I − C_L G_yy   −C_L G_yq     −C_L H_hᵀ ] [ y    ]   [ P K⁻¹ H̃ dλ_a ]
+//! [ −G_qy          K_r − G_qq    −J_hᵀ     ] [ dq   ] = [ 0            ]
+//! [ H_h            J_h           0         ] [ dλ_h ]   [ 0            ]
+//! ```
+//!
+//! (G = ∂(Hᵀλ, Jᵀλ)/∂(y, q) at the step's λ, the rows' `force_derivative`s: the contact
+//! point and frame move with the nodes and the key), and dθ/dλ_a = e_kᵀ dq. Without the G
+//! terms this is `(C_s + J_h K_r⁻¹ J_hᵀ) dλ_h = −H_h K⁻¹ H̃ dλ_a`, dq = K_r⁻¹ J_hᵀ dλ_h,
+//! paper 004 Eq. 10-11's contact coupling taken at equilibrium (A → K, M → K_r) instead of
+//! over one step; on the pianist that form overestimates |dθ/dF| by 40 %: the curling
+//! finger's tip slides 0.08 m/N towards the hinge, shortening the lever of the contact
+//! force (0.37 N), which only ∂(Jᵀλ)/∂y carries.
+//!
+//! Held rows ([`HeldRows`]): by default the normal row of every contact between a soft
+//! body and the effector's robot with a positive normal force after the step, so the
+//! contact slides (the frictionless equilibrium, always well-posed); [`HeldRows::Sticking`]
+//! holds the tangential rows too. Checked in `tests/joint_control.rs` at 2 N: sliding model
+//! −0.1045 rad/N against −0.1048 from central differences of settled frictionless runs;
+//! sticking model +0.00983 against +0.00985, the fixed point (I − Φ_s)⁻¹Φ_a of the iterated
+//! step derivative (whose mode rule makes resting contacts stick). With μ = 0.3, settled
+//! runs give −0.087 rad/N (the loading partly sticks), a gain ratio of 0.85 for the loop.
+//! Neglected: the derivative of the robot's gravity torque (for the piano key
+//! m g (L/2) |sin θ| ≈ 0.02·9.81·0.04·0.05 ≈ 4e-4 N·m/rad against kp = 0.2 N·m/rad:
+//! 0.2 %), rows with sides on other rigid systems.
 //!
 //! The equilibrium under the current λ is predicted as for a soft effector: the soft
 //! bodies' Newton step K⁻¹ r_s (r_s = M((v⁺ − v)/h + αv⁺) + βKv⁺, the step's unbalanced
-//! static force) moves the key through the held rows, `Δθ = e_kᵀ K_r⁻¹ J_hᵀ dλ` with
-//! `(C_s + J_h K_r⁻¹ J_hᵀ) dλ = −H_h K⁻¹ r_s`; the key's own inertia and damping are
-//! neglected there (its period, 2π √(I/kp) ≈ 0.09 s for the piano key, is short against
-//! the finger's settling).
+//! static force) enters the same system as P K⁻¹ r_s on the right; the key's own inertia
+//! and damping are neglected there (its period, 2π √(I/kp) ≈ 0.09 s for the piano key, is
+//! short against the finger's settling).
 //!
 //! Without a held row the key does not depend on the actuation (W = 0): the finger has not
 //! reached it yet, or has let go. The control loop (`control::joint_control`) then keeps
@@ -432,7 +445,9 @@ impl JointLinearizer {
                 .enumerate()
                 .filter(|(_, (body, _))| *body == b)
                 .flat_map(|(g, &(_, node))| {
-                    (0..3).filter_map(move |d| dofs.reduced_index(3 * node + d).map(|r| (3 * g + d, r)))
+                    (0..3).filter_map(move |d| {
+                        dofs.reduced_index(3 * node + d).map(|r| (3 * g + d, r))
+                    })
                 })
                 .collect();
             if local.is_empty() {

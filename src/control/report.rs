@@ -100,7 +100,7 @@ impl ControlReport {
         LineChart::new(
             "Distance of the effector to the target",
             "step",
-            &format!("error ({})", self.effector_unit()),
+            format!("error ({})", self.effector_unit()),
             steps,
         )
         .with_series("error", self.error_history.clone())

@@ -13,8 +13,7 @@ impl ControlReport {
     pub fn summary(&self, error_scale: ScaleChoice) -> Summary {
         let mut panels = Vec::new();
         let point = |p: &[f64]| -> Option<[f64; 3]> { p.try_into().ok() };
-        let path: Option<Vec<[f64; 3]>> =
-            self.position_history.iter().map(|p| point(p)).collect();
+        let path: Option<Vec<[f64; 3]>> = self.position_history.iter().map(|p| point(p)).collect();
         match (path, point(&self.target)) {
             (Some(path), Some(target)) if !path.is_empty() => {
                 let markers = vec![
