@@ -1,6 +1,7 @@
-//! QP inverse control (layer 6; uses `chart`, `mesh` (file output), `scene` and `diff`): a small dense convex QP with one solver trait and two backends (clarabel by
+//! QP inverse control (layer 6; uses `chart`, `mesh` (file output), `rigid` (joint kinds), `scene` and `diff`): a small dense convex QP with one solver trait and two backends (clarabel by
 //! default, OSQP 0.6 behind the cargo feature `osqp`), the `control` job's setup, entry
-//! point and report, and the contact-force-limiting variant (paper 004 Eq. 17).
+//! point and report, the contact-force-limiting variant (paper 004 Eq. 17), and a robot's joint
+//! coordinate as the effector, moved through contact (`joint_effector`, `joint_control`).
 
 mod actuation_qp;
 mod contact_force;
