@@ -41,7 +41,7 @@ fn main() -> diffsoro::Result<()> {
     let target = start + Vec3::new(0.0, 0.010, 0.0);
     let mut solver = default_qp_solver(QpSettings::default());
     let (mut errors, mut actuation) = (Vec::new(), Vec::new());
-    let mut path: Vec<[f64; 3]> = Vec::new();
+    let mut path: Vec<Vec<f64>> = Vec::new();
     let mut csv = String::from("step,contacts,normal_force_N,tip_y_m\n");
     let mut position = start;
     for step in 1..=150 {
@@ -49,7 +49,7 @@ fn main() -> diffsoro::Result<()> {
         let (_, record) = recorder.step(&scene, &mut state)?;
         position = controller.effector_position(&state);
         errors.push((position - target).norm());
-        path.push(position.into());
+        path.push(position.as_slice().to_vec());
         let (count, normal) = record.contact(0).map_or((0, 0.0), |c| {
             // λ per contact in its frame [t₁, t₂, n]: the normal component is the third.
             let normal: f64 = c.lambda().chunks(3).map(|l| l[2]).sum();
@@ -70,8 +70,8 @@ fn main() -> diffsoro::Result<()> {
         }
     }
     let report = ControlReport {
-        target: target.into(),
-        final_position: position.into(),
+        target: target.as_slice().to_vec(),
+        final_position: position.as_slice().to_vec(),
         final_error: (position - target).norm(),
         error_history: errors,
         position_history: path,
@@ -79,6 +79,7 @@ fn main() -> diffsoro::Result<()> {
         actuators: controller.actuators().to_vec(),
         actuator_units: diffsoro::control::actuation_units(&scene, controller.actuators()),
         grasp: None,
+        joint: None,
     };
     let dir = Path::new("out/examples/finger_press");
     report.write_outputs(dir, diffsoro::chart::ScaleChoice::Auto)?;

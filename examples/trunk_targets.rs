@@ -37,7 +37,7 @@ fn main() -> diffsoro::Result<()> {
     let mut state = scene.initial_state();
     let mut solver = default_qp_solver(QpSettings::default());
     let (mut errors, mut actuation, mut timings) = (Vec::new(), Vec::new(), Vec::new());
-    let mut path: Vec<[f64; 3]> = Vec::new();
+    let mut path: Vec<Vec<f64>> = Vec::new();
     let mut position = controller.effector_position(&state);
     for (t, target) in targets.iter().enumerate() {
         for _ in 0..steps_per_target {
@@ -45,7 +45,7 @@ fn main() -> diffsoro::Result<()> {
             let (_, record) = recorder.step(&scene, &mut state)?;
             position = controller.effector_position(&state);
             errors.push((position - target).norm());
-            path.push(position.into());
+            path.push(position.as_slice().to_vec());
             let start = Instant::now();
             let lin = controller.linearise(&scene, &record, &state)?;
             controller.update(&lin, *target, solver.as_mut())?;
@@ -60,8 +60,8 @@ fn main() -> diffsoro::Result<()> {
         );
     }
     let report = ControlReport {
-        target: (*targets.last().unwrap()).into(),
-        final_position: position.into(),
+        target: targets.last().unwrap().as_slice().to_vec(),
+        final_position: position.as_slice().to_vec(),
         final_error: (position - targets.last().unwrap()).norm(),
         error_history: errors,
         position_history: path,
@@ -69,6 +69,7 @@ fn main() -> diffsoro::Result<()> {
         actuators: controller.actuators().to_vec(),
         actuator_units: diffsoro::control::actuation_units(&scene, controller.actuators()),
         grasp: None,
+        joint: None,
     };
     let dir = Path::new("out/examples/trunk_targets");
     report.write_outputs(dir, diffsoro::chart::ScaleChoice::Auto)?;

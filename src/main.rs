@@ -152,15 +152,18 @@ enum Command {
     Control {
         /// The scene file (TOML, SI units).
         scene: PathBuf,
-        /// The effector to drive (an effector name of the scene, e.g. `tip`); repeatable
-        /// with `--contact-weight`, one `--target` each.
+        /// The effector to drive (an effector name of the scene, e.g. `tip`), or a robot's
+        /// joint coordinate `q:ROBOT[k]` (e.g. `q:key[0]`, the piano key's angle of
+        /// `scenes/pianist.toml`, moved through contact); repeatable with `--contact-weight`,
+        /// one `--target` each.
         #[arg(long, required = true)]
         effector: Vec<String>,
-        /// The target position `X,Y,Z` (m); with `--contact-weight`, the effector's grasp
+        /// The target position `X,Y,Z` (m); for a joint effector `q:ROBOT[k]` one number
+        /// (rad, or m for a prismatic joint); with `--contact-weight`, the effector's grasp
         /// origin.
         #[arg(
             long,
-            value_name = "X,Y,Z",
+            value_name = "X,Y,Z|θ",
             allow_hyphen_values = true,
             required = true
         )]
@@ -854,8 +857,8 @@ fn control(
     static_mode: bool,
 ) -> diffsoro::Result<()> {
     use diffsoro::control::{
-        ControlSetup, GraspSetup, QpSettings, control_scene_observed, default_qp_solver,
-        grasp_scene_observed, set_max_forces, static_control,
+        ControlSetup, GraspSetup, JointSetup, QpSettings, control_scene_observed,
+        default_qp_solver, grasp_scene_observed, joint_control, set_max_forces, static_control,
     };
     if static_mode && flags.view {
         return Err(diffsoro::Error::invalid(
@@ -876,6 +879,7 @@ fn control(
     enum Job {
         Grasp(GraspSetup),
         Track(ControlSetup),
+        Joint(JointSetup),
     }
     let job = match force_limiting {
         Some((alpha, beta, max_change, heuristic)) => Job::Grasp(GraspSetup::new(
@@ -898,12 +902,21 @@ fn control(
                     ),
                 ));
             }
-            Job::Track(ControlSetup::new(
-                &scene,
-                &effectors[0],
-                &targets[0],
-                steps,
-            )?)
+            match JointSetup::new(&scene, &effectors[0], &targets[0], steps)? {
+                Some(_) if static_mode => {
+                    return Err(diffsoro::Error::invalid(
+                        "--static",
+                        "static inverse control drives a soft effector; a joint effector (q:ROBOT[k]) is driven in time (drop --static)",
+                    ));
+                }
+                Some(joint) => Job::Joint(joint),
+                None => Job::Track(ControlSetup::new(
+                    &scene,
+                    &effectors[0],
+                    &targets[0],
+                    steps,
+                )?),
+            }
         }
     };
     with_out_folder(out, |out| {
@@ -928,6 +941,18 @@ fn control(
             Job::Grasp(setup) => {
                 let bar = progress(setup.steps as u64, "control (Eq. 17)");
                 let report = grasp_scene_observed(
+                    &scene,
+                    setup,
+                    solver.as_mut(),
+                    &mut |done| bar.set_position(done as u64),
+                    &mut observe,
+                )?;
+                bar.finish_and_clear();
+                report
+            }
+            Job::Joint(setup) => {
+                let bar = progress(setup.steps as u64, "control (joint)");
+                let report = joint_control(
                     &scene,
                     setup,
                     solver.as_mut(),

@@ -541,6 +541,48 @@ fn control_reaches_the_documented_targets() {
     );
 }
 
+/// docs/control.md: the piano key of `pianist.toml` pressed to the angle a constant 2 N
+/// gives (the documented simulate command is the independent source of the target).
+#[test]
+fn control_presses_the_key_to_the_documented_angle() {
+    let rest = json(
+        "diffsoro simulate scenes/pianist.toml --steps 1000 --set soft_body.finger.cable.cable.force=2",
+    );
+    let theta = f(&rest["robots"][0]["q"][0]);
+    assert!((theta - -0.052524).abs() < 5e-7, "θ(2 N) = {theta}");
+    assert!(
+        (theta - -0.05252).abs() < 1e-5,
+        "the target rounds θ(2 N): {theta}"
+    );
+    let report = json(
+        "diffsoro control scenes/pianist.toml --effector 'q:key[0]' --target -0.05252 --steps 500 --set soft_body.finger.cable.cable.force=0 --out out/pianist_control",
+    );
+    assert_eq!(report["target"], serde_json::json!([-0.05252]));
+    assert_eq!(report["status"], "reached");
+    assert_eq!(report["unit"], "rad");
+    assert!(
+        f(&report["final_error"]) < 2e-8,
+        "{}",
+        report["final_error"]
+    );
+    let history = report["error_history"].as_array().unwrap();
+    let within = history.iter().position(|e| f(e) < 1e-4).unwrap() + 1;
+    assert_eq!(within, 139, "within 1e-4 rad after step 139");
+    let positions = report["position_history"].as_array().unwrap();
+    let at = |k: usize| f(&positions[k][0]);
+    assert!(
+        (at(40) - 0.039).abs() < 5e-4,
+        "drops to +0.039 rad: {}",
+        at(40)
+    );
+    // The tension where the key sits at the target: the forward run's 2 N, to the 1e-5 rad
+    // the target is rounded to over the settled sensitivity (≈ 0.1 rad/N): 2e-4 N.
+    let rows = report["actuation_history"].as_array().unwrap();
+    let cable = f(&rows.last().unwrap()[0]);
+    assert!((cable - 2.0).abs() < 2e-4, "{cable} N");
+    assert!(scratch().join("out/pianist_control/summary.svg").is_file());
+}
+
 /// docs/control.md: Table I of the servo Gripper, both strategies.
 #[test]
 fn the_gripper_table_holds() {

@@ -56,23 +56,17 @@
 //! does not depend on W when no bound is active, so a damped W slows convergence but does
 //! not bias it (with active bounds the fixed point is a KKT point of the linearised problem).
 
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-
-use crate::actuator::{Drive, EmbeddedPoint};
+use crate::actuator::EmbeddedPoint;
 use crate::diff::{Parameter, StepRecord, check_differentiable};
 use crate::error::{Error, Result};
 use crate::fem::Stiffness;
-use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor};
+use crate::linalg::NumericFactor;
 use crate::math::{DMat, DVec, Vec3};
-use crate::scene::{ActuatorTangent, Scene, State};
+use crate::scene::{Scene, State};
 
+use super::actuation_qp::ActuationQp;
 use super::qp::{Qp, QpSolution, QpSolver, QpStatus};
-
-/// The shifts μ (s⁻²) of K + μM tried in turn, K itself first: K(xₙ) is not always positive
-/// definite (the co-rotational tangent is exact, not the positive definite R K₀ Rᵀ), and
-/// K + μM is the stiffness of a damped Newton step toward equilibrium. The Trunk's first
-/// mode has ω² ≈ 100 s⁻².
-const SHIFTS: [f64; 4] = [0.0, 10.0, 100.0, 1000.0];
+use super::static_compliance::StaticCompliance;
 
 /// Limits and weights of the inverse-control QP. The bounds on λ are not here: they are the
 /// scene's (a cable's `[0, max_force]`, `[0, ∞)` without `max_force`; a cavity's
@@ -122,27 +116,11 @@ pub struct Linearisation {
 pub struct InverseController {
     body: usize,
     effector: EmbeddedPoint,
-    parameters: Vec<Parameter>,
-    names: Vec<String>,
-    lower: Vec<f64>,
-    upper: Vec<f64>,
-    lambda: Vec<f64>,
-    options: ControlOptions,
-    last: Option<QpSolution>,
-    /// Buffers of the linearisation, reused across steps.
-    stiffness_factor: Option<NumericFactor>,
-    /// Where the force-driven cables' tangent K_a goes in the static tangent K + K_a.
-    tangent: ActuatorTangent,
-    /// K + K_a(xₙ) of the last linearisation (the body's pattern).
-    static_tangent: Vec<f64>,
+    actuation: ActuationQp,
+    /// The factor of K + K_a, reused across steps.
+    compliance: StaticCompliance,
     columns: Vec<f64>,
-    shifted: Vec<f64>,
-    /// The rung of [`SHIFTS`] that worked last.
-    rung: usize,
     reduced: Vec<f64>,
-    nodal: Vec<Vec3>,
-    rows: Vec<(usize, Vec3)>,
-    solve: MemBuffer,
 }
 
 impl InverseController {
@@ -152,21 +130,6 @@ impl InverseController {
     /// unknown effector, a scene without force-driven actuators, bad options.
     pub fn new(scene: &Scene, effector: &str, options: ControlOptions) -> Result<Self> {
         check_differentiable(scene)?;
-        if !(options.max_change > 0.0) {
-            return Err(Error::invalid(
-                "control options",
-                format!("max_change ({}) must be positive", options.max_change),
-            ));
-        }
-        if !(options.regularisation >= 0.0) || !options.regularisation.is_finite() {
-            return Err(Error::invalid(
-                "control options",
-                format!(
-                    "regularisation ({}) must be finite and ≥ 0",
-                    options.regularisation
-                ),
-            ));
-        }
         let found = (0..scene.bodies.len()).find_map(|b| {
             scene
                 .body_actuation(b)
@@ -181,82 +144,35 @@ impl InverseController {
                 "the scene has no such effector",
             ));
         };
-        let mut parameters = Vec::new();
-        let (mut names, mut lower, mut upper, mut lambda) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for b in 0..scene.bodies.len() {
-            for (index, a) in scene.body_actuation(b).actuators.iter().enumerate() {
-                let Drive::Force(f) = a.drive else { continue };
-                let [lo, hi] = a.bounds;
-                parameters.push(Parameter::Actuator { body: b, index });
-                names.push(a.name.clone());
-                lower.push(lo);
-                upper.push(hi);
-                lambda.push(f.clamp(lo, hi));
-            }
-        }
-        if parameters.is_empty() {
-            return Err(Error::invalid(
-                "control",
-                "the scene has no force-driven actuator to control (angle-driven servos are controlled through the form of paper 004 Eq. 17: give --contact-weight, 0 for effector tracking alone)",
-            ));
-        }
-        let nodes = scene.bodies[body].node_count();
-        let model = &scene.bodies[body];
-        let tangent = ActuatorTangent::new(
-            scene.body_actuation(body),
-            model.pattern(),
-            model.rest_positions(),
-            &format!("soft_body.{}", model.name()),
-        )?;
+        let actuation = ActuationQp::new(scene, options)?;
         Ok(InverseController {
             body,
             effector: point,
-            parameters,
-            names,
-            lower,
-            upper,
-            lambda,
-            options,
-            last: None,
-            stiffness_factor: None,
-            tangent,
-            static_tangent: Vec::new(),
+            actuation,
+            compliance: StaticCompliance::new(scene, body)?,
             columns: Vec::new(),
-            shifted: Vec::new(),
-            rung: 0,
             reduced: Vec::new(),
-            nodal: vec![Vec3::zeros(); nodes],
-            rows: Vec::new(),
-            solve: MemBuffer::new(StackReq::EMPTY),
         })
     }
 
     /// The controlled actuators' names, in the order of [`InverseController::actuation`].
     pub fn actuators(&self) -> &[String] {
-        &self.names
+        self.actuation.actuators()
     }
 
     /// The current λ of each controlled actuator (N, Pa or N·m).
     pub fn actuation(&self) -> &[f64] {
-        &self.lambda
+        self.actuation.actuation()
     }
 
     /// Sets the λ of each controlled actuator, clamped into its bounds.
     pub fn set_actuation(&mut self, lambda: &[f64]) {
-        for ((l, v), (lo, hi)) in self
-            .lambda
-            .iter_mut()
-            .zip(lambda)
-            .zip(self.lower.iter().zip(&self.upper))
-        {
-            *l = v.clamp(*lo, *hi);
-        }
+        self.actuation.set_actuation(lambda);
     }
 
     /// The controlled actuators as differentiable parameters (`diff::Parameter::Actuator`).
     pub fn parameters(&self) -> &[Parameter] {
-        &self.parameters
+        self.actuation.parameters()
     }
 
     /// The soft body carrying the effector.
@@ -272,17 +188,17 @@ impl InverseController {
 
     /// The bounds [λ_lo, λ_hi] of each controlled actuator.
     pub fn bounds(&self) -> (&[f64], &[f64]) {
-        (&self.lower, &self.upper)
+        self.actuation.bounds()
     }
 
     /// The options in use.
     pub fn options(&self) -> &ControlOptions {
-        &self.options
+        self.actuation.options()
     }
 
     /// The last QP's solution (None before the first [`InverseController::update`]).
     pub fn last_solution(&self) -> Option<&QpSolution> {
-        self.last.as_ref()
+        self.actuation.last_solution()
     }
 
     /// The effector's position (m) in `state`.
@@ -292,10 +208,7 @@ impl InverseController {
 
     /// Sets the current λ as the force of each controlled actuator of `scene`.
     pub fn apply(&self, scene: &mut Scene) -> Result<()> {
-        for (p, &l) in self.parameters.iter().zip(&self.lambda) {
-            p.set(scene, l)?;
-        }
-        Ok(())
+        self.actuation.apply(scene)
     }
 
     /// The effector's linearisation after the step recorded in `record`, `state` being the
@@ -367,65 +280,18 @@ impl InverseController {
         let pattern = model.pattern();
         let dofs = pattern.dofs();
         let n = pattern.n();
-        let k = self.parameters.len();
+        let k = self.actuation.parameters().len();
         let columns = k + 1;
-        // K's factor, on the body's symbolic analysis (the step factor's when there is one).
-        let symbolic = match &step {
-            Some((_, factor, _)) => factor.symbolic().clone(),
-            None => match &self.stiffness_factor {
-                Some(f) => f.symbolic().clone(),
-                None => std::sync::Arc::new(SymbolicFactor::new(pattern)?),
-            },
-        };
-        if self
-            .stiffness_factor
-            .as_ref()
-            .is_none_or(|f| !std::sync::Arc::ptr_eq(f.symbolic(), &symbolic))
-        {
-            let factor = NumericFactor::new(symbolic, FactorKind::Llt);
-            self.solve = MemBuffer::new(factor.solve_scratch(columns));
-            self.stiffness_factor = Some(factor);
-        }
-        let factor = self.stiffness_factor.as_mut().expect("set above");
-        // The static tangent K + K_a: the cables' tangent is part of the step's A.
-        self.static_tangent.clear();
-        self.static_tangent.extend_from_slice(stiffness);
-        self.tangent.add(
-            scene.body_actuation(b),
+        // K + μM for μ from the ladder (`StaticCompliance::factorize`), else A/(hβ + h²).
+        let shift = self.compliance.factorize(
+            scene,
+            step.as_ref().map(|(_, f, _)| *f),
             x,
+            stiffness,
             forces,
-            1.0,
-            &mut self.static_tangent,
-        );
-        // K + μM for μ from the ladder, starting one rung below the last that worked (so a
-        // state that keeps K indefinite costs about two factorisations, not four), else
-        // A/(hβ + h²).
-        let start = self.rung.saturating_sub(1);
-        let mut factored = false;
-        let mut shift = f64::INFINITY;
-        for (rung, &mu) in SHIFTS.iter().enumerate().skip(start) {
-            let values: &[f64] = if mu == 0.0 {
-                &self.static_tangent
-            } else {
-                self.shifted.clear();
-                self.shifted.extend(
-                    self.static_tangent
-                        .iter()
-                        .zip(model.mass_values())
-                        .map(|(k, m)| k + mu * m),
-                );
-                &self.shifted
-            };
-            if factor.factorize(pattern, values).is_ok() {
-                factored = true;
-                shift = mu;
-                self.rung = rung;
-                break;
-            }
-        }
-        if !factored {
-            self.rung = SHIFTS.len();
-        }
+        )?;
+        let factored = shift.is_some();
+        let shift = shift.unwrap_or(f64::INFINITY);
         // Column 0: M ((v⁺ − v)/h + α v⁺) after a step (zero at equilibrium); column 1 + j:
         // H̃_j at x (zero for an actuator of another body).
         self.columns.clear();
@@ -439,26 +305,17 @@ impl InverseController {
             }
             pattern.symmetric_product(model.mass_values(), &self.reduced, &mut self.columns[..n]);
         }
-        let act = scene.body_actuation(b);
-        for (j, p) in self.parameters.iter().enumerate() {
-            let Parameter::Actuator { body, index } = *p else {
-                continue;
-            };
-            if body != b {
-                continue;
-            }
-            self.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
-            act.actuators[index].add_forces(x, 1.0, &mut self.rows, &mut self.nodal);
-            let col = &mut self.columns[(j + 1) * n..(j + 2) * n];
-            for (c, &full) in col.iter_mut().zip(dofs.free_dofs()) {
-                *c = self.nodal[full / 3][full % 3];
-            }
-        }
-        let stack = MemStack::new(&mut self.solve);
+        self.compliance.actuation_columns(
+            scene,
+            self.actuation.parameters(),
+            x,
+            &mut self.columns[n..],
+        );
         if factored {
-            factor.solve_columns_in_place(&mut self.columns, columns, stack);
+            self.compliance.solve(&mut self.columns, columns, None);
         } else if let Some((_, step_factor, c_k)) = &step {
-            step_factor.solve_columns_in_place(&mut self.columns, columns, stack);
+            self.compliance
+                .solve(&mut self.columns, columns, Some(step_factor));
             self.columns.iter_mut().for_each(|c| *c *= c_k);
         } else {
             return Err(Error::invalid(
@@ -501,47 +358,16 @@ impl InverseController {
     }
 
     /// The QP of the module doc for `lin` and `target` (m), scaled so that its Hessian has a
-    /// unit mean diagonal.
+    /// unit mean diagonal ([`ActuationQp::qp`]).
     pub fn qp(&self, lin: &Linearisation, target: Vec3) -> Qp {
-        let k = self.lambda.len();
-        let w = &lin.jacobian;
-        let mut p = w.transpose() * w;
-        let scale = (p.trace() / k as f64).max(f64::MIN_POSITIVE);
-        let eps = self.options.regularisation * scale;
-        for i in 0..k {
-            p[(i, i)] += eps;
-        }
-        let residual = lin.predicted - target;
-        let q = w.transpose() * DVec::from_column_slice(residual.as_slice());
-        let lower = DVec::from_fn(k, |i, _| {
-            (self.lower[i] - self.lambda[i])
-                .max(-self.options.max_change)
-                .min(0.0)
-        });
-        let upper = DVec::from_fn(k, |i, _| {
-            (self.upper[i] - self.lambda[i])
-                .min(self.options.max_change)
-                .max(0.0)
-        });
-        let mut p = p / scale;
-        // Exact symmetry for the solver's check.
-        p = (&p + p.transpose()) * 0.5;
-        Qp::new(p, q / scale).with_bounds(lower, upper)
+        self.actuation.qp(&lin.jacobian, &residual(lin, target))
     }
 
     /// The second QP (module doc): the smallest actuation `‖λ + Δλ‖²` (plus ½ε‖Δλ‖²) among
     /// the changes that predict the same effector position as `first` (`W Δλ = W Δλ₁`),
     /// within the same bounds.
     pub fn null_space_qp(&self, first: &Qp, lin: &Linearisation, change: &DVec) -> Qp {
-        let k = self.lambda.len();
-        let eps = self.options.regularisation;
-        let p = DMat::identity(k, k) * (1.0 + eps);
-        let q = DVec::from_column_slice(&self.lambda);
-        let w = lin.jacobian.clone();
-        let goal = &w * change;
-        Qp::new(p, q)
-            .with_bounds(first.lower.clone(), first.upper.clone())
-            .with_constraints(w, goal.clone(), goal)
+        self.actuation.null_space_qp(first, &lin.jacobian, change)
     }
 
     /// Solves the two QPs for `lin` and `target` with `solver` (the effector QP, then the
@@ -555,27 +381,14 @@ impl InverseController {
         target: Vec3,
         solver: &mut dyn QpSolver,
     ) -> Result<QpStatus> {
-        let qp = self.qp(lin, target);
-        let solution = solver.solve(&qp)?;
-        let status = solution.status;
-        if matches!(status, QpStatus::Solved | QpStatus::SolvedInaccurate) {
-            let first = solution
-                .x
-                .zip_zip_map(&qp.lower, &qp.upper, |x, lo, hi| x.clamp(lo, hi));
-            let second = solver.solve(&self.null_space_qp(&qp, lin, &first))?;
-            let change = if matches!(second.status, QpStatus::Solved | QpStatus::SolvedInaccurate) {
-                second.x
-            } else {
-                first
-            };
-            for i in 0..self.lambda.len() {
-                let d = change[i].clamp(qp.lower[i], qp.upper[i]);
-                self.lambda[i] = (self.lambda[i] + d).clamp(self.lower[i], self.upper[i]);
-            }
-        }
-        self.last = Some(solution);
-        Ok(status)
+        self.actuation
+            .update(&lin.jacobian, &residual(lin, target), solver)
     }
+}
+
+/// p_eq − target (m).
+fn residual(lin: &Linearisation, target: Vec3) -> DVec {
+    DVec::from_column_slice((lin.predicted - target).as_slice())
 }
 
 /// The momentum terms of a recorded step the equilibrium prediction needs.

@@ -167,11 +167,15 @@ pub fn grasp_scene_observed(
     let (effector_term, contact_term) = run.final_terms(alpha, beta);
     let first = run.final_positions[0];
     Ok(ControlReport {
-        target: setup.effectors[0].1.into(),
-        final_position: first.into(),
+        target: setup.effectors[0].1.as_slice().to_vec(),
+        final_position: first.as_slice().to_vec(),
         final_error: run.effector_distance.last().copied().unwrap_or(0.0),
         error_history: run.effector_distance.clone(),
-        position_history: run.first_path.iter().map(|p| (*p).into()).collect(),
+        position_history: run
+            .first_path
+            .iter()
+            .map(|p| p.as_slice().to_vec())
+            .collect(),
         actuation_history: run.actuation.clone(),
         actuators: run.actuators.clone(),
         actuator_units: super::report::actuation_units(scene, &run.actuators),
@@ -192,5 +196,6 @@ pub fn grasp_scene_observed(
             contact_term,
             loss: effector_term + contact_term,
         }),
+        joint: None,
     })
 }

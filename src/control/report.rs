@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::grasp_job::GraspSummary;
+use super::joint_control::JointSummary;
 use crate::actuator::{ActuatorKind, Drive};
 use crate::chart::{FileSet, LineChart, ScaleChoice};
 use crate::error::{Error, Result};
@@ -15,17 +16,18 @@ use crate::scene::Scene;
 /// each actuation row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ControlReport {
-    /// The target position (m, world frame).
-    pub target: [f64; 3],
-    /// The effector's position after the last step (m).
-    pub final_position: [f64; 3],
-    /// `‖final_position − target‖` (m).
+    /// The target position (m, world frame; for a joint effector `q:ROBOT[k]` one value,
+    /// rad or m).
+    pub target: Vec<f64>,
+    /// The effector's position after the last step (m; a joint effector's coordinate).
+    pub final_position: Vec<f64>,
+    /// `‖final_position − target‖` (m; rad for a revolute joint effector).
     pub final_error: f64,
-    /// The distance to the target after each step (m).
+    /// The distance to the target after each step (m; rad for a revolute joint effector).
     pub error_history: Vec<f64>,
     /// The effector's position after each step (m, world frame; with `--contact-weight` the
-    /// first effector's), one row per `error_history` entry.
-    pub position_history: Vec<[f64; 3]>,
+    /// first effector's; a joint effector's coordinate), one row per `error_history` entry.
+    pub position_history: Vec<Vec<f64>>,
     /// The actuation applied at each step, one value per actuator (N for cables, Pa for
     /// cavities, N·m for servos), in the order of `actuators`.
     pub actuation_history: Vec<Vec<f64>>,
@@ -40,6 +42,11 @@ pub struct ControlReport {
     /// loss's two terms, at the top level of the JSON; absent otherwise.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub grasp: Option<GraspSummary>,
+    /// With a joint effector (`--effector q:ROBOT[k]`): its name, unit, final velocity and
+    /// whether it reached the target or stopped on the actuators' bounds, at the top level
+    /// of the JSON; absent otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub joint: Option<JointSummary>,
 }
 
 impl ControlReport {
@@ -93,11 +100,17 @@ impl ControlReport {
         LineChart::new(
             "Distance of the effector to the target",
             "step",
-            "error (m)",
+            format!("error ({})", self.effector_unit()),
             steps,
         )
         .with_series("error", self.error_history.clone())
         .with_y_scale(scale.resolve(self.error_history.iter().copied()))
+    }
+
+    /// The unit of the effector's position and error: `m`, or a joint effector's (`rad`,
+    /// `m`).
+    pub fn effector_unit(&self) -> &str {
+        self.joint.as_ref().map_or("m", |j| j.unit.as_str())
     }
 
     /// The actuation per step, one series per actuator in its unit; `None` without actuators.
@@ -179,15 +192,20 @@ mod tests {
 
     fn report() -> ControlReport {
         ControlReport {
-            target: [0.0, 0.0, 0.1],
-            final_position: [0.0, 0.0, 0.1005],
+            target: vec![0.0, 0.0, 0.1],
+            final_position: vec![0.0, 0.0, 0.1005],
             final_error: 5e-4,
             error_history: vec![0.01, 0.002, 5e-4],
-            position_history: vec![[0.0, 0.0, 0.09], [0.0, 0.0, 0.098], [0.0, 0.0, 0.1005]],
+            position_history: vec![
+                vec![0.0, 0.0, 0.09],
+                vec![0.0, 0.0, 0.098],
+                vec![0.0, 0.0, 0.1005],
+            ],
             actuation_history: vec![vec![0.1, 0.0], vec![0.2, 0.05], vec![0.25, 0.05]],
             actuators: vec!["c1".into(), "c2".into()],
             actuator_units: vec!["N".into(), "N".into()],
             grasp: None,
+            joint: None,
         }
     }
 

@@ -165,7 +165,7 @@ pub fn control_scene_observed(
         observe(&scene, &state, &step_report.contact)?;
         position = controller.effector_position(&state);
         error_history.push((position - setup.target).norm());
-        position_history.push(position.into());
+        position_history.push(position.as_slice().to_vec());
         let lin = controller.linearise(&scene, &record, &state)?;
         controller.update(&lin, setup.target, solver)?;
         controller.apply(&mut scene)?;
@@ -173,8 +173,8 @@ pub fn control_scene_observed(
         progress(step + 1);
     }
     Ok(ControlReport {
-        target: setup.target.into(),
-        final_position: position.into(),
+        target: setup.target.as_slice().to_vec(),
+        final_position: position.as_slice().to_vec(),
         final_error: (position - setup.target).norm(),
         error_history,
         position_history,
@@ -182,5 +182,6 @@ pub fn control_scene_observed(
         actuators: controller.actuators().to_vec(),
         actuator_units: super::report::actuation_units(&scene, controller.actuators()),
         grasp: None,
+        joint: None,
     })
 }

@@ -59,7 +59,7 @@ pub fn static_control(
         position = controller.effector_position(&state);
         let error = (position - setup.target).norm();
         error_history.push(error);
-        position_history.push(position.into());
+        position_history.push(position.as_slice().to_vec());
         progress(iteration + 1);
         if error < 0.99 * best {
             (best, since_best) = (error, 0);
@@ -81,8 +81,8 @@ pub fn static_control(
         }
     }
     Ok(ControlReport {
-        target: setup.target.into(),
-        final_position: position.into(),
+        target: setup.target.as_slice().to_vec(),
+        final_position: position.as_slice().to_vec(),
         final_error: (position - setup.target).norm(),
         error_history,
         position_history,
@@ -90,5 +90,6 @@ pub fn static_control(
         actuators: controller.actuators().to_vec(),
         actuator_units: super::report::actuation_units(&scene, controller.actuators()),
         grasp: None,
+        joint: None,
     })
 }

@@ -12,29 +12,40 @@ impl ControlReport {
     /// and a table of the key numbers. A run without steps has no path or error panel.
     pub fn summary(&self, error_scale: ScaleChoice) -> Summary {
         let mut panels = Vec::new();
-        if !self.position_history.is_empty() {
-            let mut markers = vec![Marker {
-                name: "target".into(),
-                position: self.target,
-                mark: Mark::Cross,
-            }];
-            markers.push(Marker {
-                name: "after step 1".into(),
-                position: self.position_history[0],
-                mark: Mark::Circle,
-            });
-            // With contact-force limiting the path is the first effector's, named.
-            let name = self
-                .grasp
-                .as_ref()
-                .and_then(|g| g.effectors.first())
-                .map_or("effector", String::as_str);
-            panels.push(Panel::Path(PathPlot {
-                title: "Effector path".into(),
-                paths: vec![(name.to_string(), self.position_history.clone())],
-                markers,
-            }));
-            panels.push(Panel::Line(self.error_chart(error_scale)));
+        let point = |p: &[f64]| -> Option<[f64; 3]> { p.try_into().ok() };
+        let path: Option<Vec<[f64; 3]>> = self.position_history.iter().map(|p| point(p)).collect();
+        match (path, point(&self.target)) {
+            (Some(path), Some(target)) if !path.is_empty() => {
+                let markers = vec![
+                    Marker {
+                        name: "target".into(),
+                        position: target,
+                        mark: Mark::Cross,
+                    },
+                    Marker {
+                        name: "after step 1".into(),
+                        position: path[0],
+                        mark: Mark::Circle,
+                    },
+                ];
+                // With contact-force limiting the path is the first effector's, named.
+                let name = self
+                    .grasp
+                    .as_ref()
+                    .and_then(|g| g.effectors.first())
+                    .map_or("effector", String::as_str);
+                panels.push(Panel::Path(PathPlot {
+                    title: "Effector path".into(),
+                    paths: vec![(name.to_string(), path)],
+                    markers,
+                }));
+                panels.push(Panel::Line(self.error_chart(error_scale)));
+            }
+            // A joint effector's coordinate has no path: the error chart alone.
+            _ if !self.error_history.is_empty() => {
+                panels.push(Panel::Line(self.error_chart(error_scale)));
+            }
+            _ => {}
         }
         panels.extend(self.actuation_chart().map(Panel::Line));
         panels.extend(self.contact_force_chart().map(Panel::Line));
@@ -49,16 +60,27 @@ impl ControlReport {
     /// each actuator's last input with its unit, and with contact-force limiting the
     /// strategy and the loss.
     fn key_numbers(&self) -> Vec<(String, String)> {
-        let point = |p: &[f64; 3]| format!("({:.4e}, {:.4e}, {:.4e}) m", p[0], p[1], p[2]);
+        let unit = self.effector_unit();
+        let point = |p: &[f64]| match p {
+            [x, y, z] => format!("({x:.4e}, {y:.4e}, {z:.4e}) {unit}"),
+            _ => p
+                .iter()
+                .map(|x| format!("{x:.4e} {unit}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
         let mut rows = vec![
             ("steps".to_string(), self.error_history.len().to_string()),
             ("target".to_string(), point(&self.target)),
             ("final position".to_string(), point(&self.final_position)),
         ];
         if let Some(first) = self.error_history.first() {
-            rows.push(("error after step 1".into(), format!("{first:.4e} m")));
+            rows.push(("error after step 1".into(), format!("{first:.4e} {unit}")));
         }
-        rows.push(("final error".into(), format!("{:.4e} m", self.final_error)));
+        rows.push((
+            "final error".into(),
+            format!("{:.4e} {unit}", self.final_error),
+        ));
         if let Some(last) = self.actuation_history.last() {
             for (k, (name, value)) in self.actuators.iter().zip(last).enumerate() {
                 let unit = self.actuator_units.get(k).map_or("", String::as_str);
@@ -67,6 +89,10 @@ impl ControlReport {
                     format!("{value:.4e} {unit}"),
                 ));
             }
+        }
+        if let Some(j) = &self.joint {
+            rows.push(("effector".into(), j.effector.clone()));
+            rows.push(("status".into(), j.status.clone()));
         }
         if let Some(g) = &self.grasp {
             rows.push(("strategy".into(), g.strategy.clone()));

@@ -43,6 +43,7 @@
 mod chain_rows;
 mod contact_chain;
 mod finite_difference;
+mod mixed_rows;
 mod parameter;
 mod record;
 mod rigid_parameter;
@@ -57,6 +58,7 @@ mod trajectory;
 
 pub use contact_chain::{ContactPointSet, ContactRecord};
 pub use finite_difference::step_parameter_jacobian_fd;
+pub use mixed_rows::{MixedRowKind, MixedRows};
 pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
 pub use rigid_parameter::{RigidParameter, RigidSeed, parse_rigid_parameter, rigid_seeds};

@@ -50,7 +50,8 @@ pub struct RunFrames {
     pub obstacles: Vec<ObstacleOutput>,
     /// The effectors whose embedding `final.json` records, with their path over the frames.
     pub effectors: Vec<EffectorPath>,
-    /// A `control` run's target positions (m), from `control.json`; empty otherwise.
+    /// A `control` run's target positions (m), from `control.json`; empty otherwise (and
+    /// for a joint effector, whose target is a coordinate, not a point).
     pub targets: Vec<[f64; 3]>,
 }
 

@@ -57,6 +57,8 @@ pub fn read_info(dir: &Path) -> Result<RunInfo> {
         };
         info.targets = match (report.get("targets"), report.get("target")) {
             (Some(Value::Array(all)), _) => all.iter().map(point).collect::<Result<_>>()?,
+            // A joint effector's target (`--effector q:ROBOT[k]`): one coordinate, no point.
+            (_, Some(Value::Array(one))) if one.len() == 1 => Vec::new(),
             (_, Some(one)) => vec![point(one)?],
             _ => return Err(Error::invalid(here(), "has no `target`")),
         };
