@@ -10,6 +10,7 @@ use diffsoro::diff::{
     InputTangent, Recorder, RigidStepJacobian, StateTangent, StepDerivative, check_differentiable,
     every_parameter, step_parameter_jacobian_fd,
 };
+use diffsoro::linalg::NumericFactor;
 use diffsoro::scene::Stepper;
 use serde::Serialize;
 
@@ -23,6 +24,10 @@ struct BenchReport {
     /// Median number of active contacts over the timed steps.
     contacts: usize,
     step_ms: f64,
+    /// Median of a bare numeric factorisation of the step's own matrix A (every soft body's,
+    /// summed; the same symbolic analysis, one more factorisation after each timed step),
+    /// ms; `null` without soft bodies.
+    factorisation_ms: Option<f64>,
     /// Medians of the step's stages (`scene::StageTimes`), ms.
     stages_ms: Stages,
     gradient_ms: Option<f64>,
@@ -30,6 +35,23 @@ struct BenchReport {
     /// Timed steps whose contact NCP stopped at its iteration limit (their time is that of
     /// an unfinished solve, so `step_ms` understates a converged one).
     unconverged_steps: usize,
+    /// The CPU model (`/proc/cpuinfo`'s model name, or "unknown").
+    cpu: String,
+    /// The threads the step's parallel loops ran on (`--threads`, or the cores).
+    threads: usize,
+}
+
+/// The CPU model of this machine, as `/proc/cpuinfo` names it ("unknown" elsewhere).
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// The medians of a step's stages over the timed steps (ms).
@@ -105,6 +127,14 @@ pub(crate) fn bench(
     let mut stages: Vec<diffsoro::scene::StageTimes> = Vec::with_capacity(steps);
     let bar = progress(steps as u64, "bench");
     let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
+    // One spare numeric factor per body on the step's symbolic analysis.
+    let mut spare: Vec<NumericFactor> = (0..scene.bodies.len())
+        .map(|i| {
+            let f = stepper.body(i).factor();
+            NumericFactor::new(f.symbolic().clone(), f.kind())
+        })
+        .collect();
+    let mut factorisation = Vec::with_capacity(steps);
     let mut unconverged_steps = 0;
     let mut underivable = 0;
     for _ in 0..steps {
@@ -125,6 +155,16 @@ pub(crate) fn bench(
             ));
         }
         unconverged_steps += usize::from(!report.contact_converged);
+        if !spare.is_empty() {
+            let start = Instant::now();
+            for (i, f) in spare.iter_mut().enumerate() {
+                let a = stepper.body(i).step_matrix();
+                f.factorize(scene.bodies[i].pattern(), a).map_err(|e| {
+                    diffsoro::Error::invalid("bench", format!("refactorising A: {e}"))
+                })?;
+            }
+            factorisation.push(start.elapsed().as_secs_f64() * 1e3);
+        }
         if rigid_only {
             let start = Instant::now();
             match RigidStepJacobian::of_step(
@@ -179,6 +219,7 @@ pub(crate) fn bench(
         tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
         contacts: median(contacts).round() as usize,
         step_ms: median(times),
+        factorisation_ms: (!factorisation.is_empty()).then(|| median(factorisation)),
         stages_ms: Stages {
             free: median(stages.iter().map(|t| 1e3 * t.free).collect()),
             rigid: median(stages.iter().map(|t| 1e3 * t.rigid).collect()),
@@ -188,5 +229,7 @@ pub(crate) fn bench(
         gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
         finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),
         unconverged_steps,
+        cpu: cpu_model(),
+        threads: rayon::current_num_threads(),
     })
 }

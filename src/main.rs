@@ -235,6 +235,9 @@ enum Command {
         /// iteration limit, instead of timing it with a warning.
         #[arg(long)]
         strict: bool,
+        /// Threads for the step's parallel loops (default: RAYON_NUM_THREADS, or the cores).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
     },
     /// Rigid-body dynamics of a URDF robot at one state: RNEA, CRBA, ABA and their
     /// analytical derivatives, as JSON.
@@ -271,7 +274,14 @@ fn main() -> ExitCode {
     // the cores): each parallel loop of a step then starts on the thread that runs the step,
     // instead of being handed from the main thread to the pool and waited for (a futex wake
     // and sleep per loop: a tenth of a small contact step on one thread).
-    let result = match rayon::ThreadPoolBuilder::new().build() {
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(Command::Bench {
+        threads: Some(n), ..
+    }) = &cli.command
+    {
+        pool = pool.num_threads(usize::from(*n));
+    }
+    let result = match pool.build() {
         Ok(pool) => pool.install(|| run(cli)),
         Err(_) => run(cli),
     };
@@ -377,6 +387,7 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             steps,
             set,
             strict,
+            threads: _,
         }) => bench_command::bench(&scene, steps, &set, strict),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::View { dir, out }) => view(&dir, out.as_deref()),

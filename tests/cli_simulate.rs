@@ -256,6 +256,31 @@ fn bench_reports_the_contract_fields() {
     assert!(v["step_ms"].as_f64().unwrap() > 0.0);
     assert!(v["gradient_ms"].as_f64().unwrap() > 0.0);
     assert!(v["finite_difference_ms"].as_f64().unwrap() > 0.0);
+    // The bare factorisation of the same A is part of the free step, so cheaper than it.
+    let factorisation = v["factorisation_ms"].as_f64().unwrap();
+    assert!(factorisation > 0.0 && factorisation < v["stages_ms"]["free"].as_f64().unwrap());
+    assert!(!v["cpu"].as_str().unwrap().is_empty());
+    // --threads sets the pool the step runs on; 0 is refused, naming the argument.
+    let out = run(&[
+        "bench",
+        "scenes/beam.toml",
+        "--steps",
+        "1",
+        "--threads",
+        "1",
+    ]);
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(t["threads"], 1);
+    let out = run(&[
+        "bench",
+        "scenes/beam.toml",
+        "--steps",
+        "1",
+        "--threads",
+        "0",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads"));
     // One step: its stages are laps of one clock inside the step's own timing, so they add up
     // to no more than it; a scene without contact or rigid bodies spends most of it in the
     // free step.

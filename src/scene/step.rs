@@ -198,6 +198,12 @@ impl BodyWorkspace {
         &self.factor
     }
 
+    /// The last step's matrix A (lower triangle on the body's pattern, the values its
+    /// [`Self::factor`] factorised; kg): `diffsoro bench` times a bare refactorisation of it.
+    pub fn step_matrix(&self) -> &[f64] {
+        &self.a
+    }
+
     /// K(xₙ) of the last linearised step on the body's pattern (N/m): the stiffness the
     /// step's derivatives need (with full Newton, K at the last iterate).
     pub fn stiffness(&self) -> &[f64] {
