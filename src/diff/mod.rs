@@ -42,6 +42,7 @@
 
 mod chain_rows;
 mod contact_chain;
+mod contact_point_set;
 mod finite_difference;
 mod mixed_rows;
 mod parameter;
@@ -56,7 +57,8 @@ mod step_derivative;
 mod tangent;
 mod trajectory;
 
-pub use contact_chain::{ContactPointSet, ContactRecord};
+pub use contact_chain::ContactRecord;
+pub use contact_point_set::ContactPointSet;
 pub use finite_difference::step_parameter_jacobian_fd;
 pub use mixed_rows::{MixedRowKind, MixedRows};
 pub use parameter::{Parameter, every_parameter};
