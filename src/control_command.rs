@@ -1,0 +1,180 @@
+//! `diffsoro control`: QP inverse control of an effector (a soft point, a robot's joint
+//! coordinate) or Eq. 17 contact-force control, its report and run folder.
+
+use std::path::Path;
+
+use diffsoro::scene::{FinalState, FrameSeries, Scene};
+
+use crate::{load_scene, print_json, progress, with_out_folder, write_run_view};
+
+/// Eq. 17's (α, β, maximum change per step, heuristic) from the `control` flags.
+type ForceLimitingFlags = (f64, f64, Option<f64>, bool);
+
+/// The `control` flags that define the problem.
+pub(crate) struct ControlFlags<'a> {
+    pub(crate) effectors: &'a [String],
+    pub(crate) targets: &'a [String],
+    pub(crate) steps: Option<usize>,
+    pub(crate) set: &'a [String],
+    pub(crate) max_force: &'a [String],
+    pub(crate) error_scale: diffsoro::chart::ScaleChoice,
+    /// `--view`: write the frames and the viewer page into `--out`.
+    pub(crate) view: bool,
+}
+
+/// `control`: loads the scene with `--set` and `--max-force`, checks the input against it and
+/// `--out` (created before the run, removed again if the run fails), runs the control loop
+/// (or, with `force_limiting`, Eq. 17), prints the report; with `out`, writes `control.json`
+/// and the plots. `grasp_only_flags` says whether a flag that needs `--contact-weight` was
+/// given.
+pub(crate) fn control(
+    path: &Path,
+    flags: &ControlFlags<'_>,
+    out: Option<&Path>,
+    force_limiting: Option<ForceLimitingFlags>,
+    grasp_only_flags: bool,
+    static_mode: bool,
+) -> diffsoro::Result<()> {
+    use diffsoro::control::{
+        ControlSetup, GraspSetup, JointSetup, QpSettings, control_scene_observed,
+        default_qp_solver, grasp_scene_observed, joint_control, set_max_forces, static_control,
+    };
+    if static_mode && flags.view {
+        return Err(diffsoro::Error::invalid(
+            "--view",
+            "shows a motion; static inverse control's iterates are poses (view a `simulate` of the result instead)",
+        ));
+    }
+    if static_mode && force_limiting.is_some() {
+        return Err(diffsoro::Error::invalid(
+            "--static",
+            "static inverse control drives one effector; it does not combine with --contact-weight",
+        ));
+    }
+    let (effectors, targets, steps) = (flags.effectors, flags.targets, flags.steps);
+    let mut scene = load_scene(path, flags.set)?;
+    set_max_forces(&mut scene, flags.max_force)?;
+    let mut solver = default_qp_solver(QpSettings::default());
+    enum Job {
+        Grasp(GraspSetup),
+        Track(ControlSetup),
+        Joint(JointSetup),
+    }
+    let job = match force_limiting {
+        Some((alpha, beta, max_change, heuristic)) => Job::Grasp(GraspSetup::new(
+            &scene, effectors, targets, steps, alpha, beta, max_change, heuristic,
+        )?),
+        None => {
+            if grasp_only_flags {
+                return Err(diffsoro::Error::invalid(
+                    "--heuristic/--max-change",
+                    "belong to contact-force limiting: give --contact-weight BETA too",
+                ));
+            }
+            if effectors.len() != 1 || targets.len() != 1 {
+                return Err(diffsoro::Error::invalid(
+                    "--effector/--target",
+                    format!(
+                        "inverse control drives one effector to one target ({} effector(s), {} target(s)); several effectors need --contact-weight (paper 004 Eq. 17)",
+                        effectors.len(),
+                        targets.len()
+                    ),
+                ));
+            }
+            match JointSetup::new(&scene, &effectors[0], &targets[0], steps)? {
+                Some(_) if static_mode => {
+                    return Err(diffsoro::Error::invalid(
+                        "--static",
+                        "static inverse control drives a soft effector; a joint effector (q:ROBOT[k]) is driven in time (drop --static)",
+                    ));
+                }
+                Some(joint) => Job::Joint(joint),
+                None => Job::Track(ControlSetup::new(
+                    &scene,
+                    &effectors[0],
+                    &targets[0],
+                    steps,
+                )?),
+            }
+        }
+    };
+    with_out_folder(out, |out| {
+        // With --view, the frames of the run as driven, staged until it has succeeded.
+        let mut frames = match (flags.view, out) {
+            (true, Some(dir)) => Some(FrameSeries::create(dir, &scene)?),
+            _ => None,
+        };
+        let mut final_state: Option<FinalState> = None;
+        let mut observe = |driven: &Scene,
+                           state: &diffsoro::scene::State,
+                           contacts: &[diffsoro::scene::ContactOutcome]| {
+            if let Some(f) = frames.as_mut() {
+                // The initial state has no step, hence no contact forces.
+                let contacts = Some(contacts).filter(|c| !c.is_empty());
+                f.write_with_contacts(driven, state, contacts)?;
+                final_state = Some(FinalState::new(driven, state));
+            }
+            Ok(())
+        };
+        let report = match &job {
+            Job::Grasp(setup) => {
+                let bar = progress(setup.steps as u64, "control (Eq. 17)");
+                let report = grasp_scene_observed(
+                    &scene,
+                    setup,
+                    solver.as_mut(),
+                    &mut |done| bar.set_position(done as u64),
+                    &mut observe,
+                )?;
+                bar.finish_and_clear();
+                report
+            }
+            Job::Joint(setup) => {
+                let bar = progress(setup.steps as u64, "control (joint)");
+                let report = joint_control(
+                    &scene,
+                    setup,
+                    solver.as_mut(),
+                    &mut |done| bar.set_position(done as u64),
+                    &mut observe,
+                )?;
+                bar.finish_and_clear();
+                report
+            }
+            Job::Track(setup) => {
+                let bar = progress(
+                    setup.steps as u64,
+                    if static_mode {
+                        "control (static)"
+                    } else {
+                        "control"
+                    },
+                );
+                let mut tick = |done: usize| bar.set_position(done as u64);
+                let report = if static_mode {
+                    static_control(&scene, setup, solver.as_mut(), &mut tick)?
+                } else {
+                    control_scene_observed(&scene, setup, solver.as_mut(), &mut tick, &mut observe)?
+                };
+                bar.finish_and_clear();
+                report
+            }
+        };
+        if let Some(dir) = out {
+            let written = report.write_outputs(dir, flags.error_scale)?;
+            eprintln!(
+                "wrote {} files in {}; {} shows the run on one page",
+                written.len(),
+                dir.display(),
+                dir.join("summary.svg").display()
+            );
+            if let (Some(f), Some(last)) = (frames, final_state) {
+                let json = serde_json::to_vec(&last)
+                    .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+                f.finish(&scene, &json)?;
+                write_run_view(dir)?;
+            }
+        }
+        print_json(&report)
+    })
+}

@@ -1,0 +1,344 @@
+//! `diffsoro simulate`: steps a scene (or solves its statics), writes the final state and
+//! the frames, and the forward sensitivities or one reverse-mode gradient asked for.
+
+use std::path::Path;
+
+use diffsoro::diff::{
+    Parameter, RigidSensitivityStepper, SensitivityStepper, parse_rigid_parameter, rigid_seeds,
+};
+use diffsoro::math::DMat;
+use diffsoro::scene::{
+    FinalState, FrameSeries, RigidTangentOutput, StaticOptions, Stepper, solve_static,
+};
+
+use crate::gradient_command::{self, ContactGradient};
+use crate::{load_scene, progress};
+
+/// `simulate`: steps (or solves statically) and returns the final state; with `out`, writes the
+/// frames, `.pvd` indexes and `final.json` (all or nothing). `gradient_of`: the loss of a
+/// reverse-mode gradient (its boundary `contact_gradient`) instead of the forward
+/// sensitivities.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn simulate(
+    path: &Path,
+    steps: Option<usize>,
+    out: Option<&Path>,
+    set: &[String],
+    statics: bool,
+    strict: bool,
+    sensitivity: &[String],
+    gradient_of: Option<&str>,
+    contact_gradient: ContactGradient,
+) -> diffsoro::Result<FinalState> {
+    if gradient_of.is_none() && contact_gradient == ContactGradient::ComplementarityAware {
+        return Err(diffsoro::Error::invalid(
+            "--contact-gradient complementarity-aware",
+            "applies to reverse-mode gradients (--gradient-of), where the loss picks each touching contact's side; the forward tangents of --sensitivity are one-sided",
+        ));
+    }
+    let scene = load_scene(path, set)?;
+    // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
+    let mut parameters = Vec::new();
+    let mut rigid_parameters = Vec::new();
+    // Where soft and rigid bodies can meet, a robot's constant input `tau:ROBOT[k]` is a
+    // parameter of the mixed step derivatives like E or an actuator (docs/derivatives.md).
+    let mixed = scene.coupling.is_active(&scene.rigid, scene.bodies.len());
+    // Outside mixed scenes a free body's mass, and in rigid-only scenes an obstacle's
+    // friction, are parameters of the rigid step Jacobian's columns.
+    let mut rigid_step_parameters = Vec::new();
+    for name in sensitivity {
+        let name = name.trim();
+        if mixed && name.starts_with("tau:") {
+            parameters.push(Parameter::parse(&scene, name)?);
+            continue;
+        }
+        match parse_rigid_parameter(&scene, name)? {
+            Some(list) => rigid_parameters.extend(list),
+            None => match Parameter::parse(&scene, name)? {
+                p @ Parameter::RigidMass { .. } if !mixed => rigid_step_parameters.push(p),
+                p @ Parameter::Friction { .. } if scene.bodies.is_empty() => {
+                    rigid_step_parameters.push(p)
+                }
+                p => parameters.push(p),
+            },
+        }
+    }
+    // In a mixed scene the rigid initial-state names (`velocity:cube[0]`, `q:arm`, …) seed
+    // the rigid part of the mixed step derivatives' initial tangent, beside the soft names.
+    let mut seeds: Vec<(String, diffsoro::diff::InputTangent)> = Vec::new();
+    if mixed && !rigid_parameters.is_empty() {
+        let [q, v, _] = rigid_seeds(&scene, &rigid_parameters);
+        for (c, p) in rigid_parameters.iter().enumerate() {
+            let mut t = diffsoro::diff::StateTangent::zeros(&scene);
+            let mut o = 0;
+            for r in &mut t.rigid {
+                let nv = r.v.len();
+                for k in 0..nv {
+                    r.q[k] = q[(o + k, c)];
+                    r.v[k] = v[(o + k, c)];
+                }
+                o += nv;
+            }
+            seeds.push((
+                p.name.clone(),
+                diffsoro::diff::InputTangent {
+                    state: t,
+                    parameters: vec![0.0; parameters.len()],
+                },
+            ));
+        }
+        rigid_parameters.clear();
+    }
+    let any_rigid = !(rigid_parameters.is_empty() && rigid_step_parameters.is_empty());
+    if !parameters.is_empty() && any_rigid {
+        return Err(diffsoro::Error::invalid(
+            "--sensitivity",
+            "names soft and rigid parameters: one run computes the sensitivities of one kind",
+        ));
+    }
+    if statics
+        && !(parameters.is_empty()
+            && rigid_parameters.is_empty()
+            && rigid_step_parameters.is_empty()
+            && seeds.is_empty())
+    {
+        return Err(diffsoro::Error::invalid(
+            "--sensitivity",
+            "is computed through time steps; it cannot be combined with --static",
+        ));
+    }
+    // A reverse-mode gradient, by its own run of the same steps (rigid scenes are cheap);
+    // the run below then takes plain steps.
+    let gradient = match gradient_of {
+        Some(loss) if !statics => Some(gradient_command::rigid_gradient(
+            &scene,
+            steps.unwrap_or(scene.simulation.steps),
+            loss,
+            &rigid_parameters,
+            &rigid_step_parameters,
+            contact_gradient,
+        )?),
+        _ => None,
+    };
+    let forward = gradient.is_none();
+    let mut state = scene.initial_state();
+    if let Some(dir) = out
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(diffsoro::Error::invalid(
+            format!("--out `{}`", dir.display()),
+            "exists and is not a folder",
+        ));
+    }
+    let mut frames = out
+        .map(|dir| FrameSeries::create(dir, &scene))
+        .transpose()?;
+    // With --out and an effector: the paths and inputs for `summary.svg`.
+    let mut trace = out
+        .map(|_| diffsoro::scene::RunTrace::new(&scene))
+        .filter(diffsoro::scene::RunTrace::has_path);
+    if let Some(f) = frames.as_mut() {
+        f.write(&scene, &state)?;
+        if let Some(t) = trace.as_mut() {
+            t.record(&scene, &state);
+        }
+    }
+    let mut sensitivities = std::collections::BTreeMap::new();
+    let mut rigid_sensitivities = std::collections::BTreeMap::new();
+    if statics {
+        let reports = solve_static(&scene, &mut state, StaticOptions::default())?;
+        for (body, r) in scene.bodies.iter().zip(&reports) {
+            eprintln!(
+                "static equilibrium of {}: {} Newton iterations, {} load steps, relative residual {:.1e}",
+                body.name(),
+                r.iterations,
+                r.load_steps,
+                r.residual
+            );
+        }
+        if let Some(f) = frames.as_mut() {
+            f.write(&scene, &state)?;
+            if let Some(t) = trace.as_mut() {
+                t.record(&scene, &state);
+            }
+        }
+    } else {
+        let steps = steps.unwrap_or(scene.simulation.steps);
+        // Plain steps, or steps carrying the forward sensitivities.
+        let mut plain = None;
+        let mut sensitive = None;
+        let mut rigid_sensitive = None;
+        if !forward {
+            plain = Some(Stepper::new(&scene)?);
+        } else if any_rigid {
+            // The initial-state names' columns, then one per step parameter.
+            let (k0, np) = (rigid_parameters.len(), rigid_step_parameters.len());
+            let widen = |m: DMat| m.resize_horizontally(k0 + np, 0.0);
+            let [q, v, tau] = rigid_seeds(&scene, &rigid_parameters).map(widen);
+            let mut directions = DMat::zeros(np, k0 + np);
+            for j in 0..np {
+                directions[(j, k0 + j)] = 1.0;
+            }
+            rigid_sensitive = Some(RigidSensitivityStepper::with_parameters(
+                &scene,
+                [&q, &v, &tau],
+                &rigid_step_parameters,
+                &directions,
+            )?);
+        } else if parameters.is_empty() && seeds.is_empty() {
+            plain = Some(Stepper::new(&scene)?);
+        } else {
+            let directions = seeds.iter().map(|(_, d)| d.clone()).collect();
+            sensitive = Some(SensitivityStepper::with_directions(
+                &scene,
+                &parameters,
+                directions,
+            )?);
+        }
+        let bar = progress(steps as u64, "simulate");
+        let mut warned = false;
+        for _ in 0..steps {
+            let report = match (&mut plain, &mut sensitive, &mut rigid_sensitive) {
+                (Some(stepper), _, _) => stepper.step(&scene, &mut state)?,
+                (None, Some(stepper), _) => stepper.step(&scene, &mut state)?,
+                (None, None, Some(stepper)) => stepper.step(&scene, &mut state)?,
+                (None, None, None) => unreachable!("one stepper exists"),
+            };
+            if !report.contact_converged {
+                let tolerance = scene.contact.settings.tolerance;
+                let message = match scene
+                    .bodies
+                    .iter()
+                    .zip(&report.contact)
+                    .find(|(_, c)| !c.converged)
+                {
+                    Some((body, c)) => format!(
+                        "step {}: the contact NCP of soft body {} did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
+                        state.steps,
+                        body.name(),
+                        c.iterations,
+                        c.residual,
+                        tolerance
+                    ),
+                    None => format!(
+                        "step {}: the rigid bodies' contact NCP did not converge in {} iterations (residual {:.1e} > tolerance {:.1e})",
+                        state.steps, report.rigid.iterations, report.rigid.residual, tolerance
+                    ),
+                };
+                if strict {
+                    bar.finish_and_clear();
+                    return Err(diffsoro::Error::invalid("contact", message));
+                }
+                if !warned {
+                    bar.suspend(|| eprintln!("warning: {message} (later ones not repeated; --strict makes this an error)"));
+                    warned = true;
+                }
+            }
+            if let Some(f) = frames.as_mut() {
+                f.write_with_contacts(&scene, &state, Some(&report.contact))?;
+                if let Some(t) = trace.as_mut() {
+                    t.record(&scene, &state);
+                }
+            }
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        // The names of the tangents: the parameters', then the rigid seeds'.
+        let names: Vec<String> = parameters
+            .iter()
+            .map(|p| p.name(&scene))
+            .chain(seeds.iter().map(|(n, _)| n.clone()))
+            .collect();
+        if let Some(stepper) = &sensitive {
+            sensitivities = names
+                .iter()
+                .zip(stepper.tangents())
+                .map(|(name, t)| {
+                    let rows = t
+                        .bodies
+                        .iter()
+                        .flat_map(|b| b.positions.iter().map(|d| [d.x, d.y, d.z]))
+                        .collect();
+                    (name.clone(), rows)
+                })
+                .collect();
+            // The rigid systems' part of the same tangents (mixed scenes).
+            for (name, t) in names.iter().zip(stepper.tangents()) {
+                if t.rigid.is_empty() {
+                    continue;
+                }
+                let systems = scene
+                    .rigid
+                    .systems
+                    .iter()
+                    .zip(&t.rigid)
+                    .map(|(sys, r)| {
+                        let out = RigidTangentOutput {
+                            q: r.q.clone(),
+                            v: r.v.clone(),
+                        };
+                        (sys.name.clone(), out)
+                    })
+                    .collect();
+                rigid_sensitivities.insert(name.clone(), systems);
+            }
+        }
+        if let Some(stepper) = &rigid_sensitive {
+            let t = stepper.sensitivity();
+            let rigid_names = rigid_parameters
+                .iter()
+                .map(|p| p.name.clone())
+                .chain(rigid_step_parameters.iter().map(|p| p.name(&scene)));
+            for (c, name) in rigid_names.enumerate() {
+                let mut systems = std::collections::BTreeMap::new();
+                let mut o = 0;
+                for sys in &scene.rigid.systems {
+                    let rows = o..o + sys.nv();
+                    systems.insert(
+                        sys.name.clone(),
+                        RigidTangentOutput {
+                            q: rows.clone().map(|r| t.q[(r, c)]).collect(),
+                            v: rows.map(|r| t.v[(r, c)]).collect(),
+                        },
+                    );
+                    o += sys.nv();
+                }
+                rigid_sensitivities.insert(name, systems);
+            }
+        }
+    }
+    let mut final_state = FinalState::new(&scene, &state);
+    final_state.sensitivities = sensitivities;
+    final_state.rigid_sensitivities = rigid_sensitivities;
+    final_state.gradient = gradient.unwrap_or_default();
+    if let (Some(f), Some(dir)) = (frames, out) {
+        let json = serde_json::to_vec(&final_state)
+            .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
+        // Rendered before the frames are moved into place, so a summary that cannot be drawn
+        // (a path gone non-finite) fails the run with nothing written.
+        let summary = trace
+            .as_ref()
+            .and_then(|t| t.summary())
+            .map(|s| s.to_svg())
+            .transpose()?;
+        let pvds = f.finish(&scene, &json)?;
+        eprintln!(
+            "wrote {} (final state) and {} for ParaView",
+            dir.join("final.json").display(),
+            pvds.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if let Some(svg) = summary {
+            let path = dir.join("summary.svg");
+            diffsoro::mesh::io::write_file_atomic(&path, svg.as_bytes())?;
+            eprintln!(
+                "wrote {}: the effector paths and the actuation on one page",
+                path.display()
+            );
+        }
+    }
+    Ok(final_state)
+}
