@@ -43,17 +43,23 @@ fn folder() -> PathBuf {
 /// An OBJ grid on the block's bottom face z = 0 (mesh file frame, m): `n` × `n` vertices over
 /// [−20, 20] mm, two triangles per cell, normals down.
 fn pad(n: usize) -> PathBuf {
-    let path = folder().join(format!("pad{n}.obj"));
+    pad_part(&format!("pad{n}"), n, [-0.02, 0.02], n)
+}
+
+/// The grid of [`pad`] over x ∈ [−20, 20] mm (`nx` vertices) and y ∈ `y` (`ny` vertices).
+fn pad_part(name: &str, nx: usize, y: [f64; 2], ny: usize) -> PathBuf {
+    let path = folder().join(format!("{name}.obj"));
     let mut text = String::new();
-    let c = |i: usize| -0.02 + 0.04 * i as f64 / (n - 1) as f64;
-    for j in 0..n {
-        for i in 0..n {
-            text += &format!("v {:e} {:e} 0\n", c(i), c(j));
+    let cx = |i: usize| -0.02 + 0.04 * i as f64 / (nx - 1) as f64;
+    let cy = |j: usize| y[0] + (y[1] - y[0]) * j as f64 / (ny - 1) as f64;
+    for j in 0..ny {
+        for i in 0..nx {
+            text += &format!("v {:e} {:e} 0\n", cx(i), cy(j));
         }
     }
-    for j in 0..n - 1 {
-        for i in 0..n - 1 {
-            let v = |a: usize, b: usize| 1 + a + n * b;
+    for j in 0..ny - 1 {
+        for i in 0..nx - 1 {
+            let v = |a: usize, b: usize| 1 + a + nx * b;
             text += &format!("f {} {} {}\n", v(i, j), v(i + 1, j + 1), v(i + 1, j));
             text += &format!("f {} {} {}\n", v(i, j), v(i, j + 1), v(i + 1, j + 1));
         }
@@ -210,6 +216,38 @@ fn the_pad_rests_on_spheres_between_nodes_and_they_carry_its_weight() {
 }
 
 #[test]
+fn a_pad_in_two_files_rests_on_the_spheres_as_one() {
+    // Two halves, y ∈ [2.5, 20] and [−20, −2.5] mm, each over two spheres: the body's contact
+    // surface is both files' triangles together.
+    let a = pad_part("half_a", 17, [0.0025, 0.02], 8);
+    let b = pad_part("half_b", 17, [-0.02, -0.0025], 8);
+    let contact = format!(
+        "[soft_body.contact]\n        surface = [\"{}\", \"{}\"]",
+        a.display(),
+        b.display()
+    );
+    let scene = scene_support::scene(&scene_text(&contact, false));
+    let m = scene.bodies[0].total_mass();
+    let (state, force) = run_balanced(&scene, 300);
+    let v_max = state.bodies[0]
+        .velocities
+        .iter()
+        .map(|v| v.norm())
+        .fold(0.0, f64::max);
+    assert!(v_max < 1e-6, "still moving: {v_max:e} m/s");
+    assert!((force - Vec3::new(0.0, 0.0, m * 9.81)).norm() < 1e-5 * m * 9.81);
+    // 2 × 17 × 8 vertices, the second file's after the first's.
+    match scene.contact.points(0) {
+        diffsoro::contact::ContactPoints::Embedded(s) => {
+            assert_eq!(s.points.len(), 272);
+            assert_eq!(s.triangles.len(), 2 * 2 * 16 * 7);
+            assert!(s.triangles[224..].iter().flatten().all(|&v| v >= 136));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn spheres_as_fixed_rigid_bodies_give_the_same_trajectory() {
     let obstacles = scene_support::scene(&scene_text(&with_pad(17), false));
     let rigid = scene_support::scene(&scene_text(&with_pad(17), true));
@@ -319,6 +357,38 @@ fn bad_contact_surfaces_are_one_line_errors() {
         "{e}"
     );
     assert!(!e.contains('\n'), "{e}");
+    // In a list, the file is named by its index; an empty list is an error.
+    let text = scene_text(
+        &format!(
+            "[soft_body.contact]\n        surface = [\"{}\", \"no_such_pad.obj\"]",
+            pad(5).display()
+        ),
+        false,
+    );
+    let e = build(&text).unwrap_err().to_string();
+    assert!(
+        e.contains("soft_body.block.contact.surface[1]") && e.contains("not found"),
+        "{e}"
+    );
+    let text = scene_text("[soft_body.contact]\n        surface = []", false);
+    let e = build(&text).unwrap_err().to_string();
+    assert!(
+        e.contains("soft_body.block.contact.surface") && e.contains("no file"),
+        "{e}"
+    );
+    let text = scene_text(
+        &format!(
+            "[soft_body.contact]\n        surface = [\"{}\", \"{}\"]",
+            pad(5).display(),
+            far.display()
+        ),
+        false,
+    );
+    let e = build(&text).unwrap_err().to_string();
+    assert!(
+        e.contains("soft_body.block.contact.surface[1] vertex 0"),
+        "{e}"
+    );
     // An unknown key of the section.
     let text = scene_text(
         &format!(

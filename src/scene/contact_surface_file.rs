@@ -14,7 +14,7 @@ use crate::actuator::EmbeddedPoint;
 use crate::contact::{ContactPoints, EmbeddedSurface};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
-use crate::mesh::Mesh;
+use crate::mesh::{Mesh, TriangleSurface};
 
 use super::actuation::EMBEDDING_TOLERANCE;
 use super::contact_file::{axis_angle_matrix, read_obstacle_surface};
@@ -29,8 +29,34 @@ pub struct SoftContactSection {
     /// `scale`, `rotation` and `translation`. Its vertices, each within the body's
     /// `embed_tolerance` of the mesh, are the body's contact points instead of the boundary
     /// nodes, and its triangles (normals out of the body) its surface in self-contact and
-    /// contact between bodies. It need not be closed (a fingertip pad is a patch).
-    pub surface: PathBuf,
+    /// contact between bodies. It need not be closed (a fingertip pad is a patch). A list of
+    /// files is one surface of all their triangles (SOFA scenes often give a body several
+    /// collision meshes: the Finger's `fingerCollision_part1/2.stl`).
+    pub surface: SurfaceFiles,
+}
+
+/// One surface file, or several taken together.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum SurfaceFiles {
+    /// `surface = "pad.stl"`.
+    One(PathBuf),
+    /// `surface = ["in1.stl", "in2.stl"]`.
+    Many(Vec<PathBuf>),
+}
+
+impl SurfaceFiles {
+    /// The files with the scene key each is read under (`KEY` or `KEY[i]`).
+    fn keyed(&self, key: &str) -> Vec<(String, &PathBuf)> {
+        match self {
+            SurfaceFiles::One(p) => vec![(key.to_string(), p)],
+            SurfaceFiles::Many(ps) => ps
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (format!("{key}[{i}]"), p))
+                .collect(),
+        }
+    }
 }
 
 /// The contact points of body `section` on `mesh` (m, placed): its boundary nodes, or its
@@ -48,17 +74,36 @@ pub(super) fn contact_points(
         return Ok((ContactPoints::Nodes, None));
     };
     let key = format!("{what}.contact.surface");
-    let path = super::scene_path::scene_path(dir, &contact.surface, &key)?;
-    if !path.is_file() {
-        return Err(Error::invalid(
-            &key,
-            format!("file {} not found", path.display()),
-        ));
+    let files = contact.surface.keyed(&key);
+    if files.is_empty() {
+        return Err(Error::invalid(&key, "names no file"));
     }
-    let surface = read_obstacle_surface(&path).map_err(|e| match e {
-        Error::Invalid { what, message } => Error::invalid(&key, format!("{what}: {message}")),
-        other => other,
-    })?;
+    // Every file's triangles, in list order, on one vertex list.
+    let mut surface = TriangleSurface {
+        vertices: Vec::new(),
+        triangles: Vec::new(),
+    };
+    // Where each file's vertices start, with its key: names a vertex in errors.
+    let mut starts: Vec<(usize, String)> = Vec::new();
+    for (key, file) in files {
+        let path = super::scene_path::scene_path(dir, file, &key)?;
+        if !path.is_file() {
+            return Err(Error::invalid(
+                &key,
+                format!("file {} not found", path.display()),
+            ));
+        }
+        let part = read_obstacle_surface(&path).map_err(|e| match e {
+            Error::Invalid { what, message } => Error::invalid(&key, format!("{what}: {message}")),
+            other => other,
+        })?;
+        let offset = surface.vertices.len();
+        starts.push((offset, key));
+        surface.vertices.extend(part.vertices);
+        surface
+            .triangles
+            .extend(part.triangles.iter().map(|t| t.map(|v| v + offset)));
+    }
     let rotation = axis_angle_matrix(section.rotation.unwrap_or([0.0; 3]));
     let translation = Vec3::from(section.translation.unwrap_or([0.0; 3]));
     let placed = surface.transformed(section.scale, &rotation, &translation);
@@ -73,6 +118,14 @@ pub(super) fn contact_points(
             used[v] = true;
         }
     }
+    let name = |k: usize| {
+        let (start, key) = starts
+            .iter()
+            .rev()
+            .find(|(start, _)| *start <= k)
+            .expect("the first file starts at 0");
+        format!("{key} vertex {}", k - start)
+    };
     let mut outside = (0usize, 0.0f64, 0usize);
     let points = placed
         .vertices
@@ -80,8 +133,7 @@ pub(super) fn contact_points(
         .enumerate()
         .filter(|(k, _)| used[*k])
         .map(|(k, v)| {
-            let (e, d) =
-                EmbeddedPoint::locate_outside(mesh, *v, tol, &format!("{key} vertex {k}"))?;
+            let (e, d) = EmbeddedPoint::locate_outside(mesh, *v, tol, &name(k))?;
             if d > 0.0 {
                 outside.0 += 1;
                 if d > outside.1 {
@@ -93,10 +145,10 @@ pub(super) fn contact_points(
         .collect::<Result<Vec<_>>>()?;
     let warning = (outside.0 > 0).then(|| {
         format!(
-            "{key}: {} of its {} vertices lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, vertex {}, by {:.3e} m (embed_tolerance {tol:.1e} m)",
+            "{key}: {} of its {} vertices lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, {}, by {:.3e} m (embed_tolerance {tol:.1e} m)",
             outside.0,
             points.len(),
-            outside.2,
+            name(outside.2),
             outside.1
         )
     });

@@ -52,7 +52,7 @@ pub use contact_stage::{
     ContactBody, ContactOutcome, ContactWorkspace, RigidCoupling, SceneContact,
     SceneContactWorkspace, mode_tolerance, resolve_contacts,
 };
-pub use contact_surface_file::SoftContactSection;
+pub use contact_surface_file::{SoftContactSection, SurfaceFiles};
 pub use energy::Energy;
 pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,
