@@ -2,10 +2,11 @@
 //! thrown or pushed along the floor slides and stops; from its observed final position,
 //! recover components of its initial velocity by Levenberg–Marquardt on
 //! `r(v₀) = c_T(v₀) − c_observed` (m), whose Jacobian `∂c_T/∂v₀` is the position part of the
-//! rigid forward sensitivities (`diff::rigid_forward_sensitivities`).
+//! rigid forward sensitivities (`diff::rigid_forward_sensitivities`), or, in a scene with
+//! soft bodies, of the mixed step's (`diff::SensitivityStepper` seeded along v₀).
 
 use super::levenberg_marquardt::{LeastSquares, LmOptions, LmResult, levenberg_marquardt};
-use crate::diff::rigid_forward_sensitivities;
+use crate::diff::{InputTangent, SensitivityStepper, StateTangent, rigid_forward_sensitivities};
 use crate::error::{Error, Result};
 use crate::math::{DMat, DVec, Vec3};
 use crate::scene::{RigidKind, Scene};
@@ -29,21 +30,45 @@ impl LeastSquares for VelocityFit<'_> {
             v[c] = x;
         }
         let k = self.components.len();
-        let zero = DMat::zeros(n, k);
-        let mut seed_v = DMat::zeros(n, k);
-        for (j, &c) in self.components.iter().enumerate() {
-            seed_v[(self.offset + c, j)] = 1.0;
-        }
-        let s = rigid_forward_sensitivities(
-            self.scene,
-            &mut state,
-            self.steps,
-            [&zero, &seed_v, &zero],
-            &mut |_| {},
-        )?;
+        let jac = if self.scene.bodies.is_empty() {
+            // Rigid bodies alone: the rigid step's sensitivities.
+            let zero = DMat::zeros(n, k);
+            let mut seed_v = DMat::zeros(n, k);
+            for (j, &c) in self.components.iter().enumerate() {
+                seed_v[(self.offset + c, j)] = 1.0;
+            }
+            let s = rigid_forward_sensitivities(
+                self.scene,
+                &mut state,
+                self.steps,
+                [&zero, &seed_v, &zero],
+                &mut |_| {},
+            )?;
+            DMat::from_fn(3, k, |i, j| s.q[(self.offset + i, j)])
+        } else {
+            // With soft bodies (a body resting on or pushed across silicone): the mixed
+            // step's forward sensitivities along each seeded component of v₀.
+            let directions = self
+                .components
+                .iter()
+                .map(|&c| {
+                    let mut t = StateTangent::zeros(self.scene);
+                    t.rigid[self.system].v[c] = 1.0;
+                    InputTangent {
+                        state: t,
+                        parameters: Vec::new(),
+                    }
+                })
+                .collect();
+            let mut stepper = SensitivityStepper::with_directions(self.scene, &[], directions)?;
+            for _ in 0..self.steps {
+                stepper.step(self.scene, &mut state)?;
+            }
+            let tangents: Vec<&StateTangent> = stepper.tangents().collect();
+            DMat::from_fn(3, k, |i, j| tangents[j].rigid[self.system].q[i])
+        };
         let q = &state.rigid[self.system].q;
         let r = DVec::from_fn(3, |i, _| q[i] - self.observed[i]);
-        let jac = DMat::from_fn(3, k, |i, j| s.q[(self.offset + i, j)]);
         Ok((r, jac))
     }
 }
