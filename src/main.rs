@@ -71,7 +71,8 @@ enum Command {
         /// `actuator:NAME` (its force held constant over the run), `friction:OBSTACLE` (an
         /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`); for rigid bodies
         /// (written as `rigid_sensitivities`, tangents of q and v) `q:ROBOT`, `v:ROBOT`,
-        /// `tau:ROBOT`, `position:BODY`, `velocity:BODY`, `angular_velocity:BODY` (every
+        /// `tau:ROBOT`, `target:ROBOT` (a PD robot's target, rad or m, as a constant offset over
+        /// the run), `position:BODY`, `velocity:BODY`, `angular_velocity:BODY` (every
         /// component, or `velocity:cube[2]`), `mass:BODY` (a free body's mass in kg, its
         /// inertia scaled with it); repeatable.
         #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
@@ -536,15 +537,16 @@ fn simulate(
     // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
     let mut parameters = Vec::new();
     let mut rigid_parameters = Vec::new();
-    // Where soft and rigid bodies can meet, a robot's constant input `tau:ROBOT[k]` is a
-    // parameter of the mixed step derivatives like E or an actuator (docs/derivatives.md).
+    // Where soft and rigid bodies can meet, a robot's constant input `tau:ROBOT[k]` and a PD
+    // robot's target `target:ROBOT[k]` are parameters of the mixed step derivatives like E or
+    // an actuator (docs/derivatives.md).
     let mixed = scene.coupling.is_active(&scene.rigid, scene.bodies.len());
     // Outside mixed scenes a free body's mass, and in rigid-only scenes an obstacle's
     // friction, are parameters of the rigid step Jacobian's columns.
     let mut rigid_step_parameters = Vec::new();
     for name in sensitivity {
         let name = name.trim();
-        if mixed && name.starts_with("tau:") {
+        if mixed && (name.starts_with("tau:") || name.starts_with("target:")) {
             parameters.push(Parameter::parse(&scene, name)?);
             continue;
         }
