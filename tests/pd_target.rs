@@ -297,3 +297,34 @@ fn target_errors_name_the_parameter() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
+
+/// `Parameter::parse(scene, "target:ROBOT[k]")` reads coordinate k of the target (rad, the
+/// shoulder's angle from its (cos, sin)), and setting it moves every waypoint of a moving
+/// target by the same offset (the semantics the derivative is taken in).
+#[test]
+fn the_target_parameter_reads_and_offsets_the_waypoints() {
+    use diffsoro::diff::Parameter;
+    use diffsoro::scene::{RigidInput, Scene};
+    let line = "target_path = [[0.0, 0.9950041652780258, 0.09983341664682815, 0.1], [0.1, 1.0, 0.0, -0.2]]";
+    let path = pendulum("value", [40.0, 20.0], [2.0, 1.0], line);
+    let mut scene = Scene::load(std::path::Path::new(&path), &[]).unwrap();
+    let (shoulder, elbow) = (
+        Parameter::parse(&scene, "target:arm[0]").unwrap(),
+        Parameter::parse(&scene, "target:arm[1]").unwrap(),
+    );
+    assert_eq!(elbow.name(&scene), "target:arm[1]");
+    // The last waypoint's coordinates.
+    assert!(shoulder.value(&scene).abs() < 1e-15);
+    assert_eq!(elbow.value(&scene), -0.2);
+    elbow.set(&mut scene, 0.3).unwrap();
+    shoulder.set(&mut scene, 0.25).unwrap();
+    let RigidInput::Pd { path, .. } = &scene.rigid.systems[0].input else {
+        panic!("a PD robot");
+    };
+    assert!((path[0].1[2] - 0.6).abs() < 1e-15, "{path:?}");
+    assert!((path[1].1[2] - 0.3).abs() < 1e-15, "{path:?}");
+    let angle = |q: &[f64]| q[1].atan2(q[0]);
+    assert!((angle(&path[0].1) - 0.35).abs() < 1e-12, "{path:?}");
+    assert!((angle(&path[1].1) - 0.25).abs() < 1e-12, "{path:?}");
+    assert!((shoulder.value(&scene) - 0.25).abs() < 1e-12);
+}
