@@ -47,7 +47,7 @@ fn parse_loss(scene: &Scene, text: &str) -> diffsoro::Result<(f64, RigidParamete
     };
     let one = parse_rigid_parameter(scene, name)?
         .and_then(|list| <[RigidParameter; 1]>::try_from(list).ok())
-        .filter(|[p]| p.seed != RigidSeed::Input);
+        .filter(|[p]| !matches!(p.seed, RigidSeed::Input | RigidSeed::Target));
     match one {
         Some([p]) => Ok((sign, p)),
         None => Err(diffsoro::Error::invalid(
@@ -92,9 +92,9 @@ pub fn rigid_gradient(
             let from = match p.seed {
                 RigidSeed::Configuration => &g.q,
                 RigidSeed::Velocity => &g.v,
-                RigidSeed::Input => &g.tau,
+                RigidSeed::Input | RigidSeed::Target => &g.tau,
             };
-            (p.name.clone(), from[p.index])
+            (p.name.clone(), from[p.index] * p.input_gain(scene))
         })
         .collect();
     for (p, value) in parameters.iter().zip(&g.parameters) {

@@ -69,7 +69,8 @@ enum Command {
         /// `actuator:NAME` (its force held constant over the run), `friction:OBSTACLE` (an
         /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`); for rigid bodies
         /// (written as `rigid_sensitivities`, tangents of q and v) `q:ROBOT`, `v:ROBOT`,
-        /// `tau:ROBOT`, `position:BODY`, `velocity:BODY`, `angular_velocity:BODY` (every
+        /// `tau:ROBOT`, `target:ROBOT` (a PD robot's target, rad or m, as a constant offset over
+        /// the run), `position:BODY`, `velocity:BODY`, `angular_velocity:BODY` (every
         /// component, or `velocity:cube[2]`), `mass:BODY` (a free body's mass in kg, its
         /// inertia scaled with it); repeatable.
         #[arg(long, value_name = "NAME,…", value_delimiter = ',')]

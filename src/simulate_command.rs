@@ -40,15 +40,16 @@ pub(crate) fn simulate(
     // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
     let mut parameters = Vec::new();
     let mut rigid_parameters = Vec::new();
-    // Where soft and rigid bodies can meet, a robot's constant input `tau:ROBOT[k]` is a
-    // parameter of the mixed step derivatives like E or an actuator (docs/derivatives.md).
+    // Where soft and rigid bodies can meet, a robot's constant input `tau:ROBOT[k]` and a PD
+    // robot's target `target:ROBOT[k]` are parameters of the mixed step derivatives like E or
+    // an actuator (docs/derivatives.md).
     let mixed = scene.coupling.is_active(&scene.rigid, scene.bodies.len());
     // Outside mixed scenes a free body's mass, and in rigid-only scenes an obstacle's
     // friction, are parameters of the rigid step Jacobian's columns.
     let mut rigid_step_parameters = Vec::new();
     for name in sensitivity {
         let name = name.trim();
-        if mixed && name.starts_with("tau:") {
+        if mixed && (name.starts_with("tau:") || name.starts_with("target:")) {
             parameters.push(Parameter::parse(&scene, name)?);
             continue;
         }

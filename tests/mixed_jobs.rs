@@ -122,6 +122,61 @@ fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
     }
 }
 
+/// `simulate --sensitivity target:lift[0]` on `lift_pad.toml` itself (the pad on the palm
+/// held by its PD): the palm's and a pad node's sensitivities to the PD's target (m) equal
+/// central differences of two runs with `--set robot.lift.target=[±1e-4]`, to 1e-6 relative.
+#[test]
+fn simulate_reports_the_pd_targets_sensitivity_in_a_mixed_scene() {
+    let root = cli_support::root();
+    let dir = cli_support::scratch("pd-pad");
+    let text = std::fs::read_to_string(root.join("scenes/lift_pad.toml"))
+        .unwrap()
+        .replace("../meshes/", &format!("{}/meshes/", root.display()))
+        .replace("../urdf/", &format!("{}/urdf/", root.display()))
+        + "\n[contact]\ntolerance = 1e-12\nmax_iterations = 100000\n";
+    let scene = dir.join("pd_pad.toml");
+    std::fs::write(&scene, text).unwrap();
+    let scene = scene.to_str().unwrap();
+    let final_json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["simulate", scene, "--steps", "20"];
+        args.extend(extra);
+        let out = cli_support::run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let name = "target:lift[0]";
+    let with = final_json(&["--sensitivity", name]);
+    let eps = 1e-4;
+    let at = |x: f64| final_json(&["--set", &format!("robot.lift.target=[{x}]")]);
+    let (p, m) = (at(eps), at(-eps));
+    let q = |j: &serde_json::Value| j["robots"][0]["q"][0].as_f64().unwrap();
+    let fd = (q(&p) - q(&m)) / (2.0 * eps);
+    let analytic = with["rigid_sensitivities"][name]["lift"]["q"][0]
+        .as_f64()
+        .unwrap();
+    assert!(
+        analytic.abs() > 1e-3,
+        "the palm follows its target: {analytic:e}"
+    );
+    assert!(
+        (fd - analytic).abs() <= 1e-6 * analytic.abs(),
+        "palm q {analytic:e} vs {fd:e}"
+    );
+    let z = |j: &serde_json::Value| j["soft_bodies"][0]["positions"][0][2].as_f64().unwrap();
+    let fd = (z(&p) - z(&m)) / (2.0 * eps);
+    let analytic = with["sensitivities"][name][0][2].as_f64().unwrap();
+    assert!(analytic.abs() > 1e-6, "the pad moves with it: {analytic:e}");
+    assert!(
+        (fd - analytic).abs() <= 1e-6 * analytic.abs(),
+        "pad node 0 z {analytic:e} vs {fd:e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `simulate --sensitivity mass:cube` in a mixed scene: a 25 mm rigid cube landing at 0.1 m/s
 /// on a clamped soft block (the landing of `tests/mixed_step_derivative.rs`, its gaps clear of
 /// the correction's kink at 0; one NCP holds the block's nodes under the cube and the cube's

@@ -239,6 +239,19 @@ fn a_pad_attached_to_a_palm() {
     check_adjoint(&scene, &start, &["young_modulus:pad"]);
 }
 
+/// The pad on the palm held by its PD, differentiated with respect to the PD's target
+/// (`target:lift[0]`, m, a constant offset: kp times `tau:lift[0]`, the input never near the
+/// 100 N effort limit) with E, against the forward simulator run with the target moved
+/// (`Parameter::set`), and adjointness.
+#[test]
+fn a_pad_on_a_palm_and_the_pds_target() {
+    let scene = load("lift_pad.toml", &["robot.lift.kd=[5.0]"]);
+    let start = diff_support::run_state(&scene, &scene.initial_state(), 30);
+    let names = ["young_modulus:pad", "target:lift[0]"];
+    check(&scene, &start, 2, &names, 1e-3, "pad on palm, target");
+    check_adjoint(&scene, &start, &names);
+}
+
 /// An attachment holds a body, it does not touch it: the hanging pad's NCP holds only the
 /// bilateral rows of its attachment (so the pad is in an NCP), yet it has no contact force
 /// λ_c and no contact-force tangent (the terms paper 004 Eq. 17 penalises), since it touches

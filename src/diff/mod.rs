@@ -51,6 +51,7 @@ mod rigid_parameter;
 mod rigid_record;
 mod rigid_step;
 mod rigid_step_vjp;
+mod rigid_target;
 mod rigid_trajectory;
 mod row_chain;
 mod step_derivative;

@@ -1,6 +1,6 @@
 //! Differentiable parameters of a scene and their names (docs/derivatives.md):
 //! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`,
-//! `friction:OBSTACLE`, `mass:BODY`.
+//! `target:ROBOT[k]`, `friction:OBSTACLE`, `mass:BODY`.
 
 use crate::actuator::{Actuator, ActuatorKind, Drive};
 use crate::error::{Error, Result};
@@ -8,7 +8,8 @@ use crate::fem::MaterialParameter;
 use crate::material::Material;
 use crate::scene::{RigidDynamics, RigidInput, Scene};
 
-use super::rigid_parameter::parse_rigid_parameter;
+use super::rigid_parameter::{parse_rigid_parameter, pd_gain};
+use super::rigid_target::{shift_target, target_coordinate};
 
 /// One scalar parameter of a scene the step can be differentiated with respect to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,6 +35,16 @@ pub enum Parameter {
     /// a prismatic one; `tau:ROBOT[k]`), of a robot driven by constant inputs (`input =
     /// "torque"`, or none).
     RigidInput {
+        /// Index of the rigid system in the scene's rigid part.
+        system: usize,
+        /// Its velocity coordinate.
+        dof: usize,
+    },
+    /// A constant offset (rad for a revolute joint, m for a prismatic one) added over the run
+    /// to the target of a PD-driven robot on one velocity coordinate (`target:ROBOT[k]`):
+    /// it moves the input before the effort clamp by kp_k per unit
+    /// ([`Parameter::input_gain`]), so it enters the step as `tau:ROBOT[k]` scaled by kp_k.
+    RigidTarget {
         /// Index of the rigid system in the scene's rigid part.
         system: usize,
         /// Its velocity coordinate.
@@ -66,7 +77,7 @@ impl Parameter {
         let Some((kind, target)) = name.split_once(':') else {
             return Err(Error::invalid(
                 what,
-                "expected `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`, `friction:OBSTACLE` or `mass:BODY`",
+                "expected `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`, `target:ROBOT[k]`, `friction:OBSTACLE` or `mass:BODY`",
             ));
         };
         let body_index = |body: &str| {
@@ -118,7 +129,7 @@ impl Parameter {
                     )),
                 }
             }
-            "tau" => parse_rigid_input(scene, name, &what),
+            "tau" | "target" => parse_rigid_input(scene, name, &what),
             "friction" => {
                 let contact = &scene.contact;
                 (0..contact.obstacles.len())
@@ -138,7 +149,7 @@ impl Parameter {
             other => Err(Error::invalid(
                 what,
                 format!(
-                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator`, `tau`, `friction` or `mass`"
+                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator`, `tau`, `target`, `friction` or `mass`"
                 ),
             )),
         }
@@ -159,6 +170,9 @@ impl Parameter {
             Parameter::RigidInput { system, dof } => {
                 format!("tau:{}[{dof}]", scene.rigid.systems[system].name)
             }
+            Parameter::RigidTarget { system, dof } => {
+                format!("target:{}[{dof}]", scene.rigid.systems[system].name)
+            }
             Parameter::Friction { obstacle } => {
                 format!("friction:{}", scene.contact.obstacle_name(obstacle))
             }
@@ -172,8 +186,21 @@ impl Parameter {
         match *self {
             Parameter::Material { body, .. } | Parameter::Actuator { body, .. } => Some(body),
             Parameter::RigidInput { .. }
+            | Parameter::RigidTarget { .. }
             | Parameter::Friction { .. }
             | Parameter::RigidMass { .. } => None,
+        }
+    }
+
+    /// The change of a robot's input before the effort clamp per unit of the parameter: 1 for
+    /// `tau:ROBOT[k]`, kp_k (N·m/rad, N/m) for `target:ROBOT[k]`, 0 for the others.
+    pub fn input_gain(&self, scene: &Scene) -> f64 {
+        match *self {
+            Parameter::RigidInput { .. } => 1.0,
+            Parameter::RigidTarget { system, dof } => {
+                pd_gain(&scene.rigid.systems[system].input, dof)
+            }
+            _ => 0.0,
         }
     }
 
@@ -200,6 +227,7 @@ impl Parameter {
                 RigidInput::Torque(t) => t[dof],
                 _ => 0.0,
             },
+            Parameter::RigidTarget { system, dof } => target_coordinate(scene, system, dof),
             Parameter::Friction { obstacle } => scene.contact.friction[obstacle],
             Parameter::RigidMass { system } => match &scene.rigid.systems[system].dynamics {
                 RigidDynamics::Free(body) => body.mass,
@@ -263,6 +291,17 @@ impl Parameter {
                 }
                 Ok(())
             }
+            Parameter::RigidTarget { system, dof } => {
+                if !value.is_finite() {
+                    return Err(Error::invalid(
+                        self.name(scene),
+                        format!("target {value} is not finite"),
+                    ));
+                }
+                let shift = value - target_coordinate(scene, system, dof);
+                shift_target(scene, system, dof, shift);
+                Ok(())
+            }
             Parameter::Friction { obstacle } => {
                 if !(value >= 0.0 && value.is_finite()) {
                     return Err(Error::invalid(
@@ -285,33 +324,36 @@ impl Parameter {
     }
 }
 
-/// `tau:ROBOT[k]` (module doc), resolved by [`parse_rigid_parameter`]: one component of a
-/// robot driven by constant inputs (or none). Errors name the robot, the component, or a
-/// PD-driven robot.
+/// `tau:ROBOT[k]` or `target:ROBOT[k]` (module doc), resolved by [`parse_rigid_parameter`]:
+/// one component of a robot driven by constant inputs (or none) for `tau:`, of a PD-driven
+/// robot for `target:`. Errors name the robot, the component, or the robot's other input.
 fn parse_rigid_input(scene: &Scene, name: &str, what: &str) -> Result<Parameter> {
-    let list = parse_rigid_parameter(scene, name)?.expect("a `tau:` name is a rigid name");
+    let list = parse_rigid_parameter(scene, name)?.expect("a `tau:`/`target:` name is rigid");
+    let target = name.starts_with("target:");
     let [one] = list.as_slice() else {
+        let kind = if target { "target" } else { "tau" };
         return Err(Error::invalid(
             what,
-            "names every coordinate of the robot: give one, `tau:ROBOT[k]`",
+            format!("names every coordinate of the robot: give one, `{kind}:ROBOT[k]`"),
         ));
     };
     let mut offset = 0;
     for (system, sys) in scene.rigid.systems.iter().enumerate() {
         if one.index < offset + sys.nv() {
+            let dof = one.index - offset;
+            if target {
+                return Ok(Parameter::RigidTarget { system, dof });
+            }
             if let RigidInput::Pd { .. } = sys.input {
                 return Err(Error::invalid(
                     what,
                     format!(
-                        "robot `{}` is driven by a PD (kp, kd, target): its input follows its state; `tau` is a parameter of robots driven by constant inputs (`torque = [...]`)",
+                        "robot `{}` is driven by a PD (kp, kd, target): its input follows its state; `tau` is a parameter of robots driven by constant inputs (`torque = [...]`), `target:` of PD-driven ones",
                         sys.name
                     ),
                 ));
             }
-            return Ok(Parameter::RigidInput {
-                system,
-                dof: one.index - offset,
-            });
+            return Ok(Parameter::RigidInput { system, dof });
         }
         offset += sys.nv();
     }

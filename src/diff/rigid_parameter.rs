@@ -1,12 +1,13 @@
 //! Names of the rigid inputs sensitivities are taken with respect to (docs/derivatives.md):
-//! `q:ROBOT`, `v:ROBOT`, `tau:ROBOT` (a robot's initial configuration tangent, initial
-//! velocity, constant torque input), `position:BODY`, `velocity:BODY`,
+//! `q:ROBOT`, `v:ROBOT`, `tau:ROBOT`, `target:ROBOT` (a robot's initial configuration
+//! tangent, initial velocity, constant torque added to its input before the effort clamp,
+//! constant offset added to its PD target over the run), `position:BODY`, `velocity:BODY`,
 //! `angular_velocity:BODY` (a free body's initial centre, velocity and angular velocity, world
 //! axes). A name stands for every component; `velocity:cube[2]` names one.
 
 use crate::error::{Error, Result};
 use crate::math::DMat;
-use crate::scene::{RigidKind, Scene};
+use crate::scene::{RigidInput, RigidKind, Scene};
 
 /// Which seed a rigid parameter moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +18,11 @@ pub enum RigidSeed {
     Velocity,
     /// A constant input added to the robot's.
     Input,
+    /// A constant offset added to a PD robot's target (tangent of the target's joint, rad
+    /// or m): with τ = kp ∘ (target ⊖ q) − kd ∘ v on revolute and prismatic joints it moves
+    /// the input before the clamp by kp_k per unit, so it seeds the input's seed scaled by kp
+    /// ([`RigidParameter::input_gain`]).
+    Target,
 }
 
 /// One scalar rigid parameter: its name with its component (`velocity:cube[0]`), which seed
@@ -44,6 +50,7 @@ pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<Rig
         "q" => (RigidKind::Robot, RigidSeed::Configuration, 0, None),
         "v" => (RigidKind::Robot, RigidSeed::Velocity, 0, None),
         "tau" => (RigidKind::Robot, RigidSeed::Input, 0, None),
+        "target" => (RigidKind::Robot, RigidSeed::Target, 0, None),
         "position" => (RigidKind::FreeBody, RigidSeed::Configuration, 0, Some(3)),
         "velocity" => (RigidKind::FreeBody, RigidSeed::Velocity, 0, Some(3)),
         "angular_velocity" => (RigidKind::FreeBody, RigidSeed::Velocity, 3, Some(3)),
@@ -81,6 +88,14 @@ pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<Rig
                 format!("the scene has no {noun} `{body}` (it has {known:?})"),
             )
         })?;
+    if seed == RigidSeed::Target && !matches!(systems[s].input, RigidInput::Pd { .. }) {
+        return Err(Error::invalid(
+            what(),
+            format!(
+                "robot `{body}` has no PD input (kp, kd, target): `target:` is a parameter of PD-driven robots"
+            ),
+        ));
+    }
     let len = len.unwrap_or(systems[s].nv());
     let offset: usize = systems[..s].iter().map(|x| x.nv()).sum::<usize>() + first;
     let base = format!("{kind}:{body}");
@@ -106,8 +121,34 @@ pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<Rig
     ))
 }
 
+impl RigidParameter {
+    /// The input's change before the effort clamp per unit of the parameter: kp_k (N·m/rad,
+    /// N/m) for `target:ROBOT[k]`, 1 for `tau:` (and the other seeds).
+    pub fn input_gain(&self, scene: &Scene) -> f64 {
+        if self.seed != RigidSeed::Target {
+            return 1.0;
+        }
+        let mut offset = 0;
+        for sys in &scene.rigid.systems {
+            if self.index < offset + sys.nv() {
+                return pd_gain(&sys.input, self.index - offset);
+            }
+            offset += sys.nv();
+        }
+        unreachable!("parse_rigid_parameter gives an index among the coordinates")
+    }
+}
+
+/// kp_k of a PD input (0 for another input).
+pub(crate) fn pd_gain(input: &RigidInput, k: usize) -> f64 {
+    match input {
+        RigidInput::Pd { kp, .. } => kp[k],
+        _ => 0.0,
+    }
+}
+
 /// The seeds `[S_q, S_v, S_τ]` (N × k) of `params`, one column each
-/// (`diff::RigidSensitivityStepper::new`).
+/// (`diff::RigidSensitivityStepper::new`); a `target:` column is S_τ scaled by kp.
 pub fn rigid_seeds(scene: &Scene, params: &[RigidParameter]) -> [DMat; 3] {
     let n: usize = scene.rigid.systems.iter().map(|s| s.nv()).sum();
     let mut seeds = [
@@ -119,9 +160,9 @@ pub fn rigid_seeds(scene: &Scene, params: &[RigidParameter]) -> [DMat; 3] {
         let which = match p.seed {
             RigidSeed::Configuration => 0,
             RigidSeed::Velocity => 1,
-            RigidSeed::Input => 2,
+            RigidSeed::Input | RigidSeed::Target => 2,
         };
-        seeds[which][(p.index, c)] = 1.0;
+        seeds[which][(p.index, c)] = p.input_gain(scene);
     }
     seeds
 }

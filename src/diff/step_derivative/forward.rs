@@ -176,6 +176,7 @@ impl StepDerivative {
                         // Through the rigid systems' update (rigid_forward), and through the
                         // NCP (below).
                         Parameter::RigidInput { .. }
+                        | Parameter::RigidTarget { .. }
                         | Parameter::Friction { .. }
                         | Parameter::RigidMass { .. } => {}
                         Parameter::Material { parameter, .. } => {

@@ -223,6 +223,7 @@ impl StepDerivative {
                     // Through the rigid systems' update (rigid_reverse), and through the NCP
                     // (above).
                     Parameter::RigidInput { .. }
+                    | Parameter::RigidTarget { .. }
                     | Parameter::Friction { .. }
                     | Parameter::RigidMass { .. } => 0.0,
                     Parameter::Material { parameter, .. } => {

@@ -23,7 +23,8 @@ use crate::diff::tangent::RigidTangent;
 pub(super) struct RigidDirections {
     pub(super) dq: DMat,
     pub(super) dv: DMat,
-    /// dτ of the `tau:ROBOT[k]` parameters, zero where the effort limit clamped the input.
+    /// dτ of the `tau:ROBOT[k]` parameters and kp_k dτ of the `target:ROBOT[k]` ones, zero
+    /// where the effort limit clamped the input.
     pub(super) dtau: DMat,
     /// ∂v⁺/∂m dm of the `mass:BODY` parameters, with Q held.
     pub(super) dmass: DMat,
@@ -47,10 +48,10 @@ pub(super) fn rigid_directions(
     for (c, input) in inputs.iter().enumerate() {
         for (p, d) in parameters.iter().zip(&input.parameters) {
             match *p {
-                Parameter::RigidInput { system, dof }
+                Parameter::RigidInput { system, dof } | Parameter::RigidTarget { system, dof }
                     if scene.rigid.systems[system].input_unclamped(&rec.end[system], dof) =>
                 {
-                    dtau[(rec.offsets[system] + dof, c)] += d;
+                    dtau[(rec.offsets[system] + dof, c)] += d * p.input_gain(scene);
                 }
                 Parameter::RigidMass { system } if *d != 0.0 => {
                     let mut col = dmass.column_mut(c);

@@ -119,8 +119,8 @@ pub(super) fn rigid_update_cotangent(
     cot.tau_bar = w;
 }
 
-/// Adds τ̄ to the `tau:ROBOT[k]` parameters' cotangents (zero where the effort limit clamped
-/// the input), and (∂v⁺/∂m)ᵀ ā_r to the `mass:BODY` ones.
+/// Adds τ̄ to the `tau:ROBOT[k]` parameters' cotangents and kp_k τ̄ to the
+/// `target:ROBOT[k]` ones (zero where the effort limit clamped the input), and (∂v⁺/∂m)ᵀ ā_r to the `mass:BODY` ones.
 pub(super) fn add_rigid_parameter_cotangents(
     scene: &Scene,
     rec: &RigidRecord,
@@ -130,10 +130,10 @@ pub(super) fn add_rigid_parameter_cotangents(
 ) {
     for (p, o) in parameters.iter().zip(out) {
         match *p {
-            Parameter::RigidInput { system, dof }
+            Parameter::RigidInput { system, dof } | Parameter::RigidTarget { system, dof }
                 if scene.rigid.systems[system].input_unclamped(&rec.end[system], dof) =>
             {
-                *o += cot.tau_bar[rec.offsets[system] + dof];
+                *o += p.input_gain(scene) * cot.tau_bar[rec.offsets[system] + dof];
             }
             Parameter::RigidMass { system } => *o += rec.mass_column(system).dot(&cot.a_bar),
             _ => {}
