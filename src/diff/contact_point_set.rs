@@ -11,7 +11,7 @@ use crate::math::{Mat3, Vec3};
 /// One contact as its derivatives see it: a contact point over nodes (each a (body, node)
 /// pair) with signed weights, its frame, gap, and their derivatives with respect to the
 /// positions of those nodes (module doc). Built over contact points (a node, or a vertex of
-/// an embedded contact surface) and expanded onto the nodes by [`ContactPointSet::embed`]; a
+/// an embedded contact surface) and expanded onto the nodes by `ContactPointSet::embed`; a
 /// node may appear in several entries (their terms add up).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContactPointSet {

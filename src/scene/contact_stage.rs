@@ -160,7 +160,8 @@ pub struct ContactOutcome {
 
 /// Reusable buffers of the contact stage of one body, and what its last step found.
 pub struct ContactWorkspace {
-    /// The points that meet obstacles and rigid shapes (`contact::ContactPoints`).
+    /// The body's contact points (`contact::ContactPoints`): its boundary nodes, or an
+    /// embedded surface's vertices.
     pub(super) points: ContactPoints,
     /// Indices of the points that can move (not held by fixed nodes only).
     pub(super) candidates: Vec<usize>,
@@ -198,8 +199,8 @@ pub struct ContactWorkspace {
 }
 
 impl ContactWorkspace {
-    /// Buffers for `body` whose step matrix is factorised in `factor`, meeting obstacles and
-    /// rigid shapes at `points`; the candidates are the points that move: the nodes of its
+    /// Buffers for `body` whose step matrix is factorised in `factor`, touching at its contact
+    /// `points`; the candidates are the points that move: the nodes of its
     /// boundary triangles that are not fixed, or the embedded vertices that follow a free
     /// node.
     pub fn new(body: &SoftBody, points: ContactPoints, factor: &NumericFactor) -> ContactWorkspace {
@@ -492,6 +493,11 @@ pub fn resolve_contacts(
             .iter()
             .map(|&n| v[n].norm())
             .fold(0.0, f64::max);
+        if w.points.is_embedded() {
+            // Rigid corners meet the volume's boundary, whose nodes may outrun the points.
+            let nodes = w.v_nodes.iter().map(|v| v.norm()).fold(0.0, f64::max);
+            w.reach = w.reach.max(h * nodes);
+        }
     }
     let reach_max = bodies.iter().map(|b| b.workspace.reach).fold(0.0, f64::max);
     // Each body: obstacles, then its own surface.
