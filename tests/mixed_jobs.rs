@@ -72,13 +72,7 @@ fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
     let final_json = |extra: &[&str]| -> serde_json::Value {
         let mut args = vec!["simulate", scene, "--steps", "20"];
         args.extend(extra);
-        let out = cli_support::run(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        cli_support::run_json(&args)
     };
     let with = final_json(&["--sensitivity", "tau:lift[0],young_modulus:pad,v:lift"]);
     for (name, set, value, eps) in [
@@ -140,13 +134,7 @@ fn simulate_reports_the_pd_targets_sensitivity_in_a_mixed_scene() {
     let final_json = |extra: &[&str]| -> serde_json::Value {
         let mut args = vec!["simulate", scene, "--steps", "20"];
         args.extend(extra);
-        let out = cli_support::run(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        cli_support::run_json(&args)
     };
     let name = "target:lift[0]";
     let with = final_json(&["--sensitivity", name]);
@@ -296,7 +284,7 @@ fn calibrate_recovers_a_push_across_the_soft_block() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = cli_support::run(&[
+    let report = cli_support::run_json(&[
         "calibrate",
         "scenes/cube_on_block.toml",
         "--observed",
@@ -310,12 +298,6 @@ fn calibrate_recovers_a_push_across_the_soft_block() {
         "--set",
         "simulation.steps=30",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["converged"], true, "{report}");
     for (name, want) in [("velocity:cube[0]", 0.1), ("velocity:cube[1]", 0.05)] {
         let got = report["params"][name].as_f64().unwrap();

@@ -19,6 +19,18 @@ pub fn run(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs `diffsoro` with `args`, asserts it succeeded (showing its stderr otherwise) and
+/// returns its stdout as JSON.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// An empty folder `name` under the temporary folder, private to this test binary and
 /// process.
 pub fn scratch(name: &str) -> PathBuf {
