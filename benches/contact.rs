@@ -1,5 +1,5 @@
-//! Speed of the contact module: the NCP solve (ADMM and PGS, cold start) against the number
-//! of contacts (10, 100, 1,000), and the Delassus assembly `G = h H A⁻¹ Hᵀ` by one
+//! Speed of the contact module: the NCP solve (ADMM with and without its Anderson
+//! acceleration, and PGS, cold start) against the number of contacts (10, 100, 1,000), and the Delassus assembly `G = h H A⁻¹ Hᵀ` by one
 //! multi-right-hand-side solve with the step's factorisation.
 //!
 //! The problems are physical: a soft slab (neo-Hookean, E = 1 MPa, ν = 0.45, 1000 kg/m³) lies
@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use diffsoro::contact::{
-    AdmmSolver, ContactJacobian, ContactProblem, DelassusWorkspace, PgsSettings, PgsSolver,
-    assemble_delassus, free_contact_velocity,
+    AdmmSettings, AdmmSolver, ContactJacobian, ContactProblem, DelassusWorkspace, PgsSettings,
+    PgsSolver, assemble_delassus, free_contact_velocity,
 };
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness};
 use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
@@ -109,6 +109,12 @@ fn bench_contact(c: &mut Criterion) {
         let s = setup(n);
         let p = problem(&s);
         let mut admm = AdmmSolver::default();
+        // The same ADMM without Anderson acceleration, to measure what the acceleration buys
+        // in the same run.
+        let mut plain = AdmmSolver::new(AdmmSettings {
+            anderson_memory: 0,
+            ..Default::default()
+        });
         // PGS needs thousands of sweeps on these coupled problems: at 1,000 contacts the
         // bench times a capped run of 100 sweeps (reported as not converged).
         let mut pgs = PgsSolver::new(PgsSettings {
@@ -117,6 +123,15 @@ fn bench_contact(c: &mut Criterion) {
         });
         let a = admm.solve(&p, None).unwrap();
         let b = pgs.solve(&p, None).unwrap();
+        let c = plain.solve(&p, None).unwrap();
+        eprintln!(
+            "n = {n}: ADMM without acceleration {} iterations, {} factorisations (converged {}, residual {:.1e}); max |λ_admm − λ_plain| = {:.1e} N",
+            c.iterations,
+            plain.last_factorizations(),
+            c.converged,
+            c.residuals.max(),
+            (&a.lambda - &c.lambda).amax()
+        );
         eprintln!(
             "n = {n}: ADMM {} iterations, {} factorisations (converged {}, residual {:.1e}); PGS {} sweeps (converged {}, residual {:.1e}); max |λ_admm − λ_pgs| = {:.1e} N",
             a.iterations,
@@ -130,6 +145,9 @@ fn bench_contact(c: &mut Criterion) {
         );
         group.bench_with_input(BenchmarkId::new("admm", n), &p, |bench, p| {
             bench.iter(|| black_box(admm.solve(p, None).unwrap().iterations))
+        });
+        group.bench_with_input(BenchmarkId::new("admm_plain", n), &p, |bench, p| {
+            bench.iter(|| black_box(plain.solve(p, None).unwrap().iterations))
         });
         group.bench_with_input(BenchmarkId::new("pgs", n), &p, |bench, p| {
             bench.iter(|| black_box(pgs.solve(p, None).unwrap().iterations))

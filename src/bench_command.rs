@@ -35,6 +35,10 @@ struct BenchReport {
     /// Timed steps whose contact NCP stopped at its iteration limit (their time is that of
     /// an unfinished solve, so `step_ms` understates a converged one).
     unconverged_steps: usize,
+    /// Solver iterations (ADMM iterations or PGS sweeps) of each timed step's largest NCP:
+    /// their median and maximum over the steps (0 in steps without contact). A count, not
+    /// a time, so it compares solvers across machines and loads.
+    ncp_iterations: NcpIterations,
     /// The CPU model (`/proc/cpuinfo`'s model name, or "unknown").
     cpu: String,
     /// The threads the step's parallel loops ran on (`--threads`, or the cores).
@@ -61,6 +65,13 @@ struct Stages {
     rigid: f64,
     contact: f64,
     update: f64,
+}
+
+/// [`BenchReport::ncp_iterations`].
+#[derive(Serialize)]
+struct NcpIterations {
+    median: f64,
+    max: usize,
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -124,6 +135,7 @@ pub(crate) fn bench(
         })
         .collect();
     let mut contacts = Vec::with_capacity(steps);
+    let mut ncp_iterations: Vec<usize> = Vec::with_capacity(steps);
     let mut stages: Vec<diffsoro::scene::StageTimes> = Vec::with_capacity(steps);
     let bar = progress(steps as u64, "bench");
     let (mut times, mut gradient, mut fd) = (Vec::new(), Vec::new(), Vec::new());
@@ -144,6 +156,15 @@ pub(crate) fn bench(
         times.push(start.elapsed().as_secs_f64() * 1e3);
         stages.push(report.times);
         contacts.push(report.active_contacts as f64);
+        ncp_iterations.push(
+            report
+                .contact
+                .iter()
+                .map(|c| c.iterations)
+                .chain([report.rigid.iterations])
+                .max()
+                .unwrap_or(0),
+        );
         if strict && !report.contact_converged {
             bar.finish_and_clear();
             return Err(diffsoro::Error::invalid(
@@ -229,6 +250,10 @@ pub(crate) fn bench(
         gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
         finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),
         unconverged_steps,
+        ncp_iterations: NcpIterations {
+            median: median(ncp_iterations.iter().map(|&i| i as f64).collect()),
+            max: ncp_iterations.iter().copied().max().unwrap_or(0),
+        },
         cpu: cpu_model(),
         threads: rayon::current_num_threads(),
     })

@@ -282,6 +282,8 @@ fn unconverged_contact_warns_or_fails_with_strict() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(json["unconverged_steps"].as_u64().unwrap() >= 1, "{json}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("iteration limit"));
+    // An unconverged step ran the NCP to its limit: the largest iteration count is that limit.
+    assert_eq!(json["ncp_iterations"]["max"], 3, "{json}");
     // bench --strict refuses to time them: an error naming the step, no JSON.
     let out = run_cli(&[
         "bench",

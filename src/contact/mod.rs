@@ -12,6 +12,7 @@
 //! `scene` places on them (docs/rigid.md).
 
 mod admm;
+mod anderson;
 mod body_contact;
 mod broad_phase;
 mod capsule;

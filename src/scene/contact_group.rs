@@ -418,10 +418,22 @@ pub fn solve_group(
         .map(|(_, lambda)| lambda.as_slice());
     let solution = match settings.solver {
         ContactSolverKind::Admm => {
+            // Rows between rigid bodies alone (a box on four corners: 12 rows over 6 degrees of
+            // freedom) leave λ non-unique. Plain ADMM's proximal iterates then settle on a
+            // solution that moves smoothly with the data, which the derivatives rely on;
+            // Anderson extrapolation lands on another one from solve to solve. Such groups are
+            // solved without it; rows with a soft part carry its compliance.
+            let rigid_only_rows = ws.keys.iter().any(|k| matches!(k, ContactKey::Rigid(_)));
+            let defaults = AdmmSettings::default();
             ws.admm.settings = AdmmSettings {
                 tolerance: settings.tolerance,
                 max_iterations: settings.max_iterations,
-                ..AdmmSettings::default()
+                anderson_memory: if rigid_only_rows {
+                    0
+                } else {
+                    defaults.anderson_memory
+                },
+                ..defaults
             };
             ws.admm.solve(&problem, warm)?
         }
