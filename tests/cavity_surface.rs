@@ -188,6 +188,18 @@ fn bad_cavity_surfaces_are_named() {
         assert!(e.starts_with(key), "{e}");
         assert!(!e.contains('\n'), "{e}");
     }
+    // An unset variable in the path names the key that holds it, the one `--set` takes.
+    let e = build(
+        &dir,
+        &scene_text("$DIFFSORO_NO_SUCH_VAR/c.stl", "pressure = 0.0"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("soft_body.bar.pneumatic.p.surface: ")
+            && e.contains("--set soft_body.bar.pneumatic.p.surface=PATH"),
+        "{e}"
+    );
     // A cavity reaching out of the mesh beyond the tolerance.
     std::fs::write(
         dir.join("out.stl"),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod cli_support;
-use cli_support::{root, run, scratch};
+use cli_support::{root, run, run_json, scratch};
 
 use serde_json::Value;
 
@@ -95,7 +95,7 @@ fn out_writes_frames_pvd_and_final_state_equal_to_stdout() {
     let dir = scratch("out");
     let scene = beam_scene(&dir, |t| t);
     let out_dir = dir.join("run");
-    let out = run(&[
+    let printed = run_json(&[
         "simulate",
         scene.to_str().unwrap(),
         "--steps",
@@ -103,12 +103,6 @@ fn out_writes_frames_pvd_and_final_state_equal_to_stdout() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let written: Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("final.json")).unwrap()).unwrap();
     assert_eq!(printed, written);
@@ -200,32 +194,23 @@ fn static_deflection_scales_as_one_over_young_modulus() {
     let dir = scratch("static");
     let scene = beam_scene(&dir, |t| t);
     let s = scene.to_str().unwrap();
-    let a = run(&[
+    let state = run_json(&[
         "simulate",
         s,
         "--static",
         "--set",
         "soft_body.beam.young_modulus=1e8",
     ]);
-    let b = run(&[
+    let b = run_json(&[
         "simulate",
         s,
         "--static",
         "--set",
         "soft_body.beam.young_modulus=2e8",
     ]);
-    assert!(
-        a.status.success() && b.status.success(),
-        "{}",
-        String::from_utf8_lossy(&a.stderr)
-    );
-    let (sa, sb) = (
-        tip_sag(&serde_json::from_slice(&a.stdout).unwrap()),
-        tip_sag(&serde_json::from_slice(&b.stdout).unwrap()),
-    );
+    let (sa, sb) = (tip_sag(&state), tip_sag(&b));
     assert!(sa > 0.0 && sb > 0.0, "the beam sags under gravity −z");
     assert!((sa / sb - 2.0).abs() < 2e-3, "ratio {}", sa / sb);
-    let state: Value = serde_json::from_slice(&a.stdout).unwrap();
     assert_eq!(state["steps"], 0);
     // Static: velocities are zero.
     assert!(
@@ -243,13 +228,7 @@ fn static_deflection_scales_as_one_over_young_modulus() {
 
 #[test]
 fn bench_reports_the_contract_fields() {
-    let out = run(&["bench", "scenes/beam.toml", "--steps", "3"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_json(&["bench", "scenes/beam.toml", "--steps", "3"]);
     assert_eq!(v["nodes"], 1078);
     assert_eq!(v["tetrahedra"], 3565);
     assert_eq!(v["contacts"], 0);
@@ -284,13 +263,7 @@ fn bench_reports_the_contract_fields() {
     // One step: its stages are laps of one clock inside the step's own timing, so they add up
     // to no more than it; a scene without contact or rigid bodies spends most of it in the
     // free step.
-    let one = run(&["bench", "scenes/gripper_lift.toml", "--steps", "1"]);
-    assert!(
-        one.status.success(),
-        "{}",
-        String::from_utf8_lossy(&one.stderr)
-    );
-    let v1: Value = serde_json::from_slice(&one.stdout).unwrap();
+    let v1 = run_json(&["bench", "scenes/gripper_lift.toml", "--steps", "1"]);
     let stage = |v: &Value, k: &str| v["stages_ms"][k].as_f64().unwrap();
     let parts = ["free", "rigid", "contact", "update"];
     assert!(parts.iter().all(|k| stage(&v1, k) >= 0.0), "{v1}");
@@ -323,19 +296,10 @@ fn sensitivity_matches_finite_differences_of_the_cli() {
             .flat_map(|p| p.as_array().unwrap().iter().map(|c| c.as_f64().unwrap()))
             .collect()
     };
-    let json = |args: &[&str]| -> Value {
-        let out = run(args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
     let base = ["simulate", "scenes/beam.toml", "--steps", "10"];
     let mut with_sens = base.to_vec();
     with_sens.extend(["--sensitivity", "young_modulus:beam,poisson_ratio:beam"]);
-    let v = json(&with_sens);
+    let v = run_json(&with_sens);
     let sens: Vec<f64> = v["sensitivities"]["young_modulus:beam"]
         .as_array()
         .unwrap()
@@ -348,7 +312,7 @@ fn sensitivity_matches_finite_differences_of_the_cli() {
         let set = format!("soft_body.beam.young_modulus={value}");
         let mut args = base.to_vec();
         args.extend(["--set", &set]);
-        positions(&json(&args))
+        positions(&run_json(&args))
     };
     let (plus, minus) = (shifted(e + de), shifted(e - de));
     let fd: Vec<f64> = plus
@@ -387,7 +351,7 @@ fn sensitivity_matches_finite_differences_of_the_cli() {
 /// dq/dμ = −h² g û (1 + … + k) (û the slip direction), the analytic answer to 1e-10.
 #[test]
 fn friction_sensitivity_of_a_sliding_cube_is_the_analytic_one() {
-    let out = run(&[
+    let v = run_json(&[
         "simulate",
         "scenes/cube_push.toml",
         "--steps",
@@ -395,12 +359,6 @@ fn friction_sensitivity_of_a_sliding_cube_is_the_analytic_one() {
         "--sensitivity",
         "friction:obstacle0",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let cube = &v["rigid_sensitivities"]["friction:obstacle0"]["cube"];
     let (h, g, k) = (0.005, 9.81, 5.0);
     let speed = 0.8f64.hypot(0.3);
@@ -487,21 +445,12 @@ fixed = true
     )
     .unwrap();
     let scene = path.to_str().unwrap();
-    let json = |args: &[&str]| -> Value {
-        let out = run(args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
-    let v = json(&["simulate", scene, "--sensitivity", "mass:top"]);
+    let v = run_json(&["simulate", scene, "--sensitivity", "mass:top"]);
     let eps = 1e-5;
     let runs: Vec<Value> = [0.5 + eps, 0.5 - eps]
         .iter()
         .map(|m| {
-            json(&[
+            run_json(&[
                 "simulate",
                 scene,
                 "--set",
@@ -599,17 +548,8 @@ position = [0.0, 0.0, 0.05]
     )
     .unwrap();
     let scene = path.to_str().unwrap();
-    let json = |args: &[&str]| -> Value {
-        let out = run(args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
     let height = |vz: f64| {
-        let v = json(&[
+        let v = run_json(&[
             "simulate",
             scene,
             "--set",
@@ -626,7 +566,7 @@ position = [0.0, 0.0, 0.05]
         "no kink: {pushing} vs {lifting}"
     );
     for (mode, want) in [("one-sided", lifting), ("complementarity-aware", pushing)] {
-        let v = json(&[
+        let v = run_json(&[
             "simulate",
             scene,
             "--sensitivity",
@@ -645,9 +585,10 @@ position = [0.0, 0.0, 0.05]
     // Away from a kink: the forward sensitivities of the pushed cube, entry by entry.
     let names = "velocity:cube[0],friction:obstacle0,mass:cube";
     let base = ["simulate", "scenes/cube_push.toml", "--steps", "20"];
-    let forward = json(&[&base[..], &["--sensitivity", names]].concat());
+    let forward = run_json(&[&base[..], &["--sensitivity", names]].concat());
     for loss in ["position:cube[0]", "-velocity:cube[1]"] {
-        let reverse = json(&[&base[..], &["--sensitivity", names, "--gradient-of", loss]].concat());
+        let reverse =
+            run_json(&[&base[..], &["--sensitivity", names, "--gradient-of", loss]].concat());
         let (sign, key, k) = match loss {
             "position:cube[0]" => (1.0, "q", 0),
             _ => (-1.0, "v", 1),

@@ -12,7 +12,8 @@
 //! - the same spheres as fixed rigid bodies (the soft–rigid rows) give the same trajectory;
 //! - a pad that is the body's own boundary (the mesh file itself) gives the node-based
 //!   trajectory;
-//! - step derivatives with the pad equal central differences of the forward step (1e-6).
+//! - step derivatives with the pad equal central differences of the forward step (1e-6);
+//! - contact screening on the pad's vertices gives the run with every candidate in the NCP.
 
 mod diff_support;
 mod scene_support;
@@ -293,6 +294,47 @@ fn the_body_s_own_boundary_as_pad_gives_the_node_based_run() {
         .map(|(p, q)| (p - q).norm())
         .fold(0.0, f64::max);
     assert!(err < 1e-10, "positions differ by {err:e} m");
+}
+
+/// Runs `steps` steps; returns the final state and how many candidates the contact screen
+/// left out of the NCPs over the run (candidate-steps).
+fn run_counting_deferred(scene: &Scene, steps: usize) -> (State, usize) {
+    let mut state = scene.initial_state();
+    let mut stepper = Stepper::new(scene).unwrap();
+    let mut deferred = 0;
+    for step in 0..steps {
+        let report = stepper.step(scene, &mut state).unwrap();
+        assert!(report.contact_converged, "step {step}: {report:?}");
+        deferred += stepper.contact().deferred_contacts();
+    }
+    (state, deferred)
+}
+
+#[test]
+fn screening_the_pad_s_contacts_gives_the_unscreened_trajectory() {
+    // The pad's vertices near the spheres are candidates; those the free motion keeps open, or
+    // that carried nothing in the last step, wait outside the NCP (scene::contact_screen, on
+    // the vertices' own velocities). The reference puts every candidate in the NCP.
+    let screened = scene_support::scene(&scene_text(&with_pad(17), false));
+    let full = scene_support::scene(
+        &scene_text(&with_pad(17), false)
+            .replace("friction = 0.5", "friction = 0.5\n        screen = false"),
+    );
+    assert!(screened.contact.settings.screen && !full.contact.settings.screen);
+    let (a, deferred) = run_counting_deferred(&screened, 60);
+    let (b, none) = run_counting_deferred(&full, 60);
+    assert!(deferred > 0, "the screen left no candidate out");
+    assert_eq!(none, 0);
+    eprintln!("{deferred} candidate-steps left out");
+    let worst = a.bodies[0]
+        .positions
+        .iter()
+        .zip(&b.bodies[0].positions)
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max);
+    // Both NCPs are solved to their tolerance: the runs agree far below the mesh's size (the
+    // bound of tests/contact_screen.rs).
+    assert!(worst < 1e-8, "screened and full runs differ by {worst:e} m");
 }
 
 #[test]

@@ -8,7 +8,10 @@
 //! - a block landing on a second, clamped block through a pad whose vertices lie between
 //!   nodes, under the falling block (its vertices meet triangles) or on top of the clamped
 //!   one (its triangles meet nodes): the step derivatives match central differences (1e-6)
-//!   and the adjoint is the transpose, and at rest the clamped block carries the cube's weight.
+//!   and the adjoint is the transpose, and at rest the clamped block carries the cube's weight;
+//! - contact screening (`scene::contact_screen`) on the embedded points' velocities gives the
+//!   run with every candidate in the NCP (`screen = false`), contacts between the bodies and
+//!   self-contacts alike.
 //!
 //! Both configurations are chosen so that contacts go one way only: where two surfaces both
 //! detect each other over a flat interface (each one's points against the other's triangles)
@@ -255,4 +258,76 @@ fn the_clamped_block_carries_the_cube_on_its_pad_at_rest() {
         "{f:?} vs m g = {}",
         m * 9.81
     );
+}
+
+#[test]
+fn screening_contacts_between_embedded_surfaces_gives_the_unscreened_trajectory() {
+    // Both stacks landing and settling, screened (scene::contact_screen on the embedded
+    // points' velocities) and with every candidate in the NCP. The upper body lands turning
+    // about x at 10 rad/s (its bottom edges, 15 or 20 mm either side of its centre, move at
+    // 0.05 ∓ 0.15 or 0.2 m/s down), so one side's contacts open while the other's close.
+    for side in [Side::Points, Side::Faces] {
+        let run = |screen: bool| {
+            let mut scene = stack(side);
+            scene.contact.settings.screen = screen;
+            let mut state = scene.initial_state();
+            let upper = &mut state.bodies[1];
+            let n = upper.positions.len() as f64;
+            let centre: Vec3 = upper.positions.iter().sum::<Vec3>() / n;
+            let spin = Vec3::new(10.0, 0.0, 0.0);
+            for (v, x) in upper.velocities.iter_mut().zip(&upper.positions) {
+                *v = Vec3::new(0.0, 0.0, -0.05) + spin.cross(&(x - centre));
+            }
+            let mut stepper = Stepper::new(&scene).unwrap();
+            let (mut deferred, mut between) = (0, 0);
+            for step in 0..60 {
+                let report = stepper.step(&scene, &mut state).unwrap();
+                assert!(report.contact_converged, "{side:?} step {step}: {report:?}");
+                deferred += stepper.contact().deferred_contacts();
+                between += stepper.contact().deferred_between_bodies();
+            }
+            (state, deferred, between)
+        };
+        let (a, deferred, between) = run(true);
+        let (b, none, _) = run(false);
+        eprintln!("{side:?}: {deferred} candidate-steps left out, {between} between bodies");
+        assert!(
+            between > 0 && deferred >= between,
+            "{side:?}: the screen left no contact between the bodies out"
+        );
+        assert_eq!(none, 0);
+        let d = max_difference(&a, &b);
+        assert!(
+            d < 1e-8,
+            "{side:?}: screened and full runs differ by {d:e} m"
+        );
+    }
+}
+
+#[test]
+fn screening_self_contacts_of_an_embedded_surface_gives_the_unscreened_trajectory() {
+    // The stacked cubes as one body, its own boundary as its embedded surface, the upper
+    // cube's nodes leaving the lower one's top (0.1 m/s sideways, 0.02 m/s up): its
+    // self-contacts open.
+    let run = |screen: bool| {
+        let mut scene = one_body(Law::Corotational, 0.9, 0.2);
+        own_boundaries(&mut scene);
+        scene.contact.settings.screen = screen;
+        let mut state = start(&scene, UPPER_NODES, Vec3::new(0.1, 0.0, 0.02));
+        let mut stepper = Stepper::new(&scene).unwrap();
+        let mut deferred = 0;
+        for step in 0..20 {
+            let report = stepper.step(&scene, &mut state).unwrap();
+            assert!(report.contact_converged, "step {step}: {report:?}");
+            deferred += stepper.contact().deferred_self_contacts();
+        }
+        (state, deferred)
+    };
+    let (a, deferred) = run(true);
+    let (b, none) = run(false);
+    eprintln!("{deferred} self-contact-steps left out");
+    assert!(deferred > 0, "the screen left no self-contact out");
+    assert_eq!(none, 0);
+    let d = max_difference(&a, &b);
+    assert!(d < 1e-8, "screened and full runs differ by {d:e} m");
 }

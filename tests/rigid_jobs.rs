@@ -194,19 +194,10 @@ fn a_quadruped_finds_the_torques_that_keep_it_standing_still() {
 #[test]
 fn simulate_reports_rigid_sensitivities_equal_to_differences_of_two_runs() {
     // The pushed cube of scenes/cube_push.toml, from the command line, against two runs.
-    let final_json = |args: &[&str]| -> serde_json::Value {
-        let out = cli_support::run(args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
     let base = ["simulate", "scenes/cube_push.toml", "--steps", "40"];
     let mut args = base.to_vec();
     args.extend(["--sensitivity", "velocity:cube[0],angular_velocity:cube"]);
-    let with = final_json(&args);
+    let with = cli_support::run_json(&args);
     let sens = &with["rigid_sensitivities"];
     assert_eq!(
         sens.as_object().unwrap().len(),
@@ -218,7 +209,7 @@ fn simulate_reports_rigid_sensitivities_equal_to_differences_of_two_runs() {
         let set = format!("rigid_body.cube.velocity=[{vx}, 0.3, 0.0]");
         let mut a = base.to_vec();
         a.extend(["--set", set.as_str()]);
-        final_json(&a)["rigid_bodies"][0]["position"].clone()
+        cli_support::run_json(&a)["rigid_bodies"][0]["position"].clone()
     };
     let (p, m) = (at(0.8 + eps), at(0.8 - eps));
     for r in 0..3 {
@@ -243,7 +234,7 @@ fn simulate_reports_rigid_sensitivities_equal_to_differences_of_two_runs() {
     );
     // A lone body against the floor moves the same for every mass (M = m M̂ makes λ = m λ̂):
     // its mass sensitivity is zero (docs/derivatives.md).
-    let mass = final_json(&[
+    let mass = cli_support::run_json(&[
         "simulate",
         "scenes/cube_push.toml",
         "--steps",
@@ -277,7 +268,7 @@ fn calibrate_recovers_the_push_from_the_command_line() {
     );
     let observed = obs.join("final.json");
     let fit = dir.join("fit");
-    let out = cli_support::run(&[
+    let report = cli_support::run_json(&[
         "calibrate",
         "scenes/cube_push.toml",
         "--observed",
@@ -291,12 +282,6 @@ fn calibrate_recovers_the_push_from_the_command_line() {
         "--out",
         fit.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["converged"], true, "{report}");
     // The scene's own push, (0.8, 0.3) m/s, made the observation.
     for (name, want) in [("velocity:cube[0]", 0.8), ("velocity:cube[1]", 0.3)] {

@@ -5,14 +5,13 @@
 
 use std::path::Path;
 
-use crate::actuator::{
-    Actuator, ActuatorKind, Cable, Cavity, Drive, Effector, EmbeddedPoint, Servo,
-};
+use crate::actuator::{Actuator, ActuatorKind, Cable, Cavity, Drive, Effector, Servo};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 use crate::mesh::{Closure, Mesh, TriangleSurface, read_surface};
 
-use super::actuation::{BodyActuation, EMBEDDING_TOLERANCE, NO_VALUE_BOUNDS, limit};
+use super::actuation::{BodyActuation, NO_VALUE_BOUNDS, limit};
+use super::embedded_surface_file::{BodyEmbedding, PlacedSurfaceFile, in_key, read_placed_surface};
 use super::file::SoftBodySection;
 use super::prescribed::PinnedServo;
 
@@ -28,23 +27,8 @@ impl BodyActuation {
         what: &str,
         dir: &Path,
     ) -> Result<BodyActuation> {
-        let [lo, hi] = mesh.bounding_box();
-        let tol = section
-            .embed_tolerance
-            .unwrap_or(EMBEDDING_TOLERANCE * (hi - lo).norm());
-        // Points outside the mesh: how many, and the farthest (key, distance in m).
-        let outside = std::cell::RefCell::new((0usize, None::<(String, f64)>));
-        let locate = |p: [f64; 3], key: String| {
-            let (e, d) = EmbeddedPoint::locate_outside(mesh, Vec3::from(p), tol, &key)?;
-            if d > 0.0 {
-                let mut o = outside.borrow_mut();
-                o.0 += 1;
-                if o.1.as_ref().is_none_or(|(_, far)| d > *far) {
-                    o.1 = Some((key, d));
-                }
-            }
-            Ok::<_, Error>(e)
-        };
+        let embedding = BodyEmbedding::new(section, mesh);
+        let locate = |p: [f64; 3], key: String| embedding.locate(Vec3::from(p), key);
         let mut actuators = Vec::new();
         let mut pinned = Vec::new();
         for c in &section.cable {
@@ -94,13 +78,12 @@ impl BodyActuation {
                 (Some(group), None) => group_cavity(mesh, group, &format!("{at}.group"))?,
                 (None, Some(file)) => {
                     let key = format!("{at}.surface");
-                    let path = super::scene_path::scene_path(dir, file, &format!("{key}.surface"))?;
-                    let surface = read_cavity_surface(section, &path, &key)?;
+                    let surface = read_cavity_surface(section, dir, file, &key)?;
                     let vertices = surface
                         .vertices
                         .iter()
                         .enumerate()
-                        .map(|(k, v)| locate([v.x, v.y, v.z], format!("{key} vertex {k}")))
+                        .map(|(k, v)| embedding.locate(*v, format!("{key} vertex {k}")))
                         .collect::<Result<Vec<_>>>()?;
                     Cavity::embedded(vertices, surface.triangles)
                 }
@@ -219,9 +202,12 @@ impl BodyActuation {
             })
             .collect::<Result<_>>()?;
         let mut warnings = Vec::new();
-        if let (count, Some((key, d))) = outside.into_inner() {
+        if let Some(o) = embedding.outside() {
             warnings.push(format!(
-                "{key}: {count} embedded point(s) of {what} lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, this one, by {d:.3e} m (embed_tolerance {tol:.1e} m)"
+                "{}: {} embedded point(s) of {what} {}",
+                o.farthest,
+                o.count,
+                o.consequence("this one")
             ));
         }
         Ok(BodyActuation {
@@ -247,28 +233,22 @@ fn group_cavity(mesh: &Mesh, group: &str, at: &str) -> Result<Cavity> {
     ))
 }
 
-/// Reads a cavity's surface file (`.stl` / `.obj`) and places it as the body's mesh is placed
-/// (`scale`, then `rotation` and `translation`): m, in the world frame. It must be closed and
-/// consistently oriented; it is turned, if needed, so its normals point out of the cavity (a
-/// positive enclosed volume). `key` names the scene key in errors.
+/// Reads a cavity's surface file (`.stl` / `.obj`, `file` relative to `dir`) and places it as
+/// the body's mesh is placed (`embedded_surface_file::read_placed_surface`): m, in the world
+/// frame. It must be closed and consistently oriented; it is turned, if needed, so its normals
+/// point out of the cavity (a positive enclosed volume). `key` names the scene key in errors.
 fn read_cavity_surface(
     section: &SoftBodySection,
+    dir: &Path,
     file: &Path,
     key: &str,
 ) -> Result<TriangleSurface> {
-    if !file.is_file() {
-        return Err(Error::invalid(
-            key,
-            format!("file {} not found", file.display()),
-        ));
-    }
-    let in_key = |e: Error| match e {
-        Error::Invalid { what, message } => Error::invalid(key, format!("{what}: {message}")),
-        other => other,
-    };
-    let surface = read_surface(file).map_err(in_key)?;
-    let name = file.display().to_string();
-    if surface.closure(&name).map_err(in_key)? != Closure::Closed {
+    let PlacedSurfaceFile {
+        path,
+        surface: mut placed,
+    } = read_placed_surface(section, dir, file, key, |p| read_surface(p))?;
+    let name = path.display().to_string();
+    if placed.closure(&name).map_err(in_key(key))? != Closure::Closed {
         return Err(Error::invalid(
             key,
             format!(
@@ -276,9 +256,6 @@ fn read_cavity_surface(
             ),
         ));
     }
-    let rotation = super::contact_file::axis_angle_matrix(section.rotation.unwrap_or([0.0; 3]));
-    let translation = Vec3::from(section.translation.unwrap_or([0.0; 3]));
-    let mut placed = surface.transformed(section.scale, &rotation, &translation);
     if placed.signed_volume() < 0.0 {
         placed.flip();
     }

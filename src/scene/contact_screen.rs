@@ -15,11 +15,13 @@
 //! nothing, most of the candidates when a body moves near an obstacle.
 //!
 //! Only contacts whose sides are all soft bodies or static are screened (a row with a moving
-//! rigid body stays in its NCP).
+//! rigid body stays in its NCP). A body's contacts read its contact points' velocities (an
+//! embedded surface's vertices move as their tetrahedra, `contact::ContactPoints`), its rows
+//! against fixed rigid bodies its nodes'.
 
 use std::collections::HashSet;
 
-use crate::contact::{BodyContact, NodeContact, PenetrationCorrection, SelfContact};
+use crate::contact::{BodyContact, ContactPoints, NodeContact, PenetrationCorrection, SelfContact};
 use crate::math::{Mat3, Vec3};
 
 use super::contact_stage::ContactBody;
@@ -76,29 +78,64 @@ fn face_velocity(v: &[Vec3], vertices: [usize; 3], weights: [f64; 3]) -> Vec3 {
     (0..3).map(|k| weights[k] * v[vertices[k]]).sum()
 }
 
-/// The corrected normal velocity of a deferred contact at node velocities `velocity(body)`.
-fn normal_velocity<'a>(d: &Deferred, h: f64, velocity: impl Fn(usize) -> &'a [Vec3]) -> f64 {
-    match d {
-        Deferred::Obstacle(b, c) => corrected_normal(&c.frame, velocity(*b)[c.node], c.gap, h),
-        Deferred::SelfContact(b, c) => {
-            let v = velocity(*b);
-            let u = v[c.node] - face_velocity(v, c.hit.vertices, c.hit.weights);
-            corrected_normal(&c.hit.frame, u, c.gap(), h)
-        }
-        Deferred::Between(c) => {
-            let u = velocity(c.node_body)[c.node]
-                - face_velocity(velocity(c.face_body), c.hit.vertices, c.hit.weights);
-            corrected_normal(&c.hit.frame, u, c.gap(), h)
-        }
-        Deferred::Fixed(b, r) => {
-            corrected_normal(&r.frame, r.soft_sign * r.soft.value(velocity(*b)), r.gap, h)
+/// A body's velocities as the screen reads them (m/s): its nodes' (rows against rigid bodies
+/// name nodes) and its contact points' (obstacle, self- and body contacts name points: the
+/// nodes themselves, or an embedded surface's vertices, `contact::ContactPoints`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BodyVelocities<'a> {
+    /// Per node (m/s).
+    pub nodes: &'a [Vec3],
+    /// Per contact point (m/s).
+    pub points: &'a [Vec3],
+}
+
+impl<'a> BodyVelocities<'a> {
+    /// The velocities of a body with contact points `points` and node velocities `nodes`;
+    /// `filled` holds the points' velocities when they are embedded (`ContactPoints::fill`).
+    pub fn new(
+        points: &ContactPoints,
+        nodes: &'a [Vec3],
+        filled: &'a [Vec3],
+    ) -> BodyVelocities<'a> {
+        BodyVelocities {
+            nodes,
+            points: points.field(nodes, filled),
         }
     }
 }
 
-/// Moves the candidates of `bodies` (their free node velocities in `v_nodes`) and the
-/// contacts between them whose free motion keeps them open, or that carried no force in the
-/// last step (`idle`), into `deferred`.
+/// The corrected normal velocity of a deferred contact at the velocities `velocity(body)`.
+fn normal_velocity<'a>(
+    d: &Deferred,
+    h: f64,
+    velocity: impl Fn(usize) -> BodyVelocities<'a>,
+) -> f64 {
+    match d {
+        Deferred::Obstacle(b, c) => {
+            corrected_normal(&c.frame, velocity(*b).points[c.node], c.gap, h)
+        }
+        Deferred::SelfContact(b, c) => {
+            let v = velocity(*b).points;
+            let u = v[c.node] - face_velocity(v, c.hit.vertices, c.hit.weights);
+            corrected_normal(&c.hit.frame, u, c.gap(), h)
+        }
+        Deferred::Between(c) => {
+            let u = velocity(c.node_body).points[c.node]
+                - face_velocity(velocity(c.face_body).points, c.hit.vertices, c.hit.weights);
+            corrected_normal(&c.hit.frame, u, c.gap(), h)
+        }
+        Deferred::Fixed(b, r) => corrected_normal(
+            &r.frame,
+            r.soft_sign * r.soft.value(velocity(*b).nodes),
+            r.gap,
+            h,
+        ),
+    }
+}
+
+/// Moves the candidates of `bodies` (their free velocities in `v_nodes` and `v_points`) and
+/// the contacts between them whose free motion keeps them open, or that carried no force in
+/// the last step (`idle`), into `deferred`.
 pub(super) fn defer_open(
     bodies: &mut [ContactBody],
     between: &mut Vec<BodyContact>,
@@ -109,14 +146,11 @@ pub(super) fn defer_open(
     deferred.clear();
     for (b, body) in bodies.iter_mut().enumerate() {
         let w = &mut *body.workspace;
-        let v = w.v_nodes.as_slice();
+        let v = BodyVelocities::new(&w.points, &w.v_nodes, &w.v_points);
         let open = |d: &Deferred| idle.contains(&d.key()) || normal_velocity(d, h, |_| v) > 0.0;
-        // An embedded contact surface's contacts stay in the NCP: their points' velocities
-        // are not the nodes' (screening is a saving, never needed).
-        let embedded = w.points.is_embedded();
         w.contacts.retain(|c| {
             let d = Deferred::Obstacle(b, *c);
-            let defer = !embedded && open(&d);
+            let defer = open(&d);
             if defer {
                 deferred.push(d);
             }
@@ -124,7 +158,7 @@ pub(super) fn defer_open(
         });
         w.self_contacts.retain(|c| {
             let d = Deferred::SelfContact(b, *c);
-            let defer = !embedded && open(&d);
+            let defer = open(&d);
             if defer {
                 deferred.push(d);
             }
@@ -139,14 +173,13 @@ pub(super) fn defer_open(
             !defer
         });
     }
+    let free = |b: usize| {
+        let w = &*bodies[b].workspace;
+        BodyVelocities::new(&w.points, &w.v_nodes, &w.v_points)
+    };
     between.retain(|c| {
         let d = Deferred::Between(*c);
-        let embedded = [c.node_body, c.face_body]
-            .iter()
-            .any(|&b| bodies[b].workspace.points.is_embedded());
-        let defer = !embedded
-            && (idle.contains(&d.key())
-                || normal_velocity(&d, h, |b| &bodies[b].workspace.v_nodes) > 0.0);
+        let defer = idle.contains(&d.key()) || normal_velocity(&d, h, free) > 0.0;
         if defer {
             deferred.push(d);
         }
@@ -154,13 +187,14 @@ pub(super) fn defer_open(
     });
 }
 
-/// Moves the deferred contacts whose corrected normal velocity at the node velocities
-/// `velocities[body]` (m/s, after the solve) is below `−tolerance` back into their lists;
-/// returns how many.
+/// Moves the deferred contacts whose corrected normal velocity at the velocities after the
+/// solve (m/s, per body: `nodes[body]`, and `points[body]` filled for an embedded surface,
+/// [`BodyVelocities::new`]) is below `−tolerance` back into their lists; returns how many.
 pub(super) fn restore_violated(
     bodies: &mut [ContactBody],
     between: &mut Vec<BodyContact>,
-    velocities: &[Vec<Vec3>],
+    nodes: &[Vec<Vec3>],
+    points: &[Vec<Vec3>],
     h: f64,
     tolerance: f64,
     deferred: &mut Vec<Deferred>,
@@ -168,7 +202,9 @@ pub(super) fn restore_violated(
     let mut restored = 0;
     let mut i = 0;
     while i < deferred.len() {
-        if normal_velocity(&deferred[i], h, |b| &velocities[b]) >= -tolerance {
+        let after =
+            |b: usize| BodyVelocities::new(&bodies[b].workspace.points, &nodes[b], &points[b]);
+        if normal_velocity(&deferred[i], h, after) >= -tolerance {
             i += 1;
             continue;
         }

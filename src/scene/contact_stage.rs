@@ -168,7 +168,7 @@ pub struct ContactWorkspace {
     /// An embedded surface's points at the start of the step (m), and their free velocities
     /// (m/s); empty when the points are the nodes.
     x_points: Vec<Vec3>,
-    v_points: Vec<Vec3>,
+    pub(super) v_points: Vec<Vec3>,
     broad_phase: NodeBroadPhase,
     pub(super) contacts: Vec<NodeContact>,
     /// The volume mesh's boundary (self-contact, contact between bodies, rigid corners).
@@ -344,6 +344,9 @@ pub struct SceneContactWorkspace {
     saved: Vec<Vec<f64>>,
     /// Each body's node velocities after a solve (m/s).
     v_plus: Vec<Vec<Vec3>>,
+    /// Each body's contact points' velocities after a solve (m/s; empty when its points are
+    /// its nodes).
+    v_plus_points: Vec<Vec<Vec3>>,
     /// NCP solves repeated because a deferred contact closed, since the stage was built.
     restarts: usize,
     /// The candidates of the last step that carried no force.
@@ -384,6 +387,15 @@ impl SceneContactWorkspace {
         self.deferred
             .iter()
             .filter(|d| matches!(d, Deferred::Between(_)))
+            .count()
+    }
+
+    /// Of [`Self::deferred_contacts`], the self-contacts (a body's points against its own
+    /// surface).
+    pub fn deferred_self_contacts(&self) -> usize {
+        self.deferred
+            .iter()
+            .filter(|d| matches!(d, Deferred::SelfContact(..)))
             .count()
     }
 
@@ -590,16 +602,25 @@ pub fn resolve_contacts(
             record_idle(bodies, &ws.body_contacts, &ws.deferred, force, &mut ws.idle);
             return Ok(outcomes);
         }
-        // The node velocities after the solve, and the deferred contacts they close.
+        // The node and point velocities after the solve, and the deferred contacts they
+        // close.
         ws.v_plus.resize_with(nb, Vec::new);
-        for (v, b) in ws.v_plus.iter_mut().zip(bodies.iter_mut()) {
+        ws.v_plus_points.resize_with(nb, Vec::new);
+        for ((v, p), b) in ws
+            .v_plus
+            .iter_mut()
+            .zip(ws.v_plus_points.iter_mut())
+            .zip(bodies.iter_mut())
+        {
             v.resize(b.workspace.v_nodes.len(), Vec3::zeros());
             nodal_velocities(b.dofs, b.velocity, &mut b.workspace.full, v);
+            b.workspace.points.fill(v, p);
         }
         let restored = restore_violated(
             bodies,
             &mut ws.body_contacts,
             &ws.v_plus,
+            &ws.v_plus_points,
             h,
             settings.tolerance,
             &mut ws.deferred,

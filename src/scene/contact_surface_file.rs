@@ -10,14 +10,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::actuator::EmbeddedPoint;
 use crate::contact::{ContactPoints, EmbeddedSurface};
 use crate::error::{Error, Result};
-use crate::math::Vec3;
 use crate::mesh::{Mesh, TriangleSurface};
 
-use super::actuation::EMBEDDING_TOLERANCE;
-use super::contact_file::{axis_angle_matrix, read_obstacle_surface};
+use super::contact_file::read_obstacle_surface;
+use super::embedded_surface_file::{BodyEmbedding, read_placed_surface};
 use super::file::SoftBodySection;
 
 /// `[soft_body.contact]`: how the body meets obstacles and rigid shapes.
@@ -61,8 +59,7 @@ impl SurfaceFiles {
 
 /// The contact points of body `section` on `mesh` (m, placed): its boundary nodes, or its
 /// `[soft_body.contact] surface`'s vertices (those its triangles use, in file order) embedded
-/// in `mesh`, with a warning when some lie
-/// outside it. `what` is `soft_body.NAME`, `dir` the scene file's folder. Errors name the key:
+/// in `mesh` (`embedded_surface_file`), with a warning when some lie outside it. `what` is `soft_body.NAME`, `dir` the scene file's folder. Errors name the key:
 /// a missing or unreadable file, a vertex farther than `embed_tolerance` from the mesh.
 pub(super) fn contact_points(
     section: &SoftBodySection,
@@ -86,17 +83,7 @@ pub(super) fn contact_points(
     // Where each file's vertices start, with its key: names a vertex in errors.
     let mut starts: Vec<(usize, String)> = Vec::new();
     for (key, file) in files {
-        let path = super::scene_path::scene_path(dir, file, &key)?;
-        if !path.is_file() {
-            return Err(Error::invalid(
-                &key,
-                format!("file {} not found", path.display()),
-            ));
-        }
-        let part = read_obstacle_surface(&path).map_err(|e| match e {
-            Error::Invalid { what, message } => Error::invalid(&key, format!("{what}: {message}")),
-            other => other,
-        })?;
+        let part = read_placed_surface(section, dir, file, &key, read_obstacle_surface)?.surface;
         let offset = surface.vertices.len();
         starts.push((offset, key));
         surface.vertices.extend(part.vertices);
@@ -104,16 +91,9 @@ pub(super) fn contact_points(
             .triangles
             .extend(part.triangles.iter().map(|t| t.map(|v| v + offset)));
     }
-    let rotation = axis_angle_matrix(section.rotation.unwrap_or([0.0; 3]));
-    let translation = Vec3::from(section.translation.unwrap_or([0.0; 3]));
-    let placed = surface.transformed(section.scale, &rotation, &translation);
-    let [lo, hi] = mesh.bounding_box();
-    let tol = section
-        .embed_tolerance
-        .unwrap_or(EMBEDDING_TOLERANCE * (hi - lo).norm());
     // The vertices its triangles use (a volume mesh file lists interior nodes too).
-    let mut used = vec![false; placed.vertices.len()];
-    for t in &placed.triangles {
+    let mut used = vec![false; surface.vertices.len()];
+    for t in &surface.triangles {
         for &v in t {
             used[v] = true;
         }
@@ -126,30 +106,20 @@ pub(super) fn contact_points(
             .expect("the first file starts at 0");
         format!("{key} vertex {}", k - start)
     };
-    let mut outside = (0usize, 0.0f64, 0usize);
-    let points = placed
+    let embedding = BodyEmbedding::new(section, mesh);
+    let points = surface
         .vertices
         .iter()
         .enumerate()
         .filter(|(k, _)| used[*k])
-        .map(|(k, v)| {
-            let (e, d) = EmbeddedPoint::locate_outside(mesh, *v, tol, &name(k))?;
-            if d > 0.0 {
-                outside.0 += 1;
-                if d > outside.1 {
-                    (outside.1, outside.2) = (d, k);
-                }
-            }
-            Ok(e)
-        })
+        .map(|(k, v)| embedding.locate(*v, name(k)))
         .collect::<Result<Vec<_>>>()?;
-    let warning = (outside.0 > 0).then(|| {
+    let warning = embedding.outside().map(|o| {
         format!(
-            "{key}: {} of its {} vertices lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, {}, by {:.3e} m (embed_tolerance {tol:.1e} m)",
-            outside.0,
+            "{key}: {} of its {} vertices {}",
+            o.count,
             points.len(),
-            name(outside.2),
-            outside.1
+            o.consequence(&o.farthest)
         )
     });
     // The triangles over the kept vertices' indices.
@@ -157,7 +127,7 @@ pub(super) fn contact_points(
     for (i, k) in (0..used.len()).filter(|&k| used[k]).enumerate() {
         index[k] = i;
     }
-    let triangles = placed
+    let triangles = surface
         .triangles
         .iter()
         .map(|t| t.map(|v| index[v]))

@@ -13,6 +13,7 @@ mod contact_group;
 mod contact_screen;
 mod contact_stage;
 mod contact_surface_file;
+mod embedded_surface_file;
 mod energy;
 mod file;
 mod final_state;
