@@ -51,11 +51,17 @@ pub struct ContactSection {
     /// Whether candidates that the free motion keeps open, or that carried no force in the
     /// last step, wait outside the NCP and are checked after the solve
     /// (`scene::contact_screen`: the same solution, fewer Delassus columns). Default true.
-    #[serde(default = "default_screen")]
+    #[serde(default = "default_true")]
     pub screen: bool,
+    /// Whether the ADMM solver extrapolates its iterates (Anderson acceleration,
+    /// `contact::AdmmSettings::anderson_memory`): the same solution to the tolerance, in a
+    /// third to a fifth of the iterations. Groups with rows between rigid bodies alone
+    /// (non-unique forces) are solved without it whatever this says. Default true.
+    #[serde(default = "default_true")]
+    pub acceleration: bool,
 }
 
-fn default_screen() -> bool {
+fn default_true() -> bool {
     true
 }
 
@@ -70,6 +76,7 @@ impl Default for ContactSection {
             between_bodies: false,
             ignore: Vec::new(),
             screen: true,
+            acceleration: true,
         }
     }
 }

@@ -428,7 +428,7 @@ pub fn solve_group(
             ws.admm.settings = AdmmSettings {
                 tolerance: settings.tolerance,
                 max_iterations: settings.max_iterations,
-                anderson_memory: if rigid_only_rows {
+                anderson_memory: if rigid_only_rows || !settings.acceleration {
                     0
                 } else {
                     defaults.anderson_memory

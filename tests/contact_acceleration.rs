@@ -1,0 +1,183 @@
+//! Anderson acceleration of the ADMM contact solver (`contact::AdmmSettings::anderson_memory`,
+//! `[contact] acceleration`): it changes the iterates' path, not the NCP's solution. The
+//! reference is plain ADMM on the same problems: the same forces where they are unique, the
+//! same trajectories, in fewer iterations.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use diffsoro::contact::{
+    AdmmSettings, AdmmSolver, ContactJacobian, ContactProblem, DelassusWorkspace,
+    assemble_delassus, free_contact_velocity,
+};
+use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness};
+use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
+use diffsoro::material::{Law, Material};
+use diffsoro::math::{DMat, DVec, Mat3, Vec3};
+use diffsoro::mesh::box_mesh;
+use diffsoro::scene::{Scene, Stepper};
+
+/// The NCP of `benches/contact.rs`: a soft slab (1 MPa, ν = 0.45) falling onto the floor on its
+/// first `n` bottom nodes (μ = 0.5), a third of them pushed sideways so that some slide.
+fn slab_problem(n: usize) -> ContactProblem {
+    let h = 0.01;
+    let cells = ((n as f64).sqrt().ceil() as usize).max(2) - 1;
+    let side = 0.01 * cells as f64;
+    let mesh = box_mesh([cells, cells, 2], [0.0; 3], [side, side, 0.02]).unwrap();
+    let nodes = mesh.node_count();
+    let options = SoftBodyOptions {
+        material: Material::new(Law::NeoHookean, 1e6, 0.45).unwrap(),
+        density: 1000.0,
+        mass: MassKind::Lumped,
+        rayleigh_mass: 0.0,
+        rayleigh_stiffness: 0.0,
+        fixed: vec![false; nodes],
+    };
+    let body = SoftBody::new("slab", mesh, options).unwrap();
+    let mut state = body.elastic_state();
+    body.evaluate_elastic(body.rest_positions(), Stiffness::Assemble, &mut state)
+        .unwrap();
+    let mut a = state.stiffness.clone();
+    axpby(1.0, body.mass_values(), h * h, &mut a);
+    let symbolic = Arc::new(SymbolicFactor::new(body.pattern()).unwrap());
+    let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
+    factor.factorize(body.pattern(), &a).unwrap();
+    let mut jacobian = ContactJacobian::new(nodes);
+    let x = body.rest_positions();
+    for b in (0..nodes).filter(|&i| x[i].z < 1e-12).take(n) {
+        jacobian
+            .push_point_contact(&Mat3::identity(), &[(b, 1.0)])
+            .unwrap();
+    }
+    let mut g_mat = DMat::zeros(0, 0);
+    assemble_delassus(
+        h,
+        &jacobian,
+        body.pattern().dofs(),
+        &factor,
+        &mut DelassusWorkspace::default(),
+        &mut g_mat,
+    )
+    .unwrap();
+    let v_free: Vec<Vec3> = x
+        .iter()
+        .map(|p| {
+            let push = if p.x < 0.3 * side { 0.02 } else { 0.0 };
+            Vec3::new(push, 0.0, -0.1 - 9.81 * h)
+        })
+        .collect();
+    let mut g = vec![0.0; jacobian.row_count()];
+    free_contact_velocity(&jacobian, &v_free, &mut g);
+    ContactProblem::new(g_mat, DVec::from_vec(g), &vec![0.5; n]).unwrap()
+}
+
+#[test]
+fn accelerated_and_plain_admm_find_the_same_forces_on_the_slab() {
+    for n in [10, 100] {
+        let p = slab_problem(n);
+        let tolerance = 1e-10;
+        let solve = |memory: usize| {
+            AdmmSolver::new(AdmmSettings {
+                anderson_memory: memory,
+                tolerance,
+                ..AdmmSettings::default()
+            })
+            .solve(&p, None)
+            .unwrap()
+        };
+        let plain = solve(0);
+        let fast = solve(5);
+        assert!(plain.converged && fast.converged, "n = {n}");
+        assert!(fast.residuals.max() <= tolerance, "n = {n}");
+        // G is positive definite (every row a node of the slab), so λ is unique; a residual
+        // of 1e-10 leaves λ within ~1e-7 N of it on this ill-conditioned G (the forces are
+        // ~1e-2 N). The reference: plain ADMM to 1e-13.
+        let exact = AdmmSolver::new(AdmmSettings {
+            anderson_memory: 0,
+            tolerance: 1e-13,
+            max_iterations: 20_000,
+            ..AdmmSettings::default()
+        })
+        .solve(&p, None)
+        .unwrap();
+        assert!(exact.converged, "n = {n}: reference");
+        let plain_error = (&plain.lambda - &exact.lambda).amax();
+        let fast_error = (&fast.lambda - &exact.lambda).amax();
+        assert!(
+            fast_error <= plain_error.max(1e-9),
+            "n = {n}: accelerated λ within {fast_error:e} N of the reference, plain within {plain_error:e} N"
+        );
+        assert!(
+            2 * fast.iterations < plain.iterations,
+            "n = {n}: {} accelerated iterations against {} plain",
+            fast.iterations,
+            plain.iterations
+        );
+    }
+}
+
+/// Final soft positions and rigid configurations, the summed iterations of each step's
+/// largest NCP, and whether every step's NCPs converged.
+type Run = (Vec<Vec<Vec3>>, Vec<Vec<f64>>, usize, bool);
+
+fn run(path: &str, overrides: &[&str], steps: usize) -> Run {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let s = Scene::load(&root.join(path), &overrides).unwrap();
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(&s).unwrap();
+    let mut iterations = 0;
+    let mut converged = true;
+    for _ in 0..steps {
+        let r = stepper.step(&s, &mut state).unwrap();
+        converged &= r.contact_converged;
+        iterations += r
+            .contact
+            .iter()
+            .map(|c| c.iterations)
+            .chain([r.rigid.iterations])
+            .max()
+            .unwrap_or(0);
+    }
+    let x = state.bodies.iter().map(|b| b.positions.clone()).collect();
+    let q = state.rigid.iter().map(|r| r.q.clone()).collect();
+    (x, q, iterations, converged)
+}
+
+#[test]
+fn the_finger_curling_into_the_block_moves_the_same_in_fewer_iterations() {
+    let (fast, _, fast_iterations, fast_converged) = run("scenes/finger_obstacle.toml", &[], 60);
+    let (plain, _, plain_iterations, plain_converged) = run(
+        "scenes/finger_obstacle.toml",
+        &["contact.acceleration=false"],
+        60,
+    );
+    assert!(fast_converged && plain_converged);
+    let worst = fast[0]
+        .iter()
+        .zip(&plain[0])
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    // Both NCPs are solved to their tolerance each step: the runs agree to far below the
+    // mesh's size (as screened and unscreened runs do, tests/contact_screen.rs).
+    assert!(
+        worst < 1e-8,
+        "accelerated and plain runs differ by {worst} m"
+    );
+    assert!(
+        fast_iterations < plain_iterations,
+        "{fast_iterations} accelerated iterations against {plain_iterations} plain"
+    );
+}
+
+/// A box landing on the floor: its contact rows are between a rigid body and an obstacle
+/// alone (four corners, non-unique forces), which the solver never accelerates; the two
+/// settings give the same run bit for bit.
+#[test]
+fn rigid_only_contact_is_never_accelerated() {
+    let (_, fast, a, _) = run("scenes/cube_drop.toml", &[], 80);
+    let (_, plain, b, _) = run("scenes/cube_drop.toml", &["contact.acceleration=false"], 80);
+    assert!(a > 0, "the cube never touched the floor");
+    assert_eq!(a, b);
+    assert_eq!(fast, plain);
+}
