@@ -155,7 +155,7 @@ impl RigidStepParts {
         check_rigid_parameters(scene, parameters)?;
         let h = scene.simulation.dt;
         let ws = stepper.rigid();
-        let mut rec = RigidRecord::new(scene, start, end)?;
+        let mut rec = RigidRecord::with_buffers(scene, start, end, ws.spare_buffers(&scene.rigid))?;
         let n = rec.n();
         let rows = rigid_rows(scene, ws, &rec)?;
         if rows.len() != ws.contacts().len() {
@@ -237,8 +237,10 @@ impl RigidStepParts {
             }
             ncp = Some(d);
         }
+        let response = minv_h * chain.jac.transpose();
+        ws.recycle_buffers(rec.take_buffers());
         Ok(RigidStepParts {
-            response: minv_h * chain.jac.transpose(),
+            response,
             dvl,
             dsigma,
             dlambda_dp,
@@ -286,16 +288,19 @@ impl RigidStepParts {
                 }
             }
         }
-        let block = |m: &DMat, k: usize| m.columns(k * n, n).into_owned();
+        // Columns c0..c0 + k of a column-major matrix of n rows: one contiguous slice.
+        let columns = |m: &DMat, c0: usize, k: usize| {
+            DMat::from_column_slice(n, k, &m.as_slice()[c0 * n..(c0 + k) * n])
+        };
         RigidStepJacobian {
-            dq_dq: block(&dq, 0),
-            dq_dv: block(&dq, 1),
-            dq_dtau: block(&dq, 2),
-            dv_dq: block(&dv, 0),
-            dv_dv: block(&dv, 1),
-            dv_dtau: block(&dv, 2),
-            dq_dp: dq.columns(3 * n, np).into_owned(),
-            dv_dp: dv.columns(3 * n, np).into_owned(),
+            dq_dq: columns(&dq, 0, n),
+            dq_dv: columns(&dq, n, n),
+            dq_dtau: columns(&dq, 2 * n, n),
+            dv_dq: columns(&dv, 0, n),
+            dv_dv: columns(&dv, n, n),
+            dv_dtau: columns(&dv, 2 * n, n),
+            dq_dp: columns(&dq, 3 * n, np),
+            dv_dp: columns(&dv, 3 * n, np),
             offsets: self.offsets.clone(),
         }
     }
