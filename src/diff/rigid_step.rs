@@ -273,18 +273,28 @@ impl RigidStepParts {
         }
         // dq⁺ = J_q [I 0 0 0] + J_v dv⁺.
         let mut dq = &self.jv * &dv;
-        for r in 0..n {
-            for c in 0..n {
-                dq[(r, c)] += self.jq[(r, c)];
-            }
+        for (a, b) in dq.as_mut_slice()[..n * n]
+            .iter_mut()
+            .zip(self.jq.as_slice())
+        {
+            *a += b;
         }
-        // The input's dependence on the state.
+        // The input's dependence on the state: column c of the q and v blocks gains column c
+        // of the τ block times ∂τ_c/∂q_c and ∂τ_c/∂v_c (column-major, n rows).
         for mat in [&mut dq, &mut dv] {
+            let (state, rest) = mat.as_mut_slice().split_at_mut(2 * n * n);
+            let (dq_block, dv_block) = state.split_at_mut(n * n);
             for c in 0..n {
-                for r in 0..n {
-                    let t = mat[(r, 2 * n + c)];
-                    mat[(r, c)] += t * self.dtau_dq[c];
-                    mat[(r, n + c)] += t * self.dtau_dv[c];
+                let (a, b) = (self.dtau_dq[c], self.dtau_dv[c]);
+                if a == 0.0 && b == 0.0 {
+                    continue;
+                }
+                let t = &rest[c * n..(c + 1) * n];
+                let cq = &mut dq_block[c * n..(c + 1) * n];
+                let cv = &mut dv_block[c * n..(c + 1) * n];
+                for ((q, v), t) in cq.iter_mut().zip(cv.iter_mut()).zip(t) {
+                    *q += t * a;
+                    *v += t * b;
                 }
             }
         }
