@@ -28,10 +28,12 @@ mod manifold_derivative;
 mod mesh_obstacle;
 mod modes;
 mod ncp_derivative;
+mod pair_separation;
 mod pgs;
 mod problem;
 mod proximity_derivative;
 mod self_contact;
+mod separation_bound;
 mod shape_manifold;
 mod surface_derivative;
 mod surface_tree;
@@ -59,6 +61,7 @@ pub use modes::{ContactMode, ModeTolerance, classify, classify_contact};
 pub use ncp_derivative::{
     BoundaryGradient, CotangentSide, NcpDerivative, RANK_TOLERANCE, ReducedStatus,
 };
+pub use pair_separation::PairSeparation;
 pub use pgs::{PgsSettings, PgsSolver};
 pub use problem::{ContactProblem, NcpSolution, Residuals};
 pub use proximity_derivative::{ProximityJacobian, proximity_jacobian};

@@ -18,6 +18,7 @@ use parry3d_f64::shape::{Ball, Capsule as ParryCapsule, Cuboid, HalfSpace, Shape
 
 use super::convex_shape::{Collider, ShapePose, from_glam, to_glam};
 use super::detection::{Obstacle, validate_margin};
+use super::separation_bound::{above_plane, shapes_separated};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 
@@ -106,11 +107,37 @@ pub fn collider_contacts(
     out: &mut Vec<ShapeContact>,
 ) -> Result<()> {
     validate_margin(margin)?;
-    if (pose_a.translation - pose_b.translation).norm()
-        > a.bounding_radius() + b.bounding_radius() + margin
+    if !within_spheres(a, pose_a, b, pose_b, margin)
+        || shapes_separated(a, pose_a, b, pose_b, margin)
     {
         return Ok(());
     }
+    parry_contacts(a, pose_a, b, pose_b, margin, ws, out)
+}
+
+/// Whether the bounding spheres of `a` at `pose_a` and `b` at `pose_b` come within `margin`
+/// (m) of each other.
+pub(super) fn within_spheres(
+    a: &Collider,
+    pose_a: &ShapePose,
+    b: &Collider,
+    pose_b: &ShapePose,
+    margin: f64,
+) -> bool {
+    !((pose_a.translation - pose_b.translation).norm()
+        > a.bounding_radius() + b.bounding_radius() + margin)
+}
+
+/// [`collider_contacts`] without the bounding tests: parry's manifolds alone.
+pub(super) fn parry_contacts(
+    a: &Collider,
+    pose_a: &ShapePose,
+    b: &Collider,
+    pose_b: &ShapePose,
+    margin: f64,
+    ws: &mut ManifoldWorkspace,
+    out: &mut Vec<ShapeContact>,
+) -> Result<()> {
     let (sa, pa) = a.parry(pose_a);
     let (sb, pb) = b.parry(pose_b);
     manifold_contacts(sb.as_ref(), &pb, sa.as_ref(), &pa, margin, ws, out)
@@ -135,6 +162,11 @@ pub fn obstacle_contacts(
         if (0..3).any(|k| c[k] + r < lo[k] || c[k] - r > hi[k]) {
             return Ok(());
         }
+    }
+    if let Obstacle::Plane { point, normal } = obstacle
+        && above_plane(a, pose_a, point, normal, margin)
+    {
+        return Ok(());
     }
     let (sa, pa) = a.parry(pose_a);
     let at = |t: &Vec3| ShapePose {

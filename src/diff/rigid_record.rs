@@ -49,11 +49,23 @@ impl RigidRecord {
     /// derivatives still to be taken ([`Self::set_force`]). Errors as
     /// `RigidSystem::input_jacobian`.
     pub fn new(scene: &Scene, start: &[RigidState], end: &[RigidState]) -> Result<RigidRecord> {
+        let buffers = scene.rigid.systems.iter().map(SystemBuffers::new).collect();
+        RigidRecord::with_buffers(scene, start, end, buffers)
+    }
+
+    /// [`Self::new`] on per-system buffers built for `scene` (`scene::SystemBuffers`, e.g. a
+    /// stepper's spare ones, `RigidWorkspace::spare_buffers`; their contents are overwritten).
+    pub fn with_buffers(
+        scene: &Scene,
+        start: &[RigidState],
+        end: &[RigidState],
+        mut buffers: Vec<SystemBuffers>,
+    ) -> Result<RigidRecord> {
         let systems = &scene.rigid.systems;
+        assert_eq!(buffers.len(), systems.len(), "one buffer per system");
         let h = scene.simulation.dt;
         let offsets = offsets(scene);
         let n = *offsets.last().expect("non-empty");
-        let mut buffers: Vec<SystemBuffers> = systems.iter().map(SystemBuffers::new).collect();
         let mut jq = DMat::zeros(n, n);
         let mut jv = DMat::zeros(n, n);
         let mut dtau_dq = vec![0.0; n];
@@ -81,6 +93,12 @@ impl RigidRecord {
             dtau_dv,
             buffers,
         })
+    }
+
+    /// The per-system buffers, taken out of the record (for reuse; the record's later
+    /// derivatives need them).
+    pub fn take_buffers(&mut self) -> Vec<SystemBuffers> {
+        std::mem::take(&mut self.buffers)
     }
 
     /// Takes the velocity update's derivatives with the generalised contact force `force`

@@ -155,7 +155,7 @@ impl RigidStepParts {
         check_rigid_parameters(scene, parameters)?;
         let h = scene.simulation.dt;
         let ws = stepper.rigid();
-        let mut rec = RigidRecord::new(scene, start, end)?;
+        let mut rec = RigidRecord::with_buffers(scene, start, end, ws.spare_buffers(&scene.rigid))?;
         let n = rec.n();
         let rows = rigid_rows(scene, ws, &rec)?;
         if rows.len() != ws.contacts().len() {
@@ -237,8 +237,10 @@ impl RigidStepParts {
             }
             ncp = Some(d);
         }
+        let response = minv_h * chain.jac.transpose();
+        ws.recycle_buffers(rec.take_buffers());
         Ok(RigidStepParts {
-            response: minv_h * chain.jac.transpose(),
+            response,
             dvl,
             dsigma,
             dlambda_dp,
@@ -271,31 +273,44 @@ impl RigidStepParts {
         }
         // dq⁺ = J_q [I 0 0 0] + J_v dv⁺.
         let mut dq = &self.jv * &dv;
-        for r in 0..n {
-            for c in 0..n {
-                dq[(r, c)] += self.jq[(r, c)];
-            }
+        for (a, b) in dq.as_mut_slice()[..n * n]
+            .iter_mut()
+            .zip(self.jq.as_slice())
+        {
+            *a += b;
         }
-        // The input's dependence on the state.
+        // The input's dependence on the state: column c of the q and v blocks gains column c
+        // of the τ block times ∂τ_c/∂q_c and ∂τ_c/∂v_c (column-major, n rows).
         for mat in [&mut dq, &mut dv] {
+            let (state, rest) = mat.as_mut_slice().split_at_mut(2 * n * n);
+            let (dq_block, dv_block) = state.split_at_mut(n * n);
             for c in 0..n {
-                for r in 0..n {
-                    let t = mat[(r, 2 * n + c)];
-                    mat[(r, c)] += t * self.dtau_dq[c];
-                    mat[(r, n + c)] += t * self.dtau_dv[c];
+                let (a, b) = (self.dtau_dq[c], self.dtau_dv[c]);
+                if a == 0.0 && b == 0.0 {
+                    continue;
+                }
+                let t = &rest[c * n..(c + 1) * n];
+                let cq = &mut dq_block[c * n..(c + 1) * n];
+                let cv = &mut dv_block[c * n..(c + 1) * n];
+                for ((q, v), t) in cq.iter_mut().zip(cv.iter_mut()).zip(t) {
+                    *q += t * a;
+                    *v += t * b;
                 }
             }
         }
-        let block = |m: &DMat, k: usize| m.columns(k * n, n).into_owned();
+        // Columns c0..c0 + k of a column-major matrix of n rows: one contiguous slice.
+        let columns = |m: &DMat, c0: usize, k: usize| {
+            DMat::from_column_slice(n, k, &m.as_slice()[c0 * n..(c0 + k) * n])
+        };
         RigidStepJacobian {
-            dq_dq: block(&dq, 0),
-            dq_dv: block(&dq, 1),
-            dq_dtau: block(&dq, 2),
-            dv_dq: block(&dv, 0),
-            dv_dv: block(&dv, 1),
-            dv_dtau: block(&dv, 2),
-            dq_dp: dq.columns(3 * n, np).into_owned(),
-            dv_dp: dv.columns(3 * n, np).into_owned(),
+            dq_dq: columns(&dq, 0, n),
+            dq_dv: columns(&dq, n, n),
+            dq_dtau: columns(&dq, 2 * n, n),
+            dv_dq: columns(&dv, 0, n),
+            dv_dv: columns(&dv, n, n),
+            dv_dtau: columns(&dv, 2 * n, n),
+            dq_dp: columns(&dq, 3 * n, np),
+            dv_dp: columns(&dv, 3 * n, np),
             offsets: self.offsets.clone(),
         }
     }

@@ -353,7 +353,11 @@ impl RowChain {
                         }
                         (vel, omega)
                     };
-                    (motion(at.v_plus_rigid), motion(at.v_rigid), twist_at)
+                    // The coordinates that move the body (the others' terms below are zeros).
+                    let live: Vec<usize> = (0..side.twists.len())
+                        .filter(|&k| side.twists[k].iter().any(|x| *x != 0.0))
+                        .collect();
+                    (motion(at.v_plus_rigid), motion(at.v_rigid), twist_at, live)
                 })
                 .collect();
             let weight = |e: usize| row.soft[e].1;
@@ -363,25 +367,29 @@ impl RowChain {
                 let j = var.col;
                 let dfl = var.df * li;
                 // Rigid sides.
-                for (side, (plus, start, twist_at)) in row.sides.iter().zip(&moving) {
+                for (side, (plus, start, twist_at, live)) in row.sides.iter().zip(&moving) {
                     let sys = &rigid.systems[side.system];
                     let o = offsets[side.system];
                     dt_at.clear();
                     if j >= o && j < o + sys.nv() {
-                        dt_at.extend((0..sys.nv()).map(|k| {
-                            point_velocity(
+                        // ∂T_k/∂q_j is zero where T_k is (rigid_system_derivative).
+                        dt_at.resize(sys.nv(), Vec3::zeros());
+                        for &k in live {
+                            dt_at[k] = point_velocity(
                                 &sys.twist_derivative(&side.twists, j - o, k),
                                 &row.point,
-                            )
-                        }));
+                            );
+                        }
                     }
                     for (w, (vel, omega), slope, rows_of) in [
                         (at.v_plus_rigid, plus, 1.0, 0..3),
                         (at.v_rigid, start, sv, 2..3),
                     ] {
                         let mut dvel = omega.cross(&var.dp);
-                        for (k, d) in dt_at.iter().enumerate() {
-                            dvel += d * w[o + k];
+                        if !dt_at.is_empty() {
+                            for &k in live {
+                                dvel += dt_at[k] * w[o + k];
+                            }
                         }
                         for r in rows_of {
                             dsigma[(3 * i + r, j)] += slope
@@ -389,7 +397,8 @@ impl RowChain {
                                 * (var.df.column(r).dot(vel) + row.frame.column(r).dot(&dvel));
                         }
                     }
-                    for (k, t) in side.twists.iter().enumerate() {
+                    for &k in live {
+                        let t = &side.twists[k];
                         let mut d = twist_at[k].dot(&dfl) + ang(t).cross(&var.dp).dot(&f);
                         if let Some(dk) = dt_at.get(k) {
                             d += dk.dot(&f);

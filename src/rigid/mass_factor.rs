@@ -18,16 +18,37 @@ use crate::math::DMat;
 #[derive(Debug, Clone)]
 pub struct MassFactor {
     h: DMat,
-    parents: Vec<Option<usize>>,
+    /// Each coordinate's ancestors, nearest first (`Model::parent_dof` followed to the root),
+    /// concatenated: coordinate k's are `ancestors[start[k]..start[k + 1]]`. Listed once, so
+    /// the loops read them from a slice instead of chasing the parent links.
+    ancestors: Vec<usize>,
+    start: Vec<usize>,
 }
 
 impl MassFactor {
     /// A buffer for `model` (nv × nv).
     pub fn new(model: &Model) -> MassFactor {
+        let mut ancestors = Vec::new();
+        let mut start = vec![0];
+        for k in 0..model.nv {
+            let mut i = model.parent_dof[k];
+            while let Some(ii) = i {
+                ancestors.push(ii);
+                i = model.parent_dof[ii];
+            }
+            start.push(ancestors.len());
+        }
         MassFactor {
             h: DMat::zeros(model.nv, model.nv),
-            parents: model.parent_dof.clone(),
+            ancestors,
+            start,
         }
+    }
+
+    /// Coordinate k's ancestors, nearest first.
+    #[inline(always)]
+    fn ancestors(&self, k: usize) -> &[usize] {
+        &self.ancestors[self.start[k]..self.start[k + 1]]
     }
 
     /// Computes `M(q)` by CRBA (also leaving `oMi` and the joint Jacobian columns of `data`
@@ -36,10 +57,11 @@ impl MassFactor {
     pub fn factorize(&mut self, model: &Model, data: &mut Data, q: &[f64]) -> Result<()> {
         let m = crba(model, data, q);
         self.h.copy_from(m);
-        let h = &mut self.h;
-        let n = h.nrows();
+        let n = self.h.nrows();
+        // Column-major: entry (r, c) at c n + r.
+        let h = self.h.as_mut_slice();
         for k in (0..n).rev() {
-            let d = h[(k, k)];
+            let d = h[k * n + k];
             if !(d > 0.0) || !d.is_finite() {
                 return Err(Error::invalid(
                     format!("robot {}", model.name),
@@ -49,42 +71,44 @@ impl MassFactor {
                     ),
                 ));
             }
-            let mut i = self.parents[k];
-            while let Some(ii) = i {
-                let a = h[(k, ii)] / d;
-                let mut j = Some(ii);
-                while let Some(jj) = j {
-                    h[(ii, jj)] -= a * h[(k, jj)];
-                    j = self.parents[jj];
+            // The ancestors of an ancestor ii of k are the ones after it in k's list.
+            let chain = &self.ancestors[self.start[k]..self.start[k + 1]];
+            for (m, &ii) in chain.iter().enumerate() {
+                let a = h[ii * n + k] / d;
+                for &jj in &chain[m..] {
+                    h[jj * n + ii] -= a * h[jj * n + k];
                 }
-                h[(k, ii)] = a;
-                i = self.parents[ii];
+                h[ii * n + k] = a;
             }
         }
         Ok(())
     }
 
-    /// `x ← M⁻¹ x`: `L⁻ᵀ`, then `D⁻¹`, then `L⁻¹`, each along the tree.
+    /// `x ← M⁻¹ x`: `L⁻ᵀ`, then `D⁻¹`, then `L⁻¹`, each along the tree. The first sweep skips
+    /// the zero entries of x (a contact row's force reaches only the coordinates that move its
+    /// body: their products are zeros).
     pub fn solve_in_place(&self, x: &mut [f64]) {
         let n = self.h.nrows();
         assert_eq!(x.len(), n, "MassFactor::solve_in_place: length");
-        let h = &self.h;
+        let h = self.h.as_slice();
         for i in (0..n).rev() {
-            let mut j = self.parents[i];
-            while let Some(jj) = j {
-                x[jj] -= h[(i, jj)] * x[i];
-                j = self.parents[jj];
+            let xi = x[i];
+            if xi == 0.0 {
+                continue;
+            }
+            for &jj in self.ancestors(i) {
+                x[jj] -= h[jj * n + i] * xi;
             }
         }
         for i in 0..n {
-            x[i] /= h[(i, i)];
+            x[i] /= h[i * n + i];
         }
         for i in 0..n {
-            let mut j = self.parents[i];
-            while let Some(jj) = j {
-                x[i] -= h[(i, jj)] * x[jj];
-                j = self.parents[jj];
+            let mut xi = x[i];
+            for &jj in self.ancestors(i) {
+                xi -= h[jj * n + i] * x[jj];
             }
+            x[i] = xi;
         }
     }
 }

@@ -6,12 +6,16 @@
 //! start). A pair is a candidate when its gap is within the distance both bodies can travel in
 //! the step. Two links of one robot never touch when they are adjacent, when they already
 //! touch in the robot's initial configuration (collision models overlap around joints), or
-//! when `[contact] ignore` names them (`RigidScene::ignored`).
+//! when `[contact] ignore` names them (`RigidScene::ignored`). Which pairs may touch is listed
+//! once, when the detection is built; each pair of moving colliders keeps its separation from
+//! one step to the next (`contact::PairSeparation`), so a pair that stays apart costs a bound
+//! per step, not a manifold query.
 
 use std::collections::BTreeSet;
 
 use crate::contact::{
-    ManifoldWorkspace, ShapeContact, ShapePose, collider_contacts, contact_frame, obstacle_contacts,
+    ManifoldWorkspace, PairSeparation, ShapeContact, ShapePose, collider_contacts, contact_frame,
+    obstacle_contacts,
 };
 use crate::error::Result;
 use crate::math::{Mat3, Vec3};
@@ -99,20 +103,65 @@ pub(super) struct RigidDetection {
     pub(super) contacts: Vec<RigidContact>,
     /// Their keys.
     pub(super) keys: Vec<RowKey>,
-    /// Pairs of colliders of one robot `(system, c, d)`, c < d, that never touch: links that
-    /// already overlap or touch in the initial configuration.
-    ignored: BTreeSet<(usize, usize, usize)>,
+    /// Per system and collider: the fixed rigid bodies it may touch, and the colliders
+    /// `(system, collider)` of the same or later systems it may touch (after it, not
+    /// adjacent, not touching initially, not ignored), in detection order, each with the
+    /// pair's remembered separation. The scene's structure is fixed, so these are listed once.
+    statics: Vec<Vec<Vec<usize>>>,
+    others: Vec<Vec<Vec<(usize, usize, PairSeparation)>>>,
 }
 
 impl RigidDetection {
     /// Buffers for the systems of `rigid`.
     pub(super) fn new(rigid: &RigidScene) -> RigidDetection {
+        let ignored = initially_touching(rigid);
+        let systems = &rigid.systems;
+        let statics = systems
+            .iter()
+            .enumerate()
+            .map(|(s, sys)| {
+                (0..sys.colliders.len())
+                    .map(|c| {
+                        (0..rigid.statics.len())
+                            .filter(|&f| !rigid.ignored.contains(&(s, c, usize::MAX, f)))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let others = systems
+            .iter()
+            .enumerate()
+            .map(|(s, sys)| {
+                sys.colliders
+                    .iter()
+                    .enumerate()
+                    .map(|(c, jc)| {
+                        let mut list = Vec::new();
+                        for (t, other) in systems.iter().enumerate().skip(s) {
+                            for (d, jd) in other.colliders.iter().enumerate() {
+                                let skipped = t == s
+                                    && (d <= c
+                                        || sys.adjacent(jc.joint, jd.joint)
+                                        || ignored.contains(&(s, c, d)))
+                                    || rigid.ignored.contains(&(s, c, t, d));
+                                if !skipped {
+                                    list.push((t, d, PairSeparation::default()));
+                                }
+                            }
+                        }
+                        list
+                    })
+                    .collect()
+            })
+            .collect();
         RigidDetection {
             manifold: ManifoldWorkspace::default(),
             found: Vec::new(),
             contacts: Vec::new(),
             keys: Vec::new(),
-            ignored: initially_touching(rigid),
+            statics,
+            others,
         }
     }
 
@@ -157,10 +206,9 @@ impl RigidDetection {
                     self.push_found(a, None, mu, (0, s, c, o, 0));
                 }
                 // Fixed rigid bodies.
-                for (f, fixed) in rigid.statics.iter().enumerate() {
-                    if rigid.ignored.contains(&(s, c, usize::MAX, f)) {
-                        continue;
-                    }
+                for i in 0..self.statics[s][c].len() {
+                    let f = self.statics[s][c][i];
+                    let fixed = &rigid.statics[f];
                     self.found.clear();
                     collider_contacts(
                         &jc.collider,
@@ -175,33 +223,26 @@ impl RigidDetection {
                     self.push_found(a, None, mu, (1, s, c, f, 0));
                 }
                 // Other colliders: of later systems, and non-adjacent links of its own.
-                for (t, other) in systems.iter().enumerate().skip(s) {
-                    for (d, jd) in other.colliders.iter().enumerate() {
-                        if t == s
-                            && (d <= c
-                                || sys.adjacent(jc.joint, jd.joint)
-                                || self.ignored.contains(&(s, c, d)))
-                            || rigid.ignored.contains(&(s, c, t, d))
-                        {
-                            continue;
-                        }
-                        self.found.clear();
-                        collider_contacts(
-                            &jc.collider,
-                            &pose,
-                            &jd.collider,
-                            &poses[t][d],
-                            reach_a + reach[t][d],
-                            &mut self.manifold,
-                            &mut self.found,
-                        )?;
-                        let b = RigidSide {
-                            system: t,
-                            joint: jd.joint,
-                        };
-                        let mu = sys.friction.or(other.friction).unwrap_or(base_mu);
-                        self.push_found(a, Some(b), mu, (2, s, c, t, d));
-                    }
+                for i in 0..self.others[s][c].len() {
+                    let (t, d, ref mut memo) = self.others[s][c][i];
+                    let other = &systems[t];
+                    let jd = &other.colliders[d];
+                    self.found.clear();
+                    memo.contacts(
+                        &jc.collider,
+                        &pose,
+                        &jd.collider,
+                        &poses[t][d],
+                        reach_a + reach[t][d],
+                        &mut self.manifold,
+                        &mut self.found,
+                    )?;
+                    let b = RigidSide {
+                        system: t,
+                        joint: jd.joint,
+                    };
+                    let mu = sys.friction.or(other.friction).unwrap_or(base_mu);
+                    self.push_found(a, Some(b), mu, (2, s, c, t, d));
                 }
             }
             // Position limits of revolute and prismatic coordinates.
@@ -276,8 +317,8 @@ impl RigidDetection {
 
 /// The pairs of non-adjacent colliders of one robot that touch (gap ≤ 0) at its initial
 /// configuration.
-fn initially_touching(rigid: &RigidScene) -> std::collections::BTreeSet<(usize, usize, usize)> {
-    let mut out = std::collections::BTreeSet::new();
+fn initially_touching(rigid: &RigidScene) -> BTreeSet<(usize, usize, usize)> {
+    let mut out = BTreeSet::new();
     let mut found = Vec::new();
     let mut ws = ManifoldWorkspace::default();
     for (s, sys) in rigid.systems.iter().enumerate() {

@@ -1,7 +1,7 @@
 //! The rigid stage of the step: free bodies and robots advance by paper 002 Eq. 3,
 //!
 //! ```text
-//! v_free = v + h ABA(q, v, τ − d ∘ v)                  (rigid::free_velocity)
+//! v_free = v + h ABA(q, v, τ − d ∘ v)                  (rigid::factored_free_velocity)
 //! σ = G λ + g,   G = Σ_s h J_s M_s⁻¹ J_sᵀ,   g = Σ_s J_s v_free,s + Φ/h − K_p [Φ/h]₋
 //! v⁺ = v_free + h M⁻¹ J_sᵀ λ,   q⁺ = q ⊕ h v⁺         (one Cholesky of M per system and step)
 //! ```
@@ -81,6 +81,8 @@ pub struct RigidWorkspace {
     /// J_s (3m × nv_s) and Y_s = M_s⁻¹ J_sᵀ (nv_s × 3m) over the rows of the last step.
     jac: Vec<DMat>,
     minv_jt: Vec<DMat>,
+    /// J_sᵀ (nv_s × 3m), its columns filled at the rows that touch the system.
+    jac_t: Vec<DMat>,
     detection: RigidDetection,
     /// The row blocks with a rigid part in this step's NCP: the detected ones, then those
     /// with a soft part (`push_row`); and the block index of each in the NCP.
@@ -96,6 +98,9 @@ pub struct RigidWorkspace {
     /// Whether this step's impulses are applied (`apply`), and the NCP's outcome.
     applied: bool,
     outcome: RigidOutcome,
+    /// Per-system buffers handed back by the step derivatives' records
+    /// ([`Self::spare_buffers`], [`Self::recycle_buffers`]).
+    spare: std::sync::Mutex<Vec<Vec<SystemBuffers>>>,
 }
 
 impl RigidWorkspace {
@@ -117,6 +122,7 @@ impl RigidWorkspace {
                 .collect(),
             jac: s.iter().map(|x| DMat::zeros(0, x.nv())).collect(),
             minv_jt: s.iter().map(|x| DMat::zeros(x.nv(), 0)).collect(),
+            jac_t: s.iter().map(|x| DMat::zeros(x.nv(), 0)).collect(),
             detection: RigidDetection::new(rigid),
             rows: Vec::new(),
             row_index: Vec::new(),
@@ -126,6 +132,22 @@ impl RigidWorkspace {
             column: s.iter().map(|x| vec![0.0; x.nv()]).collect(),
             applied: false,
             outcome: RigidOutcome::default(),
+            spare: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A set of per-system buffers for `rigid` (a step derivative's record): one given back
+    /// by [`Self::recycle_buffers`] when there is one, so a derivative per step builds no
+    /// `Data`; their contents are whatever they last held.
+    pub fn spare_buffers(&self, rigid: &RigidScene) -> Vec<SystemBuffers> {
+        let reused = self.spare.lock().map(|mut s| s.pop()).unwrap_or(None);
+        reused.unwrap_or_else(|| rigid.systems.iter().map(SystemBuffers::new).collect())
+    }
+
+    /// Gives back buffers from [`Self::spare_buffers`] for a later derivative.
+    pub fn recycle_buffers(&self, buffers: Vec<SystemBuffers>) {
+        if let Ok(mut spare) = self.spare.lock() {
+            spare.push(buffers);
         }
     }
 
@@ -322,6 +344,11 @@ impl RigidWorkspace {
             if y.shape() != (nv, rows) {
                 *y = DMat::zeros(nv, rows);
             }
+            // J_sᵀ's columns (J_s's rows, contiguous) beside Y_s's.
+            let jt = &mut self.jac_t[s];
+            if jt.shape() != (nv, rows) {
+                *jt = DMat::zeros(nv, rows);
+            }
             let active = &mut self.active[s];
             active.clear();
             let col = &mut self.column[s];
@@ -330,6 +357,7 @@ impl RigidWorkspace {
                     col[k] = jac[(r, k)];
                 }
                 if col.iter().any(|x| *x != 0.0) {
+                    jt.column_mut(r).copy_from_slice(col);
                     sys.solve_mass(&self.buffers[s], q, col);
                     y.column_mut(r).copy_from_slice(col);
                     active.push(r);
@@ -337,25 +365,19 @@ impl RigidWorkspace {
             }
             // h J_s Y_s over the active rows only, at the blocks' places in G (a system
             // touched by few of the step's rows costs those rows', not all of them).
+            let (jt, y) = (jt.as_slice(), y.as_slice());
+            let column = |c: usize| c * nv..(c + 1) * nv;
             for &c in active.iter() {
                 let gc = global(c, &self.row_index);
-                let yc = y.column(c);
+                let yc = &y[column(c)];
                 for &r in active.iter() {
-                    let mut v = 0.0;
-                    for k in 0..nv {
-                        v += jac[(r, k)] * yc[k];
-                    }
-                    g_mat[(global(r, &self.row_index), gc)] += h * v;
+                    g_mat[(global(r, &self.row_index), gc)] += h * dot(&jt[column(r)], yc);
                 }
             }
             for &r in active.iter() {
-                let (mut jf, mut j0) = (0.0, 0.0);
-                for k in 0..nv {
-                    jf += jac[(r, k)] * self.v_free[s][k];
-                    j0 += jac[(r, k)] * states[s].v[k];
-                }
-                g[global(r, &self.row_index)] += jf;
-                start[global(r, &self.row_index)] += j0;
+                let jr = &jt[column(r)];
+                g[global(r, &self.row_index)] += dot(jr, &self.v_free[s]);
+                start[global(r, &self.row_index)] += dot(jr, &states[s].v);
             }
         }
         for (i, c) in self.rows.iter().enumerate() {
@@ -444,6 +466,15 @@ impl RigidWorkspace {
         }
         self.outcome.clone()
     }
+}
+
+/// `Σ_k a_k b_k`, summed in order (the same round-off as an indexed loop).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut v = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        v += x * y;
+    }
+    v
 }
 
 /// Averages `m` with its transpose (removes the round-off of the products, so the group's

@@ -7,7 +7,7 @@ use crate::contact::ShapePose;
 use crate::error::Result;
 use crate::math::Vec3;
 use crate::rigid::spatial::{ang, lin};
-use crate::rigid::{Data, MassFactor, free_velocity, point_jacobian};
+use crate::rigid::{Data, MassFactor, factored_free_velocity, point_jacobian};
 
 use super::rigid_model::{RigidDynamics, RigidInput, RigidSystem};
 use super::rigid_stage::RigidState;
@@ -59,7 +59,7 @@ impl RigidSystem {
             }
             (RigidDynamics::Robot(model), SystemBuffers::Robot { data, factor }) => {
                 factor.factorize(model, data, &state.q)?;
-                free_velocity(model, data, &state.q, &state.v, &state.tau, h, v_free);
+                factored_free_velocity(model, data, factor, &state.v, &state.tau, h, v_free);
             }
             (RigidDynamics::Robot(_), SystemBuffers::Free) => {
                 unreachable!("a robot's buffers are built with it")
