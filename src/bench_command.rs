@@ -65,6 +65,17 @@ struct Stages {
     rigid: f64,
     contact: f64,
     update: f64,
+    /// The parts of `free` (`scene::FreeStageTimes`), each its own median.
+    free_parts: FreeParts,
+}
+
+/// [`Stages::free_parts`], ms.
+#[derive(Serialize)]
+struct FreeParts {
+    elastic: f64,
+    assembly: f64,
+    factorisation: f64,
+    solve: f64,
 }
 
 /// [`BenchReport::ncp_iterations`].
@@ -246,6 +257,17 @@ pub(crate) fn bench(
             rigid: median(stages.iter().map(|t| 1e3 * t.rigid).collect()),
             contact: median(stages.iter().map(|t| 1e3 * t.contact).collect()),
             update: median(stages.iter().map(|t| 1e3 * t.update).collect()),
+            free_parts: FreeParts {
+                elastic: median(stages.iter().map(|t| 1e3 * t.free_parts.elastic).collect()),
+                assembly: median(stages.iter().map(|t| 1e3 * t.free_parts.assembly).collect()),
+                factorisation: median(
+                    stages
+                        .iter()
+                        .map(|t| 1e3 * t.free_parts.factorisation)
+                        .collect(),
+                ),
+                solve: median(stages.iter().map(|t| 1e3 * t.free_parts.solve).collect()),
+            },
         },
         gradient_ms: (!gradient.is_empty()).then(|| median(gradient)),
         finite_difference_ms: (!fd.is_empty()).then(|| median(fd)),

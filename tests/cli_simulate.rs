@@ -270,6 +270,13 @@ fn bench_reports_the_contract_fields() {
     let sum: f64 = parts.iter().map(|k| stage(&v1, k)).sum();
     assert!(sum <= v1["step_ms"].as_f64().unwrap(), "{v1}");
     assert!(stage(&v, "free") > stage(&v, "contact"), "{v}");
+    // With one step the free step's parts are laps of one clock inside it: they add up to no
+    // more than it, and none is negative.
+    let part = |k: &str| v1["stages_ms"]["free_parts"][k].as_f64().unwrap();
+    let free_parts = ["elastic", "assembly", "factorisation", "solve"];
+    assert!(free_parts.iter().all(|k| part(k) >= 0.0), "{v1}");
+    let free_sum: f64 = free_parts.iter().map(|k| part(k)).sum();
+    assert!(free_sum <= stage(&v1, "free"), "{v1}");
     // A scene the derivatives do not cover (full Newton) reports null gradient figures.
     let out = run(&[
         "bench",

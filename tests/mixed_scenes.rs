@@ -440,7 +440,14 @@ fn the_pianists_finger_presses_the_key_until_spring_weight_and_push_balance() {
         assert!(r.contact_converged, "step {step}");
     }
     let (theta, omega) = (state.rigid[0].q[0], state.rigid[0].v[0]);
-    assert!(omega.abs() < 1e-9, "the key still turns at {omega} rad/s");
+    // At rest to the contact solver's accuracy: the NCP is solved to 1e-10 m/s, so the
+    // finger's contact point, ~40 mm from the hinge, may creep at 10 × that, ω ≲ 2.5e-8 rad/s
+    // (a bound of 1e-9 rad/s was below that noise and passed on one solver's path only).
+    let tolerance = s.contact.settings.tolerance;
+    assert!(
+        omega.abs() * 0.04 < 10.0 * tolerance,
+        "the key still turns at {omega} rad/s"
+    );
     // Moments about the hinge axis z through (−30, 21, 7.5) mm: the spring-damper, the key's
     // weight (20 g at 40 mm along the key) and the finger's push through the contact rows.
     let hinge = Vec3::new(-0.03, 0.021, 0.0075);

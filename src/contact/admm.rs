@@ -29,7 +29,8 @@
 //! Here `μ_prox = prox_ratio · L`, so the solver is invariant to the units of `G`.
 //!
 //! **Anderson acceleration** (`anderson_memory`, default 5): the three updates above are a
-//! fixed-point map of `u = (x, y, z/τρ)` (all in N); type-II Anderson acceleration
+//! fixed-point map of `u = (y, z/τρ)` (both in N; `x` follows from them up to the small
+//! proximal term, and extrapolating it too took more iterations); type-II Anderson acceleration
 //! extrapolates the next `u` from the last few iterates' differences (the least-squares
 //! combination that best cancels the fixed-point residual), as Zhang, O'Donoghue and Boyd do
 //! for ADMM (SIAM J. Optim. 2020), with their restart safeguard. It changes the path, not the
@@ -38,7 +39,7 @@
 //! enough with the data for the derivatives' finite-difference checks). Where extrapolation
 //! stalls (a singular G, a box on four corners) it gives up after 30 steps without progress
 //! and plain ADMM carries on. On the slab benchmark (`benches/contact.rs`) it cuts the
-//! iterations from 293 / 490 / 590 (plain, to 1e-10) to 137 / 131 / … (to 1e-12) at
+//! iterations from 293 / 490 / 590 (plain, to 1e-10) to 135 / 110 / … (to 1e-12) at
 //! 10 / 100 / 1,000 contacts (docs/speed.md).
 //!
 //! **Stopping rule**: the iterate `λ = y` (in the cone by construction) and `σ = Gλ + g` are
@@ -93,7 +94,7 @@ pub struct AdmmSettings {
     /// residuals are both below the tolerance.
     pub check_period: usize,
     /// Anderson acceleration (type II, Walker and Ni 2011): how many past differences of the
-    /// iterate `(x, y, z/τρ)` extrapolate the next one (0 = plain ADMM). Cleared at each
+    /// iterate `(y, z/τρ)` extrapolate the next one (0 = plain ADMM). Cleared at each
     /// penalty change and whenever the fixed-point residual more than doubles.
     pub anderson_memory: usize,
 }
@@ -353,7 +354,7 @@ impl AdmmSolver {
         let tau = settings.tau;
         self.factorize(problem, mu_prox + tau * rho)?;
         self.x.copy_from_slice(&self.y);
-        self.anderson.reset(settings.anderson_memory, 3 * m);
+        self.anderson.reset(settings.anderson_memory, 2 * m);
 
         let mut iterations = 0;
         while iterations < settings.max_iterations {
@@ -418,27 +419,22 @@ impl AdmmSolver {
                     break;
                 }
             }
-            // Anderson extrapolation of u = (x, y, z/τρ) (all in N) from the plain step.
+            // Anderson extrapolation of u = (y, z/τρ) (both in N) from the plain step.
             if self.anderson.is_on() && iterations < settings.max_iterations {
                 let (input, image) = self.anderson.slots();
-                for (k, (prev, now)) in [
-                    (&self.x_prev, &self.x),
-                    (&self.y_prev, &self.y),
-                    (&self.z_prev, &self.z),
-                ]
-                .into_iter()
-                .enumerate()
+                for (k, (prev, now)) in [(&self.y_prev, &self.y), (&self.z_prev, &self.z)]
+                    .into_iter()
+                    .enumerate()
                 {
-                    let scale = if k == 2 { 1.0 / tr } else { 1.0 };
+                    let scale = if k == 1 { 1.0 / tr } else { 1.0 };
                     for (j, (p, q)) in prev.iter().zip(now.iter()).enumerate() {
                         input[k * m + j] = p * scale;
                         image[k * m + j] = q * scale;
                     }
                 }
                 let next = self.anderson.extrapolate();
-                self.x.copy_from_slice(&next[..m]);
-                self.y.copy_from_slice(&next[m..2 * m]);
-                for (z, v) in self.z.iter_mut().zip(&next[2 * m..]) {
+                self.y.copy_from_slice(&next[..m]);
+                for (z, v) in self.z.iter_mut().zip(&next[m..]) {
                     *z = v * tr;
                 }
             }

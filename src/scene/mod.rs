@@ -81,4 +81,4 @@ pub use run_trace::RunTrace;
 pub use scene_path::scene_path;
 pub use soft_rigid::{Attachment, SoftPoint, SoftRigid, SoftRigidRow};
 pub use statics::{StaticOptions, StaticReport, solve_static};
-pub use step::{BodyWorkspace, StageTimes, StepReport, Stepper};
+pub use step::{BodyWorkspace, FreeStageTimes, StageTimes, StepReport, Stepper};

@@ -90,6 +90,8 @@ pub struct BodyWorkspace {
     /// v⁺ per node (stage 5).
     v_new: Vec<Vec3>,
     contact: ContactWorkspace,
+    /// The parts of the last free step.
+    free_parts: FreeStageTimes,
 }
 
 /// What one step did, per body: Newton iterations and final residual norm (N·s).
@@ -129,6 +131,26 @@ pub struct StageTimes {
     pub contact: f64,
     /// Stage 5 and the rigid end: x⁺, the servos' reactions, q⁺.
     pub update: f64,
+    /// The parts of `free`, summed over the soft bodies.
+    pub free_parts: FreeStageTimes,
+}
+
+/// Wall time (s) of the parts of the soft bodies' step without contact (`StageTimes::free`),
+/// summed over the bodies: where a linearised implicit step spends its time beside the
+/// factorisation it cannot avoid.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FreeStageTimes {
+    /// Stage 1: every element's forces and stiffness at xₙ (the material law, the
+    /// co-rotational polar factor) and their scatter into K.
+    pub elastic: f64,
+    /// Stages 1b–3: actuator inputs, A = (1 + hα) M + (hβ + h²)(K + K_a) and the right-hand
+    /// side b (products with M and K).
+    pub assembly: f64,
+    /// Stage 4: the numeric factorisation of A (on the symbolic analysis done once).
+    pub factorisation: f64,
+    /// Stage 4: the triangular solves for Δv, the displacement-driven actuators' solves, and
+    /// Newton's further iterations when `newton_iterations` > 1.
+    pub solve: f64,
 }
 
 /// The stepper: the scene's per-body workspaces (symbolic factorisation done once).
@@ -187,6 +209,7 @@ impl BodyWorkspace {
             prescribed,
             v_new: vec![Vec3::zeros(); body.node_count()],
             contact,
+            free_parts: FreeStageTimes::default(),
         })
     }
 }
@@ -329,6 +352,11 @@ impl Stepper {
             let (iterations, residual) = free_step(body, act, ws, bs, forces, h, g, newton)?;
             report.iterations.push(iterations);
             report.residuals.push(residual);
+            let (sum, part) = (&mut report.times.free_parts, ws.free_parts);
+            sum.elastic += part.elastic;
+            sum.assembly += part.assembly;
+            sum.factorisation += part.factorisation;
+            sum.solve += part.solve;
         }
         report.times.free = lap();
         // The rigid systems' start (scene::rigid_stage): input, M factor, v_free, poses and
@@ -435,8 +463,16 @@ fn free_step(
     let (alpha, beta) = (opts.rayleigh_mass, opts.rayleigh_stiffness);
     let (c_m, c_k) = (1.0 + h * alpha, h * beta + h * h);
 
+    let mut clock = std::time::Instant::now();
+    let mut lap = || {
+        let now = std::time::Instant::now();
+        let dt = (now - clock).as_secs_f64();
+        clock = now;
+        dt
+    };
     // Stage 1: forces and stiffness at xₙ.
     body.evaluate_elastic(&bs.positions, Stiffness::Assemble, &mut ws.elastic)?;
+    ws.free_parts.elastic = lap();
     // Stage 1b: this step's actuator inputs (ramped forces, targets), and the prescribed
     // motion of pinned servo horns, v_p⁺ (scene::prescribed).
     begin_step(act, &mut ws.actuation, &bs.positions, forces);
@@ -500,8 +536,10 @@ fn free_step(
     }
     // Stage 3c: coupling of the free rows to the prescribed velocities.
     add_linear_coupling(&ws.prescribed, dofs, c_m, c_k, &mut ws.rhs);
+    ws.free_parts.assembly = lap();
     // Stage 4: factorise A once and solve for Δv.
     factorize(body, ws)?;
+    ws.free_parts.factorisation = lap();
     let stack = MemStack::new(&mut ws.solve_buffer);
     ws.factor.solve_vec_in_place(&mut ws.rhs, stack);
     // Stage 4b: displacement-driven actuators, λ_a solved so δ(x⁺) reaches its target.
@@ -610,6 +648,7 @@ fn free_step(
         residual = Some(r_norm);
     }
 
+    ws.free_parts.solve = lap();
     Ok((iterations, residual))
 }
 
