@@ -249,11 +249,12 @@ mod tests {
                 .max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))
                 .unwrap();
             a.swap(col, piv);
-            for r in 0..4 {
+            let pivot = a[col];
+            for (r, row) in a.iter_mut().enumerate() {
                 if r != col {
-                    let f = a[r][col] / a[col][col];
-                    for k in col..5 {
-                        a[r][k] -= f * a[col][k];
+                    let f = row[col] / pivot[col];
+                    for (x, p) in row.iter_mut().zip(&pivot).skip(col) {
+                        *x -= f * p;
                     }
                 }
             }
