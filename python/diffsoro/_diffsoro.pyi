@@ -114,8 +114,9 @@ class Simulation:
     def set_parameters(self, values: Mapping[str, float]) -> None:
         """Sets named differentiable parameters for the next steps: `young_modulus:BODY` (Pa),
         `poisson_ratio:BODY`, `actuator:NAME` (N, Pa, N·m; rad for an angle servo),
-        `friction:OBSTACLE` (Coulomb coefficient), `tau:ROBOT[k]` (N·m or N). ValueError for an unknown name or invalid value (nothing
-        changed then)."""
+        `friction:OBSTACLE` (Coulomb coefficient), `tau:ROBOT[k]` (N·m or N),
+        `target:ROBOT[k]` (a PD robot's target, rad or m), `mass:BODY` (a free rigid body's
+        mass, kg). ValueError for an unknown name or invalid value (nothing changed then)."""
     def record(self, steps: int | None = None, memory_limit: int | None = None) -> Tape:
         """Advances `steps` steps (default: the scene's) as `run`, bit for bit, recording them
         for `Tape.adjoint` (factorisations kept up to `memory_limit` bytes, default 2 GiB;
@@ -138,15 +139,16 @@ class Simulation:
         """Energy (J): {"kinetic", "elastic", "gravity", "actuators", "total"}."""
     def step_jacobian(self, params: Sequence[str]) -> dict[str, _Array]:
         """{name: (N, 3) d x⁺/d p} for one step from the current state (not advanced); N =
-        nodes of every body in scene order."""
+        nodes of every soft body in scene order (a rigid body's or robot's column: `jvp`)."""
     def jvp(
         self,
         parameters: Mapping[str, float] | None = None,
         positions: Mapping[str, npt.ArrayLike] | None = None,
         velocities: Mapping[str, npt.ArrayLike] | None = None,
     ) -> tuple[dict[str, _Array], dict[str, _Array]]:
-        """Forward mode of one step: (dx⁺, dv⁺) per body for the given input direction; soft
-        bodies (n, 3), rigid bodies and robots (nv,) (configuration tangent, velocity)."""
+        """Forward mode of one step: (dx⁺, dv⁺) per body for the given input direction
+        (parameters by the names of `set_parameters`); soft bodies (n, 3), rigid bodies and
+        robots (nv,) (configuration tangent, velocity)."""
     def vjp(
         self,
         positions: Mapping[str, npt.ArrayLike] | None = None,
@@ -189,10 +191,11 @@ def calibrate(
 def control(
     scene: Scene,
     effector: str,
-    target: Sequence[float],
+    target: float | Sequence[float],
     steps: int | None = None,
     static: bool = False,
     max_force: Mapping[str, float] | None = None,
     progress: Callable[[dict[str, Any]], object] | None = None,
 ) -> dict[str, Any]:
-    """QP inverse control of an effector to a target (m); the CLI's control report."""
+    """QP inverse control of an effector to a target: a soft effector's (x, y, z) in m, or a
+    robot joint `q:ROBOT[k]`'s one coordinate (rad or m); the CLI's control report."""

@@ -10,8 +10,8 @@ use diffsoro::calibrate::{
     calibrate_scene, check_targets, load_observation, parse_initial_values,
 };
 use diffsoro::control::{
-    ControlSetup, QpSettings, control_scene_with_progress, default_qp_solver, set_max_forces,
-    static_control,
+    ControlSetup, JointSetup, QpSettings, control_scene_with_progress, default_qp_solver,
+    joint_control, set_max_forces, static_control,
 };
 use diffsoro::scene::FinalState;
 use pyo3::prelude::*;
@@ -177,16 +177,42 @@ pub fn calibrate<'py>(
     to_python(py, &report)
 }
 
-/// Drives effector `effector` of `scene` to `target` ((x, y, z), m) by QP inverse control of
-/// the actuators, as `diffsoro control`: `steps` control steps (default: the scene's
-/// `simulation.steps`), or with `static=True` static inverse control (`steps` bounds the
-/// iterations). `max_force`: optional {actuator: largest input} (N, Pa or N·m; the CLI's
-/// `--max-force`). `progress`: optional callable called with {"done": steps done}.
+/// A control target as the CLI's `--target` text: a number or a sequence of numbers, joined
+/// by commas (`f64` Display round-trips exactly; the CLI's parsers check the count).
+fn target_text(target: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(v) = target.extract::<f64>() {
+        return Ok(v.to_string());
+    }
+    let values: Vec<f64> = target
+        .extract()
+        .map_err(|_| invalid("target", "expected a number or a sequence of numbers"))?;
+    Ok(values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+/// What `control` drives: a robot's joint coordinate or a soft effector.
+enum Job {
+    Joint(JointSetup),
+    Track(ControlSetup),
+}
+
+/// Drives effector `effector` of `scene` to `target` by QP inverse control of the actuators,
+/// as `diffsoro control`: a soft effector (its name, `target` = (x, y, z) in m) or a robot's
+/// joint coordinate `q:ROBOT[k]` (`target` one number, rad for a revolute joint, m for a
+/// prismatic one; a float or a one-element sequence), `steps` control steps (default: the
+/// scene's `simulation.steps`), or for a soft effector with `static=True` static inverse
+/// control (`steps` bounds the iterations). `max_force`: optional {actuator: largest input}
+/// (N, Pa or N·m; the CLI's `--max-force`). `progress`: optional callable called with
+/// {"done": steps done}.
 ///
-/// Returns the CLI's report: {"target", "final_position" (m), "final_error" (m),
-/// "error_history" (m per step), "position_history" (the effector's (x, y, z) per step, m),
-/// "actuation_history" (per step, N / Pa / N·m per actuator), "actuators" (names ordering
-/// each row)}.
+/// Returns the CLI's report: {"target", "final_position" (m, or the joint's [θ]),
+/// "final_error", "error_history" (per step), "position_history" (the effector's (x, y, z)
+/// or [θ] per step), "actuation_history" (per step, N / Pa / N·m per actuator), "actuators"
+/// (names ordering each row)}, and for a joint effector its "effector", "unit",
+/// "final_velocity", "status", … (the same keys as `diffsoro control`).
 #[pyfunction]
 #[pyo3(signature = (scene, effector, target, steps = None, r#static = false, max_force = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
@@ -194,7 +220,7 @@ pub fn control<'py>(
     py: Python<'py>,
     scene: &PyScene,
     effector: &str,
-    target: [f64; 3],
+    target: &Bound<'py, PyAny>,
     steps: Option<usize>,
     r#static: bool,
     max_force: Option<BTreeMap<String, f64>>,
@@ -208,9 +234,20 @@ pub fn control<'py>(
         .collect();
     guarded(|| set_max_forces(&mut scene, &entries))?;
     let scene = &scene;
-    // `f64` Display round-trips exactly: the CLI's parser checks the target.
-    let text = format!("{},{},{}", target[0], target[1], target[2]);
-    let setup = guarded(|| ControlSetup::new(scene, effector, &text, steps))?;
+    let text = target_text(target)?;
+    // A `q:ROBOT[k]` name is a joint effector (`None`: a soft effector's name).
+    let job = match guarded(|| JointSetup::new(scene, effector, &text, steps))? {
+        Some(_) if r#static => {
+            return Err(invalid(
+                "static",
+                "static inverse control drives a soft effector; a joint effector (q:ROBOT[k]) is driven in time (drop static=True)",
+            ));
+        }
+        Some(joint) => Job::Joint(joint),
+        None => Job::Track(guarded(|| {
+            ControlSetup::new(scene, effector, &text, steps)
+        })?),
+    };
     let mut callback = Callback::new(progress);
     let report = py.detach(|| {
         guarded(|| {
@@ -222,10 +259,18 @@ pub fn control<'py>(
                     Ok(d)
                 })
             };
-            if r#static {
-                static_control(scene, &setup, solver.as_mut(), &mut tick)
-            } else {
-                control_scene_with_progress(scene, &setup, solver.as_mut(), &mut tick)
+            match &job {
+                Job::Joint(setup) => {
+                    joint_control(scene, setup, solver.as_mut(), &mut tick, &mut |_, _, _| {
+                        Ok(())
+                    })
+                }
+                Job::Track(setup) if r#static => {
+                    static_control(scene, setup, solver.as_mut(), &mut tick)
+                }
+                Job::Track(setup) => {
+                    control_scene_with_progress(scene, setup, solver.as_mut(), &mut tick)
+                }
             }
         })
     })?;

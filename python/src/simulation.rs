@@ -370,11 +370,14 @@ impl PySimulation {
         Ok(())
     }
 
-    /// Sets named differentiable parameters for the next steps ({name: value}): `young_modulus:BODY` (Pa), `poisson_ratio:BODY`, `actuator:NAME` (N, Pa, N·m,
-    /// or rad for an angle-driven servo, as `set_actuation`), `tau:ROBOT[k]` (N·m or N). The
-    /// names are the derivatives' (`step_jacobian`, `vjp`, `Tape.adjoint`). Raises
-    /// `ValueError` naming an unknown parameter or an invalid value (E ≤ 0, ν outside
-    /// (−1, 0.5), not finite); nothing is changed then.
+    /// Sets named differentiable parameters for the next steps ({name: value}):
+    /// `young_modulus:BODY` (Pa), `poisson_ratio:BODY`, `actuator:NAME` (N, Pa, N·m, or rad
+    /// for an angle-driven servo, as `set_actuation`), `tau:ROBOT[k]` (N·m or N, a robot
+    /// driven by constant inputs), `target:ROBOT[k]` (a PD-driven robot's target, rad or m),
+    /// `friction:OBSTACLE` (Coulomb coefficient), `mass:BODY` (a free rigid body's mass, kg,
+    /// its inertia scaled with it). The names are the derivatives' (`step_jacobian`, `jvp`,
+    /// `vjp`, `Tape.adjoint`). Raises `ValueError` naming an unknown parameter or an invalid
+    /// value (E ≤ 0, ν outside (−1, 0.5), μ < 0, m ≤ 0, not finite); nothing is changed then.
     fn set_parameters(&mut self, py: Python<'_>, values: BTreeMap<String, f64>) -> PyResult<()> {
         let names: Vec<String> = values.keys().cloned().collect();
         let parsed = self.parameters(&names)?;
@@ -537,7 +540,8 @@ impl PySimulation {
     /// current state (the state is not advanced): {name: (N, 3) array of d x⁺/d p}, N the
     /// nodes of every soft body in scene order (the CLI's `sensitivities` layout). Names:
     /// `young_modulus:BODY` (m/Pa), `poisson_ratio:BODY` (m), `actuator:NAME` (m per N, Pa,
-    /// N·m or rad).
+    /// N·m or rad), and those of `set_parameters`; the rigid bodies' and robots' columns come
+    /// from `jvp(parameters={name: 1.0})`.
     fn step_jacobian<'py>(
         &mut self,
         py: Python<'py>,
@@ -556,7 +560,8 @@ impl PySimulation {
     }
 
     /// Forward mode of one step from the current state (not advanced): the tangents of
-    /// (x⁺, v⁺) for the input direction given by `parameters` ({name: dp}), `positions` and
+    /// (x⁺, v⁺) for the input direction given by `parameters` ({name: dp}, the names of
+    /// `set_parameters`), `positions` and
     /// `velocities` ({body: (n, 3) dx or dv}; bodies left out: zero). Returns
     /// (dx⁺, dv⁺), each {body: (n, 3) array}. Rigid bodies and robots take part by name
     /// with (nv,) arrays: the configuration's tangent (a free body's [δc; δθ], m and rad; a

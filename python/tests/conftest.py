@@ -13,12 +13,13 @@ SCENES = REPO / "scenes"
 
 
 def _cli_path() -> Path:
-    """The CLI built from this tree: $DIFFSORO_CLI, or target/release/diffsoro (built by
-    `cargo test --release` in CI; built here with cargo if missing)."""
+    """The CLI built from this tree: $DIFFSORO_CLI, or release/diffsoro in cargo's target
+    folder ($CARGO_TARGET_DIR, default target/; built by `cargo test --release` in CI, built
+    here with cargo if missing)."""
     given = os.environ.get("DIFFSORO_CLI")
     if given:
         return Path(given)
-    path = REPO / "target" / "release" / "diffsoro"
+    path = REPO / os.environ.get("CARGO_TARGET_DIR", "target") / "release" / "diffsoro"
     if not path.exists():
         subprocess.run(
             ["cargo", "build", "--release", "--bin", "diffsoro"],
