@@ -39,7 +39,7 @@
 //! enough with the data for the derivatives' finite-difference checks). Where extrapolation
 //! stalls (a singular G, a box on four corners) it gives up after 30 steps without progress
 //! and plain ADMM carries on. On the slab benchmark (`benches/contact.rs`) it cuts the
-//! iterations from 293 / 490 / 590 (plain, to 1e-10) to 135 / 110 / … (to 1e-12) at
+//! iterations from 293 / 490 / 590 (plain, to 1e-10) to 135 / 110 / 210 (to 1e-12) at
 //! 10 / 100 / 1,000 contacts (docs/speed.md).
 //!
 //! **Stopping rule**: the iterate `λ = y` (in the cone by construction) and `σ = Gλ + g` are
