@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use diffsoro::scene::{BodyActuation, Scene, Stepper};
 
 fn trunk(sets: Vec<String>) -> Scene {
@@ -57,4 +57,11 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+#[path = "support/worker.rs"]
+mod worker;
+
+/// `criterion_main!`, with the group run on a pool worker (`support/worker.rs`).
+fn main() {
+    worker::on_worker(benches);
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -11,7 +11,7 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use diffsoro::diff::{
     InputTangent, Recorder, StateTangent, StepDerivative, TapeOptions, adjoint, every_parameter,
     record_trajectory,
@@ -107,4 +107,11 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+#[path = "support/worker.rs"]
+mod worker;
+
+/// `criterion_main!`, with the group run on a pool worker (`support/worker.rs`).
+fn main() {
+    worker::on_worker(benches);
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -6,7 +6,7 @@
 
 use std::hint::black_box;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness, fixed_nodes};
 use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
 use diffsoro::material::{Law, Material};
@@ -107,4 +107,11 @@ fn step(c: &mut Criterion) {
 }
 
 criterion_group!(benches, assembly, step);
-criterion_main!(benches);
+#[path = "support/worker.rs"]
+mod worker;
+
+/// `criterion_main!`, with the group run on a pool worker (`support/worker.rs`).
+fn main() {
+    worker::on_worker(benches);
+    Criterion::default().configure_from_args().final_summary();
+}

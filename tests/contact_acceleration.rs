@@ -4,77 +4,18 @@
 //! same trajectories, in fewer iterations.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use diffsoro::contact::{
-    AdmmSettings, AdmmSolver, ContactJacobian, ContactProblem, DelassusWorkspace,
-    assemble_delassus, free_contact_velocity,
-};
-use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness};
-use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
-use diffsoro::material::{Law, Material};
-use diffsoro::math::{DMat, DVec, Mat3, Vec3};
-use diffsoro::mesh::box_mesh;
+use diffsoro::contact::{AdmmSettings, AdmmSolver};
+use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, Stepper};
 
-/// The NCP of `benches/contact.rs`: a soft slab (1 MPa, ν = 0.45) falling onto the floor on its
-/// first `n` bottom nodes (μ = 0.5), a third of them pushed sideways so that some slide.
-fn slab_problem(n: usize) -> ContactProblem {
-    let h = 0.01;
-    let cells = ((n as f64).sqrt().ceil() as usize).max(2) - 1;
-    let side = 0.01 * cells as f64;
-    let mesh = box_mesh([cells, cells, 2], [0.0; 3], [side, side, 0.02]).unwrap();
-    let nodes = mesh.node_count();
-    let options = SoftBodyOptions {
-        material: Material::new(Law::NeoHookean, 1e6, 0.45).unwrap(),
-        density: 1000.0,
-        mass: MassKind::Lumped,
-        rayleigh_mass: 0.0,
-        rayleigh_stiffness: 0.0,
-        fixed: vec![false; nodes],
-    };
-    let body = SoftBody::new("slab", mesh, options).unwrap();
-    let mut state = body.elastic_state();
-    body.evaluate_elastic(body.rest_positions(), Stiffness::Assemble, &mut state)
-        .unwrap();
-    let mut a = state.stiffness.clone();
-    axpby(1.0, body.mass_values(), h * h, &mut a);
-    let symbolic = Arc::new(SymbolicFactor::new(body.pattern()).unwrap());
-    let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
-    factor.factorize(body.pattern(), &a).unwrap();
-    let mut jacobian = ContactJacobian::new(nodes);
-    let x = body.rest_positions();
-    for b in (0..nodes).filter(|&i| x[i].z < 1e-12).take(n) {
-        jacobian
-            .push_point_contact(&Mat3::identity(), &[(b, 1.0)])
-            .unwrap();
-    }
-    let mut g_mat = DMat::zeros(0, 0);
-    assemble_delassus(
-        h,
-        &jacobian,
-        body.pattern().dofs(),
-        &factor,
-        &mut DelassusWorkspace::default(),
-        &mut g_mat,
-    )
-    .unwrap();
-    let v_free: Vec<Vec3> = x
-        .iter()
-        .map(|p| {
-            let push = if p.x < 0.3 * side { 0.02 } else { 0.0 };
-            Vec3::new(push, 0.0, -0.1 - 9.81 * h)
-        })
-        .collect();
-    let mut g = vec![0.0; jacobian.row_count()];
-    free_contact_velocity(&jacobian, &v_free, &mut g);
-    ContactProblem::new(g_mat, DVec::from_vec(g), &vec![0.5; n]).unwrap()
-}
+mod slab_ncp;
+use slab_ncp::SlabContacts;
 
 #[test]
 fn accelerated_and_plain_admm_find_the_same_forces_on_the_slab() {
     for n in [10, 100] {
-        let p = slab_problem(n);
+        let p = SlabContacts::new(n).problem();
         let tolerance = 1e-10;
         let solve = |memory: usize| {
             AdmmSolver::new(AdmmSettings {
