@@ -1,6 +1,8 @@
 //! Speed of the FEM core on structured box meshes of about 1k, 10k and 100k tetrahedra:
 //! element assembly of forces and stiffness (per law, on 1 and 2 threads), one linearised
-//! implicit-Euler step, and — for the split — the bare numeric factorisation of the same A.
+//! implicit-Euler step, and — for the split — the bare numeric factorisation of the same A;
+//! before timing each step it prints a row of docs/speed.md's scaling table (fill of the
+//! factor, the free step's parts, peak memory).
 //!
 //! Run briefly: `cargo bench --bench fem -- --warm-up-time 1 --measurement-time 3`.
 
@@ -70,6 +72,52 @@ fn assembly(c: &mut Criterion) {
     group.finish();
 }
 
+/// One row of docs/speed.md's scaling table on stderr: the mesh, the fill of the factor, the
+/// medians of the free step's parts over 5 steps (`scene::FreeStageTimes`), and the process's
+/// peak resident memory so far (`VmHWM`; the sizes run in increasing order, so it is this
+/// size's, plus the smaller ones' freed pages the allocator kept).
+fn scaling_row(
+    name: &str,
+    scene: &Scene,
+    stepper: &mut Stepper,
+    state: &mut diffsoro::scene::State,
+) {
+    let mut parts: Vec<diffsoro::scene::FreeStageTimes> = (0..5)
+        .map(|_| stepper.step(scene, state).unwrap().times.free_parts)
+        .collect();
+    let median = |f: &dyn Fn(&diffsoro::scene::FreeStageTimes) -> f64,
+                  parts: &mut Vec<diffsoro::scene::FreeStageTimes>| {
+        parts.sort_by(|a, b| f(a).total_cmp(&f(b)));
+        1e3 * f(&parts[parts.len() / 2])
+    };
+    let body = &scene.bodies[0];
+    let symbolic = stepper.body(0).factor().symbolic();
+    let peak_kib: f64 = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN);
+    let tets = body.elements().len();
+    eprintln!(
+        "scaling {name}: {} nodes, {tets} tets, {} DOFs; nnz(A) {} (lower), nnz(L) {} (fill {:.1}×); elastic {:.3} ms, assembly {:.3} ms, factorisation {:.3} ms, solve {:.3} ms; peak memory {:.0} MiB ({:.1} KiB per tet)",
+        body.node_count(),
+        symbolic.n(),
+        body.pattern().nnz(),
+        symbolic.factor_len(),
+        symbolic.factor_len() as f64 / body.pattern().nnz() as f64,
+        median(&|t| t.elastic, &mut parts),
+        median(&|t| t.assembly, &mut parts),
+        median(&|t| t.factorisation, &mut parts),
+        median(&|t| t.solve, &mut parts),
+        peak_kib / 1024.0,
+        peak_kib / tets as f64,
+    );
+}
+
 fn step(c: &mut Criterion) {
     let mut group = c.benchmark_group("step");
     group.sample_size(10);
@@ -87,6 +135,7 @@ fn step(c: &mut Criterion) {
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();
         stepper.step(&scene, &mut state).unwrap();
+        scaling_row(name, &scene, &mut stepper, &mut state);
         group.bench_function(BenchmarkId::new("corotational", name), |bench| {
             bench.iter(|| stepper.step(&scene, &mut state).unwrap())
         });
