@@ -55,7 +55,8 @@ pub struct ContactSection {
     pub screen: bool,
     /// Whether the ADMM solver extrapolates its iterates (Anderson acceleration,
     /// `contact::AdmmSettings::anderson_memory`): the same solution to the tolerance, in a
-    /// third to a fifth of the iterations. Groups with rows between rigid bodies alone
+    /// half to a sixth of the iterations where we measured (docs/speed.md; a warm start that
+    /// already converges in a few iterations may take a few more). Groups with rows between rigid bodies alone
     /// (non-unique forces) are solved without it whatever this says. Default true.
     #[serde(default = "default_true")]
     pub acceleration: bool,
