@@ -82,13 +82,14 @@ fn scaling_row(
     stepper: &mut Stepper,
     state: &mut diffsoro::scene::State,
 ) {
-    let mut parts: Vec<diffsoro::scene::FreeStageTimes> = (0..5)
+    let parts: Vec<diffsoro::scene::FreeStageTimes> = (0..5)
         .map(|_| stepper.step(scene, state).unwrap().times.free_parts)
         .collect();
-    let median = |f: &dyn Fn(&diffsoro::scene::FreeStageTimes) -> f64,
-                  parts: &mut Vec<diffsoro::scene::FreeStageTimes>| {
-        parts.sort_by(|a, b| f(a).total_cmp(&f(b)));
-        1e3 * f(&parts[parts.len() / 2])
+    // The median of one part over the steps, ms.
+    let median = |part: fn(&diffsoro::scene::FreeStageTimes) -> f64| {
+        let mut values: Vec<f64> = parts.iter().map(part).collect();
+        values.sort_by(f64::total_cmp);
+        1e3 * values[values.len() / 2]
     };
     let body = &scene.bodies[0];
     let symbolic = stepper.body(0).factor().symbolic();
@@ -109,10 +110,10 @@ fn scaling_row(
         body.pattern().nnz(),
         symbolic.factor_len(),
         symbolic.factor_len() as f64 / body.pattern().nnz() as f64,
-        median(&|t| t.elastic, &mut parts),
-        median(&|t| t.assembly, &mut parts),
-        median(&|t| t.factorisation, &mut parts),
-        median(&|t| t.solve, &mut parts),
+        median(|t| t.elastic),
+        median(|t| t.assembly),
+        median(|t| t.factorisation),
+        median(|t| t.solve),
         peak_kib / 1024.0,
         peak_kib / tets as f64,
     );

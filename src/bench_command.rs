@@ -167,15 +167,7 @@ pub(crate) fn bench(
         times.push(start.elapsed().as_secs_f64() * 1e3);
         stages.push(report.times);
         contacts.push(report.active_contacts as f64);
-        ncp_iterations.push(
-            report
-                .contact
-                .iter()
-                .map(|c| c.iterations)
-                .chain([report.rigid.iterations])
-                .max()
-                .unwrap_or(0),
-        );
+        ncp_iterations.push(report.largest_ncp_iterations());
         if strict && !report.contact_converged {
             bar.finish_and_clear();
             return Err(diffsoro::Error::invalid(

@@ -72,13 +72,7 @@ fn run(path: &str, overrides: &[&str], steps: usize) -> Run {
     for _ in 0..steps {
         let r = stepper.step(&s, &mut state).unwrap();
         converged &= r.contact_converged;
-        iterations += r
-            .contact
-            .iter()
-            .map(|c| c.iterations)
-            .chain([r.rigid.iterations])
-            .max()
-            .unwrap_or(0);
+        iterations += r.largest_ncp_iterations();
     }
     let x = state.bodies.iter().map(|b| b.positions.clone()).collect();
     let q = state.rigid.iter().map(|r| r.q.clone()).collect();

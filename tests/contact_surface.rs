@@ -254,12 +254,7 @@ fn spheres_as_fixed_rigid_bodies_give_the_same_trajectory() {
     let rigid = scene_support::scene(&scene_text(&with_pad(17), true));
     let (a, fa) = run_balanced(&obstacles, 60);
     let (b, fb) = run_balanced(&rigid, 60);
-    let err = a.bodies[0]
-        .positions
-        .iter()
-        .zip(&b.bodies[0].positions)
-        .map(|(p, q)| (p - q).norm())
-        .fold(0.0, f64::max);
+    let err = scene_support::largest_position_difference(&a, &b);
     assert!(err < 1e-9, "positions differ by {err:e} m");
     assert!((fa - fb).norm() < 1e-6 * fa.norm(), "{fa:?} vs {fb:?}");
 }
@@ -287,12 +282,7 @@ fn the_body_s_own_boundary_as_pad_gives_the_node_based_run() {
     scene_support::run_steps(&nodes, &mut a, 40);
     scene_support::run_steps(&embedded, &mut b, 40);
     assert!(lowest(&a) < LIFT, "the block reached the floor");
-    let err = a.bodies[0]
-        .positions
-        .iter()
-        .zip(&b.bodies[0].positions)
-        .map(|(p, q)| (p - q).norm())
-        .fold(0.0, f64::max);
+    let err = scene_support::largest_position_difference(&a, &b);
     assert!(err < 1e-10, "positions differ by {err:e} m");
 }
 
@@ -326,12 +316,7 @@ fn screening_the_pad_s_contacts_gives_the_unscreened_trajectory() {
     assert!(deferred > 0, "the screen left no candidate out");
     assert_eq!(none, 0);
     eprintln!("{deferred} candidate-steps left out");
-    let worst = a.bodies[0]
-        .positions
-        .iter()
-        .zip(&b.bodies[0].positions)
-        .map(|(p, q)| (p - q).norm())
-        .fold(0.0, f64::max);
+    let worst = scene_support::largest_position_difference(&a, &b);
     // Both NCPs are solved to their tolerance: the runs agree far below the mesh's size (the
     // bound of tests/contact_screen.rs).
     assert!(worst < 1e-8, "screened and full runs differ by {worst:e} m");

@@ -71,15 +71,6 @@ fn run(scene: &Scene, state: &State, steps: usize) -> State {
     s
 }
 
-fn max_difference(a: &State, b: &State) -> f64 {
-    a.bodies
-        .iter()
-        .zip(&b.bodies)
-        .flat_map(|(p, q)| p.positions.iter().zip(&q.positions))
-        .map(|(p, q)| (p - q).norm())
-        .fold(0.0, f64::max)
-}
-
 #[test]
 fn own_boundaries_as_embedded_surfaces_run_as_the_nodes_do() {
     for (scene, moving) in [
@@ -90,7 +81,7 @@ fn own_boundaries_as_embedded_surfaces_run_as_the_nodes_do() {
         own_boundaries(&mut embedded);
         let state = start(&scene, moving, Vec3::new(0.1, 0.0, 0.0));
         let (a, b) = (run(&scene, &state, 5), run(&embedded, &state, 5));
-        let d = max_difference(&a, &b);
+        let d = scene_support::largest_position_difference(&a, &b);
         assert!(d < 1e-12, "{d:e} m");
         // Their derivatives (sliding, self-contact or between bodies) against differences.
         let name = format!("young_modulus:{}", embedded.bodies[0].name());
@@ -296,7 +287,7 @@ fn screening_contacts_between_embedded_surfaces_gives_the_unscreened_trajectory(
             "{side:?}: the screen left no contact between the bodies out"
         );
         assert_eq!(none, 0);
-        let d = max_difference(&a, &b);
+        let d = scene_support::largest_position_difference(&a, &b);
         assert!(
             d < 1e-8,
             "{side:?}: screened and full runs differ by {d:e} m"
@@ -328,6 +319,6 @@ fn screening_self_contacts_of_an_embedded_surface_gives_the_unscreened_trajector
     eprintln!("{deferred} self-contact-steps left out");
     assert!(deferred > 0, "the screen left no self-contact out");
     assert_eq!(none, 0);
-    let d = max_difference(&a, &b);
+    let d = scene_support::largest_position_difference(&a, &b);
     assert!(d < 1e-8, "screened and full runs differ by {d:e} m");
 }

@@ -49,6 +49,68 @@ fn the_pad_hanging_from_a_palm_gives_its_young_modulus() {
     assert!(report.iterations <= 20, "{} iterations", report.iterations);
 }
 
+/// `scenes/lift_pad.toml` with `edit` applied, its relative paths made absolute and its NCP
+/// solved to 1e-12, written into `dir` as `name`; the path, as text.
+fn lift_pad_scene(dir: &Path, name: &str, edit: impl Fn(String) -> String) -> String {
+    let root = cli_support::root();
+    let text = std::fs::read_to_string(root.join("scenes/lift_pad.toml"))
+        .unwrap()
+        .replace("../meshes/", &format!("{}/meshes/", root.display()))
+        .replace("../urdf/", &format!("{}/urdf/", root.display()));
+    let scene = dir.join(name);
+    std::fs::write(
+        &scene,
+        edit(text) + "\n[contact]\ntolerance = 1e-12\nmax_iterations = 100000\n",
+    )
+    .unwrap();
+    scene.to_str().unwrap().to_string()
+}
+
+/// The final states of `simulate SCENE --steps 20` with `extra` arguments.
+fn final_json(scene: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["simulate", scene, "--steps", "20"];
+    args.extend(extra);
+    cli_support::run_json(&args)
+}
+
+/// The palm's q and pad node 0's z sensitivities to `name` in `with` against the central
+/// differences of the runs `p` and `m` at ±`eps`, to 1e-6 relative; each analytic value
+/// above its floor when one is given (`palm_floor`, `pad_floor`, with their messages).
+fn assert_palm_and_pad(
+    with: &serde_json::Value,
+    name: &str,
+    (p, m, eps): (&serde_json::Value, &serde_json::Value, f64),
+    palm_floor: Option<f64>,
+    pad_floor: f64,
+) {
+    let q = |j: &serde_json::Value| j["robots"][0]["q"][0].as_f64().unwrap();
+    let fd = (q(p) - q(m)) / (2.0 * eps);
+    let analytic = with["rigid_sensitivities"][name]["lift"]["q"][0]
+        .as_f64()
+        .unwrap();
+    if let Some(floor) = palm_floor {
+        assert!(
+            analytic.abs() > floor,
+            "{name}: the palm follows its target: {analytic:e}"
+        );
+    }
+    assert!(
+        (fd - analytic).abs() <= 1e-6 * analytic.abs(),
+        "{name}: palm q {analytic:e} vs {fd:e}"
+    );
+    let z = |j: &serde_json::Value| j["soft_bodies"][0]["positions"][0][2].as_f64().unwrap();
+    let fd = (z(p) - z(m)) / (2.0 * eps);
+    let analytic = with["sensitivities"][name][0][2].as_f64().unwrap();
+    assert!(
+        analytic.abs() > pad_floor,
+        "{name}: the pad moves with it: {analytic:e}"
+    );
+    assert!(
+        (fd - analytic).abs() <= 1e-6 * analytic.abs(),
+        "{name}: pad node 0 z {analytic:e} vs {fd:e}"
+    );
+}
+
 /// `simulate --sensitivity` in a mixed scene: the pad of `lift_pad.toml` pushed up by a
 /// constant force (`torque`, N) instead of the PD. The palm's sensitivities (`rigid_sensitivities`)
 /// and the pad's (`sensitivities`) with respect to that force, to E and to the palm's initial
@@ -56,25 +118,16 @@ fn the_pad_hanging_from_a_palm_gives_its_young_modulus() {
 /// equal central differences of two runs each, to 1e-6 relative.
 #[test]
 fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
-    let root = cli_support::root();
     let dir = cli_support::scratch("pushed-pad");
-    let text = std::fs::read_to_string(root.join("scenes/lift_pad.toml"))
-        .unwrap()
-        .replace("../meshes/", &format!("{}/meshes/", root.display()))
-        .replace("../urdf/", &format!("{}/urdf/", root.display()))
-        .replace("kp = [200.0]", "torque = [1.2]")
-        .replace("kd = [20.0]", "")
-        .replace("target = [0.0]", "")
-        + "\n[contact]\ntolerance = 1e-12\nmax_iterations = 100000\n";
-    let scene = dir.join("pushed_pad.toml");
-    std::fs::write(&scene, text).unwrap();
-    let scene = scene.to_str().unwrap();
-    let final_json = |extra: &[&str]| -> serde_json::Value {
-        let mut args = vec!["simulate", scene, "--steps", "20"];
-        args.extend(extra);
-        cli_support::run_json(&args)
-    };
-    let with = final_json(&["--sensitivity", "tau:lift[0],young_modulus:pad,v:lift"]);
+    let scene = lift_pad_scene(&dir, "pushed_pad.toml", |text| {
+        text.replace("kp = [200.0]", "torque = [1.2]")
+            .replace("kd = [20.0]", "")
+            .replace("target = [0.0]", "")
+    });
+    let with = final_json(
+        &scene,
+        &["--sensitivity", "tau:lift[0],young_modulus:pad,v:lift"],
+    );
     for (name, set, value, eps) in [
         ("tau:lift[0]", "robot.lift.torque", "[{}]", 1e-4),
         ("v:lift[0]", "robot.lift.v", "[{}]", 1e-4),
@@ -93,26 +146,10 @@ fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
         let at = |x: f64| {
             let v = value.replace("{}", &format!("{x}"));
             let arg = format!("{set}={v}");
-            final_json(&["--set", arg.as_str()])
+            final_json(&scene, &["--set", arg.as_str()])
         };
         let (p, m) = (at(base + eps), at(base - eps));
-        let q = |j: &serde_json::Value| j["robots"][0]["q"][0].as_f64().unwrap();
-        let fd = (q(&p) - q(&m)) / (2.0 * eps);
-        let analytic = with["rigid_sensitivities"][name]["lift"]["q"][0]
-            .as_f64()
-            .unwrap();
-        assert!(
-            (fd - analytic).abs() <= 1e-6 * analytic.abs(),
-            "{name}: palm q {analytic:e} vs {fd:e}"
-        );
-        let z = |j: &serde_json::Value| j["soft_bodies"][0]["positions"][0][2].as_f64().unwrap();
-        let fd = (z(&p) - z(&m)) / (2.0 * eps);
-        let analytic = with["sensitivities"][name][0][2].as_f64().unwrap();
-        assert!(analytic.abs() > 1e-12, "{name}: the pad moves with it");
-        assert!(
-            (fd - analytic).abs() <= 1e-6 * analytic.abs(),
-            "{name}: pad node 0 z {analytic:e} vs {fd:e}"
-        );
+        assert_palm_and_pad(&with, name, (&p, &m, eps), None, 1e-12);
     }
 }
 
@@ -121,47 +158,14 @@ fn simulate_reports_mixed_sensitivities_equal_to_differences_of_two_runs() {
 /// central differences of two runs with `--set robot.lift.target=[±1e-4]`, to 1e-6 relative.
 #[test]
 fn simulate_reports_the_pd_targets_sensitivity_in_a_mixed_scene() {
-    let root = cli_support::root();
     let dir = cli_support::scratch("pd-pad");
-    let text = std::fs::read_to_string(root.join("scenes/lift_pad.toml"))
-        .unwrap()
-        .replace("../meshes/", &format!("{}/meshes/", root.display()))
-        .replace("../urdf/", &format!("{}/urdf/", root.display()))
-        + "\n[contact]\ntolerance = 1e-12\nmax_iterations = 100000\n";
-    let scene = dir.join("pd_pad.toml");
-    std::fs::write(&scene, text).unwrap();
-    let scene = scene.to_str().unwrap();
-    let final_json = |extra: &[&str]| -> serde_json::Value {
-        let mut args = vec!["simulate", scene, "--steps", "20"];
-        args.extend(extra);
-        cli_support::run_json(&args)
-    };
+    let scene = lift_pad_scene(&dir, "pd_pad.toml", |text| text);
     let name = "target:lift[0]";
-    let with = final_json(&["--sensitivity", name]);
+    let with = final_json(&scene, &["--sensitivity", name]);
     let eps = 1e-4;
-    let at = |x: f64| final_json(&["--set", &format!("robot.lift.target=[{x}]")]);
+    let at = |x: f64| final_json(&scene, &["--set", &format!("robot.lift.target=[{x}]")]);
     let (p, m) = (at(eps), at(-eps));
-    let q = |j: &serde_json::Value| j["robots"][0]["q"][0].as_f64().unwrap();
-    let fd = (q(&p) - q(&m)) / (2.0 * eps);
-    let analytic = with["rigid_sensitivities"][name]["lift"]["q"][0]
-        .as_f64()
-        .unwrap();
-    assert!(
-        analytic.abs() > 1e-3,
-        "the palm follows its target: {analytic:e}"
-    );
-    assert!(
-        (fd - analytic).abs() <= 1e-6 * analytic.abs(),
-        "palm q {analytic:e} vs {fd:e}"
-    );
-    let z = |j: &serde_json::Value| j["soft_bodies"][0]["positions"][0][2].as_f64().unwrap();
-    let fd = (z(&p) - z(&m)) / (2.0 * eps);
-    let analytic = with["sensitivities"][name][0][2].as_f64().unwrap();
-    assert!(analytic.abs() > 1e-6, "the pad moves with it: {analytic:e}");
-    assert!(
-        (fd - analytic).abs() <= 1e-6 * analytic.abs(),
-        "pad node 0 z {analytic:e} vs {fd:e}"
-    );
+    assert_palm_and_pad(&with, name, (&p, &m, eps), Some(1e-3), 1e-6);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -218,13 +222,7 @@ velocity = [0.0, 0.0, -0.1]
     let final_json = |extra: &[&str]| -> serde_json::Value {
         let mut args = vec!["simulate", scene];
         args.extend(extra);
-        let out = cli_support::run(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        cli_support::run_json(&args)
     };
     let with = final_json(&["--sensitivity", "mass:cube"]);
     let volume = 0.025f64.powi(3);
@@ -269,7 +267,7 @@ velocity = [0.0, 0.0, -0.1]
 fn calibrate_recovers_a_push_across_the_soft_block() {
     let dir = cli_support::scratch("calibrate_mixed_push");
     let obs = dir.join("obs");
-    let out = cli_support::run(&[
+    cli_support::run_ok(&[
         "simulate",
         "scenes/cube_on_block.toml",
         "--steps",
@@ -279,11 +277,6 @@ fn calibrate_recovers_a_push_across_the_soft_block() {
         "--out",
         obs.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let report = cli_support::run_json(&[
         "calibrate",
         "scenes/cube_on_block.toml",

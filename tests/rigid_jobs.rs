@@ -255,17 +255,12 @@ fn simulate_reports_rigid_sensitivities_equal_to_differences_of_two_runs() {
 fn calibrate_recovers_the_push_from_the_command_line() {
     let dir = cli_support::scratch("calibrate_push");
     let obs = dir.join("obs");
-    let out = cli_support::run(&[
+    cli_support::run_ok(&[
         "simulate",
         "scenes/cube_push.toml",
         "--out",
         obs.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let observed = obs.join("final.json");
     let fit = dir.join("fit");
     let report = cli_support::run_json(&[

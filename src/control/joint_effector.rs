@@ -118,18 +118,8 @@ impl JointEffector {
                 "a joint effector is a robot's joint coordinate, `q:ROBOT[k]`",
             ));
         }
-        let systems = &scene.rigid.systems;
-        let mut offset = 0;
-        let mut found = None;
-        for (s, sys) in systems.iter().enumerate() {
-            if p.index >= offset && p.index < offset + sys.nv() {
-                found = Some((s, p.index - offset));
-                break;
-            }
-            offset += sys.nv();
-        }
-        let (system, coordinate) = found.expect("parse_rigid_parameter checked the index");
-        let sys = &systems[system];
+        let (system, coordinate) = p.system_coordinate(scene);
+        let sys = &scene.rigid.systems[system];
         if sys.kind() != RigidKind::Robot || sys.nq() != sys.nv() {
             return Err(Error::invalid(
                 what(),

@@ -337,27 +337,20 @@ fn parse_rigid_input(scene: &Scene, name: &str, what: &str) -> Result<Parameter>
             format!("names every coordinate of the robot: give one, `{kind}:ROBOT[k]`"),
         ));
     };
-    let mut offset = 0;
-    for (system, sys) in scene.rigid.systems.iter().enumerate() {
-        if one.index < offset + sys.nv() {
-            let dof = one.index - offset;
-            if target {
-                return Ok(Parameter::RigidTarget { system, dof });
-            }
-            if let RigidInput::Pd { .. } = sys.input {
-                return Err(Error::invalid(
-                    what,
-                    format!(
-                        "robot `{}` is driven by a PD (kp, kd, target): its input follows its state; `tau` is a parameter of robots driven by constant inputs (`torque = [...]`), `target:` of PD-driven ones",
-                        sys.name
-                    ),
-                ));
-            }
-            return Ok(Parameter::RigidInput { system, dof });
-        }
-        offset += sys.nv();
+    let (system, dof) = one.system_coordinate(scene);
+    if target {
+        return Ok(Parameter::RigidTarget { system, dof });
     }
-    unreachable!("parse_rigid_parameter gives an index among the coordinates")
+    if let RigidInput::Pd { .. } = scene.rigid.systems[system].input {
+        return Err(Error::invalid(
+            what,
+            format!(
+                "robot `{}` is driven by a PD (kp, kd, target): its input follows its state; `tau` is a parameter of robots driven by constant inputs (`torque = [...]`), `target:` of PD-driven ones",
+                scene.rigid.systems[system].name
+            ),
+        ));
+    }
+    Ok(Parameter::RigidInput { system, dof })
 }
 
 /// `mass:BODY` (module doc): a free rigid body's mass. Errors name a robot, a fixed rigid body

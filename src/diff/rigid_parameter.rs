@@ -122,20 +122,27 @@ pub fn parse_rigid_parameter(scene: &Scene, name: &str) -> Result<Option<Vec<Rig
 }
 
 impl RigidParameter {
+    /// The rigid system its stacked index falls in and the coordinate within that system
+    /// (`(system, k)`: `index` = the earlier systems' nv + k).
+    pub fn system_coordinate(&self, scene: &Scene) -> (usize, usize) {
+        let mut offset = 0;
+        for (s, sys) in scene.rigid.systems.iter().enumerate() {
+            if self.index < offset + sys.nv() {
+                return (s, self.index - offset);
+            }
+            offset += sys.nv();
+        }
+        unreachable!("parse_rigid_parameter gives an index among the coordinates")
+    }
+
     /// The input's change before the effort clamp per unit of the parameter: kp_k (N·m/rad,
     /// N/m) for `target:ROBOT[k]`, 1 for `tau:` (and the other seeds).
     pub fn input_gain(&self, scene: &Scene) -> f64 {
         if self.seed != RigidSeed::Target {
             return 1.0;
         }
-        let mut offset = 0;
-        for sys in &scene.rigid.systems {
-            if self.index < offset + sys.nv() {
-                return pd_gain(&sys.input, self.index - offset);
-            }
-            offset += sys.nv();
-        }
-        unreachable!("parse_rigid_parameter gives an index among the coordinates")
+        let (s, k) = self.system_coordinate(scene);
+        pd_gain(&scene.rigid.systems[s].input, k)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The rigid stage of the step: free bodies and robots advance by paper 002 Eq. 3,
 //!
 //! ```text
-//! v_free = v + h ABA(q, v, τ − d ∘ v)                  (rigid::factored_free_velocity)
+//! v_free = v + h M⁻¹ (τ − d ∘ v − b(q, v))            (rigid::factored_free_velocity)
 //! σ = G λ + g,   G = Σ_s h J_s M_s⁻¹ J_sᵀ,   g = Σ_s J_s v_free,s + Φ/h − K_p [Φ/h]₋
 //! v⁺ = v_free + h M⁻¹ J_sᵀ λ,   q⁺ = q ⊕ h v⁺         (one Cholesky of M per system and step)
 //! ```

@@ -116,6 +116,19 @@ pub struct StepReport {
     pub times: StageTimes,
 }
 
+impl StepReport {
+    /// The solver iterations (ADMM iterations or PGS sweeps) of the step's largest NCP: the
+    /// soft bodies' groups and the rigid systems' own; 0 without contact.
+    pub fn largest_ncp_iterations(&self) -> usize {
+        self.contact
+            .iter()
+            .map(|c| c.iterations)
+            .chain([self.rigid.iterations])
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// Wall time (s) of the stages of one step ([`Stepper::step`]), measured with the monotonic
 /// clock around each (a few tens of nanoseconds each).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -19,16 +19,21 @@ pub fn run(args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Runs `diffsoro` with `args`, asserts it succeeded (showing its stderr otherwise) and
-/// returns its stdout as JSON.
-pub fn run_json(args: &[&str]) -> serde_json::Value {
+/// Runs `diffsoro` with `args` and asserts it succeeded (showing its stderr otherwise).
+pub fn run_ok(args: &[&str]) -> Output {
     let out = run(args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out
+}
+
+/// Runs `diffsoro` with `args`, asserts it succeeded (showing its stderr otherwise) and
+/// returns its stdout as JSON.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_slice(&run_ok(args).stdout).unwrap()
 }
 
 /// An empty folder `name` under the temporary folder, private to this test binary and

@@ -1,5 +1,6 @@
 //! Shared helpers of the tests that build scenes from TOML text: the repository root, a
-//! checked scene from text (relative paths resolved against `scenes/`), and plain steps.
+//! checked scene from text (relative paths resolved against `scenes/`), plain steps, and how
+//! far apart two runs ended.
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -25,4 +26,14 @@ pub fn run_steps(scene: &Scene, state: &mut State, steps: usize) {
     for _ in 0..steps {
         stepper.step(scene, state).unwrap();
     }
+}
+
+/// The largest distance (m) between the same node of the same soft body in two states.
+pub fn largest_position_difference(a: &State, b: &State) -> f64 {
+    a.bodies
+        .iter()
+        .zip(&b.bodies)
+        .flat_map(|(p, q)| p.positions.iter().zip(&q.positions))
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max)
 }
