@@ -67,6 +67,8 @@ pub(crate) fn simulate(
     // In a mixed scene the rigid initial-state names (`velocity:cube[0]`, `q:arm`, …) seed
     // the rigid part of the mixed step derivatives' initial tangent, beside the soft names.
     let mut seeds: Vec<(String, diffsoro::diff::InputTangent)> = Vec::new();
+    // `--gradient-of` reads the rigid names from the reverse sweep's start cotangent instead.
+    let rigid_names = rigid_parameters.clone();
     if mixed && !rigid_parameters.is_empty() {
         let [q, v, _] = rigid_seeds(&scene, &rigid_parameters);
         for (c, p) in rigid_parameters.iter().enumerate() {
@@ -108,15 +110,19 @@ pub(crate) fn simulate(
             "is computed through time steps; it cannot be combined with --static",
         ));
     }
-    // A reverse-mode gradient, by its own run of the same steps (rigid scenes are cheap);
-    // the run below then takes plain steps.
+    // A reverse-mode gradient, by its own recorded run of the same steps; the run below
+    // then takes plain steps.
     let gradient = match gradient_of {
-        Some(loss) if !statics => Some(gradient_command::rigid_gradient(
+        Some(loss) if !statics => Some(gradient_command::gradient(
             &scene,
             steps.unwrap_or(scene.simulation.steps),
             loss,
-            &rigid_parameters,
-            &rigid_step_parameters,
+            &rigid_names,
+            if scene.bodies.is_empty() {
+                &rigid_step_parameters
+            } else {
+                &parameters
+            },
             contact_gradient,
         )?),
         _ => None,

@@ -652,3 +652,90 @@ position = [0.0, 0.0, 0.05]
         assert_one_line_error(&run(&args), needle);
     }
 }
+
+/// `--gradient-of` with soft bodies: one reverse sweep (`diff::adjoint`) equals the forward
+/// sensitivities of the same run, entry by entry (a second method), for an effector's final
+/// position on the cable Finger (`effector:tip[1]` = Σ wᵢ x_i,y over the effector's nodes and
+/// weights in the final state) and, in a mixed scene, for the final x of a cube pushed across
+/// the soft block (rigid initial-state names and E together); names it cannot take are
+/// one-line errors.
+#[test]
+fn gradient_of_an_effector_or_a_rigid_coordinate_with_soft_bodies_equals_the_forward_sensitivities()
+{
+    let finger = ["simulate", "scenes/finger.toml", "--steps", "20"];
+    let names = "young_modulus:finger,actuator:cable";
+    let forward = run_json(&[&finger[..], &["--sensitivity", names]].concat());
+    let reverse = run_json(
+        &[
+            &finger[..],
+            &["--sensitivity", names, "--gradient-of", "-effector:tip[1]"],
+        ]
+        .concat(),
+    );
+    let effector = &forward["effectors"][0];
+    let nodes = effector["nodes"].as_array().unwrap();
+    let weights = effector["weights"].as_array().unwrap();
+    for name in names.split(',') {
+        let want: f64 = -nodes
+            .iter()
+            .zip(weights)
+            .map(|(n, w)| {
+                let n = n.as_u64().unwrap() as usize;
+                w.as_f64().unwrap() * forward["sensitivities"][name][n][1].as_f64().unwrap()
+            })
+            .sum::<f64>();
+        let got = reverse["gradient"][name].as_f64().unwrap();
+        assert!(want.abs() > 0.0, "{name}: the tip moves with it");
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs(),
+            "-effector:tip[1] / {name}: {got} vs forward {want}"
+        );
+    }
+    let slide = [
+        "simulate",
+        "scenes/cube_on_block.toml",
+        "--steps",
+        "30",
+        "--set",
+        "rigid_body.cube.velocity=[0.1, 0.05, 0.0]",
+    ];
+    let names = "velocity:cube,young_modulus:block";
+    let forward = run_json(&[&slide[..], &["--sensitivity", names]].concat());
+    let reverse = run_json(
+        &[
+            &slide[..],
+            &["--sensitivity", names, "--gradient-of", "position:cube[0]"],
+        ]
+        .concat(),
+    );
+    for name in [
+        "velocity:cube[0]",
+        "velocity:cube[1]",
+        "velocity:cube[2]",
+        "young_modulus:block",
+    ] {
+        let want = forward["rigid_sensitivities"][name]["cube"]["q"][0]
+            .as_f64()
+            .unwrap();
+        let got = reverse["gradient"][name].as_f64().unwrap();
+        assert!(want.abs() > 0.0, "{name}: the cube's x moves with it");
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs(),
+            "position:cube[0] / {name}: {got} vs forward {want}"
+        );
+    }
+    for (loss, needle) in [
+        ("effector:nope[1]", "no soft body has an effector `nope`"),
+        ("effector:tip", "--gradient-of `effector:tip`"),
+        ("effector:tip[3]", "--gradient-of `effector:tip[3]`"),
+    ] {
+        let args = [
+            "--sensitivity",
+            "young_modulus:finger",
+            "--gradient-of",
+            loss,
+        ];
+        let out = run(&[&finger[..], &args].concat());
+        assert_one_line_error(&out, needle);
+    }
+}

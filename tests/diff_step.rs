@@ -154,6 +154,7 @@ fn adjoint_equals_forward_mode_over_thirty_steps() {
             30,
             TapeOptions {
                 memory_limit: limit,
+                ..TapeOptions::default()
             },
             &mut |_| {},
         )

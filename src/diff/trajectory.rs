@@ -6,6 +6,7 @@
 //! sums the contributions of every step. A trajectory's start state is an input like the
 //! parameters.
 
+use crate::contact::BoundaryGradient;
 use crate::error::Result;
 use crate::scene::{Scene, State, StepReport};
 
@@ -101,12 +102,16 @@ pub struct TapeOptions {
     /// Bound on the bytes of step records kept (factorisations and stiffness values); steps
     /// beyond it are recomputed during the backward sweep. Default 2 GiB.
     pub memory_limit: usize,
+    /// How the records' NCP derivatives treat a contact at a mode boundary (default
+    /// [`BoundaryGradient::OneSided`]; see [`Recorder::with_boundary`]).
+    pub boundary: BoundaryGradient,
 }
 
 impl Default for TapeOptions {
     fn default() -> Self {
         TapeOptions {
             memory_limit: 2 << 30,
+            boundary: BoundaryGradient::OneSided,
         }
     }
 }
@@ -148,7 +153,7 @@ pub fn record_trajectory(
     let mut tape = Tape {
         starts: Vec::with_capacity(steps),
         records: Vec::with_capacity(steps),
-        recorder: Recorder::new(scene)?,
+        recorder: Recorder::new(scene)?.with_boundary(options.boundary),
         record_bytes: 0,
     };
     for s in 0..steps {

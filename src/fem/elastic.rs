@@ -127,13 +127,19 @@ impl SoftBody {
                             }
                         };
                         if let Some(points) = kept.as_deref_mut() {
-                            points[k] = point;
+                            points[k] = *point;
                         }
                         energies[k] = tet.volume * point.energy_density();
                         if with_k {
-                            let (p, t) = point.stress_and_tangent();
-                            forces[k] = tet.forces(&p);
-                            tet.stiffness(&t, &mut blocks[144 * k..144 * (k + 1)]);
+                            let block = &mut blocks[144 * k..144 * (k + 1)];
+                            if let Some(low_rank) = point.low_rank_tangent() {
+                                forces[k] = tet.forces(&point.stress());
+                                tet.stiffness_low_rank(&low_rank, block);
+                            } else {
+                                let (p, t) = point.stress_and_tangent();
+                                forces[k] = tet.forces(&p);
+                                tet.stiffness(&t, block);
+                            }
                         } else {
                             forces[k] = tet.forces(&point.stress());
                         }

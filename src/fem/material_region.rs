@@ -10,7 +10,7 @@
 //! the derivatives with respect to them.
 
 use crate::error::{Error, Result};
-use crate::material::{Material, MaterialPoint};
+use crate::material::{Lame, Material, MaterialPoint};
 
 use super::soft_body::SoftBody;
 
@@ -75,9 +75,14 @@ impl SoftBody {
     /// `point`, evaluated with the body's material at element `e`, reweighted with the Lamé
     /// pair of the element's region if it has one.
     pub(super) fn in_element_material(&self, e: usize, point: MaterialPoint) -> MaterialPoint {
-        match self.region_lame.get(e) {
-            Some(Some(lame)) => point.with_lame(*lame),
-            _ => point,
+        match self.region_lame(e) {
+            Some(lame) => point.with_lame(lame),
+            None => point,
         }
+    }
+
+    /// The Lamé pair of element `e`'s region, if it belongs to one.
+    pub(super) fn region_lame(&self, e: usize) -> Option<Lame> {
+        self.region_lame.get(e).copied().flatten()
     }
 }

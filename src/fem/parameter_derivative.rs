@@ -104,7 +104,7 @@ impl SoftBody {
                                 (forces[k], actions[k]) = if self.in_region(group * LANES + k) {
                                     Default::default()
                                 } else {
-                                    element_terms(&material, tet, &point, v, parameter)
+                                    element_terms(&material, tet, point, v, parameter)
                                 };
                             }
                             Err(err) => {

@@ -46,29 +46,31 @@ impl SoftBody {
 
     /// The material at the deformation gradients `fs` of elements `first`, `first + 1`, …
     /// (indices past the last element: the identity frame), handed to `each(k, point)` in
-    /// order: `Material::at_lanes` (side-by-side SVDs) when no element needs a rest frame.
-    /// Elements of a region get its Lamé pair.
+    /// order, by reference: `Material::at_lanes` (side-by-side SVDs) when no element needs a
+    /// rest frame. Elements of a region get its Lamé pair.
     pub(super) fn material_lanes<const N: usize>(
         &self,
         first: usize,
         fs: [&Mat3; N],
-        mut each: impl FnMut(usize, Result<MaterialPoint, DeformationError>),
+        mut each: impl FnMut(usize, Result<&MaterialPoint, DeformationError>),
     ) {
-        let mut each = |k: usize, point: Result<MaterialPoint, DeformationError>| {
-            each(k, point.map(|p| self.in_element_material(first + k, p)))
+        let mut each = |k: usize, point: Result<&MaterialPoint, DeformationError>| match (
+            point,
+            self.region_lame(first + k),
+        ) {
+            (Ok(p), Some(lame)) => each(k, Ok(&p.with_lame(lame))),
+            (point, _) => each(k, point),
         };
         let frames = self.rest_frames();
         if frames.is_empty() {
             self.material().at_lanes(fs, each);
         } else {
             for (k, f) in fs.iter().enumerate() {
-                each(
-                    k,
-                    match frames.get(first + k) {
-                        Some(frame) => self.material().at_in_frame(f, frame),
-                        None => self.material().at(f),
-                    },
-                );
+                let point = match frames.get(first + k) {
+                    Some(frame) => self.material().at_in_frame(f, frame),
+                    None => self.material().at(f),
+                };
+                each(k, point.as_ref().map_err(|e| *e));
             }
         }
     }

@@ -7,7 +7,7 @@
 //! internal force on node n is `fₙ = −∂(VΨ)/∂xₙ = −V P gₙ` (N) and the stiffness is
 //! `K = ∂²(VΨ)/∂x² = −∂f/∂x` (N/m), positive for a stable element.
 
-use crate::material::{Mat9, MaterialPoint};
+use crate::material::{LowRankTangent, Mat9, MaterialPoint};
 use crate::math::{Mat3, Vec3};
 
 /// Rest-state data of one tetrahedron.
@@ -146,6 +146,58 @@ impl Tetrahedron {
         write(0, 0, &k00);
     }
 
+    /// The 12×12 stiffness block K_e = V Bᵀ (∂P/∂F) B (N/m) for a tangent of the form
+    /// `a I₉ + Σₖ αₖ vec(Qₖ) vec(Qₖ)ᵀ` ([`LowRankTangent`], the co-rotational law), written as
+    /// [`Tetrahedron::stiffness`] writes it (row-major, 144 values, symmetric bit for bit).
+    ///
+    /// Since (∂P/∂F : Σₘ dxₘ gₘᵀ) gₙ = a Σₘ (gₙ·gₘ) dxₘ + Σₖ αₖ (Qₖ gₙ) Σₘ (Qₖ gₘ)·dxₘ, with wₖ
+    /// the 12-vector stacking Qₖ gₙ over the four nodes
+    /// `K_e = V (a (gₙ·gₘ) I₃ + Σₖ αₖ wₖ wₖᵀ)`: four rank-one updates, about half the flops of
+    /// the contraction of the dense tangent, and no 9×9 matrix.
+    #[inline]
+    pub fn stiffness_low_rank(&self, t: &LowRankTangent, out: &mut [f64]) {
+        let out: &mut [f64; 144] = out
+            .try_into()
+            .expect("stiffness block buffer of 144 values");
+        let g = &self.gradients;
+        // w[k][3n + a] = (Qₖ gₙ)_a, and s[k] = V αₖ.
+        let mut w = [[0.0; 12]; 4];
+        for (wk, q) in w.iter_mut().zip(&t.directions) {
+            for (n, gn) in g.iter().enumerate() {
+                let qg = q * gn;
+                wk[3 * n..3 * n + 3].copy_from_slice(qg.as_slice());
+            }
+        }
+        let s = t.weights.map(|alpha| self.volume * alpha);
+        for r in 0..12 {
+            let row = &mut out[12 * r..12 * r + 12];
+            let sr = [
+                s[0] * w[0][r],
+                s[1] * w[1][r],
+                s[2] * w[2][r],
+                s[3] * w[3][r],
+            ];
+            for (c, value) in row.iter_mut().enumerate() {
+                *value = sr[0] * w[0][c] + sr[1] * w[1][c] + sr[2] * w[2][c] + sr[3] * w[3][c];
+            }
+        }
+        let a = self.volume * t.identity;
+        for n in 0..4 {
+            for m in 0..4 {
+                let d = a * g[n].dot(&g[m]);
+                for c in 0..3 {
+                    out[(3 * n + c) * 12 + 3 * m + c] += d;
+                }
+            }
+        }
+        // Symmetric bit for bit: the upper triangle mirrored.
+        for r in 1..12 {
+            for c in 0..r {
+                out[r * 12 + c] = out[c * 12 + r];
+            }
+        }
+    }
+
     /// The action of the element stiffness on node displacements `dx`: K_e dx restricted to
     /// this element, as nodal vectors (N) — `V (∂P/∂F : dF) gₙ` with dF from `dx`.
     pub fn stiffness_action(&self, point: &MaterialPoint, dx: [Vec3; 4]) -> [Vec3; 4] {
@@ -254,6 +306,21 @@ mod tests {
                 "{law:?} stiffness {}",
                 relative_error(&k, &k_fd, 1e-30)
             );
+            // The co-rotational block from the four rank-one terms equals the dense one.
+            if let Some(low_rank) = mat
+                .at(&t.deformation_gradient(&x))
+                .unwrap()
+                .low_rank_tangent()
+            {
+                let mut k_low = [0.0; 144];
+                t.stiffness_low_rank(&low_rank, &mut k_low);
+                assert!(
+                    relative_error(&k_low, &k, 1e-30) < 1e-13,
+                    "{law:?} low-rank stiffness {}",
+                    relative_error(&k_low, &k, 1e-30)
+                );
+                assert!((0..12).all(|r| (0..12).all(|c| k_low[r * 12 + c] == k_low[c * 12 + r])));
+            }
             // The action agrees with the assembled block.
             let dx = [
                 Vec3::new(0.1, -0.2, 0.3),
