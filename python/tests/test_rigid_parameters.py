@@ -167,6 +167,33 @@ def test_a_pd_targets_derivative_in_a_mixed_scene_is_two_runs_difference():
     assert_close({"x:pad": jac.ravel()}, {"x:pad": central(one)["x:pad"]}, 1e-6)
 
 
+# The pianist (paper 004 §IV): the cable Finger pressing the hinged key, whose torsion spring
+# is a PD toward `target`; its NCP solved to 1e-12 so that differences of two runs are clean.
+PIANIST = text_with_paths(SCENES / "pianist.toml")
+
+
+def test_the_piano_keys_target_derivative_is_two_runs_difference():
+    case = Case(
+        name="target:key[0]",
+        make=lambda t: diffsoro.Scene.from_toml(
+            PIANIST,
+            overrides={
+                "robot.key.target": [t],
+                "contact.tolerance": 1e-12,
+                "contact.max_iterations": 100000,
+            },
+        ),
+        value=0.0,
+        eps=1e-4,
+        steps=40,
+        rigid={"key": JOINTS},
+        soft=["finger"],
+    )
+    fd = check(case)
+    # The finger holds the key down: its angle follows the spring's rest angle, but not fully.
+    assert 0.1 < fd["q:key"][0] < 1.0, fd["q:key"]
+
+
 # A 25 mm cube landing on a clamped soft block (tests/mixed_jobs.rs): its mass as its
 # density times V = (0.025 m)³. Its NCP is solved to 1e-14 m/s: the angular velocity's
 # quotient is compared too, and 1e-12 left 3e-7 /kg of noise in it (1e-12 over 2 ε V).
