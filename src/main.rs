@@ -104,8 +104,11 @@ enum Command {
         /// The observed final state (the JSON `simulate` writes).
         #[arg(long, value_name = "FILE.json")]
         observed: PathBuf,
-        /// A parameter to fit: `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME` or
-        /// `friction:OBSTACLE` (an obstacle's Coulomb coefficient); repeatable.
+        /// A parameter to fit: `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`,
+        /// `friction:OBSTACLE` (an obstacle's Coulomb coefficient) or `mass:BODY` (a free rigid
+        /// body's mass, kg), fitted to the soft bodies' final positions; or components of one
+        /// free body's initial velocity (`velocity:BODY[k]`, `angular_velocity:BODY`), fitted
+        /// to its final position; repeatable.
         #[arg(long = "param", value_name = "NAME", required = true)]
         params: Vec<String>,
         /// Starting value of a parameter (default: the scene's), e.g.
@@ -115,7 +118,7 @@ enum Command {
         init: Vec<String>,
         /// The admissible range of a parameter, `NAME=LO,HI` (either end may be empty for the
         /// default end), e.g. `poisson_ratio:beam=0,0.45`, `young_modulus:beam=1e5,`,
-        /// `actuator:c1=0,2`. Defaults: E > 0 (Pa), 0 ≤ ν < 0.5, actuators unbounded, μ > 0. Iterates
+        /// `actuator:c1=0,2`. Defaults: E > 0 (Pa), 0 ≤ ν < 0.5, actuators unbounded, μ > 0, m > 0 (kg). Iterates
         /// stay strictly inside (by 1e-6 of the range's width); repeatable.
         #[arg(long = "bounds", value_name = "NAME=LO,HI", allow_hyphen_values = true)]
         bounds: Vec<String>,

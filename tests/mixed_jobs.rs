@@ -298,3 +298,60 @@ fn calibrate_recovers_a_push_across_the_soft_block() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `calibrate --param mass:cube`: weighing a rigid body with the silicone under it. The cube
+/// of `scenes/cube_on_block.toml` is observed after 60 steps at 3000 kg/m³ (m = 3000 × (0.025
+/// m)³ = 46.875 g, the observation's own input, set with `--set`); from the scene's 15.6 g the
+/// fit, whose residual is the block's final node positions, recovers m to 1e-6 relative
+/// through the mixed step's mass sensitivities. In a scene of rigid bodies alone there are no
+/// soft positions to fit, and `--param mass:` is a one-line error saying so.
+#[test]
+fn calibrate_weighs_a_cube_by_the_block_under_it() {
+    let dir = cli_support::scratch("calibrate_mass");
+    let obs = dir.join("obs");
+    cli_support::run_ok(&[
+        "simulate",
+        "scenes/cube_on_block.toml",
+        "--steps",
+        "60",
+        "--set",
+        "rigid_body.cube.density=3000",
+        "--out",
+        obs.to_str().unwrap(),
+    ]);
+    let observed = obs.join("final.json");
+    let report = cli_support::run_json(&[
+        "calibrate",
+        "scenes/cube_on_block.toml",
+        "--observed",
+        observed.to_str().unwrap(),
+        "--param",
+        "mass:cube",
+        "--set",
+        "simulation.steps=60",
+    ]);
+    assert_eq!(report["converged"], true, "{report}");
+    let want = 3000.0 * 0.025f64.powi(3);
+    let start = report["param_history"]["mass:cube"][0].as_f64().unwrap();
+    assert!(
+        (start - want / 3.0).abs() < 1e-12,
+        "starts at the scene's mass: {start}"
+    );
+    let got = report["params"]["mass:cube"].as_f64().unwrap();
+    assert!((got - want).abs() <= 1e-6 * want, "mass {got} kg vs {want}");
+    let out = cli_support::run(&[
+        "calibrate",
+        "scenes/cube_push.toml",
+        "--observed",
+        observed.to_str().unwrap(),
+        "--param",
+        "mass:cube",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.trim().lines().count() == 1 && err.contains("--param") && err.contains("soft bodies"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

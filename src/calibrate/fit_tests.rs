@@ -269,6 +269,7 @@ fn coordinates_round_trip_and_their_derivatives_match_finite_differences() {
             ParameterKind::PoissonRatio => &[0.0001, 0.1, 0.3, 0.4999],
             ParameterKind::Actuator => &[-2.0, 0.0, 0.5],
             ParameterKind::Friction => &[1e-3, 0.2, 1.5],
+            ParameterKind::Mass => &[1e-4, 0.0156, 40.0],
         };
         let map = Parametrisation::parse(&[format!("{}:b", kind.prefix())]).unwrap();
         for &v in values {

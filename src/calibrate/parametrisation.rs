@@ -9,6 +9,8 @@
 //!   Young's modulus   E = exp(s)     default range E > 0            dE/ds = E
 //!   Poisson's ratio   ν = s          default range 0 ≤ ν < 0.5      dν/ds = 1
 //!   actuator input    a = s          default range unbounded        da/ds = 1
+//!   friction          μ = s          default range μ > 0            dμ/ds = 1
+//!   rigid body mass   m = exp(s)     default range m > 0            dm/ds = m
 //! ```
 //!
 //! The map clamps `s` into the box first, so no `s` (±1e300, ±∞) gives a value on or outside
@@ -36,42 +38,50 @@ pub enum ParameterKind {
     Actuator,
     /// An obstacle's Coulomb coefficient μ (`friction:OBSTACLE`), `μ = s`.
     Friction,
+    /// A free rigid body's mass m (kg, `mass:BODY`), `m = exp(s)`: fitted from the soft
+    /// bodies it presses on (a scene where they share an NCP).
+    Mass,
 }
 
 impl ParameterKind {
     /// Every kind, in the order of their name prefixes in error messages.
-    pub const ALL: [ParameterKind; 4] = [
+    pub const ALL: [ParameterKind; 5] = [
         ParameterKind::YoungModulus,
         ParameterKind::PoissonRatio,
         ParameterKind::Actuator,
         ParameterKind::Friction,
+        ParameterKind::Mass,
     ];
 
-    /// The name prefix (`young_modulus`, `poisson_ratio`, `actuator`, `friction`).
+    /// The name prefix (`young_modulus`, `poisson_ratio`, `actuator`, `friction`, `mass`).
     pub fn prefix(self) -> &'static str {
         match self {
             ParameterKind::YoungModulus => "young_modulus",
             ParameterKind::PoissonRatio => "poisson_ratio",
             ParameterKind::Actuator => "actuator",
             ParameterKind::Friction => "friction",
+            ParameterKind::Mass => "mass",
         }
     }
 
-    /// The symbol in messages (`E`, `ν`, `a`, `μ`).
+    /// The symbol in messages (`E`, `ν`, `a`, `μ`, `m`).
     pub fn symbol(self) -> &'static str {
         match self {
             ParameterKind::YoungModulus => "E",
             ParameterKind::PoissonRatio => "ν",
             ParameterKind::Actuator => "a",
             ParameterKind::Friction => "μ",
+            ParameterKind::Mass => "m",
         }
     }
 
     /// The open physical limits of the value: `(0, ∞)` Pa for E, `(−1, 0.5)` for ν,
-    /// `(−∞, ∞)` for an actuator, `(0, ∞)` for μ.
+    /// `(−∞, ∞)` for an actuator, `(0, ∞)` for μ and for m (kg).
     pub fn physical_limits(self) -> (f64, f64) {
         match self {
-            ParameterKind::YoungModulus | ParameterKind::Friction => (0.0, f64::INFINITY),
+            ParameterKind::YoungModulus | ParameterKind::Friction | ParameterKind::Mass => {
+                (0.0, f64::INFINITY)
+            }
             ParameterKind::PoissonRatio => (-1.0, 0.5),
             ParameterKind::Actuator => (f64::NEG_INFINITY, f64::INFINITY),
         }
@@ -84,22 +94,23 @@ impl ParameterKind {
             ParameterKind::PoissonRatio => "range -1 < ν < 0.5",
             ParameterKind::Actuator => "finite values",
             ParameterKind::Friction => "range μ > 0",
+            ParameterKind::Mass => "range m > 0",
         }
     }
 
-    /// The optimisation coordinate of a value (`ln E`, `ν`, `a`; `ln 0 = −∞`).
+    /// The optimisation coordinate of a value (`ln E`, `ν`, `a`, `μ`, `ln m`; `ln 0 = −∞`).
     pub fn coordinate(self, value: f64) -> f64 {
         match self {
-            ParameterKind::YoungModulus => value.ln(),
+            ParameterKind::YoungModulus | ParameterKind::Mass => value.ln(),
             _ => value,
         }
     }
 
-    /// The hard limits of the coordinate where a range is open: `|ln E| ≤ 700` (E finite and
-    /// positive), `|s| ≤ 1e300` otherwise.
+    /// The hard limits of the coordinate where a range is open: `|ln E|, |ln m| ≤ 700` (finite
+    /// and positive), `|s| ≤ 1e300` otherwise.
     pub fn coordinate_limits(self) -> (f64, f64) {
         match self {
-            ParameterKind::YoungModulus => (-700.0, 700.0),
+            ParameterKind::YoungModulus | ParameterKind::Mass => (-700.0, 700.0),
             _ => (-1e300, 1e300),
         }
     }
@@ -108,7 +119,7 @@ impl ParameterKind {
     /// [`Parametrisation::physical`]).
     pub fn to_physical(self, s: f64) -> f64 {
         match self {
-            ParameterKind::YoungModulus => s.exp(),
+            ParameterKind::YoungModulus | ParameterKind::Mass => s.exp(),
             _ => s,
         }
     }
@@ -116,7 +127,7 @@ impl ParameterKind {
     /// `d value / d s` at `s`.
     pub fn derivative(self, s: f64) -> f64 {
         match self {
-            ParameterKind::YoungModulus => s.exp(),
+            ParameterKind::YoungModulus | ParameterKind::Mass => s.exp(),
             _ => 1.0,
         }
     }

@@ -3,7 +3,7 @@
 //!
 //! A range `lower ≤ value ≤ upper` lies within the kind's physical limits (`E > 0`,
 //! `−1 < ν < 0.5`, an actuator's input unbounded). The optimisation coordinate `s` is `ln E`
-//! for Young's modulus and the value itself otherwise ([`super::ParameterKind::coordinate`]);
+//! for Young's modulus, `ln m` for a rigid body's mass, and the value itself otherwise ([`super::ParameterKind::coordinate`]);
 //! the box of `s` is the range's image pulled inward at each finite end by a margin of
 //! [`RELATIVE_MARGIN`] times the box's width (both ends finite) or times `max(1, |end|)` (one
 //! end), and held within hard limits where the range is open (`|ln E| ≤ 700`, `|a| ≤ 1e300`)
@@ -35,7 +35,7 @@ impl ParameterRange {
             ParameterKind::YoungModulus => (0.0, f64::INFINITY),
             ParameterKind::PoissonRatio => (0.0, 0.5),
             ParameterKind::Actuator => (f64::NEG_INFINITY, f64::INFINITY),
-            ParameterKind::Friction => (0.0, f64::INFINITY),
+            ParameterKind::Friction | ParameterKind::Mass => (0.0, f64::INFINITY),
         };
         ParameterRange { lower, upper }
     }

@@ -44,6 +44,12 @@ impl CalibrationSetup {
         init: &[String],
     ) -> Result<CalibrationSetup> {
         let params = Parametrisation::parse(params)?.with_bounds(bounds)?;
+        if scene.bodies.is_empty() {
+            return Err(Error::invalid(
+                "--param",
+                "these parameters are fitted to the soft bodies' final positions, and the scene has none (in a scene of rigid bodies alone, fit a free body's initial velocity: `velocity:BODY`)",
+            ));
+        }
         check_targets(scene, &params)?;
         let initial = parse_initial_values(&params, init)?;
         let observed = load_observation(observed, scene)?;
