@@ -28,8 +28,8 @@
 //!   is one of the rigid edge's face normals is no row (`SurfaceTree::crossing_edges`).
 //!
 //! Corner and edge rows meet the volume's boundary surface (also for a body with an embedded
-//! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within the distance both can travel in the step (the soft
-//! body's reach plus the shape's).
+//! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within
+//! the distance both can travel in the step (the soft body's reach plus the shape's).
 //! - **Attachment** (`[[attachment]]`): a node held at its anchor, a point fixed in the rigid
 //!   body's (or link's) frame where the node was at the start: three bilateral rows in world
 //!   axes (K = ℝ³, `FrictionCone::bilateral`), relative velocity v_node − v_rigid(anchor) = 0,
