@@ -107,6 +107,18 @@ pub struct Collider {
     /// The shape's corners (m, shape frame): a box's eight, a hull's vertices; none for the
     /// curved shapes.
     corners: Vec<Vec3>,
+    /// The shape's edges (shape frame): a box's twelve, a hull's; none for the curved shapes.
+    edges: Vec<ShapeEdge>,
+}
+
+/// An edge of a box or a convex hull, in the shape's frame: its two ends (m) and the outward
+/// unit normals of the two faces it joins.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShapeEdge {
+    /// The ends (m, shape frame).
+    pub ends: [Vec3; 2],
+    /// The outward unit normals of its two faces (shape frame).
+    pub normals: [Vec3; 2],
 }
 
 impl std::fmt::Debug for Collider {
@@ -253,12 +265,52 @@ impl Collider {
                 .unwrap_or_default(),
             _ => Vec::new(),
         };
+        let edges = match &shape {
+            ConvexShape::Cuboid { half_extents: e } => {
+                // Along axis k, at the signs (±, ±) of the two other axes i, j.
+                let mut edges = Vec::with_capacity(12);
+                for k in 0..3 {
+                    let (i, j) = ((k + 1) % 3, (k + 2) % 3);
+                    for (si, sj) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
+                        let mut mid = Vec3::zeros();
+                        mid[i] = si * e[i];
+                        mid[j] = sj * e[j];
+                        let mut along = Vec3::zeros();
+                        along[k] = e[k];
+                        let (mut ni, mut nj) = (Vec3::zeros(), Vec3::zeros());
+                        ni[i] = si;
+                        nj[j] = sj;
+                        edges.push(ShapeEdge {
+                            ends: [mid - along, mid + along],
+                            normals: [ni, nj],
+                        });
+                    }
+                }
+                edges
+            }
+            ConvexShape::Hull { .. } => parry
+                .as_convex_polyhedron()
+                .map(|h| {
+                    // parry keeps the edges inside merged (coplanar) faces, with one face twice.
+                    h.edges()
+                        .iter()
+                        .filter(|e| e.faces[0] != e.faces[1])
+                        .map(|e| ShapeEdge {
+                            ends: e.vertices.map(|v| from_glam(h.points()[v as usize])),
+                            normals: e.faces.map(|f| from_glam(h.faces()[f as usize].normal)),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
         Ok(Collider {
             shape,
             parry,
             offset,
             radius,
             corners,
+            edges,
         })
     }
 
@@ -271,6 +323,12 @@ impl Collider {
     /// for a ball, a capsule and a cylinder (which touch with their curved faces).
     pub fn corners(&self) -> &[Vec3] {
         &self.corners
+    }
+
+    /// The shape's edges in its frame ([`ShapeEdge`]): a box's twelve, a convex hull's (those
+    /// between two faces that are not coplanar); empty for a ball, a capsule and a cylinder.
+    pub fn edges(&self) -> &[ShapeEdge] {
+        &self.edges
     }
 
     /// Radius (m) of a ball about the shape frame's origin that contains the shape.
@@ -347,6 +405,37 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.to_string().contains("coplanar"), "{e}");
+    }
+
+    #[test]
+    fn a_box_and_its_hull_have_the_same_twelve_edges() {
+        let e = Vec3::new(0.3, 0.2, 0.1);
+        let cuboid = Collider::new(ConvexShape::Cuboid { half_extents: e }).unwrap();
+        let hull = Collider::new(ConvexShape::Hull {
+            points: cuboid.corners().to_vec(),
+        })
+        .unwrap();
+        for c in [&cuboid, &hull] {
+            let edges = c.edges();
+            assert_eq!(edges.len(), 12);
+            for edge in edges {
+                let [a, b] = edge.ends;
+                // An edge of the box: its ends differ along one axis by the full side, and lie
+                // on the two faces whose outward normals it carries.
+                let d = b - a;
+                let axis = (0..3).find(|&k| d[k].abs() > 1e-12).unwrap();
+                assert!((d[axis].abs() - 2.0 * e[axis]).abs() < 1e-12);
+                assert!((d.norm() - 2.0 * e[axis]).abs() < 1e-12);
+                for n in edge.normals {
+                    let k = (0..3).find(|&k| n[k].abs() > 0.5).unwrap();
+                    assert!((n.norm() - 1.0).abs() < 1e-12 && k != axis);
+                    assert!((n.dot(&a) - e[k]).abs() < 1e-12 && (n.dot(&b) - e[k]).abs() < 1e-12);
+                }
+                assert!(edge.normals[0].dot(&edge.normals[1]).abs() < 1e-12);
+            }
+        }
+        let ball = Collider::new(ConvexShape::Ball { radius: 0.1 }).unwrap();
+        assert!(ball.edges().is_empty());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! bodies against each other's surfaces (a refitted tree of surface triangles), the Delassus
 //! matrix assembled with the step's factorisation (docs/step.md, paper 004 §II-B), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
-//! derivatives of detection (obstacles and surface triangles), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
+//! derivatives of detection (obstacles, surface triangles and edges crossing), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
 //! contact manifolds with each other and with the obstacles (parry3d-f64), for the rigid bodies
 //! `scene` places on them (docs/rigid.md).
 
@@ -23,6 +23,7 @@ mod convex_shape;
 mod cuboid;
 mod delassus;
 mod detection;
+mod edge_edge;
 mod geometry_derivative;
 mod manifold_derivative;
 mod mesh_obstacle;
@@ -44,13 +45,16 @@ pub use broad_phase::NodeBroadPhase;
 pub use capsule::Capsule;
 pub use cone::FrictionCone;
 pub use contact_points::{ContactPoints, EmbeddedSurface, MAX_EXPANDED};
-pub use convex_shape::{Collider, ConvexShape, ShapePose};
+pub use convex_shape::{Collider, ConvexShape, ShapeEdge, ShapePose};
 pub use delassus::{
     ContactJacobian, DelassusWorkspace, PenetrationCorrection, assemble_delassus,
     free_contact_velocity,
 };
 pub use detection::{
     NodeContact, Obstacle, Proximity, contact_frame, detect_nodes, push_node_contacts,
+};
+pub use edge_edge::{
+    EdgeCrossing, EdgeCrossingDerivative, PARALLEL_SINE, angle_between, edge_crossing, within_arc,
 };
 pub use geometry_derivative::contact_frame_derivative;
 pub use manifold_derivative::{
@@ -68,4 +72,7 @@ pub use proximity_derivative::{ProximityJacobian, proximity_jacobian};
 pub use self_contact::{SelfContact, detect_self_contacts, push_self_contacts};
 pub use shape_manifold::{ManifoldWorkspace, ShapeContact, collider_contacts, obstacle_contacts};
 pub use surface_derivative::TriangleHitDerivative;
-pub use surface_tree::{SurfaceTree, TriangleHit, TriangleProjection, project_on_triangle};
+pub use surface_tree::{
+    EdgeHit, RIGID_ARC_SLACK, SOFT_ARC_SLACK, SurfaceEdge, SurfaceTree, TriangleHit,
+    TriangleProjection, project_on_triangle,
+};

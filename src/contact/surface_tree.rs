@@ -18,18 +18,64 @@
 //! beside it (a signed distance to one face is not an inside test). Contacts are detected a
 //! step ahead (within the margin), so penetrations stay far below it. n_T is T's outward unit
 //! normal at the current positions (z of the frame, [`contact_frame`]).
+//!
+//! Edge query ([`SurfaceTree::crossing_edges`]): the surface edges (each the side of one or
+//! two triangles) that a rigid shape's edge crosses within the margin (`contact::edge_edge`):
+//! the leaves overlapping the rigid edge's bounding box name the candidate triangles, whose
+//! edges are tested in increasing edge index. A crossing is kept when its parameters lie
+//! strictly inside both edges, its normal n (turned out of the body: towards the sum of the
+//! edge's triangles' normals) lies in the edge's normal arc (between its triangles' normals,
+//! [`SOFT_ARC_SLACK`] wider: a surface edge is nearly flat), −n lies in the rigid edge's arc
+//! (between its faces' outward normals: the rigid edge is the shape's deepest feature along
+//! −n) at least [`RIGID_ARC_SLACK`] from both its ends, and Φ lies in [−thickness, margin].
+//! A crossing whose −n is a face's normal belongs to that face lying flat on the surface,
+//! which rests on the nodes' and the corners' rows; its edge rows would lie in one plane with
+//! theirs (the same support, an NCP far more degenerate).
 
 use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as GlamVector;
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 
 use super::detection::{contact_frame, validate_margin};
+use super::edge_edge::{EdgeCrossing, angle_between, edge_crossing, within_arc};
 use crate::error::Result;
 use crate::math::{Mat3, Vec3};
 
 /// How far outside a triangle (in barycentric weight) a node's projection may fall and still
 /// count as on it: round-off for a node above an edge or vertex.
 pub const WEIGHT_TOLERANCE: f64 = 1e-9;
+
+/// How far (rad) a crossing's normal may lie outside a soft surface edge's normal arc: a
+/// slightly bent surface still carries the rigid edge.
+pub const SOFT_ARC_SLACK: f64 = 0.25;
+
+/// How far (rad) inside a rigid edge's normal arc the reversed normal of a crossing must lie:
+/// away from the normals of the edge's faces (a face lying flat on the surface).
+pub const RIGID_ARC_SLACK: f64 = 0.05;
+
+/// Round-off allowance (rad) of the test that −n lies in a rigid edge's arc.
+const ARC_ROUND_OFF: f64 = 1e-9;
+
+/// An edge of the surface: its two nodes (increasing) and the triangles it bounds (the same
+/// one twice for an edge of an open surface).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SurfaceEdge {
+    /// The nodes, increasing.
+    pub nodes: [usize; 2],
+    /// The triangles on its two sides (indices in the tree's list).
+    pub triangles: [usize; 2],
+}
+
+/// Where a rigid edge crosses a surface edge ([`SurfaceTree::crossing_edges`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeHit {
+    /// Index of the surface edge ([`SurfaceTree::edge`]).
+    pub edge: usize,
+    /// Its nodes p₀, p₁ (the soft point is (1 − s) p₀ + s p₁).
+    pub nodes: [usize; 2],
+    /// The crossing (normal out of the body, towards the rigid edge).
+    pub crossing: EdgeCrossing,
+}
 
 /// Where a node meets a surface triangle ([`SurfaceTree::facing_triangle`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,6 +131,8 @@ pub fn project_on_triangle(p: &Vec3, corners: &[Vec3; 3]) -> Option<TriangleProj
 #[derive(Clone, Default)]
 pub struct SurfaceTree {
     triangles: Vec<[usize; 3]>,
+    edges: Vec<SurfaceEdge>,
+    triangle_edges: Vec<[usize; 3]>,
     thickness: f64,
     node_normals: Vec<Vec3>,
     bvh: Bvh,
@@ -122,8 +170,36 @@ impl SurfaceTree {
         } else {
             0.25 * edges / (3 * triangles.len()) as f64
         };
+        // Each edge once, numbered as first met along the triangles.
+        let mut index = std::collections::HashMap::new();
+        let mut edge_list: Vec<SurfaceEdge> = Vec::new();
+        let mut triangle_edges = Vec::with_capacity(triangles.len());
+        for (k, t) in triangles.iter().enumerate() {
+            let mut ids = [0; 3];
+            for (e, id) in ids.iter_mut().enumerate() {
+                let (a, b) = (t[e], t[(e + 1) % 3]);
+                let nodes = [a.min(b), a.max(b)];
+                *id = match index.entry(nodes) {
+                    std::collections::hash_map::Entry::Occupied(o) => {
+                        let i: usize = *o.get();
+                        edge_list[i].triangles[1] = k;
+                        i
+                    }
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        edge_list.push(SurfaceEdge {
+                            nodes,
+                            triangles: [k, k],
+                        });
+                        *v.insert(edge_list.len() - 1)
+                    }
+                };
+            }
+            triangle_edges.push(ids);
+        }
         SurfaceTree {
             triangles,
+            edges: edge_list,
+            triangle_edges,
             thickness,
             node_normals: vec![Vec3::zeros(); rest.len()],
             ..Default::default()
@@ -138,6 +214,16 @@ impl SurfaceTree {
     /// Whether the surface has no triangle.
     pub fn is_empty(&self) -> bool {
         self.triangles.is_empty()
+    }
+
+    /// Surface edge `k` (numbered as first met along the triangles).
+    pub fn edge(&self, k: usize) -> SurfaceEdge {
+        self.edges[k]
+    }
+
+    /// Number of surface edges.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
     }
 
     /// The area-weighted outward normal of `node` at the last refit (not normalised; zero
@@ -184,6 +270,67 @@ impl SurfaceTree {
             self.bvh.refit(&mut self.workspace);
         }
         Ok(())
+    }
+
+    /// The surface edges that the rigid edge `rigid` = (a₀, a₁) (m), whose faces' outward unit
+    /// normals are `rigid_normals`, crosses within `margin` (m) at `positions` (this surface's
+    /// nodes, as at the last [`Self::refit`]), by the rule of the module doc, appended to `out`
+    /// in increasing edge index; `scratch` holds the candidate edges.
+    pub fn crossing_edges(
+        &self,
+        positions: &[Vec3],
+        rigid: &[Vec3; 2],
+        rigid_normals: &[Vec3; 2],
+        margin: f64,
+        scratch: &mut Vec<usize>,
+        out: &mut Vec<EdgeHit>,
+    ) {
+        if self.triangles.is_empty() {
+            return;
+        }
+        let query = Aabb::new(
+            to_glam(rigid[0].inf(&rigid[1])),
+            to_glam(rigid[0].sup(&rigid[1])),
+        );
+        scratch.clear();
+        for leaf in self.bvh.intersect_aabb(&query) {
+            scratch.extend_from_slice(&self.triangle_edges[leaf as usize]);
+        }
+        scratch.sort_unstable();
+        scratch.dedup();
+        let unit_normal = |k: usize| {
+            let [a, b, c] = self.triangles[k].map(|i| positions[i]);
+            (b - a).cross(&(c - a)).try_normalize(0.0)
+        };
+        for &k in scratch.iter() {
+            let edge = self.edges[k];
+            let (Some(n1), Some(n2)) = (
+                unit_normal(edge.triangles[0]),
+                unit_normal(edge.triangles[1]),
+            ) else {
+                continue;
+            };
+            let soft = edge.nodes.map(|i| positions[i]);
+            let Some(crossing) = edge_crossing(&soft, rigid, &(n1 + n2)) else {
+                continue;
+            };
+            let n = crossing.normal;
+            if crossing.gap > margin
+                || crossing.gap < -self.thickness
+                || !within_arc(&n, &n1, &n2, SOFT_ARC_SLACK)
+                || !within_arc(&-n, &rigid_normals[0], &rigid_normals[1], ARC_ROUND_OFF)
+                || rigid_normals
+                    .iter()
+                    .any(|m| angle_between(&-n, m) < RIGID_ARC_SLACK)
+            {
+                continue;
+            }
+            out.push(EdgeHit {
+                edge: k,
+                nodes: edge.nodes,
+                crossing,
+            });
+        }
     }
 
     /// The triangle a node at `p` (m) with outward surface normal `p_normal` faces within
@@ -236,5 +383,70 @@ impl SurfaceTree {
             }
         }
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The unit square in z = 0 as two triangles facing +z (edges 0–1, 1–2, 0–2, 2–3, 0–3 in
+    /// that order), refitted with `margin`.
+    fn square(margin: f64) -> (SurfaceTree, Vec<Vec3>) {
+        let x = vec![
+            Vec3::zeros(),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(1.0, 1.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+        ];
+        let mut tree = SurfaceTree::new(vec![[0, 1, 2], [0, 2, 3]], &x);
+        tree.refit(&x, margin).unwrap();
+        (tree, x)
+    }
+
+    #[test]
+    fn the_surface_edges_are_listed_once_with_their_triangles() {
+        let (tree, _) = square(0.0);
+        assert_eq!(tree.edge_count(), 5);
+        let edges: Vec<SurfaceEdge> = (0..5).map(|k| tree.edge(k)).collect();
+        assert_eq!(edges[0].nodes, [0, 1]);
+        assert_eq!(edges[2].nodes, [0, 2]);
+        assert_eq!(edges[2].triangles, [0, 1]);
+        assert_eq!(edges[4].nodes, [0, 3]);
+        assert_eq!(edges[4].triangles, [1, 1]);
+    }
+
+    #[test]
+    fn a_rigid_edge_above_the_square_crosses_three_of_its_edges() {
+        let (tree, x) = square(0.02);
+        // A box's lower edge (its faces facing down-and-sideways) along x at y = 0.3, 10 mm
+        // above the square: it crosses x = 0 (edge 0–3), the diagonal 0–2 at (0.3, 0.3) and
+        // x = 1 (edge 1–2), each at 0.3 of the way along it, with Φ = 0.01 and n = +z.
+        let r = std::f64::consts::FRAC_1_SQRT_2;
+        let down = [Vec3::new(0.0, r, -r), Vec3::new(0.0, -r, -r)];
+        let rigid = [Vec3::new(-0.5, 0.3, 0.01), Vec3::new(1.5, 0.3, 0.01)];
+        let (mut scratch, mut out) = (Vec::new(), Vec::new());
+        tree.crossing_edges(&x, &rigid, &down, 0.02, &mut scratch, &mut out);
+        let found: Vec<usize> = out.iter().map(|h| h.edge).collect();
+        assert_eq!(found, vec![1, 2, 4]);
+        for hit in &out {
+            let c = hit.crossing;
+            assert!((c.gap - 0.01).abs() < 1e-15 && (c.normal - Vec3::z()).norm() < 1e-15);
+            let p = x[hit.nodes[0]] * (1.0 - c.s) + x[hit.nodes[1]] * c.s;
+            assert!((p.y - 0.3).abs() < 1e-15, "{p:?}");
+            assert!((c.rigid_point - p - 0.01 * Vec3::z()).norm() < 1e-15);
+        }
+        // Beyond the margin; or the shape's upper edge (its faces facing up): none.
+        out.clear();
+        tree.crossing_edges(&x, &rigid, &down, 0.005, &mut scratch, &mut out);
+        assert!(out.is_empty());
+        let up = down.map(|n| Vec3::new(n.x, n.y, -n.z));
+        tree.crossing_edges(&x, &rigid, &up, 0.02, &mut scratch, &mut out);
+        assert!(out.is_empty());
+        // A steep edge through the square (its crossings' normals far from +z): none.
+        let steep = [Vec3::new(0.3, 0.25, -0.5), Vec3::new(0.3, 0.35, 0.5)];
+        let sideways = [Vec3::new(-r, 0.0, -r), Vec3::new(r, 0.0, -r)];
+        tree.crossing_edges(&x, &steep, &sideways, 0.02, &mut scratch, &mut out);
+        assert!(out.is_empty());
     }
 }

@@ -3,9 +3,11 @@
 //! contacts and limits, and each soft body's rows against the rigid part
 //! (`scene::SoftRigidRow`): a node against a shape (`contact::proximity_jacobian`), a
 //! shape's corner against a soft triangle (`contact::TriangleHitDerivative`, the corner
-//! moving with its body), an attachment (its anchor moving with its body).
+//! moving with its body), a shape's edge crossing a soft surface edge
+//! (`contact::EdgeCrossingDerivative`, the rigid edge moving with its body), an attachment
+//! (its anchor moving with its body).
 
-use crate::contact::{TriangleHitDerivative, proximity_jacobian};
+use crate::contact::{EdgeCrossingDerivative, TriangleHitDerivative, proximity_jacobian};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
 use crate::scene::{RigidRow, RigidWorkspace, Scene, SoftPoint, SoftRigidRow};
@@ -137,6 +139,29 @@ pub(crate) fn soft_rigid_rows(
                 )?;
                 let cols = vertices.map(|v| col(local.index(body, v)));
                 row.add_corner_on_triangle(offsets, cols, &d);
+            }
+            (5 | 6, SoftPoint::Edge { nodes, .. }) => {
+                let (collider, pose) = if r.key.0 == 5 {
+                    let (s, c) = (r.key.1, r.key.2);
+                    (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
+                } else {
+                    let f = &rigid.statics[r.key.1];
+                    (&f.collider, f.pose)
+                };
+                let edges = collider.edges();
+                let ends = edges[r.key.3 % edges.len()]
+                    .ends
+                    .map(|a| pose.transform_point(&a));
+                let normal = r.frame.column(2).into_owned();
+                let d = EdgeCrossingDerivative::new(&nodes.map(|v| x[v]), &ends, &normal)
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            format!("soft body {body}'s contact with a rigid edge"),
+                            "the edges are parallel at the start positions",
+                        )
+                    })?;
+                let cols = nodes.map(|v| col(local.index(body, v)));
+                row.add_edge_on_edge(offsets, cols, &d);
             }
             (2, SoftPoint::Node(node)) => row.add_anchor(offsets, local.index(body, node)),
             _ => unreachable!("scene::soft_rigid pairs each kind with its soft point"),

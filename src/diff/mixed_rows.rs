@@ -1,5 +1,6 @@
 //! A read-only view of a step's mixed contact rows (the rows with a rigid part: soft nodes
-//! against rigid shapes, rigid corners against soft triangles, attachments, and the rigid
+//! against rigid shapes, rigid corners against soft triangles, rigid edges crossing soft
+//! surface edges, attachments, and the rigid
 //! stage's own contacts and limits; `diff::row_chain`), for the quasi-static analyses of
 //! `control` (the coupled compliance of a rigid joint coordinate, `control::joint_effector`).
 //!

@@ -2,7 +2,8 @@
 //! shape, as the step derivatives chain them (paper 002 Eq. 3 and Appendix D; paper 004 Eq.
 //! 10-11 for their soft part): the rigid contacts and limits of `scene::rigid_detection`
 //! and the soft–rigid rows of `scene::soft_rigid` (a soft node against a rigid shape, a
-//! shape's corner against a soft triangle, an attachment).
+//! shape's corner against a soft triangle, a shape's edge crossing a soft surface edge, an
+//! attachment).
 //!
 //! A row block i reads `σ_i = F_iᵀ (Σ_s sign_s v_s(p_i) + Σ_e w_e u_e) + e_i`: the velocity of
 //! the point p_i of each rigid side s (a system's body, through the twists T_k of its
@@ -24,8 +25,8 @@
 //! the velocity update's derivatives and the NCP derivative.
 
 use crate::contact::{
-    ContactGeometryJacobian, PenetrationCorrection, ProximityJacobian, TriangleHitDerivative,
-    contact_frame_derivative,
+    ContactGeometryJacobian, EdgeCrossingDerivative, PenetrationCorrection, ProximityJacobian,
+    TriangleHitDerivative, contact_frame_derivative,
 };
 use crate::error::Result;
 use crate::math::{DMat, Mat3, Vec3};
@@ -215,6 +216,39 @@ impl ChainRow {
             let dw = std::array::from_fn(|e| -d.weight_gradient[e][0].dot(&dp));
             self.push(col, dp, this_frame(&dp), d.gap_gradient[0].dot(&dp), dw);
         }
+    }
+
+    /// The variations of a rigid edge (carried by the row's first side, or fixed) crossing a
+    /// soft surface edge whose nodes start at columns `node_cols`, the soft entries' weights
+    /// being −(1 − s) and −s, the row's point the rigid edge's closest point a(t) (`d`:
+    /// `contact::EdgeCrossingDerivative` at the start positions). The point slides along the
+    /// rigid edge as t changes: dp = (the body's motion at p) + f dt.
+    pub(crate) fn add_edge_on_edge(
+        &mut self,
+        offsets: &[usize],
+        node_cols: [usize; 2],
+        d: &EdgeCrossingDerivative,
+    ) {
+        let f = d.rigid_direction;
+        for (v, &col) in node_cols.iter().enumerate() {
+            for j in 0..3 {
+                let ds = d.s_gradient[v][j];
+                let dn = d.normal_jacobian[v].column(j).into_owned();
+                let dp = f * d.t_gradient[v][j];
+                self.add(col + j, dp, dn, d.gap_gradient[v][j], [ds, -ds, 0.0]);
+            }
+        }
+        let p = self.point;
+        let a0 = p - d.t * f;
+        let a1 = a0 + f;
+        self.add_side_motion(offsets, |tw| {
+            let (da0, da1) = (point_velocity(tw, &a0), point_velocity(tw, &a1));
+            let dn = d.normal_jacobian[2] * da0 + d.normal_jacobian[3] * da1;
+            let dphi = d.gap_gradient[2].dot(&da0) + d.gap_gradient[3].dot(&da1);
+            let ds = d.s_gradient[2].dot(&da0) + d.s_gradient[3].dot(&da1);
+            let dt = d.t_gradient[2].dot(&da0) + d.t_gradient[3].dot(&da1);
+            (point_velocity(tw, &p) + f * dt, dn, dphi, [ds, -ds, 0.0])
+        });
     }
 
     /// The variations of an attachment's anchor, a point of the row's first side (the

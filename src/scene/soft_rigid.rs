@@ -14,9 +14,22 @@
 //!   outward direction from the shape's centre), normal from the triangle into the corner:
 //!   σ = frameᵀ (v_rigid(corner) − Σ wᵢ v_i), so a corner pressing into a face between nodes
 //!   is held too.
+//! - **Contact of an edge**: an edge of a box or a convex hull (`Collider::edges`) crossing a
+//!   soft body's surface edge (`SurfaceTree::crossing_edges`, `contact::edge_edge`): the
+//!   closest points of the two edges, p(s) = (1 − s) p₀ + s p₁ on the soft edge and a(t) on
+//!   the rigid one, both strictly inside their edges, normal n = ±(e_soft × e_rigid)/‖…‖ out
+//!   of the soft body, gap Φ = n · (a(t) − p(s)):
+//!   σ = frameᵀ (v_rigid(a(t)) − (1 − s) v_p₀ − s v_p₁), so a rigid edge lying across a face
+//!   between nodes (a thin key, a box's edge) is held where it crosses the face's edges. With
+//!   the corners' rows and the nodes' this is the complete set for two piecewise-linear
+//!   surfaces: along a rigid edge entering a soft face, the deepest point is an end of the
+//!   edge (a corner row) or where it crosses a surface edge (an edge row). A box's face lying
+//!   flat on the surface rests on the nodes' and its corners' rows: a crossing whose normal
+//!   is one of the rigid edge's face normals is no row (`SurfaceTree::crossing_edges`).
 //!
-//! A pair is a candidate when Φ is within the distance both can travel in the step (the soft
-//! body's reach plus the shape's).
+//! Corner and edge rows meet the volume's boundary surface (also for a body with an embedded
+//! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within
+//! the distance both can travel in the step (the soft body's reach plus the shape's).
 //! - **Attachment** (`[[attachment]]`): a node held at its anchor, a point fixed in the rigid
 //!   body's (or link's) frame where the node was at the start: three bilateral rows in world
 //!   axes (K = ℝ³, `FrictionCone::bilateral`), relative velocity v_node − v_rigid(anchor) = 0,
@@ -29,7 +42,7 @@
 use std::collections::BTreeSet;
 
 use crate::actuator::EmbeddedPoint;
-use crate::contact::{ContactPoints, ShapePose, SurfaceTree, contact_frame};
+use crate::contact::{ContactPoints, EdgeHit, ShapePose, SurfaceTree, contact_frame};
 use crate::error::{Error, Result};
 use crate::fem::SoftBody;
 use crate::math::{Mat3, Vec3};
@@ -80,6 +93,13 @@ pub enum SoftPoint {
     /// A vertex of the body's embedded contact surface (`contact::ContactPoints`): the point
     /// Σ wᵢ xᵢ of its tetrahedron's nodes.
     Embedded(EmbeddedPoint),
+    /// The point (1 − s) x₀ + s x₁ of a surface edge.
+    Edge {
+        /// The edge's nodes.
+        nodes: [usize; 2],
+        /// Their weights (1 − s, s).
+        weights: [f64; 2],
+    },
 }
 
 impl SoftPoint {
@@ -91,6 +111,9 @@ impl SoftPoint {
                 (0..3).map(|k| weights[k] * v[vertices[k]]).sum()
             }
             SoftPoint::Embedded(e) => e.position(v),
+            SoftPoint::Edge { nodes, weights } => {
+                weights[0] * v[nodes[0]] + weights[1] * v[nodes[1]]
+            }
         }
     }
 }
@@ -106,7 +129,8 @@ pub struct SoftRigidRow {
     pub soft_sign: f64,
     /// The rigid side whose velocity enters (`None`: fixed, no rigid part).
     pub side: Option<RigidSide>,
-    /// The rigid point (m, world): the shape's closest point, or the anchor.
+    /// The rigid point (m, world): the shape's closest point, the corner, the rigid edge's
+    /// closest point, or the anchor.
     pub point: Vec3,
     /// Frame `[t₁, t₂, n]` (contacts; n from the shape into the node) or the world axes
     /// (attachments).
@@ -120,7 +144,11 @@ pub struct SoftRigidRow {
     /// Whether the rows are bilateral (an attachment).
     pub bilateral: bool,
     /// Warm-start identity: kind (0 a node against a collider, 1 against a fixed body, 2 an
-    /// attachment, 3 a collider's corner, 4 a fixed body's corner) and three indices.
+    /// attachment, 3 a collider's corner, 4 a fixed body's corner, 5 a collider's edge, 6 a
+    /// fixed body's edge) and three indices: (system, collider, node) for kind 0, (fixed
+    /// body, 0, node) for 1, (attachment, 0, node) for 2, (system, collider, corner) for 3,
+    /// (fixed body, 0, corner) for 4, and for 5 and 6 the same first two with
+    /// `surface edge · edge count + shape edge` (`SurfaceTree::edge`, `Collider::edges`).
     pub key: (u8, usize, usize, usize),
 }
 
@@ -136,6 +164,10 @@ impl SoftRigidRow {
                 3,
             ),
             SoftPoint::Embedded(e) => (std::array::from_fn(|k| (e.nodes[k], s * e.weights[k])), 4),
+            SoftPoint::Edge { nodes, weights } => (
+                std::array::from_fn(|k| (nodes[k.min(1)], s * weights[k.min(1)])),
+                2,
+            ),
         }
     }
 }
@@ -368,8 +400,9 @@ pub(super) struct SoftSide<'a> {
 }
 
 /// The rows of a soft body against the rigid part in this step, appended to `out`: its nodes
-/// against the shapes, the shapes' corners against its triangles, then its attachments' rows
-/// (module doc).
+/// against the shapes, then each shape's corners against its triangles and the shape's edges
+/// crossing its surface edges (shape by shape: by corner; by shape edge, then surface edge),
+/// then its attachments' rows (module doc).
 pub(super) fn soft_rigid_rows(
     coupling: &SoftRigid,
     rigid: &RigidView<'_>,
@@ -409,6 +442,38 @@ pub(super) fn soft_rigid_rows(
                 bilateral: false,
                 key: (key.0, key.1, key.2, k),
             });
+        }
+        // The shape's edges crossing the surface's edges (kind key.0 + 2).
+        let count = collider.edges().len();
+        let (mut scratch, mut hits) = (Vec::new(), Vec::<EdgeHit>::new());
+        for (k, edge) in collider.edges().iter().enumerate() {
+            hits.clear();
+            soft.surface.crossing_edges(
+                x,
+                &edge.ends.map(|a| pose.transform_point(&a)),
+                &edge.normals.map(|m| pose.rotation * m),
+                margin,
+                &mut scratch,
+                &mut hits,
+            );
+            for hit in &hits {
+                let c = hit.crossing;
+                out.push(SoftRigidRow {
+                    soft: SoftPoint::Edge {
+                        nodes: hit.nodes,
+                        weights: [1.0 - c.s, c.s],
+                    },
+                    soft_sign: -1.0,
+                    side,
+                    point: c.rigid_point,
+                    frame: contact_frame(&c.normal),
+                    gap: c.gap,
+                    error: Vec3::zeros(),
+                    friction,
+                    bilateral: false,
+                    key: (key.0 + 2, key.1, key.2, hit.edge * count + k),
+                });
+            }
         }
     };
     let (points, px) = soft.points;
