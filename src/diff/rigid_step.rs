@@ -457,8 +457,9 @@ impl RigidStepJacobian {
     }
 
     /// [`Self::of_step`] into `self`, with the buffers of `ws`: once `self` and `ws` have held
-    /// a Jacobian of the same scene with the same contact count, a call does not allocate
-    /// (`tests/rigid_jacobian_no_alloc.rs`). Errors as [`rigid_step_jacobian`].
+    /// a Jacobian of the same scene with the same contact count, a call allocates only in the
+    /// NCP derivative (`contact::NcpDerivative::new` builds and factorises its reduced system
+    /// afresh; `tests/rigid_jacobian_no_alloc.rs`). Errors as [`rigid_step_jacobian`].
     #[allow(clippy::too_many_arguments)]
     pub fn of_step_into(
         &mut self,
