@@ -7,7 +7,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use diffsoro::rigid::{
     Base, Data, Model, aba, compute_aba_derivatives, compute_minverse, compute_rnea_derivatives,
-    crba, load_urdf, rnea,
+    crba, crba_world, load_urdf, rnea,
 };
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -41,6 +41,10 @@ fn bench_model(c: &mut Criterion, label: &str, m: &Model) {
     });
     g.bench_function("crba", |b| {
         b.iter(|| black_box(crba(m, &mut data, &q)[(0, 0)]))
+    });
+    // The rigid step's CRBA, which also leaves oMi and the world Jacobian columns current.
+    g.bench_function("crba_world", |b| {
+        b.iter(|| black_box(crba_world(m, &mut data, &q)[(0, 0)]))
     });
     g.bench_function("aba", |b| {
         b.iter(|| black_box(aba(m, &mut data, &q, &v, &tau)[0]))

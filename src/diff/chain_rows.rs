@@ -7,9 +7,11 @@
 //! (`contact::EdgeCrossingDerivative`, the rigid edge moving with its body), an attachment
 //! (its anchor moving with its body).
 
-use crate::contact::{EdgeCrossingDerivative, TriangleHitDerivative, proximity_jacobian};
+use crate::contact::{
+    ContactGeometryJacobian, EdgeCrossingDerivative, TriangleHitDerivative, proximity_jacobian,
+};
 use crate::error::{Error, Result};
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
 use crate::scene::{RigidRow, RigidWorkspace, Scene, SoftPoint, SoftRigidRow};
 
 use super::rigid_record::RigidRecord;
@@ -41,41 +43,74 @@ pub(crate) fn rigid_rows(
     ws: &RigidWorkspace,
     rec: &RigidRecord,
 ) -> Result<Vec<ChainRow>> {
-    let geometry = ws.row_geometry(&scene.rigid, &scene.contact)?;
+    let mut rows = Vec::new();
+    rigid_rows_into(scene, ws, rec, &mut rows, &mut Vec::new())?;
+    Ok(rows)
+}
+
+/// [`rigid_rows`] into `rows`, reusing the rows already there (their sides' twists and their
+/// variations) and `geometry` for the rows' geometry: no allocation once they have held as
+/// many rows with as many sides.
+pub(crate) fn rigid_rows_into(
+    scene: &Scene,
+    ws: &RigidWorkspace,
+    rec: &RigidRecord,
+    rows: &mut Vec<ChainRow>,
+    geometry: &mut Vec<Option<ContactGeometryJacobian>>,
+) -> Result<()> {
+    ws.row_geometry_into(&scene.rigid, &scene.contact, geometry)?;
     let offsets = &rec.offsets;
-    let mut rows = Vec::with_capacity(geometry.len());
-    for ((c, geo), &block) in ws.contacts().iter().zip(&geometry).zip(ws.row_blocks()) {
-        let row = match (c.row, geo) {
+    rows.truncate(geometry.len());
+    for (i, ((c, geo), &block)) in ws
+        .contacts()
+        .iter()
+        .zip(geometry.iter())
+        .zip(ws.row_blocks())
+        .enumerate()
+    {
+        if i == rows.len() {
+            rows.push(ChainRow::new(block, Vec3::zeros(), Mat3::identity(), 0.0));
+        }
+        let row = &mut rows[i];
+        match (c.row, geo) {
             (
                 RigidRow::Contact {
                     a, b, point, frame, ..
                 },
                 Some(geo),
             ) => {
-                let mut row = ChainRow::new(block, point, frame, c.gap);
-                for (side, sign) in [(Some(a), 1.0), (b, -1.0)] {
-                    if let Some(side) = side {
+                row.reset(block, point, frame, c.gap);
+                let sides = [(Some(a), 1.0), (b, -1.0)];
+                let count = sides.iter().filter(|s| s.0.is_some()).count();
+                row.sides.truncate(count);
+                for (j, (side, sign)) in sides
+                    .into_iter()
+                    .filter_map(|(s, sign)| s.map(|s| (s, sign)))
+                    .enumerate()
+                {
+                    if j == row.sides.len() {
                         row.sides.push(ChainSide {
                             system: side.system,
                             sign,
-                            twists: rec.twists(scene, side),
+                            twists: Vec::new(),
                         });
                     }
+                    let slot = &mut row.sides[j];
+                    slot.system = side.system;
+                    slot.sign = sign;
+                    rec.twists_into(scene, side, &mut slot.twists);
                 }
                 row.add_rigid_contact(offsets, geo);
-                row
             }
             (RigidRow::Limit { system, dof, sign }, _) => {
-                let mut row =
-                    ChainRow::new(block, Vec3::zeros(), crate::math::Mat3::identity(), c.gap);
+                row.reset(block, Vec3::zeros(), Mat3::identity(), c.gap);
+                row.sides.clear();
                 row.set_limit(offsets[system] + dof, sign);
-                row
             }
             _ => unreachable!("the detected rows are contacts (with geometry) and limits"),
-        };
-        rows.push(row);
+        }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// Soft body `body`'s rows against the rigid part (`rows`, at NCP blocks `blocks`), its

@@ -43,6 +43,7 @@
 mod chain_rows;
 mod contact_chain;
 mod contact_point_set;
+mod dense_product;
 mod finite_difference;
 mod mixed_rows;
 mod parameter;
@@ -66,7 +67,7 @@ pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
 pub use rigid_parameter::{RigidParameter, RigidSeed, parse_rigid_parameter, rigid_seeds};
 pub use rigid_record::RigidRecord;
-pub use rigid_step::{RigidStepJacobian, rigid_step_jacobian};
+pub use rigid_step::{RigidJacobianWorkspace, RigidStepJacobian, rigid_step_jacobian};
 pub use rigid_trajectory::{
     RigidGradient, RigidSensitivity, RigidSensitivityStepper, RigidTape, record_rigid_trajectory,
     rigid_forward_sensitivities,

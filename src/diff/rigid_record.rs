@@ -7,7 +7,7 @@
 use crate::error::Result;
 use crate::math::DMat;
 use crate::rigid::spatial::Vec6;
-use crate::scene::{RigidSide, RigidState, Scene, SystemBuffers};
+use crate::scene::{RigidSide, RigidState, Scene, SystemBuffers, VelocityUpdateBlocks};
 
 use super::tangent::RigidTangent;
 
@@ -33,15 +33,29 @@ pub struct RigidRecord {
     pub(crate) dtau_dv: Vec<f64>,
     /// Each system's buffers with its kinematics at the start configuration.
     buffers: Vec<SystemBuffers>,
+    /// Reused per-system temporaries.
+    scratch: Scratch,
 }
 
-/// The first velocity coordinate of each system, and n.
-pub(crate) fn offsets(scene: &Scene) -> Vec<usize> {
-    let mut offsets = vec![0];
-    for s in &scene.rigid.systems {
-        offsets.push(offsets.last().expect("non-empty") + s.nv());
+/// A record's temporaries: one system's ∂q⁺/∂q and ∂q⁺/∂v⁺, `h v⁺`, a robot's applied torque.
+#[derive(Default)]
+struct Scratch {
+    iq: DMat,
+    iv: DMat,
+    nu: Vec<f64>,
+    tau: Vec<f64>,
+}
+
+/// `to = from.to_vec()` reusing `to` and each state's buffers.
+fn clone_states(to: &mut Vec<RigidState>, from: &[RigidState]) {
+    to.truncate(from.len());
+    let k = to.len();
+    for (a, b) in to.iter_mut().zip(from) {
+        a.q.clone_from(&b.q);
+        a.v.clone_from(&b.v);
+        a.tau.clone_from(&b.tau);
     }
-    offsets
+    to.extend_from_slice(&from[k..]);
 }
 
 impl RigidRecord {
@@ -59,40 +73,77 @@ impl RigidRecord {
         scene: &Scene,
         start: &[RigidState],
         end: &[RigidState],
-        mut buffers: Vec<SystemBuffers>,
+        buffers: Vec<SystemBuffers>,
     ) -> Result<RigidRecord> {
-        let systems = &scene.rigid.systems;
-        assert_eq!(buffers.len(), systems.len(), "one buffer per system");
-        let h = scene.simulation.dt;
-        let offsets = offsets(scene);
-        let n = *offsets.last().expect("non-empty");
-        let mut jq = DMat::zeros(n, n);
-        let mut jv = DMat::zeros(n, n);
-        let mut dtau_dq = vec![0.0; n];
-        let mut dtau_dv = vec![0.0; n];
-        for (t, sys) in systems.iter().enumerate() {
-            let (o, nv) = (offsets[t], sys.nv());
-            let (a, b) = sys.input_jacobian(&applied(&start[t], &end[t]))?;
-            dtau_dq[o..o + nv].copy_from_slice(&a);
-            dtau_dv[o..o + nv].copy_from_slice(&b);
-            let (mut iq, mut iv) = (DMat::zeros(nv, nv), DMat::zeros(nv, nv));
-            sys.integrate_jacobians(&end[t].v, h, &mut iq, &mut iv);
-            jq.view_mut((o, o), (nv, nv)).copy_from(&iq);
-            jv.view_mut((o, o), (nv, nv)).copy_from(&iv);
-            sys.kinematics(&mut buffers[t], &start[t].q);
-        }
-        Ok(RigidRecord {
-            offsets,
-            start: start.to_vec(),
-            end: end.to_vec(),
-            update: DMat::zeros(n, 3 * n),
-            dmass: vec![0.0; n],
-            jq,
-            jv,
-            dtau_dq,
-            dtau_dv,
+        assert_eq!(
+            buffers.len(),
+            scene.rigid.systems.len(),
+            "one buffer per system"
+        );
+        let mut rec = RigidRecord {
+            offsets: Vec::new(),
+            start: Vec::new(),
+            end: Vec::new(),
+            update: DMat::zeros(0, 0),
+            dmass: Vec::new(),
+            jq: DMat::zeros(0, 0),
+            jv: DMat::zeros(0, 0),
+            dtau_dq: Vec::new(),
+            dtau_dv: Vec::new(),
             buffers,
-        })
+            scratch: Scratch::default(),
+        };
+        rec.refill(scene, start, end)?;
+        Ok(rec)
+    }
+
+    /// Makes this record (built for `scene`) that of the step from `start` to `end`, reusing
+    /// its buffers: no allocation once it has held a step of the same scene. Errors as
+    /// [`Self::new`].
+    pub(crate) fn refill(
+        &mut self,
+        scene: &Scene,
+        start: &[RigidState],
+        end: &[RigidState],
+    ) -> Result<()> {
+        let systems = &scene.rigid.systems;
+        let h = scene.simulation.dt;
+        self.offsets.clear();
+        self.offsets.push(0);
+        for s in systems {
+            let last = *self.offsets.last().expect("non-empty");
+            self.offsets.push(last + s.nv());
+        }
+        let n = self.n();
+        clone_states(&mut self.start, start);
+        clone_states(&mut self.end, end);
+        super::rigid_step::reshape(&mut self.jq, n, n);
+        super::rigid_step::reshape(&mut self.jv, n, n);
+        super::rigid_step::reshape(&mut self.update, n, 3 * n);
+        self.jq.fill(0.0);
+        self.jv.fill(0.0);
+        self.update.fill(0.0);
+        for v in [&mut self.dtau_dq, &mut self.dtau_dv, &mut self.dmass] {
+            v.clear();
+            v.resize(n, 0.0);
+        }
+        let Scratch { iq, iv, nu, .. } = &mut self.scratch;
+        for (t, sys) in systems.iter().enumerate() {
+            let (o, nv) = (self.offsets[t], sys.nv());
+            // The input applied in the step is the end state's τ.
+            sys.input_jacobian(
+                &end[t],
+                &mut self.dtau_dq[o..o + nv],
+                &mut self.dtau_dv[o..o + nv],
+            )?;
+            super::rigid_step::reshape(iq, nv, nv);
+            super::rigid_step::reshape(iv, nv, nv);
+            sys.integrate_jacobians(&end[t].v, h, iq, iv, nu);
+            self.jq.view_mut((o, o), (nv, nv)).copy_from(iq);
+            self.jv.view_mut((o, o), (nv, nv)).copy_from(iv);
+            sys.kinematics(&mut self.buffers[t], &start[t].q);
+        }
+        Ok(())
     }
 
     /// The per-system buffers, taken out of the record (for reuse; the record's later
@@ -106,16 +157,23 @@ impl RigidRecord {
     pub fn set_force(&mut self, scene: &Scene, force: &[f64]) {
         let h = scene.simulation.dt;
         let n = self.n();
+        debug_assert_eq!(self.update.nrows(), n);
         for (t, sys) in scene.rigid.systems.iter().enumerate() {
             let (o, nv) = (self.offsets[t], sys.nv());
-            let st = applied(&self.start[t], &self.end[t]);
-            let vu = sys.velocity_update_jacobian(&mut self.buffers[t], &st, &force[o..o + nv], h);
-            self.update.view_mut((o, o), (nv, nv)).copy_from(&vu.dq);
-            self.update.view_mut((o, n + o), (nv, nv)).copy_from(&vu.dv);
-            self.update
-                .view_mut((o, 2 * n + o), (nv, nv))
-                .copy_from(&vu.dforce);
-            self.dmass[o..o + nv].copy_from_slice(&vu.dmass);
+            // The start state with the input the step applied.
+            let (s, e) = (&self.start[t], &self.end[t]);
+            sys.velocity_update_jacobian_into(
+                &mut self.buffers[t],
+                (&s.q, &s.v, &e.tau),
+                &force[o..o + nv],
+                h,
+                &mut VelocityUpdateBlocks {
+                    update: &mut self.update,
+                    at: o,
+                    dmass: &mut self.dmass[o..o + nv],
+                    tau: &mut self.scratch.tau,
+                },
+            );
             // The twists read the kinematics at q (the ABA derivatives leave other values).
             sys.kinematics(&mut self.buffers[t], &self.start[t].q);
         }
@@ -148,6 +206,16 @@ impl RigidRecord {
         side_twists(scene, &self.buffers, &self.start, side)
     }
 
+    /// [`Self::twists`] into `out` (no allocation once it has held the system's nv).
+    pub(crate) fn twists_into(&self, scene: &Scene, side: RigidSide, out: &mut Vec<Vec6>) {
+        scene.rigid.systems[side.system].body_twists(
+            &self.buffers[side.system],
+            &self.start[side.system].q,
+            side.joint,
+            out,
+        );
+    }
+
     /// Stacks per-system tangents `t` (empty: zero) into `q` and `v` (n each).
     pub(crate) fn stack(
         &self,
@@ -175,15 +243,19 @@ impl RigidRecord {
             .collect()
     }
 
+    /// [`Self::velocities`] into `v0` and `vp` (no allocation once they have held n entries).
+    pub(crate) fn velocities_into(&self, v0: &mut Vec<f64>, vp: &mut Vec<f64>) {
+        v0.clear();
+        v0.extend(self.start.iter().flat_map(|s| s.v.iter().copied()));
+        vp.clear();
+        vp.extend(self.end.iter().flat_map(|s| s.v.iter().copied()));
+    }
+
     /// Stacked start velocities, end velocities (n each).
     pub(crate) fn velocities(&self) -> (Vec<f64>, Vec<f64>) {
-        (
-            self.start
-                .iter()
-                .flat_map(|s| s.v.iter().copied())
-                .collect(),
-            self.end.iter().flat_map(|s| s.v.iter().copied()).collect(),
-        )
+        let (mut v0, mut vp) = (Vec::new(), Vec::new());
+        self.velocities_into(&mut v0, &mut vp);
+        (v0, vp)
     }
 
     /// Bytes held (the dense blocks).
@@ -193,15 +265,6 @@ impl RigidRecord {
             + self.jq.len()
             + self.jv.len()
             + 2 * self.dtau_dq.len())
-    }
-}
-
-/// The start state with the input the step applied.
-fn applied(start: &RigidState, end: &RigidState) -> RigidState {
-    RigidState {
-        q: start.q.clone(),
-        v: start.v.clone(),
-        tau: end.tau.clone(),
     }
 }
 

@@ -8,7 +8,7 @@
 //! solution, `q⁺ = q ⊕ h v⁺`. With λ held, v⁺ moves by
 //!
 //! ```text
-//! dv⁺|_λ = ∂v⁺/∂q dq + ∂v⁺/∂v dv + h M⁻¹ (dτ + d(J(q)ᵀλ))         (scene::VelocityUpdateJacobian)
+//! dv⁺|_λ = ∂v⁺/∂q dq + ∂v⁺/∂v dv + h M⁻¹ (dτ + d(J(q)ᵀλ))         (scene::RigidSystem::velocity_update_jacobian_into)
 //! ```
 //!
 //! (for a robot the ABA derivatives at τ − d∘v + Jᵀλ, which include dM; for a free body its
@@ -37,8 +37,9 @@ use crate::error::{Error, Result};
 use crate::math::DMat;
 use crate::scene::{RigidState, Scene, StepReport, Stepper};
 
-use super::chain_rows::rigid_rows;
+use super::chain_rows::rigid_rows_into;
 use super::contact_chain::{friction_directions, ncp_derivative};
+use super::dense_product::mul_into;
 use super::parameter::Parameter;
 use super::record::check_differentiable;
 use super::rigid_record::RigidRecord;
@@ -139,6 +140,20 @@ pub(crate) struct RigidStepParts {
     pub(crate) jv: DMat,
     pub(crate) dtau_dq: Vec<f64>,
     pub(crate) dtau_dv: Vec<f64>,
+    /// Scratch: h M⁻¹ ∂(Jᵀλ)/∂z (n × nz).
+    coupled: DMat,
+    /// Scratch: the stacked velocities and contact force.
+    stacked: Stacked,
+}
+
+/// The start and end velocities and the generalised contact force Jᵀλ, stacked (n each),
+/// and the rows' geometry derivatives.
+#[derive(Default)]
+struct Stacked {
+    v0: Vec<f64>,
+    vp: Vec<f64>,
+    force: Vec<f64>,
+    geometry: Vec<Option<crate::contact::ContactGeometryJacobian>>,
 }
 
 impl RigidStepParts {
@@ -152,43 +167,90 @@ impl RigidStepParts {
         boundary: BoundaryGradient,
         parameters: &[Parameter],
     ) -> Result<RigidStepParts> {
+        let ws = stepper.rigid();
+        let mut rec = RigidRecord::with_buffers(scene, start, end, ws.spare_buffers(&scene.rigid))?;
+        let mut parts = RigidStepParts::empty();
+        let mut chain = RowChain::empty();
+        let filled = parts.fill(scene, stepper, &mut rec, &mut chain, boundary, parameters);
+        ws.recycle_buffers(rec.take_buffers());
+        filled.map(|()| parts)
+    }
+
+    /// Parts with no rows and no coordinates, to be [filled](Self::fill).
+    pub(crate) fn empty() -> RigidStepParts {
+        let e = || DMat::zeros(0, 0);
+        RigidStepParts {
+            offsets: Vec::new(),
+            dvl: e(),
+            dsigma: e(),
+            response: e(),
+            dlambda_dp: e(),
+            ncp: None,
+            jq: e(),
+            jv: e(),
+            dtau_dq: Vec::new(),
+            dtau_dv: Vec::new(),
+            coupled: e(),
+            stacked: Stacked::default(),
+        }
+    }
+
+    /// [`Self::of_step`] into these parts, their buffers reused when their shapes match, from
+    /// the step's record `rec` (its kinematics at the start; its update's derivatives are
+    /// taken here).
+    pub(crate) fn fill(
+        &mut self,
+        scene: &Scene,
+        stepper: &Stepper,
+        rec: &mut RigidRecord,
+        chain: &mut RowChain,
+        boundary: BoundaryGradient,
+        parameters: &[Parameter],
+    ) -> Result<()> {
         check_rigid_parameters(scene, parameters)?;
         let h = scene.simulation.dt;
         let ws = stepper.rigid();
-        let mut rec = RigidRecord::with_buffers(scene, start, end, ws.spare_buffers(&scene.rigid))?;
         let n = rec.n();
-        let rows = rigid_rows(scene, ws, &rec)?;
+        let mut rows = std::mem::take(&mut chain.rows);
+        rigid_rows_into(scene, ws, rec, &mut rows, &mut self.stacked.geometry)?;
         if rows.len() != ws.contacts().len() {
             return Err(Error::invalid(
                 "rigid step derivative",
                 "the step has rows between soft and rigid bodies: use the step's record (diff::Recorder) and StepDerivative",
             ));
         }
-        let (v0, vp) = rec.velocities();
+        let Stacked { v0, vp, force, .. } = &mut self.stacked;
+        rec.velocities_into(v0, vp);
         let lambda = ws.lambda();
-        let chain = RowChain::new(
+        chain.refill(
             &scene.rigid,
             &rec.offsets,
             rows,
             Vec::new(),
             &ChainPoint {
-                v_rigid: &v0,
-                v_plus_rigid: &vp,
+                v_rigid: v0,
+                v_plus_rigid: vp,
                 v_soft: &[],
                 v_plus_soft: &[],
                 lambda,
                 h,
             },
         )?;
-        rec.set_force(scene, &chain.generalised_force());
+        chain.generalised_force_into(force);
+        rec.set_force(scene, force);
         let m = chain.rows.len();
-        let minv_h = rec.minv_h();
+        // h M⁻¹, column-major: the update's third block of n columns.
+        let minv_h_cols = &rec.update.as_slice()[2 * n * n..3 * n * n];
         let np = parameters.len();
         // dv⁺|_λ: the update's derivatives, plus h M⁻¹ d(Jᵀλ)/dq in the q columns, then a
         // column per parameter (a mass's ∂v⁺/∂m; zero for a friction coefficient).
-        let mut dvl = DMat::zeros(n, 3 * n + np);
+        let dvl = &mut self.dvl;
+        reshape(dvl, n, 3 * n + np);
         dvl.columns_mut(0, 3 * n).copy_from(&rec.update);
-        let coupled = minv_h * &chain.dforce;
+        dvl.columns_mut(3 * n, np).fill(0.0);
+        let coupled = &mut self.coupled;
+        reshape(coupled, n, chain.dforce.ncols());
+        mul_into(coupled, minv_h_cols, &chain.dforce, false);
         for r in 0..n {
             for c in 0..n {
                 dvl[(r, c)] += coupled[(r, c)];
@@ -200,7 +262,9 @@ impl RigidStepParts {
             }
         }
         // dσ|_λ = J dv⁺|_λ + (dJ v⁺ + de)(dq) + s_v J dv.
-        let mut dsigma = &chain.jac * &dvl;
+        let dsigma = &mut self.dsigma;
+        reshape(dsigma, 3 * m, 3 * n + np);
+        mul_into(dsigma, chain.jac.as_slice(), dvl, false);
         for (i, s_v) in chain.s_v.iter().enumerate() {
             for r in 0..3 {
                 for c in 0..n {
@@ -211,8 +275,9 @@ impl RigidStepParts {
                 dsigma[(3 * i + 2, n + c)] += s_v * chain.jac[(3 * i + 2, c)];
             }
         }
-        let mut dlambda_dp = DMat::zeros(3 * m, np);
-        let mut ncp = None;
+        reshape(&mut self.dlambda_dp, 3 * m, np);
+        self.dlambda_dp.fill(0.0);
+        self.ncp = None;
         if m > 0 {
             let group = stepper
                 .contact()
@@ -227,30 +292,44 @@ impl RigidStepParts {
             );
             let d = ncp_derivative(scene, group, boundary)?;
             // A friction coefficient moves λ itself, at the contacts sliding on its obstacle.
-            let friction = friction_directions(group, &d);
-            for (j, p) in parameters.iter().enumerate() {
-                if let Parameter::Friction { obstacle } = *p
-                    && let Some((_, t)) = friction.iter().find(|(o, _)| *o == obstacle)
-                {
-                    dlambda_dp.set_column(j, &crate::math::DVec::from_column_slice(t));
+            if parameters
+                .iter()
+                .any(|p| matches!(p, Parameter::Friction { .. }))
+            {
+                let friction = friction_directions(group, &d);
+                for (j, p) in parameters.iter().enumerate() {
+                    if let Parameter::Friction { obstacle } = *p
+                        && let Some((_, t)) = friction.iter().find(|(o, _)| *o == obstacle)
+                    {
+                        self.dlambda_dp.column_mut(j).copy_from_slice(t);
+                    }
                 }
             }
-            ncp = Some(d);
+            self.ncp = Some(d);
         }
-        let response = minv_h * chain.jac.transpose();
-        ws.recycle_buffers(rec.take_buffers());
-        Ok(RigidStepParts {
-            response,
-            dvl,
-            dsigma,
-            dlambda_dp,
-            ncp,
-            jq: rec.jq,
-            jv: rec.jv,
-            dtau_dq: rec.dtau_dq,
-            dtau_dv: rec.dtau_dv,
-            offsets: rec.offsets,
-        })
+        // h M⁻¹ Jᵀ, column k of it the columns of h M⁻¹ weighted by row k of J (its zeros, the
+        // coordinates that do not move the row's bodies, skipped).
+        let response = &mut self.response;
+        reshape(response, n, 3 * m);
+        response.fill(0.0);
+        let rs = response.as_mut_slice();
+        for k in 0..3 * m {
+            let rk = &mut rs[k * n..(k + 1) * n];
+            for (c, mc) in minv_h_cols.chunks_exact(n).enumerate() {
+                let j = chain.jac[(k, c)];
+                if j != 0.0 {
+                    for (x, y) in rk.iter_mut().zip(mc) {
+                        *x += j * y;
+                    }
+                }
+            }
+        }
+        self.jq.clone_from(&rec.jq);
+        self.jv.clone_from(&rec.jv);
+        self.dtau_dq.clone_from(&rec.dtau_dq);
+        self.dtau_dv.clone_from(&rec.dtau_dv);
+        self.offsets.clone_from(&rec.offsets);
+        Ok(())
     }
 
     /// Number of velocity coordinates n.
@@ -261,18 +340,28 @@ impl RigidStepParts {
     /// The dense Jacobian (module doc): dλ = L dσ|_λ + ∂λ/∂p, dv⁺ = dv⁺|_λ + h M⁻¹ Jᵀ dλ,
     /// dq⁺ = J_q dq + J_v dv⁺, then the input's dependence on the state folded in.
     pub(crate) fn jacobian(&self) -> RigidStepJacobian {
+        let mut out = RigidStepJacobian::default();
+        self.jacobian_into(&mut out, &mut JacobianScratch::default());
+        out
+    }
+
+    /// [`Self::jacobian`] into `out`, its blocks and `scratch` resized only when their shapes
+    /// change (then reused: no allocation).
+    pub(crate) fn jacobian_into(&self, out: &mut RigidStepJacobian, scratch: &mut JacobianScratch) {
         let n = self.n();
         let np = self.dlambda_dp.ncols();
-        let mut dv = self.dvl.clone();
+        let JacobianScratch { dv, dq, dlambda } = scratch;
+        reshape(dv, n, 3 * n + np);
+        dv.copy_from(&self.dvl);
         if let Some(ncp) = &self.ncp {
-            let mut dlambda = DMat::zeros(self.dsigma.nrows(), 3 * n + np);
-            ncp.tangent_many(&self.dsigma, &mut dlambda);
+            ncp.tangent_many(&self.dsigma, dlambda);
             let mut direct = dlambda.columns_mut(3 * n, np);
             direct += &self.dlambda_dp;
-            dv += &self.response * dlambda;
+            mul_into(dv, self.response.as_slice(), dlambda, true);
         }
         // dq⁺ = J_q [I 0 0 0] + J_v dv⁺.
-        let mut dq = &self.jv * &dv;
+        reshape(dq, n, 3 * n + np);
+        mul_into(dq, self.jv.as_slice(), dv, false);
         for (a, b) in dq.as_mut_slice()[..n * n]
             .iter_mut()
             .zip(self.jq.as_slice())
@@ -281,7 +370,7 @@ impl RigidStepParts {
         }
         // The input's dependence on the state: column c of the q and v blocks gains column c
         // of the τ block times ∂τ_c/∂q_c and ∂τ_c/∂v_c (column-major, n rows).
-        for mat in [&mut dq, &mut dv] {
+        for mat in [&mut *dq, &mut *dv] {
             let (state, rest) = mat.as_mut_slice().split_at_mut(2 * n * n);
             let (dq_block, dv_block) = state.split_at_mut(n * n);
             for c in 0..n {
@@ -299,19 +388,55 @@ impl RigidStepParts {
             }
         }
         // Columns c0..c0 + k of a column-major matrix of n rows: one contiguous slice.
-        let columns = |m: &DMat, c0: usize, k: usize| {
-            DMat::from_column_slice(n, k, &m.as_slice()[c0 * n..(c0 + k) * n])
+        let columns = |to: &mut DMat, m: &DMat, c0: usize, k: usize| {
+            reshape(to, n, k);
+            to.as_mut_slice()
+                .copy_from_slice(&m.as_slice()[c0 * n..(c0 + k) * n]);
         };
+        columns(&mut out.dq_dq, dq, 0, n);
+        columns(&mut out.dq_dv, dq, n, n);
+        columns(&mut out.dq_dtau, dq, 2 * n, n);
+        columns(&mut out.dv_dq, dv, 0, n);
+        columns(&mut out.dv_dv, dv, n, n);
+        columns(&mut out.dv_dtau, dv, 2 * n, n);
+        columns(&mut out.dq_dp, dq, 3 * n, np);
+        columns(&mut out.dv_dp, dv, 3 * n, np);
+        out.offsets.clear();
+        out.offsets.extend_from_slice(&self.offsets);
+    }
+}
+
+/// The dense products [`RigidStepParts::jacobian_into`] forms before splitting them into
+/// blocks: dv⁺ and dq⁺ over all the inputs (n × (3n + P)), dλ (3m × (3n + P)).
+#[derive(Debug, Default)]
+pub(crate) struct JacobianScratch {
+    dv: DMat,
+    dq: DMat,
+    dlambda: DMat,
+}
+
+/// Makes `m` an `r × c` matrix, reallocating only when its shape changes (contents then
+/// unspecified: callers overwrite them).
+pub(crate) fn reshape(m: &mut DMat, r: usize, c: usize) {
+    if m.shape() != (r, c) {
+        *m = DMat::zeros(r, c);
+    }
+}
+
+impl Default for RigidStepJacobian {
+    /// An empty Jacobian (no systems), to be filled by [`RigidStepJacobian::of_step_into`].
+    fn default() -> Self {
+        let e = || DMat::zeros(0, 0);
         RigidStepJacobian {
-            dq_dq: columns(&dq, 0, n),
-            dq_dv: columns(&dq, n, n),
-            dq_dtau: columns(&dq, 2 * n, n),
-            dv_dq: columns(&dv, 0, n),
-            dv_dv: columns(&dv, n, n),
-            dv_dtau: columns(&dv, 2 * n, n),
-            dq_dp: columns(&dq, 3 * n, np),
-            dv_dp: columns(&dv, 3 * n, np),
-            offsets: self.offsets.clone(),
+            offsets: Vec::new(),
+            dq_dq: e(),
+            dq_dv: e(),
+            dq_dtau: e(),
+            dv_dq: e(),
+            dv_dv: e(),
+            dv_dtau: e(),
+            dq_dp: e(),
+            dv_dp: e(),
         }
     }
 }
@@ -329,5 +454,69 @@ impl RigidStepJacobian {
         parameters: &[Parameter],
     ) -> Result<RigidStepJacobian> {
         Ok(RigidStepParts::of_step(scene, stepper, start, end, boundary, parameters)?.jacobian())
+    }
+
+    /// [`Self::of_step`] into `self`, with the buffers of `ws`: once `self` and `ws` have held
+    /// a Jacobian of the same scene with the same contact count, a call allocates only in the
+    /// NCP derivative (`contact::NcpDerivative::new` builds and factorises its reduced system
+    /// afresh; `tests/rigid_jacobian_no_alloc.rs`). Errors as [`rigid_step_jacobian`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn of_step_into(
+        &mut self,
+        scene: &Scene,
+        stepper: &Stepper,
+        start: &[RigidState],
+        end: &[RigidState],
+        boundary: BoundaryGradient,
+        parameters: &[Parameter],
+        ws: &mut RigidJacobianWorkspace,
+    ) -> Result<()> {
+        let RigidJacobianWorkspace {
+            parts,
+            record,
+            chain,
+            scratch,
+        } = ws;
+        // A record built for another scene is replaced.
+        let systems = &scene.rigid.systems;
+        let fits = |r: &RigidRecord| {
+            r.offsets.len() == systems.len() + 1
+                && systems
+                    .iter()
+                    .zip(r.offsets.windows(2))
+                    .all(|(s, w)| w[1] - w[0] == s.nv())
+        };
+        let rec = match record {
+            Some(r) if fits(r) => {
+                r.refill(scene, start, end)?;
+                r
+            }
+            _ => record.insert(RigidRecord::new(scene, start, end)?),
+        };
+        parts.fill(scene, stepper, rec, chain, boundary, parameters)?;
+        parts.jacobian_into(self, scratch);
+        Ok(())
+    }
+}
+
+/// The buffers [`RigidStepJacobian::of_step_into`] reuses from call to call (faer-style
+/// explicit workspace): the step's record (with its own per-system algorithm buffers), the
+/// rows' chain, the derivative's parts and the dense products of the Jacobian.
+pub struct RigidJacobianWorkspace {
+    parts: RigidStepParts,
+    record: Option<RigidRecord>,
+    chain: RowChain,
+    scratch: JacobianScratch,
+}
+
+impl Default for RigidJacobianWorkspace {
+    /// Empty buffers: the first call sizes them.
+    fn default() -> Self {
+        RigidJacobianWorkspace {
+            parts: RigidStepParts::empty(),
+            record: None,
+            chain: RowChain::empty(),
+            scratch: JacobianScratch::default(),
+        }
     }
 }

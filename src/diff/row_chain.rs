@@ -98,6 +98,20 @@ impl ChainRow {
         }
     }
 
+    /// Makes this row the block `block` at `point` with `frame` and `gap`, with no limit,
+    /// attachment, soft entries or variations; its sides are left for the caller to set
+    /// (their buffers reused).
+    pub(crate) fn reset(&mut self, block: usize, point: Vec3, frame: Mat3, gap: f64) {
+        self.block = block;
+        self.point = point;
+        self.frame = frame;
+        self.gap = gap;
+        self.limit = None;
+        self.attachment = None;
+        self.soft.clear();
+        self.variation.clear();
+    }
+
     /// Makes this block a joint limit on coordinate `coord` (its normal row is
     /// `sign · v[coord]`, its gap moves by `sign · dq[coord]`).
     pub(crate) fn set_limit(&mut self, coord: usize, sign: f64) {
@@ -303,6 +317,26 @@ pub(crate) struct RowChain {
     pub(crate) s_v: Vec<f64>,
     /// λ of the rows (3 per row, in `rows` order).
     pub(crate) lambda: Vec<f64>,
+    /// Temporaries of [`RowChain::refill`], kept for the next one.
+    scratch: ChainScratch,
+}
+
+/// [`RowChain::refill`]'s per-row temporaries: each twist's derivative at the point, and per
+/// rigid side its motion.
+#[derive(Default)]
+struct ChainScratch {
+    dt_at: Vec<Vec3>,
+    moving: Vec<SideMotion>,
+}
+
+/// A side's point velocity and ω under v⁺ (`plus`) and v (`start`), each twist's velocity at
+/// the point, and the coordinates that move the side's body.
+#[derive(Default)]
+struct SideMotion {
+    plus: (Vec3, Vec3),
+    start: (Vec3, Vec3),
+    twist_at: Vec<Vec3>,
+    live: Vec<usize>,
 }
 
 /// The values the chain is taken at: every rigid system's start and end velocities (stacked,
@@ -326,17 +360,66 @@ impl RowChain {
         local: Vec<(usize, usize)>,
         at: &ChainPoint<'_>,
     ) -> Result<RowChain> {
+        let mut chain = RowChain::empty();
+        chain.refill(rigid, offsets, rows, local, at)?;
+        Ok(chain)
+    }
+
+    /// A chain of no rows, to be [refilled](Self::refill).
+    pub(crate) fn empty() -> RowChain {
+        let e = || DMat::zeros(0, 0);
+        RowChain {
+            rows: Vec::new(),
+            local: Vec::new(),
+            n: 0,
+            jac: e(),
+            soft_jac: e(),
+            dforce: e(),
+            dsoft_force: e(),
+            dsigma: e(),
+            s_v: Vec::new(),
+            lambda: Vec::new(),
+            scratch: ChainScratch::default(),
+        }
+    }
+
+    /// [`Self::new`] into this chain, its matrices and temporaries reused: no allocation
+    /// beyond `rows` and `local` once it has held rows of the same shapes.
+    pub(crate) fn refill(
+        &mut self,
+        rigid: &RigidScene,
+        offsets: &[usize],
+        rows: Vec<ChainRow>,
+        local: Vec<(usize, usize)>,
+        at: &ChainPoint<'_>,
+    ) -> Result<()> {
         let n = *offsets.last().expect("offsets end with n");
         let nl = 3 * local.len();
         let nz = n + nl;
         let m = rows.len();
         let correction = PenetrationCorrection::default();
-        let mut jac = DMat::zeros(3 * m, n);
-        let mut soft_jac = DMat::zeros(3 * m, nl);
-        let mut dforce = DMat::zeros(n, nz);
-        let mut dsoft_force = DMat::zeros(nl, nz);
-        let mut dsigma = DMat::zeros(3 * m, nz);
-        let mut s_v = Vec::with_capacity(m);
+        let RowChain {
+            jac,
+            soft_jac,
+            dforce,
+            dsoft_force,
+            dsigma,
+            s_v,
+            scratch,
+            ..
+        } = self;
+        for (mat, r, c) in [
+            (&mut *jac, 3 * m, n),
+            (&mut *soft_jac, 3 * m, nl),
+            (&mut *dforce, n, nz),
+            (&mut *dsoft_force, nl, nz),
+            (&mut *dsigma, 3 * m, nz),
+        ] {
+            super::rigid_step::reshape(mat, r, c);
+            mat.fill(0.0);
+        }
+        s_v.clear();
+        let ChainScratch { dt_at, moving } = scratch;
         let soft_sum = |row: &ChainRow, u: &[Vec3], w: &dyn Fn(usize) -> f64| -> Vec3 {
             row.soft
                 .iter()
@@ -344,7 +427,6 @@ impl RowChain {
                 .map(|(e, &(l, _))| w(e) * u[l])
                 .sum()
         };
-        let mut dt_at = Vec::new();
         for (i, row) in rows.iter().enumerate() {
             let (s_phi, sv) = correction.normal_slopes(at.h, row.gap)?;
             s_v.push(sv);
@@ -368,32 +450,33 @@ impl RowChain {
                     }
                 }
             }
-            // Per side: the point's velocity and ω under v⁺ and v, and each twist at p.
-            let moving: Vec<_> = row
-                .sides
-                .iter()
-                .map(|side| {
-                    let o = offsets[side.system];
-                    let twist_at: Vec<Vec3> = side
-                        .twists
-                        .iter()
-                        .map(|t| point_velocity(t, &row.point))
-                        .collect();
-                    let motion = |w: &[f64]| {
-                        let (mut vel, mut omega) = (Vec3::zeros(), Vec3::zeros());
-                        for (k, t) in side.twists.iter().enumerate() {
-                            vel += twist_at[k] * w[o + k];
-                            omega += ang(t) * w[o + k];
-                        }
-                        (vel, omega)
-                    };
-                    // The coordinates that move the body (the others' terms below are zeros).
-                    let live: Vec<usize> = (0..side.twists.len())
-                        .filter(|&k| side.twists[k].iter().any(|x| *x != 0.0))
-                        .collect();
-                    (motion(at.v_plus_rigid), motion(at.v_rigid), twist_at, live)
-                })
-                .collect();
+            // Per side: the point's velocity and ω under v⁺ and v, and each twist at p (the
+            // side buffers of earlier rows reused).
+            if moving.len() < row.sides.len() {
+                moving.resize_with(row.sides.len(), SideMotion::default);
+            }
+            for (side, sm) in row.sides.iter().zip(moving.iter_mut()) {
+                let o = offsets[side.system];
+                sm.twist_at.clear();
+                sm.twist_at
+                    .extend(side.twists.iter().map(|t| point_velocity(t, &row.point)));
+                let twist_at = &sm.twist_at;
+                let motion = |w: &[f64]| {
+                    let (mut vel, mut omega) = (Vec3::zeros(), Vec3::zeros());
+                    for (k, t) in side.twists.iter().enumerate() {
+                        vel += twist_at[k] * w[o + k];
+                        omega += ang(t) * w[o + k];
+                    }
+                    (vel, omega)
+                };
+                sm.plus = motion(at.v_plus_rigid);
+                sm.start = motion(at.v_rigid);
+                // The coordinates that move the body (the others' terms below are zeros).
+                sm.live.clear();
+                sm.live.extend(
+                    (0..side.twists.len()).filter(|&k| side.twists[k].iter().any(|x| *x != 0.0)),
+                );
+            }
             let weight = |e: usize| row.soft[e].1;
             let soft_plus = soft_sum(row, at.v_plus_soft, &weight);
             let soft_start = soft_sum(row, at.v_soft, &weight);
@@ -401,7 +484,9 @@ impl RowChain {
                 let j = var.col;
                 let dfl = var.df * li;
                 // Rigid sides.
-                for (side, (plus, start, twist_at, live)) in row.sides.iter().zip(&moving) {
+                for (side, sm) in row.sides.iter().zip(moving.iter()) {
+                    let (plus, start, twist_at, live) =
+                        (&sm.plus, &sm.start, &sm.twist_at, &sm.live);
                     let sys = &rigid.systems[side.system];
                     let o = offsets[side.system];
                     dt_at.clear();
@@ -474,18 +559,12 @@ impl RowChain {
                 }
             }
         }
-        Ok(RowChain {
-            rows,
-            local,
-            n,
-            jac,
-            soft_jac,
-            dforce,
-            dsoft_force,
-            dsigma,
-            s_v,
-            lambda: at.lambda.to_vec(),
-        })
+        self.rows = rows;
+        self.local = local;
+        self.n = n;
+        self.lambda.clear();
+        self.lambda.extend_from_slice(at.lambda);
+        Ok(())
     }
 
     /// Number of input coordinates nz = n + 3L.
@@ -507,11 +586,16 @@ impl RowChain {
 
     /// Jᵀλ (n): the generalised contact force of the rows on the rigid coordinates.
     pub(crate) fn generalised_force(&self) -> Vec<f64> {
-        let lam = DMat::from_column_slice(self.lambda.len(), 1, &self.lambda);
-        (self.jac.transpose() * lam)
-            .column(0)
-            .iter()
-            .copied()
-            .collect()
+        let mut out = Vec::new();
+        self.generalised_force_into(&mut out);
+        out
+    }
+
+    /// [`Self::generalised_force`] into `out` (no allocation once it has held n entries):
+    /// entry c is column c of J dotted with λ.
+    pub(crate) fn generalised_force_into(&self, out: &mut Vec<f64>) {
+        let lam = nalgebra::DVectorView::from_slice(&self.lambda, self.lambda.len());
+        out.clear();
+        out.extend(self.jac.column_iter().map(|c| c.dot(&lam)));
     }
 }

@@ -5,7 +5,7 @@
 //! and, on the same articulated inertias, `M⁻¹`; the RNEA-derivative passes reuse them.
 
 use super::aba::{aba_backward_joint, aba_first_pass, aba_forward_joint};
-use super::crba::symmetrize_from_upper;
+use super::crba_world::symmetrize_from_upper;
 use super::data::Data;
 use super::minverse::{minv_backward_joint, minv_forward_joint};
 use super::model::Model;

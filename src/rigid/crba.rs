@@ -1,236 +1,206 @@
 //! Composite rigid-body algorithm: the joint-space inertia matrix `M(q)` (Featherstone,
-//! "Rigid Body Dynamics Algorithms", Table 6.2), with world-frame composite inertias.
+//! "Rigid Body Dynamics Algorithms", Table 6.2), in joint-local frames as Pinocchio's default
+//! (`Convention::LOCAL`): no world placements are formed.
 
 use super::data::Data;
-use super::joint::{JointKind, axis_rotation};
-use super::kinematics::{joint_columns, place_joint};
+use super::joint::{JointKind, JointModel};
 use super::mat3;
 use super::model::Model;
+use super::origin_inertia::OriginInertia;
+use super::revolute_pose::{
+    axis_cos_sin, coordinate_axis, revolute_cos_sin, rotate_about_axis, rotated_about,
+};
 use super::spatial::{Se3, Vec6, spatial};
 use crate::math::{DMat, Mat3, Vec3};
 
 /// The joint-space inertia matrix `M(q)` (nv × nv, kg·m² / kg), full symmetric, in `data.m`
-/// (also returned). With world-frame Jacobian columns `J` and `F_c = Y^C J_c`, `Y^C` the
-/// composite inertia of the subtree of `c`'s joint, `M[c, r] = M[r, c] = J_rᵀ F_c` for every
-/// coordinate `c` in the subtree of `r`'s joint; the other entries are zero. Both triangles are
-/// written as the entries are formed. Also leaves `oMi`, `liMi` and `data.j` current for `q`.
+/// (also returned). With `Y_i` the composite inertia of joint i's subtree in i's frame
+/// (`Y_λ += λX*_i Y_i iX_λ`, child to parent, the 10-number origin form) and `F = Y_i S_c` for
+/// a column c of joint i, `M[r, c] = M[c, r] = S_rᵀ (jX*_i F)` for r a coordinate of joint i
+/// or of an ancestor j, the force carried up by each `liMi`; the other entries are zero.
+/// Also leaves `liMi` current; `oMi` and the Jacobian columns are not touched (the rigid step
+/// uses [`crba_world`](super::crba_world), which leaves them current).
 pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DMat {
     assert_eq!(q.len(), model.nq, "q must have length nq");
     let n = model.njoints();
     let nv = model.nv;
-    // The pose of the joint just before, kept in registers: in a chain it is the parent, read
-    // without a round trip through memory.
-    let mut prev = data.o_m_i[0];
     for i in 1..n {
-        let joint = &model.joints[i];
-        let om = match joint.kind {
-            // One column, and the joint rotation leaves the translation of the placement alone.
-            JointKind::Revolute { axis } | JointKind::RevoluteUnbounded { axis } => {
-                let placement = &model.placements[i];
-                let (c, s) = revolute_cos_sin(&joint.kind, &q[joint.idx_q..]);
-                let k = coordinate_axis(&axis);
-                let li = Se3 {
-                    rot: rotated_about(&placement.rot, &axis, k, c, s),
-                    trans: placement.trans,
-                };
-                let p = model.parents[i];
-                let parent = if p + 1 == i { prev } else { data.o_m_i[p] };
-                // `parent · li`, unrolled (the same values as `Se3::mul`).
-                let om = Se3 {
-                    rot: mat3::mul(&parent.rot, &li.rot),
-                    trans: mat3::mul_vec(&parent.rot, &li.trans) + parent.trans,
-                };
-                // About a coordinate axis `e_k`, `R e_k` is column k of R.
-                let w = match k {
-                    Some(k) => om.rot.column(k).into_owned(),
-                    None => om.rot * axis,
-                };
-                data.j[joint.idx_v] = spatial(om.trans.cross(&w), w);
-                data.li_m_i[i] = li;
-                data.o_m_i[i] = om;
-                om
-            }
-            _ => {
-                place_joint(model, data, i, q);
-                joint_columns(model, data, i);
-                data.o_m_i[i]
-            }
-        };
-        data.o_icrb[i] = model.inertias[i].transformed_origin(&om);
-        prev = om;
+        let (li, axis) = local_placement(model, i, q);
+        data.li_m_i[i] = li;
+        data.li_axis[i] = axis;
+        data.ycrb[i] = model.inertias[i].origin_form();
     }
     let Data {
         m,
-        o_m_i,
-        o_icrb,
-        j,
-        u_cols,
+        li_m_i,
+        li_axis,
+        ycrb,
         ..
     } = data;
     let m = m.as_mut_slice();
     assert_eq!(m.len(), nv * nv);
     for i in (1..n).rev() {
         let joint = &model.joints[i];
-        let (iv, jnv) = (joint.idx_v, joint.nv());
-        let end = iv + model.nv_subtree[i];
         // This joint's composite and its ancestors' borrowed apart: no copy of it is made.
-        let (outer, rest) = o_icrb.split_at_mut(i);
+        let (outer, rest) = ycrb.split_at_mut(i);
         let y = &rest[0];
-        for (u, jc) in u_cols[iv..iv + jnv].iter_mut().zip(&j[iv..iv + jnv]) {
-            *u = y.mul_motion(jc);
-        }
-        if let JointKind::FreeFlyer = joint.kind {
-            fill_free_flyer_rows(m, nv, iv, &o_m_i[i], &u_cols[iv..end]);
-        } else {
-            // Within the joint's own block only `c ≥ r` (the lower triangle) is formed.
-            for r in iv..iv + jnv {
-                fill_row(m, nv, r, &j[r], &u_cols[r..end]);
+        for k in 0..joint.nv() {
+            let c = joint.idx_v + k;
+            let mut f = composite_column(joint, k, y);
+            // Within the joint's own block only the rows r ≤ c are formed (both triangles).
+            project(m, nv, joint, c, &f, k + 1);
+            let mut j = i;
+            while model.parents[j] > 0 {
+                f = act_force(&li_m_i[j], li_axis[j], &f);
+                j = model.parents[j];
+                let jj = &model.joints[j];
+                project(m, nv, jj, c, &f, jj.nv());
             }
         }
         let p = model.parents[i];
         if p > 0 {
-            outer[p].add_assign(y);
+            let li = &li_m_i[i];
+            outer[p].add_assign(&match li_axis[i] {
+                Some(k) => {
+                    let (c, s) = axis_cos_sin(&li.rot, k);
+                    y.act_about_axis(k, c, s, &li.trans)
+                }
+                None => y.act(li),
+            });
         }
     }
     &data.m
 }
 
-/// Cosine and sine of a revolute joint's angle from its coordinates `q` (the angle, or the
-/// `(cos, sin)` pair of an unbounded joint, normalised as in [`JointModel::transform`](super::JointModel::transform)).
+/// `liMi = placement · M_J(q)` of joint `i`, and `Some(k)` when it rotates about the
+/// coordinate axis `e_k` alone. A revolute joint's is formed from cos and sin without the full
+/// rotation product when its axis is a coordinate axis.
 #[inline(always)]
-fn revolute_cos_sin(kind: &JointKind, q: &[f64]) -> (f64, f64) {
-    if let JointKind::RevoluteUnbounded { .. } = kind {
-        let (c, s) = (q[0], q[1]);
-        let n = (c * c + s * s).sqrt();
-        (c / n, s / n)
-    } else {
-        let (s, c) = q[0].sin_cos();
-        (c, s)
+fn local_placement(model: &Model, i: usize, q: &[f64]) -> (Se3, Option<usize>) {
+    let joint = &model.joints[i];
+    let placement = &model.placements[i];
+    match joint.kind {
+        JointKind::Revolute { axis } | JointKind::RevoluteUnbounded { axis } => {
+            let (c, s) = revolute_cos_sin(&joint.kind, &q[joint.idx_q..]);
+            let k = coordinate_axis(&axis);
+            let li = Se3 {
+                rot: rotated_about(&placement.rot, &axis, k, c, s),
+                trans: placement.trans,
+            };
+            (li, k.filter(|_| placement.rot == Mat3::identity()))
+        }
+        _ => {
+            let jm = joint.transform(q);
+            let li = Se3 {
+                rot: mat3::mul(&placement.rot, &jm.rot),
+                trans: mat3::mul_vec(&placement.rot, &jm.trans) + placement.trans,
+            };
+            (li, None)
+        }
     }
 }
 
-/// Which coordinate axis `e_k` the unit `axis` is, if any.
+/// The wrench `f` of joint i's frame in its parent's, `λX*_i f = [R f; R n + p × R f]`
+/// (`Se3::act_force`), with `R = R_k(θ)` applied as a plane rotation when `axis` is `Some(k)`.
 #[inline(always)]
-fn coordinate_axis(axis: &Vec3) -> Option<usize> {
-    match (axis.x, axis.y, axis.z) {
-        (1.0, 0.0, 0.0) => Some(0),
-        (0.0, 1.0, 0.0) => Some(1),
-        (0.0, 0.0, 1.0) => Some(2),
-        _ => None,
+fn act_force(li: &Se3, axis: Option<usize>, f: &Vec6) -> Vec6 {
+    // One copy per axis: the rotation's indices are then constants.
+    match axis {
+        Some(0) => act_force_about::<0>(li, f),
+        Some(1) => act_force_about::<1>(li, f),
+        Some(_) => act_force_about::<2>(li, f),
+        None => li.act_force(f),
     }
 }
 
-/// `P · R(axis, θ)` for the rotation by the angle with cosine `c` and sine `s` about the unit
-/// `axis`. About a coordinate axis `e_k` only two columns mix (`P e_k` is kept):
-/// `P R e_b = c P e_b + s P e_d`, `P R e_d = c P e_d − s P e_b` with `(k, b, d)` cyclic —
-/// the same floating-point values as the full product, whose other terms are exact zeros.
 #[inline(always)]
-fn rotated_about(p: &Mat3, axis: &Vec3, k: Option<usize>, c: f64, s: f64) -> Mat3 {
-    let Some(k) = k else {
-        return p * axis_rotation(axis, c, s);
+fn act_force_about<const K: usize>(li: &Se3, f: &Vec6) -> Vec6 {
+    let (c, s) = axis_cos_sin(&li.rot, K);
+    let fl = rotate_about_axis(K, c, s, &Vec3::new(f[0], f[1], f[2]));
+    let n = rotate_about_axis(K, c, s, &Vec3::new(f[3], f[4], f[5]));
+    spatial(fl, n + li.trans.cross(&fl))
+}
+
+/// `Y S_k`, the momentum of the composite `y` moving with the joint's k-th subspace column:
+/// for a rotation about the unit axis a, `[a × h; I_o a]` (about a coordinate axis, a column
+/// of `I_o`); for a translation along a, `[m a; h × a]`.
+#[inline(always)]
+fn composite_column(joint: &JointModel, k: usize, y: &OriginInertia) -> Vec6 {
+    let [xx, xy, xz, yy, yz, zz] = y.i_o;
+    let h = y.h;
+    match joint.kind {
+        JointKind::Revolute { axis } | JointKind::RevoluteUnbounded { axis } => {
+            match coordinate_axis(&axis) {
+                Some(0) => spatial(Vec3::new(0.0, -h.z, h.y), Vec3::new(xx, xy, xz)),
+                Some(1) => spatial(Vec3::new(h.z, 0.0, -h.x), Vec3::new(xy, yy, yz)),
+                Some(_) => spatial(Vec3::new(-h.y, h.x, 0.0), Vec3::new(xz, yz, zz)),
+                None => spatial(axis.cross(&h), y.rot_mul(&axis)),
+            }
+        }
+        JointKind::Prismatic { axis } => spatial(axis * y.mass, h.cross(&axis)),
+        _ => y.mul_motion(&joint.subspace(k)),
+    }
+}
+
+/// `M[r, c] = M[c, r] = S_rᵀ f` for the first `rows` coordinates r of `joint`, `f` expressed in
+/// its frame (column-major `m`, `nv` rows).
+#[inline(always)]
+fn project(m: &mut [f64], nv: usize, joint: &JointModel, c: usize, f: &Vec6, rows: usize) {
+    let r0 = joint.idx_v;
+    let mut put = |r: usize, x: f64| {
+        m[c * nv + r] = x;
+        m[r * nv + c] = x;
     };
-    let (b, d) = ((k + 1) % 3, (k + 2) % 3);
-    let (pb, pd) = (p.column(b), p.column(d));
-    let (nb, nd) = (pb * c + pd * s, pd * c - pb * s);
-    let pk = p.column(k).into_owned();
-    // Built from the three columns at once: no stores into a copy of `p` that a wider load
-    // would then have to read back.
-    match k {
-        0 => Mat3::from_columns(&[pk, nb, nd]),
-        1 => Mat3::from_columns(&[nd, pk, nb]),
-        _ => Mat3::from_columns(&[nb, nd, pk]),
-    }
-}
-
-/// `M[c, r] = M[r, c] = J_rᵀ F_c` for the columns `c = r, r + 1, …` of `f` (column-major `m`,
-/// `nv` rows).
-#[inline(always)]
-fn fill_row(m: &mut [f64], nv: usize, r: usize, jr: &Vec6, f: &[Vec6]) {
-    let c0 = r;
-    let jr = *jr;
-    let col_r = &mut m[r * nv + c0..r * nv + c0 + f.len()];
-    for (e, fc) in col_r.iter_mut().zip(f) {
-        *e = jr.dot(fc);
-    }
-    // Row r, columns c0..: the transposed entries (stride nv).
-    for k in 0..f.len() {
-        let v = m[r * nv + c0 + k];
-        m[(c0 + k) * nv + r] = v;
-    }
-}
-
-/// The six rows `r0..r0 + 6` of a free-flyer with world pose `om`: its Jacobian columns are
-/// `om · I₆`, so `[J_r0 … J_r0+5]ᵀ F_c` is the force `F_c` expressed in the joint frame,
-/// `om⁻¹ · F_c` (24 products instead of 36). `f` holds the columns `c = r0, r0 + 1, …`; within
-/// the joint's own block only `r ≤ c` is formed, then mirrored.
-#[inline(always)]
-fn fill_free_flyer_rows(m: &mut [f64], nv: usize, r0: usize, om: &Se3, f: &[Vec6]) {
-    for (k, fc) in f.iter().enumerate() {
-        let c = r0 + k;
-        let x = om.act_inv_force(fc);
-        if k >= 5 {
-            m[c * nv + r0..c * nv + r0 + 6].copy_from_slice(x.as_slice());
-            for (r, xr) in x.iter().enumerate() {
-                m[(r0 + r) * nv + c] = *xr;
-            }
-        } else {
-            for r in 0..=k {
-                m[c * nv + r0 + r] = x[r];
-                m[(r0 + r) * nv + c] = x[r];
+    match joint.kind {
+        JointKind::Revolute { axis } | JointKind::RevoluteUnbounded { axis } => {
+            let x = match coordinate_axis(&axis) {
+                Some(k) => f[3 + k],
+                None => axis.dot(&f.fixed_rows::<3>(3)),
+            };
+            put(r0, x);
+        }
+        JointKind::Prismatic { axis } => put(r0, axis.dot(&f.fixed_rows::<3>(0))),
+        JointKind::Spherical => {
+            for k in 0..rows {
+                put(r0 + k, f[3 + k]);
             }
         }
-    }
-}
-
-/// Copies the upper triangle of a square matrix onto its lower triangle.
-pub(crate) fn symmetrize_from_upper(m: &mut DMat) {
-    let n = m.nrows();
-    for c in 0..n {
-        for r in c + 1..n {
-            m[(r, c)] = m[(c, r)];
+        JointKind::FreeFlyer => {
+            for k in 0..rows {
+                put(r0 + k, f[k]);
+            }
         }
+        JointKind::Universe => {}
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::{Mat3, Vec3};
-    use crate::rigid::{Inertia, JointKind, Model, Se3};
+    use crate::rigid::{Base, crba_world, load_urdf};
+    use std::path::Path;
 
     #[test]
-    fn coordinate_axis_rotation_equals_the_full_product_bit_for_bit() {
-        let p = crate::rigid::spatial::exp3(&Vec3::new(0.3, -0.7, 1.1));
-        let (s, c) = 0.83f64.sin_cos();
-        for axis in [Vec3::x(), Vec3::y(), Vec3::z(), Vec3::new(0.6, 0.0, 0.8)] {
-            assert_eq!(
-                rotated_about(&p, &axis, coordinate_axis(&axis), c, s),
-                p * axis_rotation(&axis, c, s)
-            );
+    fn the_joint_frame_matrix_equals_the_world_frame_one() {
+        for (file, base) in [
+            ("ur5.urdf", Base::Fixed),
+            ("quadruped.urdf", Base::FreeFlyer),
+            ("humanoid.urdf", Base::FreeFlyer),
+            ("double_pendulum.urdf", Base::Fixed),
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("urdf")
+                .join(file);
+            let model = load_urdf(&path, base).unwrap();
+            let mut data = Data::new(&model);
+            let dq: Vec<f64> = (0..model.nv).map(|k| 0.37 * k as f64 - 0.9).collect();
+            let mut q = model.neutral();
+            model.integrate(&model.neutral(), &dq, &mut q);
+            let world = crba_world(&model, &mut data, &q).clone();
+            let local = crba(&model, &mut data, &q).clone();
+            let err = (&local - &world).amax();
+            assert!(err < 1e-12 * world.amax(), "{file}: {err}");
+            assert_eq!(local, local.transpose(), "{file}: symmetric");
         }
-    }
-
-    #[test]
-    fn a_free_body_at_the_origin_has_its_spatial_inertia_as_mass_matrix() {
-        let mut model = Model::new("body");
-        let j = model
-            .add_joint(0, JointKind::FreeFlyer, Se3::identity(), "root")
-            .unwrap();
-        let inertia = Mat3::from_diagonal(&Vec3::new(0.1, 0.2, 0.3));
-        model.append_body(j, &Inertia::new(2.0, Vec3::new(0.0, 0.0, 0.1), inertia));
-        let mut data = Data::new(&model);
-        let m = crba(&model, &mut data, &model.neutral()).clone();
-        // [[m I, −m[c]×], [m[c]×, I_c − m[c]×²]] with m = 2, c = (0, 0, 0.1):
-        // m[c]× = [[0, −0.2, 0], [0.2, 0, 0], [0, 0, 0]], −m[c]×² = diag(0.02, 0.02, 0).
-        #[rustfmt::skip]
-        let expect = DMat::from_row_slice(6, 6, &[
-            2.0, 0.0, 0.0, 0.0, 0.2, 0.0,
-            0.0, 2.0, 0.0, -0.2, 0.0, 0.0,
-            0.0, 0.0, 2.0, 0.0, 0.0, 0.0,
-            0.0, -0.2, 0.0, 0.12, 0.0, 0.0,
-            0.2, 0.0, 0.0, 0.0, 0.22, 0.0,
-            0.0, 0.0, 0.0, 0.0, 0.0, 0.3,
-        ]);
-        assert!((m - expect).amax() < 1e-15);
     }
 }

@@ -35,6 +35,12 @@ pub struct Data {
     pub oinertia: Vec<Mat6>,
     /// World-frame composite rigid-body inertias about the world origin (CRBA).
     pub o_icrb: Vec<OriginInertia>,
+    /// Composite rigid-body inertias in each joint's own frame, about its origin (CRBA).
+    pub ycrb: Vec<OriginInertia>,
+    /// Per joint, `Some(k)` when its `liMi` rotates about the coordinate axis `e_k` alone (a
+    /// revolute joint about `e_k` whose placement does not rotate), for CRBA's cheaper
+    /// transforms; `None` otherwise.
+    pub li_axis: Vec<Option<usize>>,
     /// World-frame composite rigid-body inertias (derivatives).
     pub o_ycrb: Vec<Mat6>,
     /// Their time variations plus the momentum cross map (Carpentier & Mansard 2018, Sec. III).
@@ -105,6 +111,8 @@ impl Data {
             of: z6,
             oinertia: zm.clone(),
             o_icrb: vec![OriginInertia::zero(); n],
+            ycrb: vec![OriginInertia::zero(); n],
+            li_axis: vec![None; n],
             o_ycrb: zm.clone(),
             do_ycrb: zm.clone(),
             o_yaba: zm.clone(),

@@ -7,7 +7,7 @@
 //! and its contact correction are solves with it, one factorisation per step; `M` is never
 //! inverted.
 
-use super::crba::crba;
+use super::crba_world::crba_world;
 use super::data::Data;
 use super::model::Model;
 use crate::error::{Error, Result};
@@ -55,7 +55,7 @@ impl MassFactor {
     /// current for `q`) and factorises it. Errors, naming the robot and the coordinate, when a
     /// pivot is not positive (a massless moving subtree).
     pub fn factorize(&mut self, model: &Model, data: &mut Data, q: &[f64]) -> Result<()> {
-        let m = crba(model, data, q);
+        let m = crba_world(model, data, q);
         self.h.copy_from(m);
         let n = self.h.nrows();
         // Column-major: entry (r, c) at c n + r.

@@ -4,7 +4,7 @@
 //! gravity, and all columns are propagated at once as linear maps of τ. `M` is never inverted.
 
 use super::aba::{articulate_joint, pass_articulated_inertia};
-use super::crba::symmetrize_from_upper;
+use super::crba_world::symmetrize_from_upper;
 use super::data::Data;
 use super::kinematics::{joint_columns, place_joint};
 use super::model::Model;

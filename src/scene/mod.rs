@@ -76,7 +76,8 @@ pub use rigid_model::{
 };
 pub use rigid_stage::{RigidOutcome, RigidState, RigidWorkspace};
 pub use rigid_system::SystemBuffers;
-pub use rigid_system_derivative::{VelocityUpdateJacobian, point_velocity};
+pub(crate) use rigid_system_derivative::VelocityUpdateBlocks;
+pub use rigid_system_derivative::point_velocity;
 pub use run_trace::RunTrace;
 pub use scene_path::scene_path;
 pub use soft_rigid::{Attachment, SoftPoint, SoftRigid, SoftRigidRow};

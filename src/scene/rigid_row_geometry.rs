@@ -24,36 +24,50 @@ impl RigidWorkspace {
         rigid: &RigidScene,
         contact: &SceneContact,
     ) -> Result<Vec<Option<ContactGeometryJacobian>>> {
+        let mut out = Vec::new();
+        self.row_geometry_into(rigid, contact, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::row_geometry`] into `out` (cleared first; no allocation once it has held as
+    /// many rows). Errors as [`Self::row_geometry`].
+    pub fn row_geometry_into(
+        &self,
+        rigid: &RigidScene,
+        contact: &SceneContact,
+        out: &mut Vec<Option<ContactGeometryJacobian>>,
+    ) -> Result<()> {
         let own = self.own_rows();
         let mut ws = ManifoldWorkspace::default();
-        own.iter()
-            .zip(self.own_keys())
-            .map(|(row, key)| {
-                let RigidRow::Contact { point, frame, .. } = row.row else {
-                    return Ok(None);
-                };
-                let (kind, s, c, o, d, f1, f2) = *key;
-                let found = ShapeContact {
-                    point,
-                    normal: frame.column(2).into_owned(),
-                    gap: row.gap,
-                    features: (f1, f2),
-                };
-                let a = &rigid.systems[s].colliders[c].collider;
-                let pose_a = self.poses()[s][c];
-                let other = match kind {
-                    0 => Counterpart::Obstacle(&contact.obstacles[o]),
-                    1 => {
-                        let fixed = &rigid.statics[o];
-                        Counterpart::Collider(&fixed.collider, fixed.pose)
-                    }
-                    _ => Counterpart::Collider(
-                        &rigid.systems[o].colliders[d].collider,
-                        self.poses()[o][d],
-                    ),
-                };
-                contact_geometry_jacobian(a, &pose_a, other, &found, &mut ws).map(Some)
-            })
-            .collect()
+        out.clear();
+        for item in own.iter().zip(self.own_keys()).map(|(row, key)| {
+            let RigidRow::Contact { point, frame, .. } = row.row else {
+                return Ok(None);
+            };
+            let (kind, s, c, o, d, f1, f2) = *key;
+            let found = ShapeContact {
+                point,
+                normal: frame.column(2).into_owned(),
+                gap: row.gap,
+                features: (f1, f2),
+            };
+            let a = &rigid.systems[s].colliders[c].collider;
+            let pose_a = self.poses()[s][c];
+            let other = match kind {
+                0 => Counterpart::Obstacle(&contact.obstacles[o]),
+                1 => {
+                    let fixed = &rigid.statics[o];
+                    Counterpart::Collider(&fixed.collider, fixed.pose)
+                }
+                _ => Counterpart::Collider(
+                    &rigid.systems[o].colliders[d].collider,
+                    self.poses()[o][d],
+                ),
+            };
+            contact_geometry_jacobian(a, &pose_a, other, &found, &mut ws).map(Some)
+        }) {
+            out.push(item?);
+        }
+        Ok(())
     }
 }

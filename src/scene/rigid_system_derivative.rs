@@ -18,18 +18,14 @@ use super::rigid_model::{RigidDynamics, RigidInput, RigidSystem};
 use super::rigid_stage::RigidState;
 use super::rigid_system::SystemBuffers;
 
-/// The derivatives of one system's velocity update `v⁺ = v + h (a(q, v, τ) + M⁻¹ Q)` with a
-/// generalised force Q held (nv × nv each).
-pub struct VelocityUpdateJacobian {
-    /// ∂v⁺/∂q (tangent space).
-    pub dq: DMat,
-    /// ∂v⁺/∂v.
-    pub dv: DMat,
-    /// ∂v⁺/∂τ = ∂v⁺/∂Q = h M⁻¹.
-    pub dforce: DMat,
-    /// ∂v⁺/∂m of a free body's mass m, its inertia scaled with it (`rigid::FreeBody::with_mass`;
-    /// (m/s, rad/s) per kg); zero for a robot, whose mass is no parameter.
-    pub dmass: Vec<f64>,
+/// Where [`RigidSystem::velocity_update_jacobian_into`] writes: a system's blocks of the
+/// stacked update `[∂v⁺/∂q, ∂v⁺/∂v, ∂v⁺/∂τ]` (n × 3n) at coordinate `at`, its ∂v⁺/∂m (nv), and
+/// a scratch for the robot's applied torque.
+pub(crate) struct VelocityUpdateBlocks<'a> {
+    pub(crate) update: &'a mut DMat,
+    pub(crate) at: usize,
+    pub(crate) dmass: &'a mut [f64],
+    pub(crate) tau: &'a mut Vec<f64>,
 }
 
 impl RigidSystem {
@@ -114,62 +110,75 @@ impl RigidSystem {
         }
     }
 
-    /// The derivatives of the velocity update at the state `(q, v)`, input `tau` and
-    /// generalised contact force `force` (nv; N, N·m), time step `h` (s), gravity `gravity`
-    /// (m/s², free bodies). Overwrites a robot's `buf` kinematics with those of `q`.
-    pub(crate) fn velocity_update_jacobian(
+    /// The derivatives of the velocity update `v⁺ = v + h (a(q, v, τ) + M⁻¹ Q)` with the
+    /// generalised contact force `force` (nv; N, N·m) held, at the state `(q, v)` and input
+    /// `τ`, time step `h` (s) (for a robot the ABA derivatives at `τ − d∘v + Q`; for a free
+    /// body its Newton–Euler derivatives), written into `out`'s blocks: rows
+    /// and columns `at..at + nv` of the three n-column blocks of `out.update`
+    /// (`[∂v⁺/∂q, ∂v⁺/∂v, ∂v⁺/∂τ]`, n = update's rows) and `out.dmass`. A robot's needs no
+    /// allocation once `out.tau` holds nv entries.
+    pub(crate) fn velocity_update_jacobian_into(
         &self,
         buf: &mut SystemBuffers,
-        state: &RigidState,
+        (q, v, tau): (&[f64], &[f64], &[f64]),
         force: &[f64],
         h: f64,
-    ) -> VelocityUpdateJacobian {
+        out: &mut VelocityUpdateBlocks<'_>,
+    ) {
         let nv = self.nv();
+        let (n, o) = (out.update.nrows(), out.at);
         match (&self.dynamics, buf) {
             (RigidDynamics::Free(body), _) => {
-                let j = body.velocity_update_jacobian(&state.q, &state.v, force, h);
-                VelocityUpdateJacobian {
-                    dq: j.dq,
-                    dv: j.dv,
-                    dforce: j.dforce,
-                    dmass: body
-                        .velocity_update_mass_derivative(&state.q, force, h)
-                        .to_vec(),
-                }
+                let j = body.velocity_update_jacobian(q, v, force, h);
+                out.update.view_mut((o, o), (nv, nv)).copy_from(&j.dq);
+                out.update.view_mut((o, n + o), (nv, nv)).copy_from(&j.dv);
+                out.update
+                    .view_mut((o, 2 * n + o), (nv, nv))
+                    .copy_from(&j.dforce);
+                out.dmass
+                    .copy_from_slice(&body.velocity_update_mass_derivative(q, force, h));
             }
             (RigidDynamics::Robot(model), SystemBuffers::Robot { data, .. }) => {
                 // v⁺ = v + h ABA(q, v, τ − d∘v + Q).
-                let tau: Vec<f64> = (0..nv)
-                    .map(|k| state.tau[k] - model.damping[k] * state.v[k] + force[k])
-                    .collect();
-                compute_aba_derivatives(model, data, &state.q, &state.v, &tau);
-                let dq = &data.ddq_dq * h;
-                let mut dv = &data.ddq_dv * h;
+                out.tau.clear();
+                out.tau
+                    .extend((0..nv).map(|k| tau[k] - model.damping[k] * v[k] + force[k]));
+                compute_aba_derivatives(model, data, q, v, out.tau);
                 for c in 0..nv {
                     for r in 0..nv {
-                        dv[(r, c)] -= h * data.minv[(r, c)] * model.damping[c];
+                        out.update[(o + r, o + c)] = data.ddq_dq[(r, c)] * h;
+                        let mut dv = data.ddq_dv[(r, c)] * h;
+                        dv -= h * data.minv[(r, c)] * model.damping[c];
+                        if r == c {
+                            dv += 1.0;
+                        }
+                        out.update[(o + r, n + o + c)] = dv;
+                        out.update[(o + r, 2 * n + o + c)] = data.minv[(r, c)] * h;
                     }
-                    dv[(c, c)] += 1.0;
                 }
-                VelocityUpdateJacobian {
-                    dq,
-                    dv,
-                    dforce: &data.minv * h,
-                    dmass: vec![0.0; nv],
-                }
+                out.dmass.fill(0.0);
             }
             _ => unreachable!("a robot's buffers are built with it"),
         }
     }
 
     /// The derivatives of `q⁺ = q ⊕ h v⁺` with respect to the tangent of q (`jq`) and to v⁺
-    /// (`jv`, the factor h included), nv × nv each.
-    pub(crate) fn integrate_jacobians(&self, v_plus: &[f64], h: f64, jq: &mut DMat, jv: &mut DMat) {
+    /// (`jv`, the factor h included), nv × nv each; `nu` a scratch for `h v⁺` (no allocation
+    /// once it holds nv entries).
+    pub(crate) fn integrate_jacobians(
+        &self,
+        v_plus: &[f64],
+        h: f64,
+        jq: &mut DMat,
+        jv: &mut DMat,
+        nu: &mut Vec<f64>,
+    ) {
         match &self.dynamics {
             RigidDynamics::Free(body) => body.integrate_jacobians(v_plus, h, jq, jv),
             RigidDynamics::Robot(model) => {
-                let nu: Vec<f64> = v_plus.iter().map(|x| x * h).collect();
-                integrate_jacobians(model, &nu, jq, jv);
+                nu.clear();
+                nu.extend(v_plus.iter().map(|x| x * h));
+                integrate_jacobians(model, nu, jq, jv);
                 *jv *= h;
             }
         }
@@ -201,9 +210,15 @@ impl RigidSystem {
     /// ended in `state` (its `tau` is the applied input): zero for a constant input or a
     /// clamped coordinate, `(−kp, −kd)` for a PD input. Errors on a PD gain on a coordinate
     /// whose difference is not linear in q (free-flyer or spherical joints).
-    pub(crate) fn input_jacobian(&self, state: &RigidState) -> Result<(Vec<f64>, Vec<f64>)> {
-        let nv = self.nv();
-        let (mut dq, mut dv) = (vec![0.0; nv], vec![0.0; nv]);
+    /// Written into `dq` and `dv` (nv each).
+    pub(crate) fn input_jacobian(
+        &self,
+        state: &RigidState,
+        dq: &mut [f64],
+        dv: &mut [f64],
+    ) -> Result<()> {
+        dq.fill(0.0);
+        dv.fill(0.0);
         if let (RigidInput::Pd { kp, kd, .. }, RigidDynamics::Robot(model)) =
             (&self.input, &self.dynamics)
         {
@@ -228,7 +243,7 @@ impl RigidSystem {
                 }
             }
         }
-        Ok((dq, dv))
+        Ok(())
     }
 }
 

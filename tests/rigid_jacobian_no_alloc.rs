@@ -1,0 +1,104 @@
+//! The rigid step's Jacobian ∂(q⁺, v⁺)/∂(q, v, τ) with a reused workspace: a counting global
+//! allocator watches `RigidStepJacobian::of_step_into` on the quadruped standing on its four
+//! feet (four sticking contacts). The first call sizes the workspace; the later ones allocate
+//! only inside the NCP derivative (`contact::NcpDerivative::new` builds and factorises its
+//! reduced system afresh, and its solve takes a scratch: 14 allocations, where the call
+//! without a workspace, `RigidStepJacobian::of_step`, made 102 before the workspace).
+
+mod scene_support;
+
+use diffsoro::contact::BoundaryGradient;
+use diffsoro::diff::{RigidJacobianWorkspace, RigidStepJacobian};
+use diffsoro::scene::{Scene, Stepper};
+use scene_support::{root, run_steps};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    f();
+    ALLOCATIONS.load(Ordering::SeqCst) - before
+}
+
+#[test]
+fn the_quadruped_step_jacobian_allocates_only_in_the_ncp_derivative_once_warm() {
+    let scene = Scene::load(&root().join("scenes/quadruped_standing.toml"), &[]).unwrap();
+    let mut state = scene.initial_state();
+    run_steps(&scene, &mut state, 300);
+    let mut stepper = Stepper::new(&scene).unwrap();
+    let mut jacobian = RigidStepJacobian::default();
+    let mut ws = RigidJacobianWorkspace::default();
+    let mut counts = Vec::new();
+    for _ in 0..4 {
+        let start = state.rigid.clone();
+        let report = stepper.step(&scene, &mut state).unwrap();
+        assert_eq!(report.active_contacts, 4, "the four feet touch");
+        counts.push(allocations_during(|| {
+            jacobian
+                .of_step_into(
+                    &scene,
+                    &stepper,
+                    &start,
+                    &state.rigid,
+                    BoundaryGradient::OneSided,
+                    &[],
+                    &mut ws,
+                )
+                .unwrap()
+        }));
+    }
+    // The first call sizes the workspace; the later ones reuse it: what they allocate is the
+    // NCP derivative's (module doc), the same at every call.
+    const NCP_DERIVATIVE: usize = 14;
+    assert!(counts[0] > NCP_DERIVATIVE, "{counts:?}");
+    assert!(
+        counts[1..]
+            .iter()
+            .all(|&c| c == counts[1] && c <= NCP_DERIVATIVE),
+        "allocations per call: {counts:?}"
+    );
+    // The same Jacobian as the allocating call.
+    let start = state.rigid.clone();
+    stepper.step(&scene, &mut state).unwrap();
+    jacobian
+        .of_step_into(
+            &scene,
+            &stepper,
+            &start,
+            &state.rigid,
+            BoundaryGradient::OneSided,
+            &[],
+            &mut ws,
+        )
+        .unwrap();
+    let fresh = RigidStepJacobian::of_step(
+        &scene,
+        &stepper,
+        &start,
+        &state.rigid,
+        BoundaryGradient::OneSided,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(jacobian, fresh);
+}
