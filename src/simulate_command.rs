@@ -50,7 +50,8 @@ pub(crate) fn simulate(
     for name in sensitivity {
         let name = name.trim();
         if mixed && (name.starts_with("tau:") || name.starts_with("target:")) {
-            parameters.push(Parameter::parse(&scene, name)?);
+            // A whole robot (`target:arm`) stands for each of its coordinates.
+            parameters.extend(Parameter::parse_each(&scene, name)?);
             continue;
         }
         match parse_rigid_parameter(&scene, name)? {

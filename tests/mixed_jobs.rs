@@ -355,3 +355,70 @@ fn calibrate_weighs_a_cube_by_the_block_under_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--sensitivity target:ROBOT` without a component, in a mixed scene, stands for each of the
+/// robot's coordinates: the soft pad of `lift_pad.toml` hung from the cart of a PD-held
+/// cart-pole (`urdf/cartpole.urdf`, 2 joints) reports `target:cp[0]` and `target:cp[1]`, each
+/// equal, bit for bit, to the run that names the two components.
+#[test]
+fn a_whole_robots_target_stands_for_each_of_its_coordinates() {
+    let dir = cli_support::scratch("whole-robot-target");
+    let root = cli_support::root();
+    let scene = dir.join("cart_pad.toml");
+    std::fs::write(
+        &scene,
+        format!(
+            r#"
+[simulation]
+dt = 0.005
+steps = 10
+gravity = [0.0, 0.0, -9.81]
+
+[[soft_body]]
+name = "pad"
+mesh = "{root}/meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+rayleigh_mass = 2.0
+rayleigh_stiffness = 0.01
+
+[[robot]]
+name = "cp"
+urdf = "{root}/urdf/cartpole.urdf"
+base = "fixed"
+position = [0.0, 0.0, 0.2]   # m: the cart and its rail clear of the pad, which hangs from it
+kp = [200.0, 5.0]
+kd = [20.0, 0.5]
+target = [0.01, 1.0, 0.0]   # the hinge is continuous: (cos θ, sin θ)
+
+[[attachment]]
+soft_body = "pad"
+box = [[-1.0, -1.0, 0.019], [1.0, 1.0, 1.0]]
+robot = "cp"
+link = "cart"
+"#,
+            root = root.display()
+        ),
+    )
+    .unwrap();
+    let scene = scene.to_str().unwrap();
+    let whole = final_json(scene, &["--sensitivity", "target:cp"]);
+    let each = final_json(scene, &["--sensitivity", "target:cp[0],target:cp[1]"]);
+    for name in ["target:cp[0]", "target:cp[1]"] {
+        let rigid = &whole["rigid_sensitivities"][name];
+        assert!(rigid.is_object(), "{name} reported: {whole}");
+        assert_eq!(rigid, &each["rigid_sensitivities"][name], "{name}");
+        assert_eq!(
+            whole["sensitivities"][name], each["sensitivities"][name],
+            "{name}"
+        );
+    }
+    // The cart moves with its own target (m per m).
+    let dq = whole["rigid_sensitivities"]["target:cp[0]"]["cp"]["q"][0]
+        .as_f64()
+        .unwrap();
+    assert!(dq > 1e-3, "{dq}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,6 +70,21 @@ pub enum Parameter {
 }
 
 impl Parameter {
+    /// [`Parameter::parse`], except that `tau:ROBOT` and `target:ROBOT` without a component
+    /// stand for every coordinate of the robot, in order (`tau:ROBOT[0]`, `tau:ROBOT[1]`, …).
+    /// Errors as [`Parameter::parse`] for each.
+    pub fn parse_each(scene: &Scene, name: &str) -> Result<Vec<Parameter>> {
+        let whole_robot =
+            (name.starts_with("tau:") || name.starts_with("target:")) && !name.ends_with(']');
+        if whole_robot && let Some(list) = parse_rigid_parameter(scene, name)? {
+            return list
+                .iter()
+                .map(|p| Parameter::parse(scene, &p.name))
+                .collect();
+        }
+        Ok(vec![Parameter::parse(scene, name)?])
+    }
+
     /// Parses `young_modulus:BODY`, `poisson_ratio:BODY` or `actuator:NAME` against `scene`.
     /// Errors name the unknown kind, body or actuator and list the known ones.
     pub fn parse(scene: &Scene, name: &str) -> Result<Parameter> {
