@@ -269,10 +269,10 @@ impl Material {
 
     /// [`Material::at`] of `N` deformation gradients at once, handed to `each(k, point)` for
     /// k = 0, 1, … (by reference: a point is up to 0.6 kB), each point bit for bit the one of
-    /// [`Material::at`] alone. Faster for the
-    /// co-rotational law, whose SVDs then run side by side (see `Svd3::new_lanes`); the
-    /// other laws evaluate one after the other (`corotational_sofa` in the identity frame, as
-    /// [`Material::at`]: elements use [`Material::at_in_frame`]).
+    /// [`Material::at`] alone. Faster for the co-rotational law, whose SVDs then run side by
+    /// side (see `Svd3::new_lanes`); the other laws evaluate one after the other
+    /// (`corotational_sofa` in the identity frame, as [`Material::at`]: elements use
+    /// [`Material::at_in_frame`]).
     pub(crate) fn at_lanes<const N: usize>(
         &self,
         fs: [&Mat3; N],
