@@ -138,17 +138,6 @@ fn parse_soft_loss(scene: &Scene, text: &str) -> diffsoro::Result<(f64, SoftLoss
     ))
 }
 
-/// The cotangent (q̄, v̄) of the stacked rigid coordinates for the loss `sign · loss`.
-fn rigid_cotangent(scene: &Scene, sign: f64, loss: &RigidParameter) -> (Vec<f64>, Vec<f64>) {
-    let n: usize = scene.rigid.systems.iter().map(|s| s.nv()).sum();
-    let (mut q_bar, mut v_bar) = (vec![0.0; n], vec![0.0; n]);
-    match loss.seed {
-        RigidSeed::Configuration => q_bar[loss.index] = sign,
-        _ => v_bar[loss.index] = sign,
-    }
-    (q_bar, v_bar)
-}
-
 /// The gradient of the loss `gradient_of` after `steps` steps of `scene` from its initial
 /// state with respect to the initial-state names `rigid` and the step parameters
 /// `parameters`, by name. Scenes with soft bodies go through [`soft_gradient`]. Errors on a
@@ -173,7 +162,12 @@ pub fn gradient(
         );
     }
     let (sign, loss) = parse_loss(scene, gradient_of)?;
-    let (q_bar, v_bar) = rigid_cotangent(scene, sign, &loss);
+    let n: usize = scene.rigid.systems.iter().map(|s| s.nv()).sum();
+    let (mut q_bar, mut v_bar) = (vec![0.0; n], vec![0.0; n]);
+    match loss.seed {
+        RigidSeed::Configuration => q_bar[loss.index] = sign,
+        _ => v_bar[loss.index] = sign,
+    }
     let mut state = scene.initial_state();
     let boundary = contact_gradient.boundary(scene);
     let tape = record_rigid_trajectory(scene, &mut state, steps, parameters, boundary)?;
@@ -222,13 +216,11 @@ fn soft_gradient(
             }
         }
         SoftLoss::Rigid(p) => {
-            let (q_bar, v_bar) = rigid_cotangent(scene, sign, p);
-            let mut offset = 0;
-            for r in &mut cotangent.rigid {
-                let nv = r.v.len();
-                r.q.copy_from_slice(&q_bar[offset..offset + nv]);
-                r.v.copy_from_slice(&v_bar[offset..offset + nv]);
-                offset += nv;
+            let (system, c) = p.system_coordinate(scene);
+            let r = &mut cotangent.rigid[system];
+            match p.seed {
+                RigidSeed::Configuration => r.q[c] = sign,
+                _ => r.v[c] = sign,
             }
         }
     }
