@@ -1,7 +1,8 @@
 //! Speed of the contact module: the NCP solve (ADMM with and without its Anderson
 //! acceleration, and PGS, cold start) against the number of contacts (10, 100, 1,000), and
 //! the Delassus assembly `G = h H A⁻¹ Hᵀ` by one multi-right-hand-side solve with the step's
-//! factorisation.
+//! factorisation; and ADMM with G never assembled (`FactoredDelassus`: products through the
+//! sparse factor of A, shifted solves by the Woodbury identity), which needs neither.
 //!
 //! The problems are physical (`tests/slab_ncp`, shared with `tests/contact_acceleration.rs`):
 //! a soft slab (neo-Hookean, E = 1 MPa, ν = 0.45, 1000 kg/m³) lies on the floor; its first n
@@ -14,7 +15,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use diffsoro::contact::{
-    AdmmSettings, AdmmSolver, DelassusWorkspace, PgsSettings, PgsSolver, assemble_delassus,
+    AdmmSettings, AdmmSolver, DelassusWorkspace, FactoredDelassus, FactoredDelassusWorkspace,
+    PgsSettings, PgsSolver, assemble_delassus,
 };
 use diffsoro::math::DMat;
 
@@ -65,6 +67,28 @@ fn bench_contact(c: &mut Criterion) {
         );
         group.bench_with_input(BenchmarkId::new("admm", n), &p, |bench, p| {
             bench.iter(|| black_box(admm.solve(p, None).unwrap().iterations))
+        });
+        let mut factored_admm = AdmmSolver::default();
+        let mut work = FactoredDelassusWorkspace::default();
+        let mut factored_solve = |solver: &mut AdmmSolver| {
+            work.prepare(H, &s.jacobian, s.body.pattern()).unwrap();
+            let mut op =
+                FactoredDelassus::new(s.body.pattern(), &s.a_values, &s.factor, &mut work).unwrap();
+            solver
+                .solve_with(&mut op, p.free_velocity().as_slice(), p.cones(), None)
+                .unwrap()
+        };
+        let f = factored_solve(&mut factored_admm);
+        eprintln!(
+            "n = {n}: ADMM through the factor {} iterations, {} factorisations (converged {}, residual {:.1e}); max |λ_factored − λ_dense| = {:.1e} N",
+            f.iterations,
+            factored_admm.last_factorizations(),
+            f.converged,
+            f.residuals.max(),
+            (&a.lambda - &f.lambda).amax()
+        );
+        group.bench_function(BenchmarkId::new("admm_factored", n), |bench| {
+            bench.iter(|| black_box(factored_solve(&mut factored_admm).iterations))
         });
         group.bench_with_input(BenchmarkId::new("admm_plain", n), &p, |bench, p| {
             bench.iter(|| black_box(plain.solve(p, None).unwrap().iterations))

@@ -22,7 +22,8 @@
 //! `cond = L/m`, the penalty starts at `ρ = √(L m) · cond^rho_power` and is multiplied by
 //! `cond^rho_power_factor` when the primal residual `‖x − y‖∞` exceeds `ratio_primal_dual`
 //! times the dual residual `‖τρ(y − y_prev) + μ_prox (x − x_prev)‖∞`, divided by it in the
-//! opposite case; each change refactorises the dense `G + (μ_prox + τρ) I` (faer LLᵀ). The
+//! opposite case; each change refactorises `G + (μ_prox + τρ) I` (the dense LLᵀ of
+//! [`super::DenseDelassus`], or the sparse one of [`super::FactoredDelassus`]). The
 //! rule is applied every `rho_update_period` iterations only: applied every iteration it can
 //! flip ρ up and down forever on problems with sliding contacts (the De Saxcé shift moves
 //! with z) and pays one O(m³) factorisation per iteration.
@@ -49,15 +50,10 @@
 //! measures are ≤ `tolerance` (`converged = true`), or after `max_iterations`
 //! (`converged = false`, the last iterate returned).
 
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::factor::{
-    LltRegularization, cholesky_in_place, cholesky_in_place_scratch,
-};
-use faer::linalg::cholesky::llt::solve::solve_in_place_with_conj;
-use faer::{Conj, MatMut, MatRef, Par, Spec};
-
 use super::anderson::Anderson;
-use super::problem::{ContactProblem, NcpSolution, block};
+use super::cone::FrictionCone;
+use super::delassus_operator::{DelassusOperator, DenseDelassus, DenseShiftedFactor};
+use super::problem::{ContactProblem, NcpSolution, block, cone_residuals};
 use crate::error::{Error, Result};
 use crate::math::DVec;
 
@@ -160,9 +156,8 @@ impl AdmmSettings {
 pub struct AdmmSolver {
     /// Settings used by [`solve`](Self::solve).
     pub settings: AdmmSettings,
-    /// Dense LLᵀ factor of `G + (μ_prox + τρ) I`, column-major (lower triangle used).
-    factor: Vec<f64>,
-    factor_stack: Option<MemBuffer>,
+    /// Dense LLᵀ factor of `G + (μ_prox + τρ) I` for [`solve`](Self::solve).
+    dense: DenseShiftedFactor,
     x: Vec<f64>,
     y: Vec<f64>,
     z: Vec<f64>,
@@ -183,26 +178,19 @@ impl std::fmt::Debug for AdmmSolver {
     }
 }
 
-/// Largest eigenvalue of the symmetric PSD `problem.delassus()` by `iterations` power
-/// iterations from the all-ones vector (deterministic).
+/// Largest eigenvalue of the symmetric PSD `G` by `iterations` power iterations from the
+/// all-ones vector (deterministic).
 fn largest_eigenvalue(
-    problem: &ContactProblem,
+    delassus: &mut impl DelassusOperator,
     iterations: usize,
     v: &mut [f64],
     w: &mut [f64],
 ) -> f64 {
-    let g = problem.delassus();
     let m = v.len();
     v.fill(1.0 / (m as f64).sqrt());
     let mut value = 0.0;
     for _ in 0..iterations.max(1) {
-        // w = G v (column-major G).
-        w.fill(0.0);
-        for (j, &vj) in v.iter().enumerate() {
-            for (wi, gij) in w.iter_mut().zip(&g.as_slice()[j * m..(j + 1) * m]) {
-                *wi += gij * vj;
-            }
-        }
+        delassus.apply(v, w);
         let norm = w.iter().map(|x| x * x).sum::<f64>().sqrt();
         if !(norm > 0.0) {
             return 0.0;
@@ -239,51 +227,16 @@ impl AdmmSolver {
         ] {
             v.resize(m, 0.0);
         }
-        if self.factor.len() != m * m {
-            self.factor.resize(m * m, 0.0);
-            self.factor_stack = Some(MemBuffer::new(cholesky_in_place_scratch::<f64>(
-                m,
-                Par::Seq,
-                Spec::default(),
-            )));
-        }
     }
 
-    /// Number of dense factorisations of `G + (μ_prox + τρ) I` made by the last solve (one,
-    /// plus one per penalty change; zero if the starting point already solved the problem).
+    /// Number of factorisations of `G + (μ_prox + τρ) I` made by the last solve (one, plus
+    /// one per penalty change; zero if the starting point already solved the problem).
     pub fn last_factorizations(&self) -> usize {
         self.factorizations
     }
 
-    /// Factorises `G + shift·I` into `self.factor`.
-    fn factorize(&mut self, problem: &ContactProblem, shift: f64) -> Result<()> {
-        self.factorizations += 1;
-        let m = self.x.len();
-        self.factor.copy_from_slice(problem.delassus().as_slice());
-        for i in 0..m {
-            self.factor[i * m + i] += shift;
-        }
-        let stack = MemStack::new(self.factor_stack.as_mut().expect("sized by resize"));
-        cholesky_in_place(
-            MatMut::from_column_major_slice_mut(&mut self.factor, m, m),
-            LltRegularization::default(),
-            Par::Seq,
-            stack,
-            Spec::default(),
-        )
-        .map(|_| ())
-        .map_err(|e| {
-            Error::invalid(
-                "Delassus matrix",
-                format!(
-                    "G + {shift:e}·I cannot be factorised ({e:?}): G is not positive semi-definite"
-                ),
-            )
-        })
-    }
-
     /// Solves the NCP of `problem`, starting from `warm_start` (a previous λ, 3 per contact)
-    /// when given, from λ = 0 otherwise.
+    /// when given, from λ = 0 otherwise; `G` is used as assembled ([`DenseDelassus`]).
     ///
     /// Errors: a `warm_start` of the wrong length or not finite, invalid settings, or a
     /// Delassus matrix that is not positive semi-definite. Not converging is a status
@@ -293,10 +246,50 @@ impl AdmmSolver {
         problem: &ContactProblem,
         warm_start: Option<&[f64]>,
     ) -> Result<NcpSolution> {
+        let mut dense = std::mem::take(&mut self.dense);
+        let result = self.solve_with(
+            &mut DenseDelassus::new(problem.delassus(), &mut dense),
+            problem.free_velocity().as_slice(),
+            problem.cones(),
+            warm_start,
+        );
+        self.dense = dense;
+        result
+    }
+
+    /// As [`solve`](Self::solve) for the NCP with Delassus operator `delassus` (e.g. a
+    /// [`super::FactoredDelassus`], never assembled), free contact velocity `free_velocity`
+    /// (m/s, 3 per contact) and one cone per contact.
+    ///
+    /// Errors as [`solve`](Self::solve), and when the sizes disagree or `free_velocity` is
+    /// not finite.
+    pub fn solve_with(
+        &mut self,
+        delassus: &mut impl DelassusOperator,
+        free_velocity: &[f64],
+        cones: &[FrictionCone],
+        warm_start: Option<&[f64]>,
+    ) -> Result<NcpSolution> {
         self.settings.validate()?;
         let settings = self.settings;
-        let n = problem.contact_count();
+        let n = cones.len();
         let m = 3 * n;
+        if delassus.dim() != m || free_velocity.len() != m {
+            return Err(Error::invalid(
+                "contact problem",
+                format!(
+                    "{n} contacts, but G has {} rows and g {} entries",
+                    delassus.dim(),
+                    free_velocity.len()
+                ),
+            ));
+        }
+        if let Some(i) = free_velocity.iter().position(|x| !x.is_finite()) {
+            return Err(Error::invalid(
+                format!("free contact velocity entry {i}"),
+                "not finite",
+            ));
+        }
         if let Some(w) = warm_start {
             if w.len() != m {
                 return Err(Error::invalid(
@@ -310,10 +303,25 @@ impl AdmmSolver {
         }
         self.resize(m);
         self.factorizations = 0;
+        let g = free_velocity;
+        let finish = |this: &mut AdmmSolver,
+                      delassus: &mut dyn FnMut(&[f64], &mut [f64]),
+                      iterations: usize| {
+            let lambda = DVec::from_column_slice(&this.y);
+            let mut sigma = DVec::zeros(m);
+            delassus(lambda.as_slice(), sigma.as_mut_slice());
+            let residuals = cone_residuals(cones, lambda.as_slice(), sigma.as_slice());
+            NcpSolution {
+                converged: residuals.max() <= settings.tolerance,
+                lambda,
+                sigma,
+                residuals,
+                iterations,
+            }
+        };
         if n == 0 {
-            return Ok(problem.solution(DVec::zeros(0), 0, settings.tolerance));
+            return Ok(finish(self, &mut |_, _| {}, 0));
         }
-        let cones = problem.cones();
 
         // Initial iterate: y = Π_K(warm start), z = Π_K*(σ + Γ(σ)) at σ = G y + g.
         match warm_start {
@@ -324,18 +332,18 @@ impl AdmmSolver {
             let y = cone.project(&block(&self.x, i));
             self.y[3 * i..3 * i + 3].copy_from_slice(y.as_slice());
         }
-        problem.velocity(&self.y, &mut self.sigma);
+        delassus.velocity(g, &self.y, &mut self.sigma);
         for (i, cone) in cones.iter().enumerate() {
             let z = cone.project_dual(&cone.corrected(&block(&self.sigma, i)));
             self.z[3 * i..3 * i + 3].copy_from_slice(z.as_slice());
         }
-        if problem.residuals(&self.y, &self.sigma).max() <= settings.tolerance {
-            return Ok(problem.solution(DVec::from_column_slice(&self.y), 0, settings.tolerance));
+        if cone_residuals(cones, &self.y, &self.sigma).max() <= settings.tolerance {
+            return Ok(finish(self, &mut |x, out| delassus.velocity(g, x, out), 0));
         }
 
         // Penalty from the spectrum of G.
         let mut l = largest_eigenvalue(
-            problem,
+            delassus,
             settings.power_iterations,
             &mut self.rhs,
             &mut self.x_prev,
@@ -352,7 +360,8 @@ impl AdmmSolver {
         let rho_range = (rho * 1e-8, rho * 1e8);
         let increment = cond.powf(settings.rho_power_factor);
         let tau = settings.tau;
-        self.factorize(problem, mu_prox + tau * rho)?;
+        self.factorizations += 1;
+        delassus.factorize_shifted(mu_prox + tau * rho)?;
         self.x.copy_from_slice(&self.y);
         self.anderson.reset(settings.anderson_memory, 2 * m);
 
@@ -369,19 +378,10 @@ impl AdmmSolver {
                 let s = cone.de_saxce(&z);
                 for k in 0..3 {
                     let j = 3 * i + k;
-                    self.rhs[j] = -problem.free_velocity()[j] - s[k]
-                        + tr * self.y[j]
-                        + mu_prox * self.x[j]
-                        + z[k];
+                    self.rhs[j] = -g[j] - s[k] + tr * self.y[j] + mu_prox * self.x[j] + z[k];
                 }
             }
-            solve_in_place_with_conj(
-                MatRef::from_column_major_slice(&self.factor, m, m),
-                Conj::No,
-                MatMut::from_column_major_slice_mut(&mut self.rhs, m, 1),
-                Par::Seq,
-                MemStack::new(&mut []),
-            );
+            delassus.solve_shifted(&mut self.rhs);
             self.x.copy_from_slice(&self.rhs);
             // y-update (cone projection) and z-update (multiplier).
             for (i, cone) in cones.iter().enumerate() {
@@ -414,8 +414,8 @@ impl AdmmSolver {
                 || iterations % settings.check_period.max(1) == 0
                 || iterations == settings.max_iterations
             {
-                problem.velocity(&self.y, &mut self.sigma);
-                if problem.residuals(&self.y, &self.sigma).max() <= target {
+                delassus.velocity(g, &self.y, &mut self.sigma);
+                if cone_residuals(cones, &self.y, &self.sigma).max() <= target {
                     break;
                 }
             }
@@ -452,13 +452,14 @@ impl AdmmSolver {
             if new_rho != rho {
                 rho = new_rho;
                 self.anderson.clear_memory();
-                self.factorize(problem, mu_prox + tau * rho)?;
+                self.factorizations += 1;
+                delassus.factorize_shifted(mu_prox + tau * rho)?;
             }
         }
-        Ok(problem.solution(
-            DVec::from_column_slice(&self.y),
+        Ok(finish(
+            self,
+            &mut |x, out| delassus.velocity(g, x, out),
             iterations,
-            settings.tolerance,
         ))
     }
 }

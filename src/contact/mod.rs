@@ -5,7 +5,8 @@
 //! triangle meshes and the refitted node broad phase through parry3d-f64, converted to and
 //! from glam at this module's boundary only), of a body against its own surface and of two
 //! bodies against each other's surfaces (a refitted tree of surface triangles), the Delassus
-//! matrix assembled with the step's factorisation (docs/step.md, paper 004 §II-B), and the
+//! matrix assembled with the step's factorisation (docs/step.md, paper 004 §II-B) or applied
+//! through it without being formed (`FactoredDelassus`, the Woodbury identity), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
 //! derivatives of detection (obstacles, surface triangles and edges crossing), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
 //! contact manifolds with each other and with the obstacles (parry3d-f64), for the rigid bodies
@@ -22,8 +23,10 @@ mod contact_points;
 mod convex_shape;
 mod cuboid;
 mod delassus;
+mod delassus_operator;
 mod detection;
 mod edge_edge;
+mod factored_delassus;
 mod geometry_derivative;
 mod manifold_derivative;
 mod mesh_obstacle;
@@ -50,12 +53,14 @@ pub use delassus::{
     ContactJacobian, DelassusWorkspace, PenetrationCorrection, assemble_delassus,
     free_contact_velocity,
 };
+pub use delassus_operator::{DelassusOperator, DenseDelassus, DenseShiftedFactor};
 pub use detection::{
     NodeContact, Obstacle, Proximity, contact_frame, detect_nodes, push_node_contacts,
 };
 pub use edge_edge::{
     EdgeCrossing, EdgeCrossingDerivative, PARALLEL_SINE, angle_between, edge_crossing, within_arc,
 };
+pub use factored_delassus::{FactoredDelassus, FactoredDelassusWorkspace};
 pub use geometry_derivative::contact_frame_derivative;
 pub use manifold_derivative::{
     ContactGeometryJacobian, Counterpart, GEOMETRY_STEP, contact_geometry_jacobian,

@@ -188,17 +188,7 @@ impl ContactProblem {
     /// The residual measures of the pair (λ, σ) (see [`Residuals`]); σ is taken as given,
     /// so pass σ = G λ + g. Panics on wrong lengths.
     pub fn residuals(&self, lambda: &[f64], sigma: &[f64]) -> Residuals {
-        let m = 3 * self.contact_count();
-        assert!(lambda.len() == m && sigma.len() == m, "residuals: lengths");
-        let mut r = Residuals::default();
-        for (i, cone) in self.cones.iter().enumerate() {
-            let l = block(lambda, i);
-            let s = cone.corrected(&block(sigma, i));
-            r.primal = r.primal.max(cone.distance(&l));
-            r.dual = r.dual.max(cone.distance_dual(&s));
-            r.complementarity = r.complementarity.max(l.dot(&s).abs());
-        }
-        r
+        cone_residuals(&self.cones, lambda, sigma)
     }
 
     /// An [`NcpSolution`] for λ: computes σ = G λ + g and the residuals.
@@ -214,6 +204,22 @@ impl ContactProblem {
             iterations,
         }
     }
+}
+
+/// The residual measures of (λ, σ) for contacts with the given `cones` (see [`Residuals`]);
+/// σ is taken as given (σ = G λ + g). Panics on wrong lengths.
+pub(crate) fn cone_residuals(cones: &[FrictionCone], lambda: &[f64], sigma: &[f64]) -> Residuals {
+    let m = 3 * cones.len();
+    assert!(lambda.len() == m && sigma.len() == m, "residuals: lengths");
+    let mut r = Residuals::default();
+    for (i, cone) in cones.iter().enumerate() {
+        let l = block(lambda, i);
+        let s = cone.corrected(&block(sigma, i));
+        r.primal = r.primal.max(cone.distance(&l));
+        r.dual = r.dual.max(cone.distance_dual(&s));
+        r.complementarity = r.complementarity.max(l.dot(&s).abs());
+    }
+    r
 }
 
 /// Checks that `delassus` is 3n×3n and `free_velocity` 3n long, every entry finite; returns

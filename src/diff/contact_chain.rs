@@ -143,7 +143,7 @@ pub(crate) fn ncp_derivative(
         }
     }
     NcpDerivative::new(
-        ncp.delassus(),
+        ncp.assembled_delassus()?,
         ncp.friction(),
         ncp.lambda(),
         ncp.sigma(),
@@ -167,6 +167,8 @@ impl ContactRecord {
         rigid: (&RigidWorkspace, Option<&RigidRecord>),
         boundary: BoundaryGradient,
     ) -> Result<Option<ContactRecord>> {
+        // The derivative reuses G and the columns A_b⁻¹ H_bᵀ of its assembly.
+        ncp.assembled_delassus()?;
         let x = start.x;
         let h = scene.simulation.dt;
         let members = ncp.members();

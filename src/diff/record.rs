@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor};
 use crate::material::MaterialPoint;
 use crate::math::Vec3;
-use crate::scene::{Scene, State, StepReport, Stepper};
+use crate::scene::{DelassusKind, Scene, State, StepReport, Stepper};
 
 use super::contact_chain::{ContactRecord, SoftStart};
 use super::rigid_record::RigidRecord;
@@ -118,6 +118,13 @@ pub fn check_differentiable(scene: &Scene) -> Result<()> {
                 law.no_exact_tangent(),
             ));
         }
+    }
+    if scene.contact.settings.delassus == DelassusKind::Factored && !scene.bodies.is_empty() {
+        return Err(Error::invalid(
+            "contact.delassus",
+            "is \"factored\": the step's derivatives need the assembled Delassus matrix \
+             (delassus = \"assembled\", the default)",
+        ));
     }
     if scene.simulation.newton_iterations != 1 {
         return Err(Error::invalid(

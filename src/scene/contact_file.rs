@@ -60,6 +60,14 @@ pub struct ContactSection {
     /// (non-unique forces) are solved without it whatever this says. Default true.
     #[serde(default = "default_true")]
     pub acceleration: bool,
+    /// How the ADMM solver holds each NCP's Delassus matrix G (docs/scene-file.md):
+    /// `"assembled"` (default) forms it; `"factored"` never forms it for an NCP of one soft
+    /// body against obstacles or fixed rigid shapes, applying it through the body's factor of
+    /// A instead (`contact::FactoredDelassus`): the same solution, several times faster from a
+    /// few hundred contacts on, but no step derivatives (they need G). Other NCPs are
+    /// assembled whatever this says. Needs `solver = "admm"`.
+    #[serde(default)]
+    pub delassus: DelassusKind,
 }
 
 fn default_true() -> bool {
@@ -78,6 +86,7 @@ impl Default for ContactSection {
             ignore: Vec::new(),
             screen: true,
             acceleration: true,
+            delassus: DelassusKind::default(),
         }
     }
 }
@@ -101,6 +110,19 @@ pub enum ContactSolverKind {
     Admm,
     /// Projected Gauss–Seidel (`PgsSolver`).
     Pgs,
+}
+
+/// How an NCP's Delassus matrix reaches the solver (`[contact] delassus`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DelassusKind {
+    /// Formed as a dense matrix, `G = h H A⁻¹ Hᵀ` by one multi-right-hand-side solve
+    /// (`contact::assemble_delassus`).
+    #[default]
+    Assembled,
+    /// Never formed where it can be avoided: products through the factor of A, shifted
+    /// solves by the Woodbury identity (`contact::FactoredDelassus`).
+    Factored,
 }
 
 /// Kind of an `[[obstacle]]`.
@@ -199,6 +221,12 @@ impl ContactSection {
             return Err(Error::invalid(
                 "contact.max_iterations",
                 "must be at least 1",
+            ));
+        }
+        if self.delassus == DelassusKind::Factored && self.solver != ContactSolverKind::Admm {
+            return Err(Error::invalid(
+                "contact.delassus",
+                "\"factored\" needs solver = \"admm\" (PGS reads the entries of G)",
             ));
         }
         Ok(())

@@ -25,14 +25,14 @@
 use faer::dyn_stack::MemStack;
 
 use crate::contact::{
-    AdmmSettings, AdmmSolver, BodyContact, ContactMode, ContactProblem, FrictionCone,
-    PenetrationCorrection, PgsSettings, PgsSolver, assemble_delassus, classify,
+    AdmmSettings, AdmmSolver, BodyContact, ContactMode, ContactProblem, FactoredDelassus,
+    FrictionCone, PenetrationCorrection, PgsSettings, PgsSolver, assemble_delassus, classify,
     free_contact_velocity, push_body_contact, push_node_contacts, push_self_contacts,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::math::{DMat, DVec, Vec3};
 
-use super::contact_file::ContactSolverKind;
+use super::contact_file::{ContactSolverKind, DelassusKind};
 use super::contact_stage::{ContactBody, ContactOutcome, SceneContact, mode_tolerance};
 use super::rigid_detection::{RigidContact, RigidRow, RowKey};
 use super::rigid_model::RigidScene;
@@ -87,6 +87,8 @@ pub struct GroupNcp {
     friction: Vec<f64>,
     friction_obstacle: Vec<Option<usize>>,
     bilateral: Vec<bool>,
+    /// Whether G was formed (`[contact] delassus`); the step's derivatives need it.
+    assembled: bool,
 }
 
 impl GroupNcp {
@@ -95,9 +97,29 @@ impl GroupNcp {
         &self.members
     }
 
-    /// G = Σ_b P_b h H_b A_b⁻¹ H_bᵀ P_bᵀ ((m/s)/N).
+    /// G = Σ_b P_b h H_b A_b⁻¹ H_bᵀ P_bᵀ ((m/s)/N); empty (0×0) when it was not assembled
+    /// (see [`Self::is_assembled`]).
     pub fn delassus(&self) -> &DMat {
         &self.delassus
+    }
+
+    /// Whether [`Self::delassus`] holds G: false when the NCP was solved through the body's
+    /// factor (`[contact] delassus = "factored"`), which the step's derivatives cannot use.
+    pub fn is_assembled(&self) -> bool {
+        self.assembled
+    }
+
+    /// G, or the error a derivative of this NCP reports when it was not assembled.
+    pub fn assembled_delassus(&self) -> Result<&DMat> {
+        if self.assembled {
+            Ok(&self.delassus)
+        } else {
+            Err(Error::invalid(
+                "contact.delassus",
+                "\"factored\" keeps no Delassus matrix for the step's derivatives: \
+                 use \"assembled\" (the default) for sensitivities, gradients, calibrate and control",
+            ))
+        }
     }
 
     /// λ (N, 3 per contact).
@@ -332,11 +354,22 @@ pub fn solve_group(
     ws.solved_count += 1;
     ncp.members.clear();
     ncp.members.extend_from_slice(members);
-    // G, g and the start velocity H v (for the correction), body by body.
-    if ncp.delassus.nrows() != 3 * k {
-        ncp.delassus = DMat::zeros(3 * k, 3 * k);
-    } else {
-        ncp.delassus.fill(0.0);
+    // G, g and the start velocity H v (for the correction), body by body. G is not formed
+    // (`[contact] delassus = "factored"`) for one soft body whose rows all lie within its
+    // elements and touch no moving rigid body.
+    let mut factored = settings.delassus == DelassusKind::Factored
+        && members.len() == 1
+        && ws.rigid_rows.is_empty()
+        && own_rigid.is_empty();
+    let size_delassus = |g: &mut DMat| {
+        if g.nrows() != 3 * k {
+            *g = DMat::zeros(3 * k, 3 * k);
+        } else {
+            g.fill(0.0);
+        }
+    };
+    if !factored {
+        size_delassus(&mut ncp.delassus);
     }
     ws.g.clear();
     ws.g.resize(3 * k, 0.0);
@@ -354,21 +387,29 @@ pub fn solve_group(
             let (points, len) = r.soft_weights();
             w.jacobian.push_point_contact(&r.frame, &points[..len])?;
         }
-        assemble_delassus(
-            h,
-            &w.jacobian,
-            body.dofs,
-            body.factor,
-            &mut w.delassus_ws,
-            &mut w.delassus,
-        )?;
+        if factored && w.factored.prepare(h, &w.jacobian, body.pattern).is_err() {
+            // A row reads two nodes no element shares (the operator would need a new
+            // pattern): this NCP is assembled.
+            factored = false;
+            size_delassus(&mut ncp.delassus);
+        }
         let rows = &w.rows;
-        for (i, &gi) in rows.iter().enumerate() {
-            for (j, &gj) in rows.iter().enumerate() {
-                for p in 0..3 {
-                    for q in 0..3 {
-                        ncp.delassus[(3 * gi + p, 3 * gj + q)] +=
-                            w.delassus[(3 * i + p, 3 * j + q)];
+        if !factored {
+            assemble_delassus(
+                h,
+                &w.jacobian,
+                body.dofs,
+                body.factor,
+                &mut w.delassus_ws,
+                &mut w.delassus,
+            )?;
+            for (i, &gi) in rows.iter().enumerate() {
+                for (j, &gj) in rows.iter().enumerate() {
+                    for p in 0..3 {
+                        for q in 0..3 {
+                            ncp.delassus[(3 * gi + p, 3 * gj + q)] +=
+                                w.delassus[(3 * i + p, 3 * j + q)];
+                        }
                     }
                 }
             }
@@ -379,7 +420,7 @@ pub fn solve_group(
         w.jacobian.apply(&body.state.velocities, &mut ws.local);
         scatter(rows, &ws.local, &mut ws.start_velocity);
     }
-    if let Some(rp) = rigid.as_mut() {
+    if let Some(rp) = rigid.as_mut().filter(|_| !factored) {
         rp.ws.assemble(
             rp.scene,
             rp.states,
@@ -391,7 +432,9 @@ pub fn solve_group(
     }
     // Exactly symmetric (the products' round-off averaged out), so the problem need not
     // check it.
-    symmetrise(&mut ncp.delassus);
+    if !factored {
+        symmetrise(&mut ncp.delassus);
+    }
     let correction = PenetrationCorrection::default();
     correction.apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
     let mut cones = ws
@@ -406,46 +449,58 @@ pub fn solve_group(
         }
     }
     let bilateral: Vec<bool> = cones.iter().map(FrictionCone::is_bilateral).collect();
-    let problem = ContactProblem::with_symmetric_cones(
-        std::mem::replace(&mut ncp.delassus, DMat::zeros(0, 0)),
-        DVec::from_column_slice(&ws.g),
-        cones,
-    )?;
     let warm = ws
         .previous
         .iter()
         .find(|(keys, _)| *keys == ws.keys)
         .map(|(_, lambda)| lambda.as_slice());
-    let solution = match settings.solver {
-        ContactSolverKind::Admm => {
-            // Rows between rigid bodies alone (a box on four corners: 12 rows over 6 degrees of
-            // freedom) leave λ non-unique. Plain ADMM's proximal iterates then settle on a
-            // solution that moves smoothly with the data, which the derivatives rely on;
-            // Anderson extrapolation lands on another one from solve to solve. Such groups are
-            // solved without it; rows with a soft part carry its compliance.
-            let rigid_only_rows = ws.keys.iter().any(|k| matches!(k, ContactKey::Rigid(_)));
-            let defaults = AdmmSettings::default();
-            ws.admm.settings = AdmmSettings {
-                tolerance: settings.tolerance,
-                max_iterations: settings.max_iterations,
-                anderson_memory: if rigid_only_rows || !settings.acceleration {
-                    0
-                } else {
-                    defaults.anderson_memory
-                },
-                ..defaults
-            };
-            ws.admm.solve(&problem, warm)?
-        }
-        ContactSolverKind::Pgs => {
-            ws.pgs.settings = PgsSettings {
-                tolerance: settings.tolerance,
-                max_iterations: settings.max_iterations,
-            };
-            ws.pgs.solve(&problem, warm)?
-        }
+    // Rows between rigid bodies alone (a box on four corners: 12 rows over 6 degrees of
+    // freedom) leave λ non-unique. Plain ADMM's proximal iterates then settle on a solution
+    // that moves smoothly with the data, which the derivatives rely on; Anderson extrapolation
+    // lands on another one from solve to solve. Such groups are solved without it; rows with
+    // a soft part carry its compliance.
+    let rigid_only_rows = ws.keys.iter().any(|k| matches!(k, ContactKey::Rigid(_)));
+    let defaults = AdmmSettings::default();
+    ws.admm.settings = AdmmSettings {
+        tolerance: settings.tolerance,
+        max_iterations: settings.max_iterations,
+        anderson_memory: if rigid_only_rows || !settings.acceleration {
+            0
+        } else {
+            defaults.anderson_memory
+        },
+        ..defaults
     };
-    ncp.delassus = problem.into_delassus();
+    ncp.assembled = !factored;
+    let solution = if factored {
+        let body = &mut bodies[members[0]];
+        let mut delassus = FactoredDelassus::new(
+            body.pattern,
+            body.a_values,
+            body.factor,
+            &mut body.workspace.factored,
+        )?;
+        ncp.delassus = DMat::zeros(0, 0);
+        ws.admm.solve_with(&mut delassus, &ws.g, &cones, warm)?
+    } else {
+        let problem = ContactProblem::with_symmetric_cones(
+            std::mem::replace(&mut ncp.delassus, DMat::zeros(0, 0)),
+            DVec::from_column_slice(&ws.g),
+            cones,
+        )?;
+        let solution = match settings.solver {
+            ContactSolverKind::Admm => ws.admm.solve(&problem, warm)?,
+            ContactSolverKind::Pgs => {
+                ws.pgs.settings = PgsSettings {
+                    tolerance: settings.tolerance,
+                    max_iterations: settings.max_iterations,
+                };
+                ws.pgs.solve(&problem, warm)?
+            }
+        };
+        ncp.delassus = problem.into_delassus();
+        solution
+    };
     let lambda = solution.lambda.as_slice();
     ncp.lambda.clear();
     ncp.lambda.extend_from_slice(lambda);

@@ -45,13 +45,13 @@ use std::path::Path;
 use faer::dyn_stack::MemBuffer;
 
 use crate::contact::{
-    BodyContact, BodySurface, ContactJacobian, ContactPoints, DelassusWorkspace, ModeTolerance,
-    NodeBroadPhase, NodeContact, Obstacle, SelfContact, SurfaceTree, detect_body_contacts,
-    detect_self_contacts,
+    BodyContact, BodySurface, ContactJacobian, ContactPoints, DelassusWorkspace,
+    FactoredDelassusWorkspace, ModeTolerance, NodeBroadPhase, NodeContact, Obstacle, SelfContact,
+    SurfaceTree, detect_body_contacts, detect_self_contacts,
 };
 use crate::error::Result;
 use crate::fem::SoftBody;
-use crate::linalg::{DofMap, NumericFactor};
+use crate::linalg::{DofMap, NumericFactor, SymmetricPattern};
 use crate::math::{DMat, Vec3};
 
 use super::contact_file::{ContactSection, ObstacleSection};
@@ -187,6 +187,8 @@ pub struct ContactWorkspace {
     pub(super) rows: Vec<usize>,
     pub(super) jacobian: ContactJacobian,
     pub(super) delassus_ws: DelassusWorkspace,
+    /// The rows of its NCP when G is not assembled (`[contact] delassus = "factored"`).
+    pub(super) factored: FactoredDelassusWorkspace,
     /// The body's term h H_b A_b⁻¹ H_bᵀ of its NCP's G (assembly buffer).
     pub(super) delassus: DMat,
     pub(super) lambda: Vec<f64>,
@@ -239,6 +241,7 @@ impl ContactWorkspace {
             rows: Vec::new(),
             jacobian: ContactJacobian::new(body.node_count()),
             delassus_ws: DelassusWorkspace::default(),
+            factored: FactoredDelassusWorkspace::default(),
             delassus: DMat::zeros(0, 0),
             lambda: Vec::new(),
             v_nodes: vec![Vec3::zeros(); body.node_count()],
@@ -323,6 +326,10 @@ pub fn mode_tolerance(tolerance: f64) -> ModeTolerance {
 pub struct ContactBody<'a> {
     /// Its free DOFs.
     pub dofs: &'a DofMap,
+    /// The structure of its reduced A (over those DOFs).
+    pub pattern: &'a SymmetricPattern,
+    /// The step's A on that pattern (lower triangle, kg).
+    pub a_values: &'a [f64],
     /// The step's factorisation of its A over those DOFs.
     pub factor: &'a NumericFactor,
     /// Its state at the start of the step (xₙ, vₙ).

@@ -46,7 +46,8 @@ pub use actuator_tangent::{
 };
 pub use attachment_file::AttachmentSection;
 pub use contact_file::{
-    ContactSection, ContactSolverKind, ObstacleKind, ObstacleSection, axis_angle_matrix,
+    ContactSection, ContactSolverKind, DelassusKind, ObstacleKind, ObstacleSection,
+    axis_angle_matrix,
 };
 pub use contact_group::GroupNcp;
 pub use contact_stage::{

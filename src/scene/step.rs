@@ -396,6 +396,8 @@ impl Stepper {
             .zip(&state.bodies)
             .map(|((body, ws), bs)| ContactBody {
                 dofs: body.pattern().dofs(),
+                pattern: body.pattern(),
+                a_values: &ws.a,
                 factor: &ws.factor,
                 state: bs,
                 velocity: &mut ws.vp_red,

@@ -20,9 +20,13 @@ use diffsoro::mesh::box_mesh;
 /// Time step (s).
 pub const H: f64 = 0.01;
 
-/// The slab, the factor of its A, and the Jacobian of its first `n` bottom nodes.
+/// The slab, its A (lower-triangle values on the body's pattern) and their factor, and the
+/// Jacobian of its first `n` bottom nodes.
 pub struct SlabContacts {
     pub body: SoftBody,
+    /// Read by `benches/contact.rs` and `tests/factored_delassus.rs`, not by every includer.
+    #[allow(dead_code)]
+    pub a_values: Vec<f64>,
     pub factor: NumericFactor,
     pub jacobian: ContactJacobian,
 }
@@ -64,6 +68,7 @@ impl SlabContacts {
         }
         SlabContacts {
             body,
+            a_values: a,
             factor,
             jacobian,
         }

@@ -1,0 +1,166 @@
+//! The Delassus matrix `G` ((m/s)/N, 3n×3n, symmetric positive semi-definite) as the ADMM
+//! solver sees it: a product `G x` and a shifted solve `(G + c I)⁻¹ r` (docs/step.md).
+//!
+//! Two implementations: [`DenseDelassus`], the assembled matrix with a dense LLᵀ factor of
+//! `G + c I` (what every solver can use, cheap for tens of contacts), and
+//! [`super::FactoredDelassus`], one soft body's `G = h H A⁻¹ Hᵀ` never formed, applied through
+//! the sparse factor of `A` and shift-solved by the Woodbury identity (for hundreds and
+//! thousands of contacts).
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{
+    LltRegularization, cholesky_in_place, cholesky_in_place_scratch,
+};
+use faer::linalg::cholesky::llt::solve::solve_in_place_with_conj;
+use faer::{Conj, MatMut, MatRef, Par, Spec};
+
+use crate::error::{Error, Result};
+use crate::math::DMat;
+
+/// What an NCP solver needs of the Delassus matrix `G` of a contact problem.
+pub trait DelassusOperator {
+    /// Number of rows of `G` (3 per contact).
+    fn dim(&self) -> usize;
+
+    /// `out = G x` ((m/s) from N). Panics on wrong lengths.
+    fn apply(&mut self, x: &[f64], out: &mut [f64]);
+
+    /// `sigma = G x + g` (m/s), the contact velocity of forces `x`. Panics on wrong lengths.
+    fn velocity(&mut self, g: &[f64], x: &[f64], sigma: &mut [f64]) {
+        self.apply(x, sigma);
+        for (s, gi) in sigma.iter_mut().zip(g) {
+            *s += gi;
+        }
+    }
+
+    /// Prepares [`solve_shifted`](Self::solve_shifted) for `G + shift·I` (`shift > 0`,
+    /// (m/s)/N). Errors when the shifted matrix cannot be factorised (`G` not positive
+    /// semi-definite).
+    fn factorize_shifted(&mut self, shift: f64) -> Result<()>;
+
+    /// `rhs ← (G + shift·I)⁻¹ rhs` for the shift of the last
+    /// [`factorize_shifted`](Self::factorize_shifted). Panics if none succeeded.
+    fn solve_shifted(&mut self, rhs: &mut [f64]);
+}
+
+/// The dense LLᵀ factor of `G + c I` and its workspace, kept by a solver between problems
+/// (sized on first use, reused while the problem size does not change).
+#[derive(Default)]
+pub struct DenseShiftedFactor {
+    /// Column-major factor (lower triangle used).
+    factor: Vec<f64>,
+    stack: Option<MemBuffer>,
+    dim: usize,
+    factorized: bool,
+}
+
+impl std::fmt::Debug for DenseShiftedFactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DenseShiftedFactor")
+            .field("dim", &self.dim)
+            .finish()
+    }
+}
+
+/// An assembled Delassus matrix with the buffers of its shifted factor.
+pub struct DenseDelassus<'a> {
+    g: &'a DMat,
+    shifted: &'a mut DenseShiftedFactor,
+}
+
+impl<'a> DenseDelassus<'a> {
+    /// `G` (square, column-major `DMat`) with `shifted` as the factor's storage.
+    pub fn new(g: &'a DMat, shifted: &'a mut DenseShiftedFactor) -> DenseDelassus<'a> {
+        assert_eq!(g.nrows(), g.ncols(), "DenseDelassus: G must be square");
+        let m = g.nrows();
+        if shifted.dim != m || shifted.stack.is_none() {
+            shifted.factor.resize(m * m, 0.0);
+            shifted.stack = Some(MemBuffer::new(cholesky_in_place_scratch::<f64>(
+                m,
+                Par::Seq,
+                Spec::default(),
+            )));
+            shifted.dim = m;
+        }
+        shifted.factorized = false;
+        DenseDelassus { g, shifted }
+    }
+}
+
+impl DenseDelassus<'_> {
+    /// `out += G x`, skipping the zero entries of `x` (most forces of a problem with many
+    /// open contacts).
+    fn accumulate(&self, x: &[f64], out: &mut [f64]) {
+        let m = self.g.nrows();
+        assert!(x.len() == m && out.len() == m, "DenseDelassus: lengths");
+        // Column-major G: out += Σ_j G[:, j] x_j.
+        let g = self.g.as_slice();
+        for (j, &xj) in x.iter().enumerate() {
+            if xj != 0.0 {
+                for (o, gij) in out.iter_mut().zip(&g[j * m..(j + 1) * m]) {
+                    *o += gij * xj;
+                }
+            }
+        }
+    }
+}
+
+impl DelassusOperator for DenseDelassus<'_> {
+    fn dim(&self) -> usize {
+        self.g.nrows()
+    }
+
+    fn apply(&mut self, x: &[f64], out: &mut [f64]) {
+        out.fill(0.0);
+        self.accumulate(x, out);
+    }
+
+    fn velocity(&mut self, g: &[f64], x: &[f64], sigma: &mut [f64]) {
+        sigma.copy_from_slice(g);
+        self.accumulate(x, sigma);
+    }
+
+    fn factorize_shifted(&mut self, shift: f64) -> Result<()> {
+        let m = self.dim();
+        let s = &mut *self.shifted;
+        s.factorized = false;
+        s.factor.copy_from_slice(self.g.as_slice());
+        for i in 0..m {
+            s.factor[i * m + i] += shift;
+        }
+        let stack = MemStack::new(s.stack.as_mut().expect("sized by new"));
+        cholesky_in_place(
+            MatMut::from_column_major_slice_mut(&mut s.factor, m, m),
+            LltRegularization::default(),
+            Par::Seq,
+            stack,
+            Spec::default(),
+        )
+        .map_err(|e| {
+            Error::invalid(
+                "Delassus matrix",
+                format!(
+                    "G + {shift:e}·I cannot be factorised ({e:?}): G is not positive semi-definite"
+                ),
+            )
+        })?;
+        s.factorized = true;
+        Ok(())
+    }
+
+    fn solve_shifted(&mut self, rhs: &mut [f64]) {
+        let m = self.dim();
+        assert!(
+            self.shifted.factorized,
+            "solve_shifted: no valid factorisation"
+        );
+        assert_eq!(rhs.len(), m, "DenseDelassus::solve_shifted: length");
+        solve_in_place_with_conj(
+            MatRef::from_column_major_slice(&self.shifted.factor, m, m),
+            Conj::No,
+            MatMut::from_column_major_slice_mut(rhs, m, 1),
+            Par::Seq,
+            MemStack::new(&mut []),
+        );
+    }
+}

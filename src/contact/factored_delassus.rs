@@ -1,0 +1,273 @@
+//! One soft body's Delassus operator `G = h H A⁻¹ Hᵀ` ((m/s)/N) never assembled: products go
+//! through the step's sparse factor of `A = M + hD + h²K`, and the shifted solves ADMM needs
+//! through the Woodbury identity
+//!
+//! ```text
+//! (G + c I)⁻¹ = (1/c) · (I − h H (c A + h HᵀH)⁻¹ Hᵀ)
+//! ```
+//!
+//! (`c > 0`), one sparse numeric factorisation of `c A + h HᵀH` per shift on `A`'s own symbolic
+//! analysis. That holds when every row of `H` reads DOFs that `A` already couples (a node, or
+//! the three nodes of a surface triangle, which share a tetrahedron): contacts against
+//! obstacles and rigid shapes. [`FactoredDelassus::new`] checks it and refuses rows that
+//! couple two distant nodes (self-contact, two bodies).
+//!
+//! Cost, for `n` contacts on a body with `N` free DOFs: a product or a shifted solve is one
+//! sparse forward/backward substitution (`O(nnz(L))`), against `O(n²)` for the dense `G`, and a
+//! shift change one sparse factorisation, against `O(n³)`; nothing of size `n²` is stored, and
+//! forming `G` (3n sparse solves) is skipped. Worth it from a few hundred contacts on
+//! (docs/speed.md).
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+
+use super::delassus::ContactJacobian;
+use super::delassus_operator::DelassusOperator;
+use crate::error::{Error, Result};
+use crate::linalg::{FactorKind, NumericFactor, SymmetricPattern};
+
+/// Buffers of [`FactoredDelassus`], kept between problems: the rows of `H` over the reduced
+/// DOFs and `h HᵀH` on `A`'s pattern ([`prepare`](Self::prepare)), the shifted factor
+/// (reallocated only when the symbolic analysis changes) and the solve workspace.
+#[derive(Default)]
+pub struct FactoredDelassusWorkspace {
+    /// Time step (s) of the prepared rows.
+    h: f64,
+    /// Reduced DOFs and stored values of the pattern the rows were prepared on.
+    n_reduced: usize,
+    nnz: usize,
+    shifted: Option<NumericFactor>,
+    /// `h HᵀH` (lower-triangle values on the pattern of `A`).
+    hth: Vec<f64>,
+    /// `c A + h HᵀH`.
+    values: Vec<f64>,
+    /// Row pointers and `(reduced DOF, coefficient)` entries of `H`.
+    row_ptr: Vec<usize>,
+    entries: Vec<(usize, f64)>,
+    reduced: Vec<f64>,
+    stack: Option<MemBuffer>,
+}
+
+impl std::fmt::Debug for FactoredDelassusWorkspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FactoredDelassusWorkspace")
+            .field("rows", &self.row_ptr.len().saturating_sub(1))
+            .finish()
+    }
+}
+
+impl FactoredDelassusWorkspace {
+    /// Takes in the contact Jacobian `jacobian` (3 rows per contact) of a body whose reduced
+    /// `A` has the structure `pattern`, for a step of `h` (s): `H` over the reduced DOFs and
+    /// `h HᵀH` on the pattern.
+    ///
+    /// Errors when `h` is not positive, when the Jacobian's node count does not match the
+    /// pattern, or when a row couples two DOFs that `A` does not (the error names the row;
+    /// such rows need the assembled `G`, `super::assemble_delassus`).
+    pub fn prepare(
+        &mut self,
+        h: f64,
+        jacobian: &ContactJacobian,
+        pattern: &SymmetricPattern,
+    ) -> Result<()> {
+        if !(h > 0.0) || !h.is_finite() {
+            return Err(Error::invalid("time step", format!("{h} must be positive")));
+        }
+        let dofs = pattern.dofs();
+        if 3 * jacobian.node_count() != dofs.n_full() {
+            return Err(Error::invalid(
+                "factored Delassus operator",
+                format!(
+                    "the Jacobian has {} nodes, the pattern {} DOFs",
+                    jacobian.node_count(),
+                    dofs.n_full()
+                ),
+            ));
+        }
+        // Marked unprepared until the checks below pass.
+        self.n_reduced = usize::MAX;
+        // The rows over the reduced DOFs (fixed DOFs drop out: they cannot move).
+        self.row_ptr.clear();
+        self.row_ptr.push(0);
+        self.entries.clear();
+        for i in 0..jacobian.row_count() {
+            for (node, c) in jacobian.row(i) {
+                for p in 0..3 {
+                    if let Some(r) = dofs.reduced_index(3 * node + p) {
+                        self.entries.push((r, c[p]));
+                    }
+                }
+            }
+            self.row_ptr.push(self.entries.len());
+        }
+        // h HᵀH on A's pattern: each row adds h cᵀc over its entries' pairs.
+        self.hth.clear();
+        self.hth.resize(pattern.nnz(), 0.0);
+        for i in 0..jacobian.row_count() {
+            let row = &self.entries[self.row_ptr[i]..self.row_ptr[i + 1]];
+            for a in 0..row.len() {
+                let (ra, ca) = row[a];
+                for (b, &(rb, cb)) in row.iter().enumerate().skip(a) {
+                    let k = pattern.value_index(ra, rb).ok_or_else(|| {
+                        Error::invalid(
+                            format!("contact row {i}"),
+                            format!(
+                                "couples DOFs {ra} and {rb}, which A does not couple: \
+                                 the factored Delassus operator needs rows within one element"
+                            ),
+                        )
+                    })?;
+                    // A pair of two entries stands for both (ra, rb) and (rb, ra): one stored
+                    // value off the diagonal, twice the diagonal when they share a DOF.
+                    let weight = if b != a && ra == rb { 2.0 } else { 1.0 };
+                    self.hth[k] += h * ca * cb * weight;
+                }
+            }
+        }
+        self.h = h;
+        self.n_reduced = dofs.n_reduced();
+        self.nnz = pattern.nnz();
+        Ok(())
+    }
+}
+
+/// `G = h H A⁻¹ Hᵀ` of one soft body, applied through the factor of `A` (see the module
+/// documentation). Borrowed for one contact problem.
+pub struct FactoredDelassus<'a> {
+    h: f64,
+    pattern: &'a SymmetricPattern,
+    a_values: &'a [f64],
+    factor: &'a NumericFactor,
+    work: &'a mut FactoredDelassusWorkspace,
+    shift: f64,
+}
+
+impl<'a> FactoredDelassus<'a> {
+    /// The operator of the rows `work` was [prepared](FactoredDelassusWorkspace::prepare)
+    /// with, on a body whose reduced `A` has lower-triangle values `a_values` on `pattern` and
+    /// is factorised in `factor`.
+    ///
+    /// Errors when `work` was not prepared on `pattern`, when `a_values` has the wrong
+    /// length, or when `factor` is not factorised on `pattern`'s analysis.
+    pub fn new(
+        pattern: &'a SymmetricPattern,
+        a_values: &'a [f64],
+        factor: &'a NumericFactor,
+        work: &'a mut FactoredDelassusWorkspace,
+    ) -> Result<FactoredDelassus<'a>> {
+        let n = pattern.dofs().n_reduced();
+        if work.n_reduced != n || work.nnz != pattern.nnz() || a_values.len() != pattern.nnz() {
+            return Err(Error::invalid(
+                "factored Delassus operator",
+                format!(
+                    "rows prepared on another pattern, or A has {} values for {} stored entries",
+                    a_values.len(),
+                    pattern.nnz()
+                ),
+            ));
+        }
+        if !factor.is_factorized() || factor.symbolic().n() != n {
+            return Err(Error::invalid(
+                "factored Delassus operator",
+                "the factor of A is not computed or does not match the pattern",
+            ));
+        }
+        let symbolic = factor.symbolic();
+        if !matches!(&work.shifted, Some(s) if std::sync::Arc::ptr_eq(s.symbolic(), symbolic)) {
+            work.shifted = Some(NumericFactor::new(symbolic.clone(), FactorKind::Llt));
+            work.stack = None;
+        }
+        if work.stack.is_none() {
+            work.stack = Some(MemBuffer::new(factor.solve_scratch(1)));
+        }
+        work.reduced.resize(n, 0.0);
+        work.values.resize(pattern.nnz(), 0.0);
+        Ok(FactoredDelassus {
+            h: work.h,
+            pattern,
+            a_values,
+            factor,
+            work,
+            shift: 0.0,
+        })
+    }
+
+    /// `reduced = Hᵀ x` over the reduced DOFs.
+    fn transpose_apply(work: &mut FactoredDelassusWorkspace, x: &[f64]) {
+        work.reduced.fill(0.0);
+        for (i, &xi) in x.iter().enumerate() {
+            if xi != 0.0 {
+                for &(r, c) in &work.entries[work.row_ptr[i]..work.row_ptr[i + 1]] {
+                    work.reduced[r] += c * xi;
+                }
+            }
+        }
+    }
+
+    /// `(H reduced)_i`.
+    fn row_dot(work: &FactoredDelassusWorkspace, i: usize) -> f64 {
+        work.entries[work.row_ptr[i]..work.row_ptr[i + 1]]
+            .iter()
+            .map(|&(r, c)| c * work.reduced[r])
+            .sum()
+    }
+}
+
+impl DelassusOperator for FactoredDelassus<'_> {
+    fn dim(&self) -> usize {
+        self.work.row_ptr.len() - 1
+    }
+
+    fn apply(&mut self, x: &[f64], out: &mut [f64]) {
+        let m = self.dim();
+        assert!(
+            x.len() == m && out.len() == m,
+            "FactoredDelassus::apply: lengths"
+        );
+        let work = &mut *self.work;
+        Self::transpose_apply(work, x);
+        let stack = MemStack::new(work.stack.as_mut().expect("sized by new"));
+        self.factor.solve_vec_in_place(&mut work.reduced, stack);
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.h * Self::row_dot(work, i);
+        }
+    }
+
+    fn factorize_shifted(&mut self, shift: f64) -> Result<()> {
+        if !(shift > 0.0) || !shift.is_finite() {
+            return Err(Error::invalid(
+                "Delassus shift",
+                format!("{shift:e} must be positive"),
+            ));
+        }
+        let work = &mut *self.work;
+        for ((v, a), b) in work.values.iter_mut().zip(self.a_values).zip(&work.hth) {
+            *v = shift * a + b;
+        }
+        let shifted = work.shifted.as_mut().expect("allocated by new");
+        shifted.factorize(self.pattern, &work.values).map_err(|e| {
+            Error::invalid(
+                "Delassus matrix",
+                format!(
+                    "{shift:e}·A + h HᵀH cannot be factorised ({e}): A is not positive definite"
+                ),
+            )
+        })?;
+        self.shift = shift;
+        Ok(())
+    }
+
+    fn solve_shifted(&mut self, rhs: &mut [f64]) {
+        let m = self.dim();
+        assert_eq!(rhs.len(), m, "FactoredDelassus::solve_shifted: length");
+        let work = &mut *self.work;
+        Self::transpose_apply(work, rhs);
+        let shifted = work.shifted.as_ref().expect("allocated by new");
+        let stack = MemStack::new(work.stack.as_mut().expect("sized by new"));
+        // Panics (as the trait says) if the last factorisation failed.
+        shifted.solve_vec_in_place(&mut work.reduced, stack);
+        let c = self.shift;
+        for (i, r) in rhs.iter_mut().enumerate() {
+            *r = (*r - self.h * Self::row_dot(work, i)) / c;
+        }
+    }
+}
