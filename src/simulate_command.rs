@@ -68,8 +68,7 @@ pub(crate) fn simulate(
     // In a mixed scene the rigid initial-state names (`velocity:cube[0]`, `q:arm`, …) seed
     // the rigid part of the mixed step derivatives' initial tangent, beside the soft names.
     let mut seeds: Vec<(String, diffsoro::diff::InputTangent)> = Vec::new();
-    // `--gradient-of` reads the rigid names from the reverse sweep's start cotangent instead.
-    let rigid_names = rigid_parameters.clone();
+    // `--gradient-of` reads every rigid name from the reverse sweep's start cotangent instead.
     if mixed && !rigid_parameters.is_empty() {
         let [q, v, _] = rigid_seeds(&scene, &rigid_parameters);
         for (c, p) in rigid_parameters.iter().enumerate() {
@@ -91,9 +90,11 @@ pub(crate) fn simulate(
                 },
             ));
         }
-        rigid_parameters.clear();
     }
-    let any_rigid = !(rigid_parameters.is_empty() && rigid_step_parameters.is_empty());
+    // Outside mixed scenes the rigid initial-state names are the rigid step Jacobian's first
+    // columns (in mixed ones they went into `seeds` above).
+    let rigid_initial: &[_] = if mixed { &[] } else { &rigid_parameters };
+    let any_rigid = !(rigid_initial.is_empty() && rigid_step_parameters.is_empty());
     if !parameters.is_empty() && any_rigid {
         return Err(diffsoro::Error::invalid(
             "--sensitivity",
@@ -102,7 +103,7 @@ pub(crate) fn simulate(
     }
     if statics
         && !(parameters.is_empty()
-            && rigid_parameters.is_empty()
+            && rigid_initial.is_empty()
             && rigid_step_parameters.is_empty()
             && seeds.is_empty())
     {
@@ -118,7 +119,7 @@ pub(crate) fn simulate(
             &scene,
             steps.unwrap_or(scene.simulation.steps),
             loss,
-            &rigid_names,
+            &rigid_parameters,
             if scene.bodies.is_empty() {
                 &rigid_step_parameters
             } else {
@@ -181,9 +182,9 @@ pub(crate) fn simulate(
             plain = Some(Stepper::new(&scene)?);
         } else if any_rigid {
             // The initial-state names' columns, then one per step parameter.
-            let (k0, np) = (rigid_parameters.len(), rigid_step_parameters.len());
+            let (k0, np) = (rigid_initial.len(), rigid_step_parameters.len());
             let widen = |m: DMat| m.resize_horizontally(k0 + np, 0.0);
-            let [q, v, tau] = rigid_seeds(&scene, &rigid_parameters).map(widen);
+            let [q, v, tau] = rigid_seeds(&scene, rigid_initial).map(widen);
             let mut directions = DMat::zeros(np, k0 + np);
             for j in 0..np {
                 directions[(j, k0 + j)] = 1.0;
@@ -294,7 +295,7 @@ pub(crate) fn simulate(
         }
         if let Some(stepper) = &rigid_sensitive {
             let t = stepper.sensitivity();
-            let rigid_names = rigid_parameters
+            let rigid_names = rigid_initial
                 .iter()
                 .map(|p| p.name.clone())
                 .chain(rigid_step_parameters.iter().map(|p| p.name(&scene)));
