@@ -73,7 +73,7 @@ fn assembly(c: &mut Criterion) {
 }
 
 /// One row of docs/speed.md's scaling table on stderr: the mesh, the fill of the factor, the
-/// medians of the free step's parts over 5 steps (`scene::FreeStageTimes`), and the process's
+/// medians of the free step's parts over `steps` steps (`scene::FreeStageTimes`), and the process's
 /// peak resident memory so far (`VmHWM`; the sizes run in increasing order, so it is this
 /// size's, plus the smaller ones' freed pages the allocator kept).
 fn scaling_row(
@@ -81,8 +81,9 @@ fn scaling_row(
     scene: &Scene,
     stepper: &mut Stepper,
     state: &mut diffsoro::scene::State,
+    steps: usize,
 ) {
-    let parts: Vec<diffsoro::scene::FreeStageTimes> = (0..5)
+    let parts: Vec<diffsoro::scene::FreeStageTimes> = (0..steps)
         .map(|_| stepper.step(scene, state).unwrap().times.free_parts)
         .collect();
     // The median of one part over the steps, ms.
@@ -119,7 +120,34 @@ fn scaling_row(
     );
 }
 
+/// The scaling table's 1M-tetrahedron row (80 × 40 × 52 cells, 998,400 tetrahedra), printed
+/// only when `DIFFSORO_SCALING_1M` is set: about 15 GB of factor and minutes per
+/// factorisation, so one step, cold, and no criterion timing.
+fn scaling_million() {
+    if std::env::var_os("DIFFSORO_SCALING_1M").is_none() {
+        return;
+    }
+    let scene = Scene::new(
+        SimulationSection {
+            dt: 0.01,
+            steps: 0,
+            gravity: [0.0, 0.0, -9.81],
+            newton_iterations: 1,
+        },
+        vec![body([80, 40, 52], Law::Corotational)],
+    );
+    let mut state = scene.initial_state();
+    let start = std::time::Instant::now();
+    let mut stepper = Stepper::new(&scene).unwrap();
+    eprintln!(
+        "scaling 1M: symbolic analysis {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    scaling_row("1M", &scene, &mut stepper, &mut state, 1);
+}
+
 fn step(c: &mut Criterion) {
+    scaling_million();
     let mut group = c.benchmark_group("step");
     group.sample_size(10);
     for (name, cells) in SIZES {
@@ -136,7 +164,7 @@ fn step(c: &mut Criterion) {
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();
         stepper.step(&scene, &mut state).unwrap();
-        scaling_row(name, &scene, &mut stepper, &mut state);
+        scaling_row(name, &scene, &mut stepper, &mut state, 5);
         group.bench_function(BenchmarkId::new("corotational", name), |bench| {
             bench.iter(|| stepper.step(&scene, &mut state).unwrap())
         });

@@ -203,25 +203,28 @@ impl HyperelasticPoint for CorotationalPoint {
     /// with d²R = U (W̃₂W̃₁ + Ỹ) Vᵀ, where Ỹ solves ỸΣ + ΣỸ = C̃,
     /// C̃ = −(W̃₁ dS̃₂ + dS̃₂ W̃₁) − (W̃₂ M₁ + M₁ᵀ W̃₂), dS̃₂ = M₂ − W̃₂Σ (the V-frame derivative of S),
     /// obtained by differentiating RᵀdR₁ S + S RᵀdR₁ = RᵀdF₁ − dF₁ᵀR in the direction dF₂.
+    ///
+    /// Everything is formed in the singular frames and rotated back once: with
+    /// Mₖ = Uᵀ dFₖ V, dRₖ = U W̃ₖ Vᵀ, R : dFₖ = tr Mₖ and dR₂ : dF₁ = W̃₂ : M₁, so
+    /// d²P = U (c (W̃₂W̃₁ + Ỹ) + λ (tr M₂ W̃₁ + tr M₁ W̃₂)) Vᵀ + λ (W̃₂ : M₁) R.
     fn tangent_derivative(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> Mat3 {
         let (u, v) = (&self.u, &self.v);
         let m1 = u.tr_mul(df1) * v;
         let m2 = u.tr_mul(df2) * v;
         let w1 = self.omega(&m1);
         let w2 = self.omega(&m2);
-        let ds2 = m2 - w2 * Mat3::from_diagonal(&self.sigma);
+        // W̃₂Σ: column j of W̃₂ scaled by σⱼ.
+        let mut w2_sigma = w2;
+        for j in 0..3 {
+            w2_sigma.column_mut(j).scale_mut(self.sigma[j]);
+        }
+        let ds2 = m2 - w2_sigma;
         let c_tilde = -(w1 * ds2 + ds2 * w1) - (w2 * m1 + m1.transpose() * w2);
         // C̃ is skew, so omega(C̃) = 2 Ỹ.
         let y = self.omega(&c_tilde) * 0.5;
-        let d2r = u * (w2 * w1 + y) * v.transpose();
-        let dr1 = u * w1 * v.transpose();
-        let dr2 = u * w2 * v.transpose();
         let c = lame.lambda * (self.sigma.sum() - 3.0) - 2.0 * lame.mu;
-        d2r * c
-            + (dr1 * frobenius(&self.r, df2)
-                + dr2 * frobenius(&self.r, df1)
-                + self.r * frobenius(&dr2, df1))
-                * lame.lambda
+        let frame = (w2 * w1 + y) * c + (w1 * m2.trace() + w2 * m1.trace()) * lame.lambda;
+        u * frame * v.transpose() + self.r * (lame.lambda * frobenius(&w2, &m1))
     }
 }
 
