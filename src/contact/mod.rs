@@ -66,9 +66,9 @@ pub use manifold_derivative::{
     ContactGeometryJacobian, Counterpart, GEOMETRY_STEP, contact_geometry_jacobian,
 };
 pub use mesh_obstacle::{MeshFeature, MeshObstacle, MeshPoint};
-pub use modes::{ContactMode, ModeTolerance, classify, classify_contact};
+pub use modes::{ContactMode, ModeTolerance, classify, classify_contact, classify_into};
 pub use ncp_derivative::{
-    BoundaryGradient, CotangentSide, NcpDerivative, RANK_TOLERANCE, ReducedStatus,
+    BoundaryGradient, CotangentSide, NcpDerivative, NcpSolveScratch, RANK_TOLERANCE, ReducedStatus,
 };
 pub use pair_separation::PairSeparation;
 pub use pgs::{PgsSettings, PgsSolver};

@@ -64,13 +64,28 @@ pub fn classify_contact(
 ///
 /// Panics if the lengths differ or are not a multiple of 3.
 pub fn classify(lambda: &[f64], sigma: &[f64], tol: ModeTolerance) -> Vec<ContactMode> {
+    let mut modes = Vec::new();
+    classify_into(lambda, sigma, tol, &mut modes);
+    modes
+}
+
+/// [`classify`] into `modes` (cleared first; its buffer reused).
+///
+/// Panics if the lengths differ or are not a multiple of 3.
+pub fn classify_into(
+    lambda: &[f64],
+    sigma: &[f64],
+    tol: ModeTolerance,
+    modes: &mut Vec<ContactMode>,
+) {
     assert!(
         lambda.len() == sigma.len() && lambda.len().is_multiple_of(3),
         "classify: lengths"
     );
-    (0..lambda.len() / 3)
-        .map(|i| classify_contact(&block(lambda, i), &block(sigma, i), tol))
-        .collect()
+    modes.clear();
+    modes.extend(
+        (0..lambda.len() / 3).map(|i| classify_contact(&block(lambda, i), &block(sigma, i), tol)),
+    );
 }
 
 #[cfg(test)]

@@ -135,6 +135,8 @@ pub struct SurfaceTree {
     triangle_edges: Vec<[usize; 3]>,
     thickness: f64,
     node_normals: Vec<Vec3>,
+    /// Each triangle's outward unit normal at the last refit (None when degenerate).
+    triangle_normals: Vec<Option<Vec3>>,
     bvh: Bvh,
     workspace: BvhWorkspace,
     leaves: Vec<Aabb>,
@@ -232,8 +234,9 @@ impl SurfaceTree {
         self.node_normals[node]
     }
 
-    /// Moves the surface to `positions` (m, the body's nodes): node normals, leaf boxes grown
-    /// by `max(margin, thickness)` (m), and a refit of the tree (built on the first call).
+    /// Moves the surface to `positions` (m, the body's nodes): node and triangle normals, leaf
+    /// boxes grown by `max(margin, thickness)` (m), and a refit of the tree (built on the
+    /// first call).
     ///
     /// Errors when `margin` is negative or not finite.
     pub fn refit(&mut self, positions: &[Vec3], margin: f64) -> Result<()> {
@@ -248,12 +251,14 @@ impl SurfaceTree {
             .for_each(|n| *n = Vec3::zeros());
         let grow = Vec3::repeat(margin.max(self.thickness));
         self.leaves.clear();
+        self.triangle_normals.clear();
         for t in &self.triangles {
             let [a, b, c] = t.map(|i| positions[i]);
             let n = (b - a).cross(&(c - a));
             for &i in t {
                 self.node_normals[i] += n;
             }
+            self.triangle_normals.push(n.try_normalize(0.0));
             let lo = a.inf(&b).inf(&c) - grow;
             let hi = a.sup(&b).sup(&c) + grow;
             self.leaves.push(Aabb::new(to_glam(lo), to_glam(hi)));
@@ -274,8 +279,9 @@ impl SurfaceTree {
 
     /// The surface edges that the rigid edge `rigid` = (a₀, a₁) (m), whose faces' outward unit
     /// normals are `rigid_normals`, crosses within `margin` (m) at `positions` (this surface's
-    /// nodes, as at the last [`Self::refit`]), by the rule of the module doc, appended to `out`
-    /// in increasing edge index; `scratch` holds the candidate edges.
+    /// nodes, as at the last [`Self::refit`], whose triangle normals it reads), by the rule of
+    /// the module doc, appended to `out` in increasing edge index; `scratch` holds the
+    /// candidate edges.
     pub fn crossing_edges(
         &self,
         positions: &[Vec3],
@@ -298,15 +304,11 @@ impl SurfaceTree {
         }
         scratch.sort_unstable();
         scratch.dedup();
-        let unit_normal = |k: usize| {
-            let [a, b, c] = self.triangles[k].map(|i| positions[i]);
-            (b - a).cross(&(c - a)).try_normalize(0.0)
-        };
         for &k in scratch.iter() {
             let edge = self.edges[k];
             let (Some(n1), Some(n2)) = (
-                unit_normal(edge.triangles[0]),
-                unit_normal(edge.triangles[1]),
+                self.triangle_normals[edge.triangles[0]],
+                self.triangle_normals[edge.triangles[1]],
             ) else {
                 continue;
             };

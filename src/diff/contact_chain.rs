@@ -51,7 +51,7 @@
 
 use crate::contact::{
     BodyContact, BoundaryGradient, ContactMode, NcpDerivative, NodeContact, PenetrationCorrection,
-    SelfContact, classify,
+    SelfContact, classify_into,
 };
 use crate::error::Result;
 use crate::math::{DMat, Vec3};
@@ -132,22 +132,37 @@ pub(crate) fn ncp_derivative(
     ncp: &GroupNcp,
     boundary: BoundaryGradient,
 ) -> Result<NcpDerivative> {
-    let mut modes = classify(
+    let mut d = NcpDerivative::default();
+    ncp_derivative_into(scene, ncp, boundary, &mut Vec::new(), &mut d)?;
+    Ok(d)
+}
+
+/// [`ncp_derivative`] refilled into `out` ([`NcpDerivative::refill`]), the modes classified
+/// into `modes`: both buffers reused.
+pub(crate) fn ncp_derivative_into(
+    scene: &Scene,
+    ncp: &GroupNcp,
+    boundary: BoundaryGradient,
+    modes: &mut Vec<ContactMode>,
+    out: &mut NcpDerivative,
+) -> Result<()> {
+    classify_into(
         ncp.lambda(),
         ncp.sigma(),
         mode_tolerance(scene.contact.settings.tolerance),
+        modes,
     );
     for (m, &b) in modes.iter_mut().zip(ncp.bilateral()) {
         if b {
             *m = ContactMode::Sticking;
         }
     }
-    NcpDerivative::new(
+    out.refill(
         ncp.assembled_delassus()?,
         ncp.friction(),
         ncp.lambda(),
         ncp.sigma(),
-        &modes,
+        modes,
         boundary,
     )
 }

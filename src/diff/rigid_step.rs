@@ -32,13 +32,13 @@
 //! `∂τ/∂q = −kp`, `∂τ/∂v = −kd` (zero where the effort limit clamps it). A joint limit's row
 //! has a constant J and `dΦ = ±dq_k`.
 
-use crate::contact::{BoundaryGradient, NcpDerivative};
+use crate::contact::{BoundaryGradient, ContactMode, NcpDerivative, NcpSolveScratch};
 use crate::error::{Error, Result};
 use crate::math::DMat;
 use crate::scene::{RigidState, Scene, StepReport, Stepper};
 
 use super::chain_rows::rigid_rows_into;
-use super::contact_chain::{friction_directions, ncp_derivative};
+use super::contact_chain::{friction_directions, ncp_derivative_into};
 use super::dense_product::mul_into;
 use super::parameter::Parameter;
 use super::record::check_differentiable;
@@ -133,8 +133,12 @@ pub(crate) struct RigidStepParts {
     /// The parameters' direct ∂λ/∂p (3m × P; a friction coefficient's, at its sliding
     /// contacts).
     pub(crate) dlambda_dp: DMat,
-    /// The NCP's derivative (None without rows).
-    pub(crate) ncp: Option<NcpDerivative>,
+    /// The NCP's derivative, refilled in place each step (its buffers kept); it holds this
+    /// step's only when `ncp_active` ([`Self::ncp`]).
+    ncp: NcpDerivative,
+    ncp_active: bool,
+    /// The contact modes the NCP's derivative was built with.
+    modes: Vec<ContactMode>,
     /// ∂q⁺/∂q, ∂q⁺/∂v⁺ (n × n) and ∂τ/∂q, ∂τ/∂v (diagonal, n each).
     pub(crate) jq: DMat,
     pub(crate) jv: DMat,
@@ -185,7 +189,9 @@ impl RigidStepParts {
             dsigma: e(),
             response: e(),
             dlambda_dp: e(),
-            ncp: None,
+            ncp: NcpDerivative::default(),
+            ncp_active: false,
+            modes: Vec::new(),
             jq: e(),
             jv: e(),
             dtau_dq: Vec::new(),
@@ -277,7 +283,7 @@ impl RigidStepParts {
         }
         reshape(&mut self.dlambda_dp, 3 * m, np);
         self.dlambda_dp.fill(0.0);
-        self.ncp = None;
+        self.ncp_active = false;
         if m > 0 {
             let group = stepper
                 .contact()
@@ -290,13 +296,14 @@ impl RigidStepParts {
                 3 * m,
                 "the rigid NCP holds the rigid rows"
             );
-            let d = ncp_derivative(scene, group, boundary)?;
+            let d = &mut self.ncp;
+            ncp_derivative_into(scene, group, boundary, &mut self.modes, d)?;
             // A friction coefficient moves λ itself, at the contacts sliding on its obstacle.
             if parameters
                 .iter()
                 .any(|p| matches!(p, Parameter::Friction { .. }))
             {
-                let friction = friction_directions(group, &d);
+                let friction = friction_directions(group, d);
                 for (j, p) in parameters.iter().enumerate() {
                     if let Parameter::Friction { obstacle } = *p
                         && let Some((_, t)) = friction.iter().find(|(o, _)| *o == obstacle)
@@ -305,7 +312,7 @@ impl RigidStepParts {
                     }
                 }
             }
-            self.ncp = Some(d);
+            self.ncp_active = true;
         }
         // h M⁻¹ Jᵀ, column k of it the columns of h M⁻¹ weighted by row k of J (its zeros, the
         // coordinates that do not move the row's bodies, skipped).
@@ -324,12 +331,20 @@ impl RigidStepParts {
                 }
             }
         }
-        self.jq.clone_from(&rec.jq);
-        self.jv.clone_from(&rec.jv);
+        // (A matrix's `clone_from` would allocate: copied into the reshaped buffers instead.)
+        for (to, from) in [(&mut self.jq, &rec.jq), (&mut self.jv, &rec.jv)] {
+            reshape(to, from.nrows(), from.ncols());
+            to.copy_from(from);
+        }
         self.dtau_dq.clone_from(&rec.dtau_dq);
         self.dtau_dv.clone_from(&rec.dtau_dv);
         self.offsets.clone_from(&rec.offsets);
         Ok(())
+    }
+
+    /// The NCP's derivative (None without rows).
+    pub(crate) fn ncp(&self) -> Option<&NcpDerivative> {
+        self.ncp_active.then_some(&self.ncp)
     }
 
     /// Number of velocity coordinates n.
@@ -350,11 +365,16 @@ impl RigidStepParts {
     pub(crate) fn jacobian_into(&self, out: &mut RigidStepJacobian, scratch: &mut JacobianScratch) {
         let n = self.n();
         let np = self.dlambda_dp.ncols();
-        let JacobianScratch { dv, dq, dlambda } = scratch;
+        let JacobianScratch {
+            dv,
+            dq,
+            dlambda,
+            ncp: ncp_scratch,
+        } = scratch;
         reshape(dv, n, 3 * n + np);
         dv.copy_from(&self.dvl);
-        if let Some(ncp) = &self.ncp {
-            ncp.tangent_many(&self.dsigma, dlambda);
+        if let Some(ncp) = self.ncp() {
+            ncp.tangent_many_with(&self.dsigma, dlambda, ncp_scratch);
             let mut direct = dlambda.columns_mut(3 * n, np);
             direct += &self.dlambda_dp;
             mul_into(dv, self.response.as_slice(), dlambda, true);
@@ -407,12 +427,14 @@ impl RigidStepParts {
 }
 
 /// The dense products [`RigidStepParts::jacobian_into`] forms before splitting them into
-/// blocks: dv⁺ and dq⁺ over all the inputs (n × (3n + P)), dλ (3m × (3n + P)).
+/// blocks: dv⁺ and dq⁺ over all the inputs (n × (3n + P)), dλ (3m × (3n + P)), and the NCP
+/// derivative's solve buffers.
 #[derive(Debug, Default)]
 pub(crate) struct JacobianScratch {
     dv: DMat,
     dq: DMat,
     dlambda: DMat,
+    ncp: NcpSolveScratch,
 }
 
 /// Makes `m` an `r × c` matrix, reallocating only when its shape changes (contents then
@@ -457,9 +479,11 @@ impl RigidStepJacobian {
     }
 
     /// [`Self::of_step`] into `self`, with the buffers of `ws`: once `self` and `ws` have held
-    /// a Jacobian of the same scene with the same contact count, a call allocates only in the
-    /// NCP derivative (`contact::NcpDerivative::new` builds and factorises its reduced system
-    /// afresh; `tests/rigid_jacobian_no_alloc.rs`). Errors as [`rigid_step_jacobian`].
+    /// a Jacobian of the same scene with the same contact count, a call does not allocate
+    /// (the NCP derivative is refilled in place, `contact::NcpDerivative::refill`;
+    /// `tests/rigid_jacobian_no_alloc.rs`) — unless its reduced system is rank deficient,
+    /// whose SVD allocates, or `parameters` holds a friction coefficient. Errors as
+    /// [`rigid_step_jacobian`].
     #[allow(clippy::too_many_arguments)]
     pub fn of_step_into(
         &mut self,
@@ -501,7 +525,8 @@ impl RigidStepJacobian {
 
 /// The buffers [`RigidStepJacobian::of_step_into`] reuses from call to call (faer-style
 /// explicit workspace): the step's record (with its own per-system algorithm buffers), the
-/// rows' chain, the derivative's parts and the dense products of the Jacobian.
+/// rows' chain, the derivative's parts (with the NCP derivative's factorisation) and the
+/// dense products of the Jacobian (with the NCP derivative's solve buffers).
 pub struct RigidJacobianWorkspace {
     parts: RigidStepParts,
     record: Option<RigidRecord>,

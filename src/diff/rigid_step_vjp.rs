@@ -38,7 +38,7 @@ impl RigidStepParts {
         let mut z = self.dvl.tr_mul(&v_total);
         let mut parameters = DVec::zeros(self.dlambda_dp.ncols());
         let mut side = CotangentSide::Classified;
-        if let Some(ncp) = &self.ncp {
+        if let Some(ncp) = self.ncp() {
             let lambda_bar = self.response.tr_mul(&v_total);
             let mut sigma_bar = DVec::zeros(lambda_bar.len());
             side = ncp.cotangent(lambda_bar.as_slice(), sigma_bar.as_mut_slice());

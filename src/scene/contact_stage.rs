@@ -60,7 +60,9 @@ use super::contact_screen::{Deferred, ScreenKey, defer_open, record_idle, restor
 use super::model::BodyState;
 use super::rigid_model::RigidScene;
 use super::rigid_stage::{RigidState, RigidWorkspace};
-use super::soft_rigid::{RigidView, SoftRigid, SoftRigidRow, SoftSide, soft_rigid_rows};
+use super::soft_rigid::{
+    RigidView, SoftRigid, SoftRigidRow, SoftRigidScratch, SoftSide, soft_rigid_rows,
+};
 
 /// The scene's contact model: static obstacles, each with its Coulomb coefficient, and the
 /// NCP solver settings (which also say whether bodies touch themselves and each other).
@@ -183,6 +185,8 @@ pub struct ContactWorkspace {
     /// Its rows against rigid bodies: contacts with their shapes, then attachments
     /// (`scene::soft_rigid`).
     pub(super) rigid_rows: Vec<SoftRigidRow>,
+    /// The buffers that find them, reused from step to step.
+    soft_rigid_scratch: SoftRigidScratch,
     /// The row block (contact index) in its NCP of each of the body's contacts.
     pub(super) rows: Vec<usize>,
     pub(super) jacobian: ContactJacobian,
@@ -238,6 +242,7 @@ impl ContactWorkspace {
             self_contacts: Vec::new(),
             shared: Vec::new(),
             rigid_rows: Vec::new(),
+            soft_rigid_scratch: SoftRigidScratch::default(),
             rows: Vec::new(),
             jacobian: ContactJacobian::new(body.node_count()),
             delassus_ws: DelassusWorkspace::default(),
@@ -570,7 +575,13 @@ pub fn resolve_contacts(
                 reach: w.reach,
                 surface: &w.surface,
             };
-            soft_rigid_rows(r.coupling, &view, &side, &mut w.rigid_rows);
+            soft_rigid_rows(
+                r.coupling,
+                &view,
+                &side,
+                &mut w.rigid_rows,
+                &mut w.soft_rigid_scratch,
+            );
         }
     }
     // Every pair of bodies, both ways.

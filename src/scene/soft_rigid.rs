@@ -399,25 +399,42 @@ pub(super) struct SoftSide<'a> {
     pub(super) surface: &'a SurfaceTree,
 }
 
+/// The buffers [`soft_rigid_rows`] reuses from step to step (one per soft body, in its
+/// contact workspace): the corner and edge rows before they join the node rows, the edge
+/// query's candidate edges and its hits.
+#[derive(Debug, Default)]
+pub(super) struct SoftRigidScratch {
+    corner_rows: Vec<SoftRigidRow>,
+    edges: Vec<usize>,
+    hits: Vec<EdgeHit>,
+}
+
 /// The rows of a soft body against the rigid part in this step, appended to `out`: its nodes
 /// against the shapes, then each shape's corners against its triangles and the shape's edges
 /// crossing its surface edges (shape by shape: by corner; by shape edge, then surface edge),
-/// then its attachments' rows (module doc).
+/// then its attachments' rows (module doc), with the buffers of `scratch`.
 pub(super) fn soft_rigid_rows(
     coupling: &SoftRigid,
     rigid: &RigidView<'_>,
     soft: &SoftSide<'_>,
     out: &mut Vec<SoftRigidRow>,
+    scratch: &mut SoftRigidScratch,
 ) {
+    let SoftRigidScratch {
+        corner_rows,
+        edges: edge_scratch,
+        hits,
+    } = scratch;
+    corner_rows.clear();
     let scene = rigid.scene;
     let (body, x, candidates, reach_body) = (soft.body, soft.x, soft.candidates, soft.reach);
-    let corners = |collider: &crate::contact::Collider,
-                   pose: &ShapePose,
-                   margin: f64,
-                   side: Option<RigidSide>,
-                   friction: f64,
-                   key: (u8, usize, usize),
-                   out: &mut Vec<SoftRigidRow>| {
+    let mut corners = |collider: &crate::contact::Collider,
+                       pose: &ShapePose,
+                       margin: f64,
+                       side: Option<RigidSide>,
+                       friction: f64,
+                       key: (u8, usize, usize),
+                       out: &mut Vec<SoftRigidRow>| {
         for (k, c) in collider.corners().iter().enumerate() {
             let p = pose.transform_point(c);
             let outward = pose.rotation * c;
@@ -445,7 +462,6 @@ pub(super) fn soft_rigid_rows(
         }
         // The shape's edges crossing the surface's edges (kind key.0 + 2).
         let count = collider.edges().len();
-        let (mut scratch, mut hits) = (Vec::new(), Vec::<EdgeHit>::new());
         for (k, edge) in collider.edges().iter().enumerate() {
             hits.clear();
             soft.surface.crossing_edges(
@@ -453,10 +469,10 @@ pub(super) fn soft_rigid_rows(
                 &edge.ends.map(|a| pose.transform_point(&a)),
                 &edge.normals.map(|m| pose.rotation * m),
                 margin,
-                &mut scratch,
-                &mut hits,
+                edge_scratch,
+                hits,
             );
-            for hit in &hits {
+            for hit in hits.iter() {
                 let c = hit.crossing;
                 out.push(SoftRigidRow {
                     soft: SoftPoint::Edge {
@@ -494,7 +510,6 @@ pub(super) fn soft_rigid_rows(
                 key: (key.0, key.1, key.2, node),
             });
         };
-    let mut corner_rows = Vec::new();
     for (s, sys) in scene.systems.iter().enumerate() {
         for (c, jc) in sys.colliders.iter().enumerate() {
             if coupling.ignored.contains(&(body, s, c)) {
@@ -517,15 +532,7 @@ pub(super) fn soft_rigid_rows(
                     push(n, prox, side, mu, (0, s, c));
                 }
             }
-            corners(
-                &jc.collider,
-                pose,
-                margin,
-                side,
-                mu,
-                (3, s, c),
-                &mut corner_rows,
-            );
+            corners(&jc.collider, pose, margin, side, mu, (3, s, c), corner_rows);
         }
     }
     for (f, fixed) in scene.statics.iter().enumerate() {
@@ -550,10 +557,10 @@ pub(super) fn soft_rigid_rows(
             None,
             mu,
             (4, f, 0),
-            &mut corner_rows,
+            corner_rows,
         );
     }
-    out.append(&mut corner_rows);
+    out.append(corner_rows);
     for (k, a) in coupling.attachments.iter().enumerate() {
         if a.body != body {
             continue;

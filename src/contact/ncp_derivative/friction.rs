@@ -16,7 +16,8 @@
 
 use crate::math::{DMat, Vec3};
 
-use super::{Block, NcpDerivative, block3};
+use super::reduced_system::Block;
+use super::{NcpDerivative, block3};
 
 impl NcpDerivative {
     /// ∂λ_i/∂μ_i at fixed modes for contact i (N per unit μ, contact frame): zero unless

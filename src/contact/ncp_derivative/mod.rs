@@ -43,11 +43,6 @@
 //! picking breaking before sticking before sliding, so a contact with λ ≈ 0 and σ_N ≈ 0 is
 //! differentiated as open (dλ = 0), and one with ‖σ_T‖ ≈ 0 on the cone's rim as sticking.
 
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::qr::col_pivoting::{factor as qr_factor, solve as qr_solve};
-use faer::perm::Perm;
-use faer::{MatMut, MatRef, Par, Spec};
-
 use super::modes::ContactMode;
 use crate::error::{Error, Result};
 use crate::math::{DMat, Vec3};
@@ -108,178 +103,6 @@ pub enum CotangentSide {
     Relabelled(usize),
 }
 
-/// One contact's place in the reduced system.
-#[derive(Debug, Clone, Copy)]
-enum Block {
-    Breaking,
-    Sticking {
-        /// First unknown (and first row) of the contact in X.
-        col: usize,
-    },
-    Sliding {
-        col: usize,
-        /// Tangent-plane basis r₁, r₂ (contact frame).
-        basis: [Vec3; 2],
-        /// The friction row's weight on dσ_i: w (u⊥, 0).
-        row: Vec3,
-        /// The friction row's weight on x₂: (1 − w) κ.
-        diag: f64,
-        /// ∂λ/∂μ at fixed σ-equations: the shift of the cone's surface point,
-        /// −λ_N (u, μ)/(1 + μ²) (N per unit μ; `friction` module).
-        shift: Vec3,
-    },
-}
-
-/// The factorised reduced matrix A (m×m, column major).
-#[derive(Debug)]
-enum ReducedSolver {
-    /// m = 0: every contact breaking.
-    Empty,
-    Qr {
-        qr: Vec<f64>,
-        coeff: Vec<f64>,
-        block_size: usize,
-        perm: Perm<usize>,
-    },
-    /// A⁺ (m×m).
-    PseudoInverse(DMat),
-}
-
-impl ReducedSolver {
-    fn factorize(mut a: DMat) -> (ReducedSolver, ReducedStatus) {
-        let m = a.nrows();
-        if m == 0 {
-            return (ReducedSolver::Empty, ReducedStatus::Regular);
-        }
-        let pseudo = DMat::clone(&a);
-        let block_size = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(m, m);
-        let mut coeff = vec![0.0; block_size * m];
-        let mut fwd = vec![0usize; m];
-        let mut bwd = vec![0usize; m];
-        let mut buffer = MemBuffer::new(qr_factor::qr_in_place_scratch::<usize, f64>(
-            m,
-            m,
-            block_size,
-            Par::Seq,
-            Spec::default(),
-        ));
-        qr_factor::qr_in_place(
-            MatMut::from_column_major_slice_mut(a.as_mut_slice(), m, m),
-            MatMut::from_column_major_slice_mut(&mut coeff, block_size, m),
-            &mut fwd,
-            &mut bwd,
-            Par::Seq,
-            MemStack::new(&mut buffer),
-            Spec::default(),
-        );
-        // Column pivoting orders |R_kk| decreasingly; take the extremes anyway.
-        let r00 = (0..m).fold(0.0f64, |x, k| x.max(a[(k, k)].abs()));
-        let rmin = (0..m).fold(f64::INFINITY, |x, k| x.min(a[(k, k)].abs()));
-        if r00 > 0.0 && r00.is_finite() && rmin > RANK_TOLERANCE * r00 {
-            let perm = Perm::new_checked(fwd.into_boxed_slice(), bwd.into_boxed_slice(), m);
-            return (
-                ReducedSolver::Qr {
-                    qr: a.as_slice().to_vec(),
-                    coeff,
-                    block_size,
-                    perm,
-                },
-                ReducedStatus::Regular,
-            );
-        }
-        // Rank deficient: A⁺ = V Σ⁺ Uᵀ.
-        let svd = pseudo.svd(true, true);
-        let (u, vt) = (
-            svd.u.as_ref().expect("requested"),
-            svd.v_t.as_ref().expect("requested"),
-        );
-        let smax = svd.singular_values.iter().fold(0.0f64, |a, &s| a.max(s));
-        let mut rank = 0;
-        let mut pinv = DMat::zeros(m, m);
-        for (k, &s) in svd.singular_values.iter().enumerate() {
-            if smax > 0.0 && s > RANK_TOLERANCE * smax {
-                rank += 1;
-                // pinv += v_k u_kᵀ / s
-                for c in 0..m {
-                    let uc = u[(c, k)] / s;
-                    if uc != 0.0 {
-                        for r in 0..m {
-                            pinv[(r, c)] += vt[(k, r)] * uc;
-                        }
-                    }
-                }
-            }
-        }
-        (
-            ReducedSolver::PseudoInverse(pinv),
-            ReducedStatus::RankDeficient { rank },
-        )
-    }
-
-    /// `rhs ← A⁺ rhs` (`transpose`: `A⁺ᵀ rhs`), rhs m×k column major.
-    fn solve(&self, rhs: &mut [f64], k: usize, transpose: bool) {
-        match self {
-            ReducedSolver::Empty => {}
-            ReducedSolver::Qr {
-                qr,
-                coeff,
-                block_size,
-                perm,
-            } => {
-                let m = perm.len();
-                let q = MatRef::from_column_major_slice(qr, m, m);
-                let h = MatRef::from_column_major_slice(coeff, *block_size, m);
-                let x = MatMut::from_column_major_slice_mut(rhs, m, k);
-                if transpose {
-                    let mut buffer = MemBuffer::new(qr_solve::solve_transpose_in_place_scratch::<
-                        usize,
-                        f64,
-                    >(
-                        m, *block_size, k, Par::Seq
-                    ));
-                    qr_solve::solve_transpose_in_place(
-                        q,
-                        h,
-                        q,
-                        perm.as_ref(),
-                        x,
-                        Par::Seq,
-                        MemStack::new(&mut buffer),
-                    );
-                } else {
-                    let mut buffer = MemBuffer::new(
-                        qr_solve::solve_in_place_scratch::<usize, f64>(m, *block_size, k, Par::Seq),
-                    );
-                    qr_solve::solve_in_place(
-                        q,
-                        h,
-                        q,
-                        perm.as_ref(),
-                        x,
-                        Par::Seq,
-                        MemStack::new(&mut buffer),
-                    );
-                }
-            }
-            ReducedSolver::PseudoInverse(p) => {
-                let m = p.nrows();
-                let mut out = vec![0.0; m];
-                for c in 0..k {
-                    let col = &mut rhs[c * m..(c + 1) * m];
-                    for (r, o) in out.iter_mut().enumerate() {
-                        *o = if transpose {
-                            p.column(r).iter().zip(col.iter()).map(|(a, b)| a * b).sum()
-                        } else {
-                            (0..m).map(|j| p[(r, j)] * col[j]).sum()
-                        };
-                    }
-                    col.copy_from_slice(&out);
-                }
-            }
-        }
-    }
-}
-
 /// The inputs of the NCP derivative, kept for the complementarity-aware relabelling.
 #[derive(Debug, Clone)]
 struct Inputs {
@@ -290,17 +113,37 @@ struct Inputs {
     modes: Vec<ContactMode>,
 }
 
-/// The reduced system for one set of modes: layout, size and factorisation.
-#[derive(Debug)]
-struct Reduced {
-    blocks: Vec<Block>,
-    size: usize,
-    solver: ReducedSolver,
-    status: ReducedStatus,
+impl Inputs {
+    /// Copies the inputs into these buffers (reallocated only when they grow).
+    fn refill(
+        &mut self,
+        delassus: &DMat,
+        friction: &[f64],
+        lambda: &[f64],
+        sigma: &[f64],
+        modes: &[ContactMode],
+    ) {
+        if self.delassus.shape() == delassus.shape() {
+            self.delassus.copy_from(delassus);
+        } else {
+            self.delassus = delassus.clone();
+        }
+        for (to, from) in [
+            (&mut self.friction, friction),
+            (&mut self.lambda, lambda),
+            (&mut self.sigma, sigma),
+        ] {
+            to.clear();
+            to.extend_from_slice(from);
+        }
+        self.modes.clear();
+        self.modes.extend_from_slice(modes);
+    }
 }
 
 /// The implicit derivative of one solved NCP (module doc; paper 002 Eq. 11, App. A–B):
-/// `dλ = L dq` with `L = −C A⁺ B`, factorised once by [`NcpDerivative::new`].
+/// `dλ = L dq` with `L = −C A⁺ B`, factorised once by [`NcpDerivative::new`], or refilled in
+/// place by [`NcpDerivative::refill`] (its buffers reused: faer-style, sized on first use).
 ///
 /// Units: `dq` and `q̄`'s dual are contact velocities (m/s), `dλ` forces (N), in the contact
 /// frames `[t₁, t₂, n]`, 3 entries per contact.
@@ -308,208 +151,14 @@ struct Reduced {
 pub struct NcpDerivative {
     reduced: Reduced,
     boundary: BoundaryGradient,
-    /// Tied contacts (complementarity-aware only), with the inputs to relabel them.
+    /// Tied contacts (complementarity-aware only), with the inputs to relabel them (kept
+    /// from an earlier refill when no contact is tied, then unused).
     tied: Vec<usize>,
     inputs: Option<Inputs>,
 }
 
 fn block3(v: &[f64], i: usize) -> Vec3 {
     Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2])
-}
-
-/// Lays out and factorises the reduced system of the given modes (inputs already checked).
-fn build_reduced(
-    g: &DMat,
-    friction: &[f64],
-    lambda: &[f64],
-    sigma: &[f64],
-    modes: &[ContactMode],
-) -> Reduced {
-    let n = modes.len();
-    let global_scale = (0..3 * n).fold(0.0f64, |a, k| a.max(g[(k, k)].abs()));
-    let global_scale = if global_scale > 0.0 {
-        global_scale
-    } else {
-        1.0
-    };
-    let mut blocks = Vec::with_capacity(n);
-    let mut size = 0;
-    for (i, &mode) in modes.iter().enumerate() {
-        let block = match mode {
-            ContactMode::Breaking => Block::Breaking,
-            ContactMode::Sticking => Block::Sticking { col: size },
-            ContactMode::Sliding => {
-                let mu = friction[i];
-                let s = block3(sigma, i);
-                let l = block3(lambda, i);
-                let s_norm = s.x.hypot(s.y);
-                let l_t = l.x.hypot(l.y);
-                let u = if s_norm > 0.0 {
-                    Some((s.x / s_norm, s.y / s_norm))
-                } else if l_t > 0.0 {
-                    Some((-l.x / l_t, -l.y / l_t))
-                } else {
-                    None
-                };
-                match u {
-                    // No slip direction at all: the sticking equations.
-                    None => Block::Sticking { col: size },
-                    Some((ux, uy)) => {
-                        let kappa = (g[(3 * i, 3 * i)]
-                            + g[(3 * i + 1, 3 * i + 1)]
-                            + g[(3 * i + 2, 3 * i + 2)])
-                            / 3.0;
-                        let kappa = if kappa > 0.0 { kappa } else { global_scale };
-                        let force = mu * l.z.max(0.0);
-                        let denom = force + s_norm / kappa;
-                        let w = if denom > 0.0 { force / denom } else { 0.0 };
-                        let c = 1.0 / (1.0 + mu * mu).sqrt();
-                        let perp = Vec3::new(-uy, ux, 0.0);
-                        Block::Sliding {
-                            col: size,
-                            basis: [Vec3::new(-mu * ux * c, -mu * uy * c, c), perp],
-                            row: w * perp,
-                            diag: (1.0 - w) * kappa,
-                            shift: -l.z.max(0.0) * c * c * Vec3::new(ux, uy, mu),
-                        }
-                    }
-                }
-            }
-        };
-        size += match block {
-            Block::Breaking => 0,
-            Block::Sticking { .. } => 3,
-            Block::Sliding { .. } => 2,
-        };
-        blocks.push(block);
-    }
-    // G C: 3n × size.
-    let mut gc = DMat::zeros(3 * n, size);
-    for (j, b) in blocks.iter().enumerate() {
-        match *b {
-            Block::Breaking => {}
-            Block::Sticking { col } => {
-                for a in 0..3 {
-                    gc.column_mut(col + a).copy_from(&g.column(3 * j + a));
-                }
-            }
-            Block::Sliding { col, basis, .. } => {
-                for (k, r) in basis.iter().enumerate() {
-                    let mut c = gc.column_mut(col + k);
-                    for a in 0..3 {
-                        if r[a] != 0.0 {
-                            c.axpy(r[a], &g.column(3 * j + a), 1.0);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    // A = B G C + D.
-    let mut a = DMat::zeros(size, size);
-    for (i, b) in blocks.iter().enumerate() {
-        match *b {
-            Block::Breaking => {}
-            Block::Sticking { col } => {
-                for r in 0..3 {
-                    a.row_mut(col + r).copy_from(&gc.row(3 * i + r));
-                }
-            }
-            Block::Sliding { col, row, diag, .. } => {
-                a.row_mut(col).copy_from(&gc.row(3 * i + 2));
-                for c in 0..size {
-                    a[(col + 1, c)] = row.x * gc[(3 * i, c)] + row.y * gc[(3 * i + 1, c)];
-                }
-                a[(col + 1, col + 1)] += diag;
-            }
-        }
-    }
-    let (solver, status) = ReducedSolver::factorize(a);
-    Reduced {
-        blocks,
-        size,
-        solver,
-        status,
-    }
-}
-
-impl Reduced {
-    /// `out (m×k) = −B dq` for `dq` 3n×k (both column major).
-    fn rhs(&self, dq: &[f64], k: usize, out: &mut [f64]) {
-        let n3 = 3 * self.blocks.len();
-        let m = self.size;
-        for c in 0..k {
-            let d = &dq[c * n3..(c + 1) * n3];
-            let o = &mut out[c * m..(c + 1) * m];
-            for (i, b) in self.blocks.iter().enumerate() {
-                match *b {
-                    Block::Breaking => {}
-                    Block::Sticking { col } => {
-                        for a in 0..3 {
-                            o[col + a] = -d[3 * i + a];
-                        }
-                    }
-                    Block::Sliding { col, row, .. } => {
-                        o[col] = -d[3 * i + 2];
-                        o[col + 1] = -(row.x * d[3 * i] + row.y * d[3 * i + 1]);
-                    }
-                }
-            }
-        }
-    }
-
-    /// `dλ (3n×k) = C X` for X m×k.
-    fn expand(&self, x: &[f64], k: usize, out: &mut [f64]) {
-        let n3 = 3 * self.blocks.len();
-        let m = self.size;
-        for c in 0..k {
-            let xc = &x[c * m..(c + 1) * m];
-            let o = &mut out[c * n3..(c + 1) * n3];
-            for (i, b) in self.blocks.iter().enumerate() {
-                let v = match *b {
-                    Block::Breaking => Vec3::zeros(),
-                    Block::Sticking { col } => Vec3::new(xc[col], xc[col + 1], xc[col + 2]),
-                    Block::Sliding { col, basis, .. } => {
-                        basis[0] * xc[col] + basis[1] * xc[col + 1]
-                    }
-                };
-                o[3 * i..3 * i + 3].copy_from_slice(v.as_slice());
-            }
-        }
-    }
-
-    /// The forward map on k directions (column major).
-    fn tangent(&self, dq: &[f64], k: usize, dlambda: &mut [f64]) {
-        let mut x = vec![0.0; self.size * k];
-        self.rhs(dq, k, &mut x);
-        self.solver.solve(&mut x, k, false);
-        self.expand(&x, k, dlambda);
-    }
-
-    /// The reverse map: `q̄ = −Bᵀ A⁺ᵀ Cᵀ λ̄`.
-    fn cotangent(&self, lambda_bar: &[f64], q_bar: &mut [f64]) {
-        let mut y = vec![0.0; self.size];
-        for (i, b) in self.blocks.iter().enumerate() {
-            let l = block3(lambda_bar, i);
-            match *b {
-                Block::Breaking => {}
-                Block::Sticking { col } => y[col..col + 3].copy_from_slice(l.as_slice()),
-                Block::Sliding { col, basis, .. } => {
-                    y[col] = basis[0].dot(&l);
-                    y[col + 1] = basis[1].dot(&l);
-                }
-            }
-        }
-        self.solver.solve(&mut y, 1, true);
-        for (i, b) in self.blocks.iter().enumerate() {
-            let v = match *b {
-                Block::Breaking => Vec3::zeros(),
-                Block::Sticking { col } => -Vec3::new(y[col], y[col + 1], y[col + 2]),
-                Block::Sliding { col, row, .. } => -(row * y[col + 1] + Vec3::z() * y[col]),
-            };
-            q_bar[3 * i..3 * i + 3].copy_from_slice(v.as_slice());
-        }
-    }
 }
 
 impl NcpDerivative {
@@ -531,6 +180,25 @@ impl NcpDerivative {
         modes: &[ContactMode],
         boundary: BoundaryGradient,
     ) -> Result<NcpDerivative> {
+        let mut d = NcpDerivative::default();
+        d.refill(delassus, friction, lambda, sigma, modes, boundary)?;
+        Ok(d)
+    }
+
+    /// [`NcpDerivative::new`] into `self`: the same derivative, built in the buffers of the
+    /// previous one (faer-style workspace), so that refilling with as many contacts as before
+    /// or fewer allocates nothing — unless the reduced system is rank deficient (its SVD
+    /// allocates) or, with [`BoundaryGradient::ComplementarityAware`], inputs are kept that
+    /// outgrow the earlier ones. On an error `self` is left as it was.
+    pub fn refill(
+        &mut self,
+        delassus: &DMat,
+        friction: &[f64],
+        lambda: &[f64],
+        sigma: &[f64],
+        modes: &[ContactMode],
+        boundary: BoundaryGradient,
+    ) -> Result<()> {
         let n = modes.len();
         let what = "NCP derivative";
         if friction.len() != n || lambda.len() != 3 * n || sigma.len() != 3 * n {
@@ -575,34 +243,35 @@ impl NcpDerivative {
                 "not finite",
             ));
         }
-        let mut tied = Vec::new();
-        let mut inputs = None;
+        if let BoundaryGradient::ComplementarityAware { tied_velocity } = boundary
+            && (!(tied_velocity >= 0.0) || !tied_velocity.is_finite())
+        {
+            return Err(Error::invalid(
+                "complementarity-aware tied velocity",
+                format!("{tied_velocity} must be finite and non-negative"),
+            ));
+        }
+        self.tied.clear();
         if let BoundaryGradient::ComplementarityAware { tied_velocity } = boundary {
-            if !(tied_velocity >= 0.0) || !tied_velocity.is_finite() {
-                return Err(Error::invalid(
-                    "complementarity-aware tied velocity",
-                    format!("{tied_velocity} must be finite and non-negative"),
-                ));
-            }
-            tied = (0..n)
-                .filter(|&i| modes[i] == ContactMode::Breaking && sigma[3 * i + 2] <= tied_velocity)
-                .collect();
-            if !tied.is_empty() {
-                inputs = Some(Inputs {
-                    delassus: delassus.clone(),
-                    friction: friction.to_vec(),
-                    lambda: lambda.to_vec(),
-                    sigma: sigma.to_vec(),
-                    modes: modes.to_vec(),
-                });
+            self.tied.extend((0..n).filter(|&i| {
+                modes[i] == ContactMode::Breaking && sigma[3 * i + 2] <= tied_velocity
+            }));
+            if !self.tied.is_empty() {
+                self.inputs
+                    .get_or_insert_with(|| Inputs {
+                        delassus: DMat::zeros(0, 0),
+                        friction: Vec::new(),
+                        lambda: Vec::new(),
+                        sigma: Vec::new(),
+                        modes: Vec::new(),
+                    })
+                    .refill(delassus, friction, lambda, sigma, modes);
             }
         }
-        Ok(NcpDerivative {
-            reduced: build_reduced(delassus, friction, lambda, sigma, modes),
-            boundary,
-            tied,
-            inputs,
-        })
+        self.boundary = boundary;
+        self.reduced
+            .refill(delassus, friction, lambda, sigma, modes);
+        Ok(())
     }
 
     /// Number of contacts n.
@@ -633,13 +302,20 @@ impl NcpDerivative {
             dq.len() == n3 && dlambda.len() == n3,
             "NcpDerivative::tangent: lengths"
         );
-        self.reduced.tangent(dq, 1, dlambda);
+        self.reduced
+            .tangent(dq, 1, dlambda, &mut NcpSolveScratch::default());
     }
 
     /// Forward mode on k directions at once: column j of `dlambda` (3n×k) is `L` times column
     /// j of `dq` (3n×k); `dlambda` is resized if needed. One multi-right-hand-side solve.
     /// Panics if `dq` does not have 3n rows.
     pub fn tangent_many(&self, dq: &DMat, dlambda: &mut DMat) {
+        self.tangent_many_with(dq, dlambda, &mut NcpSolveScratch::default());
+    }
+
+    /// [`NcpDerivative::tangent_many`] with the solve's buffers in `scratch`: once `scratch`
+    /// and `dlambda` have served a solve of the same size, it allocates nothing.
+    pub fn tangent_many_with(&self, dq: &DMat, dlambda: &mut DMat, scratch: &mut NcpSolveScratch) {
         let n3 = 3 * self.contact_count();
         assert!(dq.nrows() == n3, "NcpDerivative::tangent_many: rows");
         let k = dq.ncols();
@@ -647,7 +323,7 @@ impl NcpDerivative {
             *dlambda = DMat::zeros(n3, k);
         }
         self.reduced
-            .tangent(dq.as_slice(), k, dlambda.as_mut_slice());
+            .tangent(dq.as_slice(), k, dlambda.as_mut_slice(), scratch);
     }
 
     /// Reverse mode on k cotangents at once: column j of `q_bar` (3n×k, resized if needed) is
@@ -663,9 +339,14 @@ impl NcpDerivative {
         if q_bar.nrows() != n3 || q_bar.ncols() != k {
             *q_bar = DMat::zeros(n3, k);
         }
+        let mut scratch = NcpSolveScratch::default();
         for j in 0..k {
             let mut column = q_bar.column_mut(j);
-            self.cotangent(lambda_bar.column(j).as_slice(), column.as_mut_slice());
+            self.cotangent_with(
+                lambda_bar.column(j).as_slice(),
+                column.as_mut_slice(),
+                &mut scratch,
+            );
         }
     }
 
@@ -676,12 +357,23 @@ impl NcpDerivative {
     /// relabelled as closed (see there); the returned [`CotangentSide`] says which strategy
     /// was kept. Panics on wrong lengths.
     pub fn cotangent(&self, lambda_bar: &[f64], q_bar: &mut [f64]) -> CotangentSide {
+        self.cotangent_with(lambda_bar, q_bar, &mut NcpSolveScratch::default())
+    }
+
+    /// [`NcpDerivative::cotangent`] with the solve's buffers in `scratch` (reused: no
+    /// allocation once warm, except when a complementarity-aware relabelling is evaluated).
+    pub fn cotangent_with(
+        &self,
+        lambda_bar: &[f64],
+        q_bar: &mut [f64],
+        scratch: &mut NcpSolveScratch,
+    ) -> CotangentSide {
         let n3 = 3 * self.contact_count();
         assert!(
             lambda_bar.len() == n3 && q_bar.len() == n3,
             "NcpDerivative::cotangent: lengths"
         );
-        self.reduced.cotangent(lambda_bar, q_bar);
+        self.reduced.cotangent(lambda_bar, q_bar, scratch);
         let (BoundaryGradient::ComplementarityAware { tied_velocity }, Some(inputs)) =
             (self.boundary, &self.inputs)
         else {
@@ -705,7 +397,8 @@ impl NcpDerivative {
                 ContactMode::Sticking
             };
         }
-        let relabelled = build_reduced(
+        let mut relabelled = Reduced::default();
+        relabelled.refill(
             &inputs.delassus,
             &inputs.friction,
             &inputs.lambda,
@@ -713,7 +406,7 @@ impl NcpDerivative {
             &modes,
         );
         let mut other = vec![0.0; n3];
-        relabelled.cotangent(lambda_bar, &mut other);
+        relabelled.cotangent(lambda_bar, &mut other, scratch);
         let norm2 = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>();
         if norm2(&other) > norm2(q_bar) {
             q_bar.copy_from_slice(&other);
@@ -724,10 +417,29 @@ impl NcpDerivative {
     }
 }
 
+impl Default for NcpDerivative {
+    /// The derivative of an NCP with no contacts, to be [refilled](NcpDerivative::refill).
+    fn default() -> Self {
+        NcpDerivative {
+            reduced: Reduced::default(),
+            boundary: BoundaryGradient::OneSided,
+            tied: Vec::new(),
+            inputs: None,
+        }
+    }
+}
+
 mod friction;
+mod reduced_system;
+
+pub use reduced_system::NcpSolveScratch;
+use reduced_system::Reduced;
 
 #[cfg(test)]
 mod tests;
 
 #[cfg(test)]
 mod complementarity_aware_sliding;
+
+#[cfg(test)]
+mod refill_tests;
