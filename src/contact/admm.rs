@@ -57,12 +57,13 @@ use super::problem::{ContactProblem, NcpSolution, block, cone_residuals};
 use crate::error::{Error, Result};
 use crate::math::DVec;
 
-/// While accelerated, the solver stops at this fraction of the tolerance. Extrapolated
-/// iterates move in larger steps than plain ADMM's slowly converging ones, so where they cross
-/// the tolerance varies more with the problem's data; the step derivatives, checked against
-/// central differences of whole steps to 1e-6, see that variation (2–3e-6 at the tolerance
-/// itself). Two more decades cost about a third more accelerated iterations.
-const ACCELERATED_MARGIN: f64 = 1e-2;
+/// While accelerated, the solver stops at this fraction of the tolerance by default
+/// ([`AdmmSettings::accelerated_margin`]). Extrapolated iterates move in larger steps than
+/// plain ADMM's slowly converging ones, so where they cross the tolerance varies more with the
+/// problem's data; the step derivatives, checked against central differences of whole steps
+/// to 1e-6, see that variation (2–3e-6 at the tolerance itself). Two more decades cost about
+/// a third more accelerated iterations.
+pub const ACCELERATED_MARGIN: f64 = 1e-2;
 
 /// Settings of [`AdmmSolver`] (defaults from the paper's reference implementation).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,6 +94,10 @@ pub struct AdmmSettings {
     /// iterate `(y, z/τρ)` extrapolate the next one (0 = plain ADMM). Cleared at each
     /// penalty change and whenever the fixed-point residual more than doubles.
     pub anderson_memory: usize,
+    /// While accelerated, the solver aims at `accelerated_margin × tolerance`, in (0, 1]
+    /// (default [`ACCELERATED_MARGIN`], for derivatives that move smoothly with the data;
+    /// 1 for forward runs, which need the tolerance only).
+    pub accelerated_margin: f64,
 }
 
 impl Default for AdmmSettings {
@@ -109,6 +114,7 @@ impl Default for AdmmSettings {
             power_iterations: 20,
             check_period: 10,
             anderson_memory: 5,
+            accelerated_margin: ACCELERATED_MARGIN,
         }
     }
 }
@@ -131,6 +137,11 @@ impl AdmmSettings {
             self.prox_ratio > 0.0 && self.prox_ratio < 1.0,
             "prox_ratio",
             "must lie in (0, 1)",
+        )?;
+        check(
+            self.accelerated_margin > 0.0 && self.accelerated_margin <= 1.0,
+            "accelerated_margin",
+            "must lie in (0, 1]",
         )?;
         check(
             self.tau > 0.0 && self.tau <= 1.0,
@@ -406,7 +417,7 @@ impl AdmmSolver {
             // when ADMM's own residuals are both below the tolerance, every
             // `check_period` iterations, and at the limit.
             let target = if self.anderson.is_on() {
-                ACCELERATED_MARGIN * settings.tolerance
+                settings.accelerated_margin * settings.tolerance
             } else {
                 settings.tolerance
             };

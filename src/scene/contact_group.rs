@@ -481,6 +481,9 @@ pub fn solve_group(
             &mut body.workspace.factored,
         )?;
         ncp.delassus = DMat::zeros(0, 0);
+        // No derivative follows (they need G), so the accelerated iterates may stop at the
+        // tolerance itself.
+        ws.admm.settings.accelerated_margin = 1.0;
         ws.admm.solve_with(&mut delassus, &ws.g, &cones, warm)?
     } else {
         let problem = ContactProblem::with_symmetric_cones(
