@@ -13,6 +13,7 @@ mod contact_group;
 mod contact_screen;
 mod contact_stage;
 mod contact_surface_file;
+mod contact_workspace;
 mod embedded_surface_file;
 mod energy;
 mod file;
@@ -51,10 +52,11 @@ pub use contact_file::{
 };
 pub use contact_group::GroupNcp;
 pub use contact_stage::{
-    ContactBody, ContactOutcome, ContactWorkspace, RigidCoupling, SceneContact,
-    SceneContactWorkspace, mode_tolerance, resolve_contacts,
+    ContactBody, ContactOutcome, RigidCoupling, SceneContact, SceneContactWorkspace,
+    mode_tolerance, resolve_contacts,
 };
 pub use contact_surface_file::{SoftContactSection, SurfaceFiles};
+pub use contact_workspace::ContactWorkspace;
 pub use energy::Energy;
 pub use file::{
     CableSection, EffectorSection, PneumaticSection, SceneFile, ServoSection, SimulationSection,

@@ -52,9 +52,9 @@ use super::actuation::{
 };
 use super::actuator_tangent::{ActuatorTangent, add_tangent_action};
 use super::contact_stage::{
-    ContactBody, ContactOutcome, ContactWorkspace, RigidCoupling, SceneContactWorkspace,
-    resolve_contacts,
+    ContactBody, ContactOutcome, RigidCoupling, SceneContactWorkspace, resolve_contacts,
 };
+use super::contact_workspace::ContactWorkspace;
 use super::model::{BodyState, Scene, State};
 use super::prescribed::{
     PrescribedWorkspace, ReactionInputs, add_linear_coupling, add_newton_coupling, prescribe,
