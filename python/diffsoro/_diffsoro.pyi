@@ -139,7 +139,8 @@ class Simulation:
         """Energy (J): {"kinetic", "elastic", "gravity", "actuators", "total"}."""
     def step_jacobian(self, params: Sequence[str]) -> dict[str, _Array]:
         """{name: (N, 3) d x⁺/d p} for one step from the current state (not advanced); N =
-        nodes of every soft body in scene order (a rigid body's or robot's column: `jvp`)."""
+        nodes of every soft body in scene order (a rigid body's or robot's column: `jvp`).
+        `tau:ROBOT` / `target:ROBOT` without a component: one entry per coordinate."""
     def jvp(
         self,
         parameters: Mapping[str, float] | None = None,
@@ -156,7 +157,8 @@ class Simulation:
         params: Sequence[str] = ...,
     ) -> dict[str, Any]:
         """Reverse mode of one step: {"positions": {body: x̄}, "velocities": {body: v̄},
-        "parameters": {name: p̄}}; soft bodies (n, 3), rigid bodies and robots (nv,)."""
+        "parameters": {name: p̄}}; soft bodies (n, 3), rigid bodies and robots (nv,).
+        `tau:ROBOT` / `target:ROBOT` without a component: one entry per coordinate."""
 
 @final
 class Tape:
@@ -174,8 +176,9 @@ class Tape:
         """For the cotangent of the final state ({body: ∂loss/∂x_final (n, 3), 1/m} and
         {body: ∂loss/∂v_final, s/m}; rigid bodies and robots (nv,)), the cotangent of the
         start state and of the parameters held over the run: {"positions": {body: ...},
-        "velocities": {body: ...}, "parameters": {name: ∂loss/∂p}} (per unit of p). Can be
-        called again (records then recomputed)."""
+        "velocities": {body: ...}, "parameters": {name: ∂loss/∂p}} (per unit of p; `tau:ROBOT` /
+        `target:ROBOT` without a component: one entry per coordinate). Can be called again
+        (records then recomputed)."""
 
 def calibrate(
     scene: Scene,

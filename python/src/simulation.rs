@@ -248,6 +248,28 @@ fn parse_parameters(scene: &Scene, names: &[String]) -> PyResult<Vec<Parameter>>
     })
 }
 
+/// The parameter names of a list that returns one result per name (`step_jacobian`, `vjp`,
+/// `Tape.adjoint`), a robot's whole input (`tau:ROBOT`, `target:ROBOT`) standing for each of
+/// its coordinates (`Parameter::parse_each`): the names the results are keyed by, and the
+/// parameters.
+fn expand_parameters(scene: &Scene, names: &[String]) -> PyResult<(Vec<String>, Vec<Parameter>)> {
+    guarded(|| {
+        let mut keys = Vec::new();
+        let mut parsed = Vec::new();
+        for name in names {
+            let name = name.trim();
+            let each = Parameter::parse_each(scene, name)?;
+            if each.len() == 1 {
+                keys.push(name.to_string());
+            } else {
+                keys.extend(each.iter().map(|p| p.name(scene)));
+            }
+            parsed.extend(each);
+        }
+        Ok((keys, parsed))
+    })
+}
+
 /// A reverse-mode result as Python sees it: {"positions": {body: …}, "velocities": {body: …},
 /// "parameters": {name: value}} (the state cotangent per body, the parameters' by name).
 fn cotangents<'py>(
@@ -547,12 +569,12 @@ impl PySimulation {
         py: Python<'py>,
         params: Vec<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let parameters = self.parameters(&params)?;
+        let (keys, parameters) = expand_parameters(&self.scene, &params)?;
         let tangents = self.with_derivatives(py, |d, scene, state| {
             parameter_jacobian(d, scene, state, &parameters)
         })?;
         let out = PyDict::new(py);
-        for (name, t) in params.iter().zip(&tangents) {
+        for (name, t) in keys.iter().zip(&tangents) {
             let rows: Vec<Vec3> = t.bodies.iter().flat_map(|b| b.positions.clone()).collect();
             out.set_item(name.trim(), nodes_to_array(py, &rows))?;
         }
@@ -605,11 +627,11 @@ impl PySimulation {
         velocities: Option<Fields<'_>>,
         params: Vec<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let parsed = self.parameters(&params)?;
+        let (keys, parsed) = expand_parameters(&self.scene, &params)?;
         let output = tangent(&self.scene, positions, velocities, "vjp")?;
         let result =
             self.with_derivatives(py, |d, scene, state| d.vjp(scene, state, &parsed, &output))?;
-        cotangents(py, &self.scene, &result.state, &params, &result.parameters)
+        cotangents(py, &self.scene, &result.state, &keys, &result.parameters)
     }
 
     fn __repr__(&self) -> String {
@@ -659,11 +681,11 @@ impl PyTape {
         params: Vec<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let scene = &self.scene;
-        let parsed = parse_parameters(scene, &params)?;
+        let (keys, parsed) = expand_parameters(scene, &params)?;
         let output = tangent(scene, positions, velocities, "adjoint")?;
         let tape = &mut self.tape;
         let result = py.detach(|| guarded(|| adjoint(scene, tape, &parsed, &output)))?;
-        cotangents(py, scene, &result.state, &params, &result.parameters)
+        cotangents(py, scene, &result.state, &keys, &result.parameters)
     }
 
     fn __repr__(&self) -> String {

@@ -121,6 +121,9 @@ pub struct DelassusWorkspace {
     columns: Vec<f64>,
     stack: Option<MemBuffer>,
     stack_columns: usize,
+    /// The rows of H_c over the reduced DOFs: row pointers and (reduced DOF, coefficient).
+    row_ptr: Vec<usize>,
+    entries: Vec<(usize, f64)>,
 }
 
 impl DelassusWorkspace {
@@ -188,18 +191,30 @@ pub fn assemble_delassus(
     if k == 0 {
         return Ok(());
     }
-    // Right-hand sides: column j = reduced H_cᵀ e_j.
+    // The rows over the reduced DOFs (fixed DOFs drop out), then the right-hand sides:
+    // column j = reduced H_cᵀ e_j.
+    let (row_ptr, entries) = (&mut workspace.row_ptr, &mut workspace.entries);
+    row_ptr.clear();
+    row_ptr.push(0);
+    entries.clear();
+    for j in 0..k {
+        for (node, c) in jacobian.row(j) {
+            for p in 0..3 {
+                if let Some(r) = dofs.reduced_index(3 * node + p) {
+                    entries.push((r, c[p]));
+                }
+            }
+        }
+        row_ptr.push(entries.len());
+    }
+    let row = |i: usize| &entries[row_ptr[i]..row_ptr[i + 1]];
     let columns = &mut workspace.columns;
     columns.clear();
     columns.resize(nr * k, 0.0);
     for j in 0..k {
         let col = &mut columns[j * nr..(j + 1) * nr];
-        for (node, c) in jacobian.row(j) {
-            for p in 0..3 {
-                if let Some(r) = dofs.reduced_index(3 * node + p) {
-                    col[r] += c[p];
-                }
-            }
+        for &(r, c) in row(j) {
+            col[r] += c;
         }
     }
     if workspace.stack.is_none() || workspace.stack_columns < k {
@@ -209,27 +224,14 @@ pub fn assemble_delassus(
     let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
     // One multi-right-hand-side solve: columns ← A⁻¹ H_cᵀ.
     factor.solve_columns_in_place(columns, k, stack);
-    // G[i, j] = h · row_i(H_c) · column_j.
+    // G[i, j] = h · row_i(H_c) · column_j for i ≥ j, mirrored: G is symmetric, and its two
+    // triangles computed apart would differ by round-off only.
     for j in 0..k {
         let col = &columns[j * nr..(j + 1) * nr];
-        for i in 0..k {
-            let mut sum = 0.0;
-            for (node, c) in jacobian.row(i) {
-                for p in 0..3 {
-                    if let Some(r) = dofs.reduced_index(3 * node + p) {
-                        sum += c[p] * col[r];
-                    }
-                }
-            }
+        for i in j..k {
+            let sum: f64 = row(i).iter().map(|&(r, c)| c * col[r]).sum();
             out[(i, j)] = h * sum;
-        }
-    }
-    // Symmetrise (the two triangles differ by round-off only).
-    for j in 0..k {
-        for i in j + 1..k {
-            let s = 0.5 * (out[(i, j)] + out[(j, i)]);
-            out[(i, j)] = s;
-            out[(j, i)] = s;
+            out[(j, i)] = h * sum;
         }
     }
     Ok(())
