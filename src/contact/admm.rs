@@ -18,7 +18,10 @@
 //! At a fixed point `x = y = λ`, `z = Gλ + g + Γ(σ) = σ + Γ(σ) ∈ K*` and `⟨λ, z⟩ = 0`: the NCP.
 //!
 //! **Adaptive penalty** (the spectral rule of the paper): with `L` the largest eigenvalue of
-//! `G` (power iteration) and `m = μ_prox` the smallest eigenvalue of the proximal system,
+//! `G` (power iteration: 20 products from the all-ones vector, or 3 from a hint such as the
+//! previous step's eigenvector, [`AdmmSolver::set_spectrum_hint`], which the contact stage
+//! gives when an NCP's contacts are those of the last step) and `m = μ_prox` the smallest
+//! eigenvalue of the proximal system,
 //! `cond = L/m`, the penalty starts at `ρ = √(L m) · cond^rho_power` and is multiplied by
 //! `cond^rho_power_factor` when the primal residual `‖x − y‖∞` exceeds `ratio_primal_dual`
 //! times the dual residual `‖τρ(y − y_prev) + μ_prox (x − x_prev)‖∞`, divided by it in the
@@ -179,6 +182,10 @@ pub struct AdmmSolver {
     sigma: Vec<f64>,
     factorizations: usize,
     anderson: Anderson,
+    /// The start of the next solve's power iteration (one solve only; empty: none).
+    hint: Vec<f64>,
+    /// The last solve's estimate of G's leading eigenvector (unit norm; empty if none).
+    eigenvector: Vec<f64>,
 }
 
 impl std::fmt::Debug for AdmmSolver {
@@ -189,16 +196,19 @@ impl std::fmt::Debug for AdmmSolver {
     }
 }
 
+/// Power iterations from a hint ([`AdmmSolver::set_spectrum_hint`]): the previous NCP's
+/// vector is already close to the new G's leading eigenvector, and the estimate only seeds
+/// the penalty. A fixed count, so that the estimate moves smoothly with G.
+pub const HINTED_POWER_ITERATIONS: usize = 3;
+
 /// Largest eigenvalue of the symmetric PSD `G` by `iterations` power iterations from the
-/// all-ones vector (deterministic).
+/// unit vector `v` holds on entry (deterministic); `v` holds the last iterate on return.
 fn largest_eigenvalue(
     delassus: &mut impl DelassusOperator,
     iterations: usize,
     v: &mut [f64],
     w: &mut [f64],
 ) -> f64 {
-    let m = v.len();
-    v.fill(1.0 / (m as f64).sqrt());
     let mut value = 0.0;
     for _ in 0..iterations.max(1) {
         delassus.apply(v, w);
@@ -238,6 +248,23 @@ impl AdmmSolver {
         ] {
             v.resize(m, 0.0);
         }
+    }
+
+    /// Starts the next solve's estimate of G's largest eigenvalue (which seeds the penalty)
+    /// from `vector`, e.g. the [`eigenvector`](Self::eigenvector) of the previous step's NCP
+    /// over the same contacts, with [`HINTED_POWER_ITERATIONS`] power iterations instead of
+    /// `settings.power_iterations` from the all-ones vector. Ignored if its length is not the
+    /// next problem's or it is zero or not finite. Changes the iterates' path (through ρ),
+    /// not the solution.
+    pub fn set_spectrum_hint(&mut self, vector: Option<&[f64]>) {
+        self.hint.clear();
+        self.hint.extend_from_slice(vector.unwrap_or_default());
+    }
+
+    /// The last solve's estimate of G's leading eigenvector (unit norm), or the hint it was
+    /// given if it needed none (its start already solved the problem); empty otherwise.
+    pub fn eigenvector(&self) -> &[f64] {
+        &self.eigenvector
     }
 
     /// Number of factorisations of `G + (μ_prox + τρ) I` made by the last solve (one, plus
@@ -314,6 +341,15 @@ impl AdmmSolver {
         }
         self.resize(m);
         self.factorizations = 0;
+        // The power iteration's start: the hint (one solve only) if usable, else all ones.
+        let h = &self.hint;
+        let hinted =
+            h.len() == m && m > 0 && h.iter().all(|x| x.is_finite()) && h.iter().any(|&x| x != 0.0);
+        self.eigenvector.clear();
+        if hinted {
+            self.eigenvector.extend_from_slice(h);
+        }
+        self.hint.clear();
         let g = free_velocity;
         let finish = |this: &mut AdmmSolver,
                       delassus: &mut dyn FnMut(&[f64], &mut [f64]),
@@ -353,12 +389,19 @@ impl AdmmSolver {
         }
 
         // Penalty from the spectrum of G.
-        let mut l = largest_eigenvalue(
-            delassus,
-            settings.power_iterations,
-            &mut self.rhs,
-            &mut self.x_prev,
-        );
+        let iterations = if hinted {
+            let norm = self.eigenvector.iter().map(|x| x * x).sum::<f64>().sqrt();
+            for (v, h) in self.rhs.iter_mut().zip(&self.eigenvector) {
+                *v = h / norm;
+            }
+            HINTED_POWER_ITERATIONS
+        } else {
+            self.rhs.fill(1.0 / (m as f64).sqrt());
+            settings.power_iterations
+        };
+        let mut l = largest_eigenvalue(delassus, iterations, &mut self.rhs, &mut self.x_prev);
+        self.eigenvector.clear();
+        self.eigenvector.extend_from_slice(&self.rhs);
         if !(l > 0.0) || !l.is_finite() {
             l = 1.0; // G = 0: any scale will do.
         }

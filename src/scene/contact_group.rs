@@ -151,6 +151,10 @@ impl GroupNcp {
     }
 }
 
+/// What the next step's NCP over the same contacts starts from: the contacts, λ (N) and
+/// the leading eigenvector of G (unit; empty after PGS).
+type WarmStart = (Vec<ContactKey>, Vec<f64>, Vec<f64>);
+
 /// Buffers of the group NCPs and the last step's solutions (warm starts).
 #[derive(Default)]
 pub struct GroupWorkspace {
@@ -168,8 +172,10 @@ pub struct GroupWorkspace {
     rigid_rows: Vec<(usize, RigidContact)>,
     local: Vec<f64>,
     keys: Vec<ContactKey>,
-    previous: Vec<(Vec<ContactKey>, Vec<f64>)>,
-    next: Vec<(Vec<ContactKey>, Vec<f64>)>,
+    /// Per NCP of the last step (and, filling, of this one): its contacts, λ, and the ADMM
+    /// solver's estimate of G's leading eigenvector (`AdmmSolver::set_spectrum_hint`).
+    previous: Vec<WarmStart>,
+    next: Vec<WarmStart>,
     admm: AdmmSolver,
     pgs: PgsSolver,
 }
@@ -449,11 +455,10 @@ pub fn solve_group(
         }
     }
     let bilateral: Vec<bool> = cones.iter().map(FrictionCone::is_bilateral).collect();
-    let warm = ws
-        .previous
-        .iter()
-        .find(|(keys, _)| *keys == ws.keys)
-        .map(|(_, lambda)| lambda.as_slice());
+    let previous = ws.previous.iter().find(|(keys, _, _)| *keys == ws.keys);
+    let warm = previous.map(|(_, lambda, _)| lambda.as_slice());
+    ws.admm
+        .set_spectrum_hint(previous.map(|(_, _, eigenvector)| eigenvector.as_slice()));
     // Rows between rigid bodies alone (a box on four corners: 12 rows over 6 degrees of
     // freedom) leave λ non-unique. Plain ADMM's proximal iterates then settle on a solution
     // that moves smoothly with the data, which the derivatives rely on; Anderson extrapolation
@@ -529,7 +534,12 @@ pub fn solve_group(
         }));
     ncp.bilateral.clear();
     ncp.bilateral.extend_from_slice(&bilateral);
-    ws.next.push((ws.keys.clone(), lambda.to_vec()));
+    let eigenvector = match settings.solver {
+        ContactSolverKind::Admm => ws.admm.eigenvector().to_vec(),
+        ContactSolverKind::Pgs => Vec::new(),
+    };
+    ws.next
+        .push((ws.keys.clone(), lambda.to_vec(), eigenvector));
     let modes = classify(
         lambda,
         solution.sigma.as_slice(),
