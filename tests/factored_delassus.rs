@@ -1,7 +1,8 @@
 //! The Delassus operator applied through the sparse factor of A (`contact::FactoredDelassus`)
 //! against the assembled matrix (`contact::assemble_delassus`, a second method): the same
 //! products, shifted solves that invert `G + c I` (checked by multiplying back with the
-//! assembled G), and ADMM on it finding the NCP's forces as the dense ADMM does.
+//! assembled G), and ADMM on it finding the NCP's forces as the dense ADMM does; and ADMM's
+//! spectrum hint, counted through an operator that counts its products.
 
 use diffsoro::contact::{
     AdmmSettings, AdmmSolver, ContactJacobian, DelassusOperator, FactoredDelassus,
@@ -135,4 +136,72 @@ fn rows_coupling_distant_nodes_are_refused_by_name() {
         message.contains("contact row 3") && message.contains("does not couple"),
         "{message}"
     );
+}
+
+/// A Delassus operator that counts its products (`apply`) before its first shifted
+/// factorisation, around the dense one.
+struct Counting<'a> {
+    inner: diffsoro::contact::DenseDelassus<'a>,
+    products: usize,
+    before_factorising: Option<usize>,
+}
+
+impl DelassusOperator for Counting<'_> {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn apply(&mut self, x: &[f64], out: &mut [f64]) {
+        self.products += 1;
+        self.inner.apply(x, out)
+    }
+    fn factorize_shifted(&mut self, shift: f64) -> diffsoro::Result<()> {
+        self.before_factorising.get_or_insert(self.products);
+        self.inner.factorize_shifted(shift)
+    }
+    fn solve_shifted(&mut self, rhs: &mut [f64]) {
+        self.inner.solve_shifted(rhs)
+    }
+}
+
+/// The spectrum hint (`AdmmSolver::set_spectrum_hint`) replaces the cold start's 20 power
+/// iterations by 3 and leaves the solution where the cold solve finds it. Before its first
+/// factorisation ADMM applies G for the start's σ = G y + g (the default `velocity` goes
+/// through `apply`), then once per power iteration: 1 + 20 cold, 1 + 3 hinted.
+#[test]
+fn a_spectrum_hint_takes_three_power_iterations_and_keeps_the_solution() {
+    let s = SlabContacts::new(100);
+    let p = s.problem();
+    let mut dense = diffsoro::contact::DenseShiftedFactor::default();
+    let mut solve = |hint: Option<&[f64]>| {
+        let mut solver = AdmmSolver::new(AdmmSettings::default());
+        solver.set_spectrum_hint(hint);
+        let mut op = Counting {
+            inner: diffsoro::contact::DenseDelassus::new(p.delassus(), &mut dense),
+            products: 0,
+            before_factorising: None,
+        };
+        let solution = solver
+            .solve_with(&mut op, p.free_velocity().as_slice(), p.cones(), None)
+            .unwrap();
+        (
+            solution,
+            op.before_factorising,
+            solver.eigenvector().to_vec(),
+        )
+    };
+    let (cold, cold_products, eigenvector) = solve(None);
+    assert_eq!(cold_products, Some(21));
+    assert_eq!(eigenvector.len(), 300);
+    let norm = eigenvector.iter().map(|x| x * x).sum::<f64>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-12, "unit eigenvector, norm {norm}");
+    let (hinted, hinted_products, _) = solve(Some(&eigenvector));
+    assert_eq!(hinted_products, Some(4));
+    assert!(cold.converged && hinted.converged);
+    // The same NCP solved to 1e-10 twice: λ within 1e-7 N (forces ~1e-2 N), as in
+    // `admm_through_the_factor_finds_the_dense_solvers_forces`.
+    let d = (&cold.lambda - &hinted.lambda).amax();
+    assert!(d < 1e-7, "{d:e} N apart");
+    // A hint of the wrong length is ignored: the cold start.
+    let (_, ignored_products, _) = solve(Some(&eigenvector[..3]));
+    assert_eq!(ignored_products, Some(21));
 }
