@@ -120,6 +120,19 @@ fn scaling_row(
     );
 }
 
+/// A scene of one co-rotational box of `cells` (`body`), 10 ms steps under gravity.
+fn box_scene(cells: [usize; 3]) -> Scene {
+    Scene::new(
+        SimulationSection {
+            dt: 0.01,
+            steps: 0,
+            gravity: [0.0, 0.0, -9.81],
+            newton_iterations: 1,
+        },
+        vec![body(cells, Law::Corotational)],
+    )
+}
+
 /// The scaling table's 1M-tetrahedron row (80 × 40 × 52 cells, 998,400 tetrahedra), printed
 /// only when `DIFFSORO_SCALING_1M` is set: about 15 GB of factor and minutes per
 /// factorisation, so one step, cold, and no criterion timing.
@@ -127,15 +140,7 @@ fn scaling_million() {
     if std::env::var_os("DIFFSORO_SCALING_1M").is_none() {
         return;
     }
-    let scene = Scene::new(
-        SimulationSection {
-            dt: 0.01,
-            steps: 0,
-            gravity: [0.0, 0.0, -9.81],
-            newton_iterations: 1,
-        },
-        vec![body([80, 40, 52], Law::Corotational)],
-    );
+    let scene = box_scene([80, 40, 52]);
     let mut state = scene.initial_state();
     let start = std::time::Instant::now();
     let mut stepper = Stepper::new(&scene).unwrap();
@@ -151,16 +156,7 @@ fn step(c: &mut Criterion) {
     let mut group = c.benchmark_group("step");
     group.sample_size(10);
     for (name, cells) in SIZES {
-        let b = body(cells, Law::Corotational);
-        let scene = Scene::new(
-            SimulationSection {
-                dt: 0.01,
-                steps: 0,
-                gravity: [0.0, 0.0, -9.81],
-                newton_iterations: 1,
-            },
-            vec![b],
-        );
+        let scene = box_scene(cells);
         let mut state = scene.initial_state();
         let mut stepper = Stepper::new(&scene).unwrap();
         stepper.step(&scene, &mut state).unwrap();

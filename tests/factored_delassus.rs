@@ -97,15 +97,7 @@ fn admm_through_the_factor_finds_the_dense_solvers_forces() {
         );
         // λ is unique (G positive definite); the reference is dense plain ADMM to 1e-13, and
         // a residual of 1e-10 leaves each solver within ~1e-7 N of it (forces ~1e-2 N).
-        let exact = AdmmSolver::new(AdmmSettings {
-            anderson_memory: 0,
-            tolerance: 1e-13,
-            max_iterations: 20_000,
-            ..AdmmSettings::default()
-        })
-        .solve(&p, None)
-        .unwrap();
-        assert!(exact.converged, "n = {n}: reference");
+        let exact = slab_ncp::reference(&p);
         let dense_error = (&dense.lambda - &exact.lambda).amax();
         let factored_error = (&factored.lambda - &exact.lambda).amax();
         assert!(

@@ -9,7 +9,8 @@
 use std::sync::Arc;
 
 use diffsoro::contact::{
-    ContactJacobian, ContactProblem, DelassusWorkspace, assemble_delassus, free_contact_velocity,
+    AdmmSettings, AdmmSolver, ContactJacobian, ContactProblem, DelassusWorkspace, NcpSolution,
+    assemble_delassus, free_contact_velocity,
 };
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness};
 use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
@@ -101,4 +102,21 @@ impl SlabContacts {
         let n = self.jacobian.contact_count();
         ContactProblem::new(g_mat, DVec::from_vec(g), &vec![0.5; n]).unwrap()
     }
+}
+
+/// The reference solution of a slab NCP: plain ADMM (no extrapolation) to 1e-13, which the
+/// tests compare other solvers with (λ is unique: every row is a node of the slab, G is
+/// positive definite). Panics if it does not converge.
+#[allow(dead_code)] // the tests use it, the bench does not
+pub fn reference(p: &ContactProblem) -> NcpSolution {
+    let exact = AdmmSolver::new(AdmmSettings {
+        anderson_memory: 0,
+        tolerance: 1e-13,
+        max_iterations: 20_000,
+        ..AdmmSettings::default()
+    })
+    .solve(p, None)
+    .unwrap();
+    assert!(exact.converged, "the reference did not converge");
+    exact
 }
