@@ -42,7 +42,7 @@ mod shape_manifold;
 mod surface_derivative;
 mod surface_tree;
 
-pub use admm::{AdmmSettings, AdmmSolver};
+pub use admm::{ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS};
 pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body_contact};
 pub use broad_phase::NodeBroadPhase;
 pub use capsule::Capsule;
