@@ -50,15 +50,15 @@
 //! ([`ContactRecord`]'s `chain`; docs/derivatives.md "Mixed steps").
 
 use crate::contact::{
-    BodyContact, BoundaryGradient, ContactMode, NcpDerivative, NodeContact, PenetrationCorrection,
-    SelfContact, classify_into,
+    BodyContact, BoundaryGradient, NcpDerivative, NodeContact, PenetrationCorrection, SelfContact,
 };
 use crate::error::Result;
 use crate::math::{DMat, Vec3};
-use crate::scene::{ContactWorkspace, GroupNcp, RigidWorkspace, Scene, mode_tolerance};
+use crate::scene::{ContactWorkspace, GroupNcp, RigidWorkspace, Scene};
 
 use super::chain_rows::{LocalNodes, rigid_rows, soft_rigid_rows};
 use super::contact_point_set::ContactPointSet;
+use super::group_ncp_derivative::{friction_directions, ncp_derivative};
 use super::rigid_record::RigidRecord;
 use super::row_chain::{ChainPoint, RowChain};
 
@@ -97,74 +97,6 @@ pub(crate) struct SoftStart<'a> {
     pub(crate) x: &'a [&'a [Vec3]],
     pub(crate) v: &'a [&'a [Vec3]],
     pub(crate) v_plus: &'a [&'a [Vec3]],
-}
-
-/// Per obstacle whose friction some contact of `group` slides on, ∂λ/∂μ_o = L G p + p
-/// (`NcpDerivative::friction_tangent`, `d` the NCP's derivative).
-pub(crate) fn friction_directions(group: &GroupNcp, d: &NcpDerivative) -> Vec<(usize, Vec<f64>)> {
-    let sources = group.friction_obstacle();
-    let mut obstacles: Vec<usize> = sources
-        .iter()
-        .enumerate()
-        .filter(|(i, o)| o.is_some() && d.friction_shift(*i) != Vec3::zeros())
-        .filter_map(|(_, o)| *o)
-        .collect();
-    obstacles.sort_unstable();
-    obstacles.dedup();
-    obstacles
-        .into_iter()
-        .map(|o| {
-            let dmu: Vec<f64> = sources
-                .iter()
-                .map(|s| if *s == Some(o) { 1.0 } else { 0.0 })
-                .collect();
-            let mut t = vec![0.0; 3 * sources.len()];
-            d.friction_tangent(group.delassus(), &dmu, &mut t);
-            (o, t)
-        })
-        .collect()
-}
-
-/// The NCP derivative of `ncp`, one of the last step's: its modes classified from its λ and
-/// σ with the scene's tolerance, bilateral blocks (attachments) always sticking.
-pub(crate) fn ncp_derivative(
-    scene: &Scene,
-    ncp: &GroupNcp,
-    boundary: BoundaryGradient,
-) -> Result<NcpDerivative> {
-    let mut d = NcpDerivative::default();
-    ncp_derivative_into(scene, ncp, boundary, &mut Vec::new(), &mut d)?;
-    Ok(d)
-}
-
-/// [`ncp_derivative`] refilled into `out` ([`NcpDerivative::refill`]), the modes classified
-/// into `modes`: both buffers reused.
-pub(crate) fn ncp_derivative_into(
-    scene: &Scene,
-    ncp: &GroupNcp,
-    boundary: BoundaryGradient,
-    modes: &mut Vec<ContactMode>,
-    out: &mut NcpDerivative,
-) -> Result<()> {
-    classify_into(
-        ncp.lambda(),
-        ncp.sigma(),
-        mode_tolerance(scene.contact.settings.tolerance),
-        modes,
-    );
-    for (m, &b) in modes.iter_mut().zip(ncp.bilateral()) {
-        if b {
-            *m = ContactMode::Sticking;
-        }
-    }
-    out.refill(
-        ncp.assembled_delassus()?,
-        ncp.friction(),
-        ncp.lambda(),
-        ncp.sigma(),
-        modes,
-        boundary,
-    )
 }
 
 impl ContactRecord {

@@ -45,6 +45,7 @@ mod contact_chain;
 mod contact_point_set;
 mod dense_product;
 mod finite_difference;
+mod group_ncp_derivative;
 mod mixed_rows;
 mod parameter;
 mod record;

@@ -38,8 +38,8 @@ use crate::math::DMat;
 use crate::scene::{RigidState, Scene, StepReport, Stepper};
 
 use super::chain_rows::rigid_rows_into;
-use super::contact_chain::{friction_directions, ncp_derivative_into};
 use super::dense_product::mul_into;
+use super::group_ncp_derivative::{friction_directions, ncp_derivative_into};
 use super::parameter::Parameter;
 use super::record::check_differentiable;
 use super::rigid_record::RigidRecord;
