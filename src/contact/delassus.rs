@@ -194,19 +194,7 @@ pub fn assemble_delassus(
     // The rows over the reduced DOFs (fixed DOFs drop out), then the right-hand sides:
     // column j = reduced H_cᵀ e_j.
     let (row_ptr, entries) = (&mut workspace.row_ptr, &mut workspace.entries);
-    row_ptr.clear();
-    row_ptr.push(0);
-    entries.clear();
-    for j in 0..k {
-        for (node, c) in jacobian.row(j) {
-            for p in 0..3 {
-                if let Some(r) = dofs.reduced_index(3 * node + p) {
-                    entries.push((r, c[p]));
-                }
-            }
-        }
-        row_ptr.push(entries.len());
-    }
+    reduced_rows(jacobian, dofs, row_ptr, entries);
     let row = |i: usize| &entries[row_ptr[i]..row_ptr[i + 1]];
     let columns = &mut workspace.columns;
     columns.clear();
@@ -235,6 +223,29 @@ pub fn assemble_delassus(
         }
     }
     Ok(())
+}
+
+/// The rows of `jacobian` over the reduced DOFs of `dofs` (fixed DOFs drop out: they cannot
+/// move), as CSR: `row_ptr` (rows + 1) and `(reduced DOF, coefficient)` `entries`.
+pub(super) fn reduced_rows(
+    jacobian: &ContactJacobian,
+    dofs: &DofMap,
+    row_ptr: &mut Vec<usize>,
+    entries: &mut Vec<(usize, f64)>,
+) {
+    row_ptr.clear();
+    row_ptr.push(0);
+    entries.clear();
+    for i in 0..jacobian.row_count() {
+        for (node, c) in jacobian.row(i) {
+            for p in 0..3 {
+                if let Some(r) = dofs.reduced_index(3 * node + p) {
+                    entries.push((r, c[p]));
+                }
+            }
+        }
+        row_ptr.push(entries.len());
+    }
 }
 
 /// `g = H_c v_free` (m/s) into `out` (3 per contact): the contact velocity the step would

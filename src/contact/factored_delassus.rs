@@ -20,7 +20,7 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
-use super::delassus::ContactJacobian;
+use super::delassus::{ContactJacobian, reduced_rows};
 use super::delassus_operator::DelassusOperator;
 use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor, SymmetricPattern};
@@ -85,20 +85,7 @@ impl FactoredDelassusWorkspace {
         }
         // Marked unprepared until the checks below pass.
         self.n_reduced = usize::MAX;
-        // The rows over the reduced DOFs (fixed DOFs drop out: they cannot move).
-        self.row_ptr.clear();
-        self.row_ptr.push(0);
-        self.entries.clear();
-        for i in 0..jacobian.row_count() {
-            for (node, c) in jacobian.row(i) {
-                for p in 0..3 {
-                    if let Some(r) = dofs.reduced_index(3 * node + p) {
-                        self.entries.push((r, c[p]));
-                    }
-                }
-            }
-            self.row_ptr.push(self.entries.len());
-        }
+        reduced_rows(jacobian, dofs, &mut self.row_ptr, &mut self.entries);
         // h HᵀH on A's pattern: each row adds h cᵀc over its entries' pairs.
         self.hth.clear();
         self.hth.resize(pattern.nnz(), 0.0);
