@@ -4,39 +4,35 @@
 //! nothing (issue 18, "No allocation in the step"): the NCP derivative is refilled in place
 //! (`contact::NcpDerivative::refill`) and solves with reused buffers.
 
+mod counting_allocator;
 mod scene_support;
 
+use counting_allocator::allocations_during;
 use diffsoro::contact::BoundaryGradient;
 use diffsoro::diff::{RigidJacobianWorkspace, RigidStepJacobian};
-use diffsoro::scene::{Scene, Stepper};
+use diffsoro::scene::{RigidState, Scene, Stepper};
 use scene_support::{root, run_steps};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct Counting;
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    f();
-    ALLOCATIONS.load(Ordering::SeqCst) - before
+/// `RigidStepJacobian::of_step_into` of the step `start → end` (one-sided, no parameters).
+fn into(
+    scene: &Scene,
+    stepper: &Stepper,
+    start: &[RigidState],
+    end: &[RigidState],
+    jacobian: &mut RigidStepJacobian,
+    ws: &mut RigidJacobianWorkspace,
+) {
+    jacobian
+        .of_step_into(
+            scene,
+            stepper,
+            start,
+            end,
+            BoundaryGradient::OneSided,
+            &[],
+            ws,
+        )
+        .unwrap();
 }
 
 #[test]
@@ -53,17 +49,14 @@ fn the_quadruped_step_jacobian_allocates_nothing_once_warm() {
         let report = stepper.step(&scene, &mut state).unwrap();
         assert_eq!(report.active_contacts, 4, "the four feet touch");
         counts.push(allocations_during(|| {
-            jacobian
-                .of_step_into(
-                    &scene,
-                    &stepper,
-                    &start,
-                    &state.rigid,
-                    BoundaryGradient::OneSided,
-                    &[],
-                    &mut ws,
-                )
-                .unwrap()
+            into(
+                &scene,
+                &stepper,
+                &start,
+                &state.rigid,
+                &mut jacobian,
+                &mut ws,
+            )
         }));
     }
     // The first call sizes the workspace; the later ones reuse it and allocate nothing.
@@ -75,17 +68,14 @@ fn the_quadruped_step_jacobian_allocates_nothing_once_warm() {
     // The same Jacobian as the allocating call.
     let start = state.rigid.clone();
     stepper.step(&scene, &mut state).unwrap();
-    jacobian
-        .of_step_into(
-            &scene,
-            &stepper,
-            &start,
-            &state.rigid,
-            BoundaryGradient::OneSided,
-            &[],
-            &mut ws,
-        )
-        .unwrap();
+    into(
+        &scene,
+        &stepper,
+        &start,
+        &state.rigid,
+        &mut jacobian,
+        &mut ws,
+    );
     let fresh = RigidStepJacobian::of_step(
         &scene,
         &stepper,

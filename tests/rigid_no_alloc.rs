@@ -2,42 +2,16 @@
 //! calls on the humanoid with a free-flyer (spherical-free, multi-dof root) and on a chain with
 //! a spherical joint.
 
+mod counting_allocator;
 mod rigid_support;
 
+use counting_allocator::allocations_during;
 use diffsoro::rigid::{
     Base, Data, Mat6xN, Model, ReferenceFrame, aba, compute_aba_derivatives,
     compute_joint_jacobians, compute_minverse, compute_rnea_derivatives, crba, forward_kinematics,
     frame_jacobian, nonlinear_effects, rnea,
 };
 use rigid_support::{Rng, model, random_q};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    f();
-    ALLOCATIONS.load(Ordering::SeqCst) - before
-}
 
 fn check(m: &Model) {
     let mut rng = Rng::new(99);

@@ -150,18 +150,13 @@ const fn sym(a: usize, b: usize) -> usize {
     AT[a][b]
 }
 
-impl Inertia {
-    /// This body about the origin of its own frame: `h = m c`,
-    /// `I_o = I_c + m (|c|² I − c cᵀ)`.
+impl OriginInertia {
+    /// `m`, `h` and the six entries of `I_o = E + (c·h) I`, from the entries `e(a, b)` of the
+    /// rotated centroidal inertia minus `h cᵀ` (symmetric) and `cc = c·h`.
     #[inline(always)]
-    pub fn origin_form(&self) -> OriginInertia {
-        let c = self.com;
-        let h = c * self.mass;
-        let i = &self.inertia_com;
-        let cc = c.dot(&h);
-        let e = |a: usize, b: usize| i[(a, b)] - h[a] * c[b];
+    fn shifted(mass: f64, h: Vec3, cc: f64, e: impl Fn(usize, usize) -> f64) -> OriginInertia {
         OriginInertia {
-            mass: self.mass,
+            mass,
             h,
             i_o: [
                 e(0, 0) + cc,
@@ -172,6 +167,20 @@ impl Inertia {
                 e(2, 2) + cc,
             ],
         }
+    }
+}
+
+impl Inertia {
+    /// This body about the origin of its own frame: `h = m c`,
+    /// `I_o = I_c + m (|c|² I − c cᵀ)`.
+    #[inline(always)]
+    pub fn origin_form(&self) -> OriginInertia {
+        let c = self.com;
+        let h = c * self.mass;
+        let i = &self.inertia_com;
+        let cc = c.dot(&h);
+        let e = |a: usize, b: usize| i[(a, b)] - h[a] * c[b];
+        OriginInertia::shifted(self.mass, h, cc, e)
     }
 
     /// This body, held in frame B, expressed about the origin of frame A (`m = aMb`).
@@ -186,17 +195,6 @@ impl Inertia {
             t[(a, 0)] * r[(b, 0)] + t[(a, 1)] * r[(b, 1)] + t[(a, 2)] * r[(b, 2)] - h[a] * c[b]
         };
         let cc = c.dot(&h);
-        OriginInertia {
-            mass: self.mass,
-            h,
-            i_o: [
-                e(0, 0) + cc,
-                e(0, 1),
-                e(0, 2),
-                e(1, 1) + cc,
-                e(1, 2),
-                e(2, 2) + cc,
-            ],
-        }
+        OriginInertia::shifted(self.mass, h, cc, e)
     }
 }
