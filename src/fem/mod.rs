@@ -17,7 +17,7 @@ pub use elastic::{ElasticState, Stiffness};
 pub use fixed::fixed_nodes;
 pub use mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
 pub use material_region::MaterialRegion;
-pub use parameter_derivative::{MaterialParameter, ParameterDerivatives};
+pub use parameter_derivative::{MaterialParameter, ParameterDerivatives, ParameterPairing};
 pub use soft_body::{SoftBody, SoftBodyOptions};
 pub use stiffness_derivative::StiffnessDerivativeState;
 pub use tetrahedron::Tetrahedron;

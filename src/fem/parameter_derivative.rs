@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::material::MaterialPoint;
+use crate::material::{Lame, Material, MaterialPoint};
 use crate::math::Vec3;
 
 use super::soft_body::SoftBody;
@@ -40,6 +40,16 @@ impl MaterialParameter {
             MaterialParameter::PoissonRatio => "poisson_ratio",
         }
     }
+
+    /// (∂μ/∂p, ∂λ/∂p) of `material` (dimensionless for E, Pa for ν): every law's outputs at
+    /// this Lamé pair are their derivatives in p.
+    pub fn lame_derivative(self, material: &Material) -> Lame {
+        let d = material.lame_derivatives();
+        match self {
+            MaterialParameter::YoungModulus => d.young_modulus,
+            MaterialParameter::PoissonRatio => d.poisson_ratio,
+        }
+    }
 }
 
 /// `∂f/∂p` and `∂(K V)/∂p` per node for one parameter p; units N per unit of p, and
@@ -52,6 +62,16 @@ pub struct ParameterDerivatives {
     pub stiffness_action: Vec<Vec3>,
     element_forces: Vec<[Vec3; 4]>,
     element_actions: Vec<[Vec3; 4]>,
+}
+
+/// A material parameter p paired with a nodal field w, summed over all nodes: what a reverse
+/// sweep needs of [`ParameterDerivatives`] (filled by [`SoftBody::stiffness_actions_at`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ParameterPairing {
+    /// `⟨∂f/∂p, w⟩` (N·(unit of w) per unit of p).
+    pub forces: f64,
+    /// `⟨∂(K V)/∂p, w⟩` (N·(unit of V)·(unit of w)/m per unit of p).
+    pub stiffness_action: f64,
 }
 
 /// Elements evaluated together (their co-rotational SVDs overlap, as in the force pass).
@@ -161,13 +181,12 @@ fn element_terms(
     v: &[Vec3],
     parameter: MaterialParameter,
 ) -> ([Vec3; 4], [Vec3; 4]) {
-    let d = match parameter {
-        MaterialParameter::YoungModulus => material.d_young_modulus(point),
-        MaterialParameter::PoissonRatio => material.d_poisson_ratio(point),
-    };
+    let lame = parameter.lame_derivative(material);
+    let df = tet.deformation_gradient_variation(tet.nodes.map(|n| v[n]));
+    let dp = point.tangent_action_with(&lame, &df);
     (
-        tet.forces(&d.stress()),
-        tet.stiffness_action(&d, tet.nodes.map(|n| v[n])),
+        tet.forces(&point.stress_with(&lame)),
+        tet.gradients.map(|g| tet.volume * (dp * g)),
     )
 }
 

@@ -12,9 +12,10 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::material::{DeformationError, MaterialPoint};
+use crate::material::{DeformationError, MaterialPoint, frobenius};
 use crate::math::Vec3;
 
+use super::parameter_derivative::{MaterialParameter, ParameterPairing};
 use super::soft_body::SoftBody;
 use super::tetrahedron::Tetrahedron;
 
@@ -27,6 +28,9 @@ pub struct StiffnessDerivativeState {
     blocks: Vec<f64>,
     first: Vec<[Vec3; 4]>,
     second: Vec<[Vec3; 4]>,
+    /// Per element, the two pairings of up to two material parameters
+    /// ([`SoftBody::stiffness_actions_at`]).
+    pairings: Vec<[ParameterPairing; 2]>,
 }
 
 fn element_field(tet: &Tetrahedron, v: &[Vec3]) -> [Vec3; 4] {
@@ -53,6 +57,7 @@ impl SoftBody {
             blocks: vec![0.0; self.pattern().plan().block_buffer_len()],
             first: vec![[Vec3::zeros(); 4]; ne],
             second: vec![[Vec3::zeros(); 4]; ne],
+            pairings: vec![[ParameterPairing::default(); 2]; ne],
         }
     }
 
@@ -128,27 +133,70 @@ impl SoftBody {
     /// (`points`, one per element, e.g. kept by the step's own force pass) instead of
     /// re-evaluating the law: no SVD for the co-rotational law.
     ///
-    /// Panics if `points` does not have one entry per element.
+    /// In the same pass, for each of `parameters` (at most two), the pairings
+    /// `⟨∂f/∂p, w⟩ = −Σₑ V_e (∂P/∂p) : dF_w` and `⟨∂(K V)/∂p, w⟩ = Σₑ V_e dF_V : (∂²P/∂F∂p) : dF_w`
+    /// summed over elements in element order (the elements of a material region give zero,
+    /// as in [`SoftBody::evaluate_parameter_derivatives`]): what a reverse sweep needs of
+    /// `∂f/∂p` and `∂(K V)/∂p`, without forming them per node. Returned in the order of
+    /// `parameters`; the unused entries are zero.
+    ///
+    /// Panics if `points` does not have one entry per element, or with more than two
+    /// parameters.
+    #[allow(clippy::too_many_arguments)]
     pub fn stiffness_actions_at(
         &self,
         points: &[MaterialPoint],
         v: &[Vec3],
         w: &[Vec3],
+        parameters: &[MaterialParameter],
         state: &mut StiffnessDerivativeState,
         k_w: &mut [Vec3],
         t_w: &mut [Vec3],
-    ) {
+    ) -> [ParameterPairing; 2] {
         assert_eq!(points.len(), self.elements().len(), "one point per element");
+        assert!(parameters.len() <= 2, "at most two material parameters");
+        let material = self.material();
+        let lames = parameters.iter().map(|p| p.lame_derivative(material));
+        let mut derivative_lames = [None; 2];
+        for (slot, lame) in derivative_lames.iter_mut().zip(lames) {
+            *slot = Some(lame);
+        }
         self.elements()
             .par_iter()
             .zip(points)
             .zip(state.first.par_iter_mut())
             .zip(state.second.par_iter_mut())
-            .for_each(|(((tet, point), kw), tw)| {
-                (*kw, *tw) = element_actions(tet, point, v, w);
+            .zip(state.pairings.par_iter_mut())
+            .enumerate()
+            .for_each(|(e, ((((tet, point), kw), tw), pairing))| {
+                let dfv = tet.deformation_gradient_variation(element_field(tet, v));
+                let dfw = tet.deformation_gradient_variation(element_field(tet, w));
+                let dp = point.tangent_action(&dfw);
+                let ddp = point.tangent_derivative(&dfv, &dfw);
+                *kw = tet.gradients.map(|g| tet.volume * (dp * g));
+                *tw = tet.gradients.map(|g| tet.volume * (ddp * g));
+                let in_region = self.in_region(e);
+                for (out, lame) in pairing.iter_mut().zip(&derivative_lames) {
+                    *out = match lame {
+                        Some(lame) if !in_region => ParameterPairing {
+                            forces: -tet.volume * frobenius(&point.stress_with(lame), &dfw),
+                            stiffness_action: tet.volume
+                                * point.tangent_form_with(lame, &dfv, &dfw),
+                        },
+                        _ => ParameterPairing::default(),
+                    };
+                }
             });
         self.gather(&state.first, k_w);
         self.gather(&state.second, t_w);
+        let mut sums = [ParameterPairing::default(); 2];
+        for pairing in &state.pairings {
+            for (sum, p) in sums.iter_mut().zip(pairing) {
+                sum.forces += p.forces;
+                sum.stiffness_action += p.stiffness_action;
+            }
+        }
+        sums
     }
 }
 
@@ -299,12 +347,51 @@ mod tests {
             es.keep_material_points(true);
             body.evaluate_elastic(&x, Stiffness::Skip, &mut es).unwrap();
             let (mut kw2, mut tw2) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
-            body.stiffness_actions_at(&es.points, &v, &w, &mut st, &mut kw2, &mut tw2);
+            let pairings = body.stiffness_actions_at(
+                &es.points,
+                &v,
+                &w,
+                &MaterialParameter::ALL,
+                &mut st,
+                &mut kw2,
+                &mut tw2,
+            );
             assert_eq!(
                 (&kw, &tw),
                 (&kw2, &tw2),
                 "kept points give the same actions"
             );
+            // The pairings against the per-node ∂f/∂p and ∂(K V)/∂p (themselves checked
+            // against finite differences in parameter_derivative), dotted with w.
+            let mut derivatives = body.parameter_derivatives_state();
+            for (p, pairing) in MaterialParameter::ALL.iter().zip(&pairings) {
+                body.evaluate_parameter_derivatives(&x, &v, *p, &mut derivatives)
+                    .unwrap();
+                let dot = |a: &[Vec3]| a.iter().zip(&w).map(|(a, b)| a.dot(b)).sum::<f64>();
+                let scale = |a: &[Vec3]| {
+                    a.iter().map(|a| a.norm()).sum::<f64>()
+                        * w.iter().map(|w| w.norm()).fold(0.0, f64::max)
+                };
+                let (f, k) = (&derivatives.forces, &derivatives.stiffness_action);
+                assert!(
+                    (pairing.forces - dot(f)).abs() <= 1e-13 * scale(f)
+                        && (pairing.stiffness_action - dot(k)).abs() <= 1e-13 * scale(k),
+                    "{law:?} {p:?}: pairings {pairing:?} against {} and {}",
+                    dot(f),
+                    dot(k)
+                );
+            }
+            // Only the first of one parameter; nothing without parameters.
+            let one = body.stiffness_actions_at(
+                &es.points,
+                &v,
+                &w,
+                &[MaterialParameter::PoissonRatio],
+                &mut st,
+                &mut kw2,
+                &mut tw2,
+            );
+            assert_eq!(one, [pairings[1], ParameterPairing::default()]);
             let kw_ref = k_times(&body, &x, &w_red);
             body.assemble_stiffness_derivative(&x, &v, &mut st).unwrap();
             let mut tw_ref = vec![0.0; w_red.len()];

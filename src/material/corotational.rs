@@ -198,6 +198,20 @@ impl HyperelasticPoint for CorotationalPoint {
             + self.r * (lame.lambda * frobenius(&self.r, df))
     }
 
+    /// dF₁ : (∂P/∂F) : dF₂ = 2μ dF₁:dF₂ + λ (R:dF₁)(R:dF₂)
+    ///                     + (λ(tr S − 3) − 2μ) Σ_{i<j} 2/(σᵢ + σⱼ) (qᵢⱼ:dF₁)(qᵢⱼ:dF₂),
+    /// from the low-rank form of the tangent: eight projections, no dR.
+    fn tangent_form(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> f64 {
+        let c = lame.lambda * (self.sigma.sum() - 3.0) - 2.0 * lame.mu;
+        let mut rotation = 0.0;
+        for p in 0..3 {
+            rotation += self.inv_sum[p] * frobenius(&self.q[p], df1) * frobenius(&self.q[p], df2);
+        }
+        2.0 * lame.mu * frobenius(df1, df2)
+            + lame.lambda * frobenius(&self.r, df1) * frobenius(&self.r, df2)
+            + 2.0 * c * rotation
+    }
+
     /// d²P[dF₁, dF₂] = (λ(tr S − 3) − 2μ) d²R[dF₁, dF₂]
     ///                 + λ ((R:dF₂) dR₁ + (R:dF₁) dR₂ + (dR₂:dF₁) R),
     /// with d²R = U (W̃₂W̃₁ + Ỹ) Vᵀ, where Ỹ solves ỸΣ + ΣỸ = C̃,

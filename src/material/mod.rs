@@ -169,6 +169,13 @@ pub trait HyperelasticPoint: Copy {
     }
     /// The action ∂P/∂F : dF (Pa), the directional derivative of P in the direction `df`.
     fn tangent_action(&self, lame: &Lame, df: &Mat3) -> Mat3;
+    /// The tangent's bilinear form dF₁ : (∂P/∂F) : dF₂ (Pa), symmetric in its two
+    /// directions since ∂P/∂F is the Hessian of Ψ: what a parameter's cotangent through
+    /// `∂(K V)/∂p` needs per element (`fem::stiffness_derivative`), one number instead of the
+    /// 3×3 action.
+    fn tangent_form(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> f64 {
+        tensor::frobenius(&self.tangent_action(lame, df1), df2)
+    }
     /// The second directional derivative d²P[dF₁, dF₂] = ∂(∂P/∂F : dF₁)/∂F : dF₂ (Pa),
     /// symmetric in its two directions: what ∂(K·V)/∂x needs (paper 004, Sec. III-C).
     fn tangent_derivative(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> Mat3;
@@ -366,7 +373,13 @@ impl MaterialPoint {
 
     /// First Piola-Kirchhoff stress P(F) = ∂Ψ/∂F (Pa).
     pub fn stress(&self) -> Mat3 {
-        let lame = &self.lame;
+        self.stress_with(&self.lame)
+    }
+
+    /// [`Self::stress`] weighted with another Lamé pair, as [`Self::with_lame`] would give
+    /// without copying the state (a co-rotational point is about 0.6 kB): with a
+    /// [`LameDerivatives`] field, ∂P/∂E or ∂P/∂ν (Pa per unit of the parameter).
+    pub fn stress_with(&self, lame: &Lame) -> Mat3 {
         dispatch!(self, p => p.stress(lame))
     }
 
@@ -394,8 +407,22 @@ impl MaterialPoint {
 
     /// ∂P/∂F : dF (Pa).
     pub fn tangent_action(&self, df: &Mat3) -> Mat3 {
-        let lame = &self.lame;
+        self.tangent_action_with(&self.lame, df)
+    }
+
+    /// [`Self::tangent_action`] weighted with another Lamé pair (see [`Self::stress_with`]).
+    pub fn tangent_action_with(&self, lame: &Lame, df: &Mat3) -> Mat3 {
         dispatch!(self, p => p.tangent_action(lame, df))
+    }
+
+    /// dF₁ : (∂P/∂F) : dF₂ (Pa), symmetric ([`HyperelasticPoint::tangent_form`]).
+    pub fn tangent_form(&self, df1: &Mat3, df2: &Mat3) -> f64 {
+        self.tangent_form_with(&self.lame, df1, df2)
+    }
+
+    /// [`Self::tangent_form`] weighted with another Lamé pair (see [`Self::stress_with`]).
+    pub fn tangent_form_with(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> f64 {
+        dispatch!(self, p => p.tangent_form(lame, df1, df2))
     }
 
     /// d²P[dF₁, dF₂] = ∂(∂P/∂F : dF₁)/∂F : dF₂ (Pa).

@@ -127,6 +127,19 @@ pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
             by_matrix.as_slice(),
             &format!("∂P/∂F:dF vs 9×9 product, {ctx}"),
         );
+        // The bilinear form against vec(dF₂)ᵀ H vec(dF₁), and its symmetry.
+        let h_df1 = h * nalgebra::SVector::<f64, 9>::from_column_slice(df1.as_slice());
+        let by_matrix_form: f64 = h_df1.iter().zip(df2.as_slice()).map(|(a, b)| a * b).sum();
+        let scale = h.norm() * df1.norm() * df2.norm();
+        for form in [
+            point.tangent_form(&lame, &df1, &df2),
+            point.tangent_form(&lame, &df2, &df1),
+        ] {
+            assert!(
+                (form - by_matrix_form).abs() <= 1e-12 * scale,
+                "dF1:∂P/∂F:dF2 = {form} against the 9×9 product's {by_matrix_form}, {ctx}"
+            );
+        }
         let t = DVec::from_element(1, 0.0);
         let fd = central_difference_jacobian(
             |t| {

@@ -134,15 +134,31 @@ impl StepDerivative {
             expand_nodes(dofs, &buf.red2, &mut res.velocities);
             // x̄ = x̄⁺ − h K r̄ − c_K T_{v⁺} r̄ + h ∂(H_aᵀλ)/∂x r̄
             expand_nodes(dofs, &buf.red, &mut buf.nodal3); // r̄ per node
+            // The body's material parameters, paired with r̄ in the same element pass when the
+            // record kept the material points.
+            let mut materials: Vec<MaterialParameter> = Vec::with_capacity(2);
+            for q in parameters {
+                if let Parameter::Material {
+                    body: qb,
+                    parameter,
+                } = *q
+                    && qb == b
+                    && !materials.contains(&parameter)
+                {
+                    materials.push(parameter);
+                }
+            }
+            let mut pairings = None;
             if rec.points.len() == body.elements().len() {
-                body.stiffness_actions_at(
+                pairings = Some(body.stiffness_actions_at(
                     &rec.points,
                     &rec.v_plus,
                     &buf.nodal3,
+                    &materials,
                     &mut buf.t,
                     &mut buf.nodal,
                     &mut buf.nodal2,
-                );
+                ));
             } else {
                 body.stiffness_actions(
                     &rec.x,
@@ -226,6 +242,11 @@ impl StepDerivative {
                     | Parameter::RigidTarget { .. }
                     | Parameter::Friction { .. }
                     | Parameter::RigidMass { .. } => 0.0,
+                    // ⟨h ∂f/∂p − c_K ∂(K v⁺)/∂p, r̄⟩ from the element pass's pairings.
+                    Parameter::Material { parameter, .. } if let Some(pairings) = &pairings => {
+                        let k = materials.iter().position(|m| *m == parameter).unwrap();
+                        h * pairings[k].forces - c_k * pairings[k].stiffness_action
+                    }
                     Parameter::Material { parameter, .. } => {
                         buf.material_rhs(body, rec, h, parameter)?;
                         reduce_nodes(dofs, &buf.nodal3, &mut buf.red);
