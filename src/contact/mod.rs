@@ -27,6 +27,7 @@ mod delassus_operator;
 mod detection;
 mod edge_edge;
 mod factored_delassus;
+mod flat_face;
 mod geometry_derivative;
 mod manifold_derivative;
 mod mesh_obstacle;
@@ -61,6 +62,9 @@ pub use edge_edge::{
     EdgeCrossing, EdgeCrossingDerivative, PARALLEL_SINE, angle_between, edge_crossing, within_arc,
 };
 pub use factored_delassus::{FactoredDelassus, FactoredDelassusWorkspace};
+pub use flat_face::{
+    FACE_ON_ANGLE, OVER_ROUND_OFF, SAME_FACE, face_meets_triangle_at_a_vertex, lies_over_face,
+};
 pub use geometry_derivative::contact_frame_derivative;
 pub use manifold_derivative::{
     ContactGeometryJacobian, Counterpart, GEOMETRY_STEP, contact_geometry_jacobian,
