@@ -8,7 +8,7 @@
 //! matrix assembled with the step's factorisation (docs/step.md, paper 004 §II-B) or applied
 //! through it without being formed (`FactoredDelassus`, the Woodbury identity), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
-//! derivatives of detection (obstacles, surface triangles and edges crossing), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
+//! derivatives of detection (obstacles, surface triangles and edges crossing; a rigid face lying flat on a surface triangle, `flat_face`), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
 //! contact manifolds with each other and with the obstacles (parry3d-f64), for the rigid bodies
 //! `scene` places on them (docs/rigid.md).
 

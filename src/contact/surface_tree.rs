@@ -30,7 +30,10 @@
 //! −n) at least [`RIGID_ARC_SLACK`] from both its ends, and Φ lies in [−thickness, margin].
 //! A crossing whose −n is a face's normal belongs to that face lying flat on the surface,
 //! which rests on the nodes' and the corners' rows; its edge rows would lie in one plane with
-//! theirs (the same support, an NCP far more degenerate).
+//! theirs (the same support, an NCP far more degenerate). Those crossings are
+//! [`SurfaceTree::face_on_crossings`] (−n within [`RIGID_ARC_SLACK`] of a face's normal, the
+//! same tests on Φ and the soft arc), rows only where no node or corner holds the face
+//! (`contact::flat_face`, `scene::flat_face_rows`).
 
 use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as GlamVector;
