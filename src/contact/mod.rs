@@ -8,7 +8,7 @@
 //! matrix assembled with the step's factorisation (docs/step.md, paper 004 §II-B) or applied
 //! through it without being formed (`FactoredDelassus`, the Woodbury identity), and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
-//! derivatives of detection (obstacles, surface triangles and edges crossing), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
+//! derivatives of detection (obstacles, surface triangles and edges crossing; a rigid face lying flat on a surface triangle, `flat_face`), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
 //! contact manifolds with each other and with the obstacles (parry3d-f64), for the rigid bodies
 //! `scene` places on them (docs/rigid.md).
 
@@ -27,6 +27,7 @@ mod delassus_operator;
 mod detection;
 mod edge_edge;
 mod factored_delassus;
+mod flat_face;
 mod geometry_derivative;
 mod manifold_derivative;
 mod mesh_obstacle;
@@ -61,6 +62,9 @@ pub use edge_edge::{
     EdgeCrossing, EdgeCrossingDerivative, PARALLEL_SINE, angle_between, edge_crossing, within_arc,
 };
 pub use factored_delassus::{FactoredDelassus, FactoredDelassusWorkspace};
+pub use flat_face::{
+    FACE_ON_ANGLE, OVER_ROUND_OFF, SAME_FACE, face_meets_triangle_at_a_vertex, lies_over_face,
+};
 pub use geometry_derivative::contact_frame_derivative;
 pub use manifold_derivative::{
     ContactGeometryJacobian, Counterpart, GEOMETRY_STEP, contact_geometry_jacobian,

@@ -30,7 +30,10 @@
 //! −n) at least [`RIGID_ARC_SLACK`] from both its ends, and Φ lies in [−thickness, margin].
 //! A crossing whose −n is a face's normal belongs to that face lying flat on the surface,
 //! which rests on the nodes' and the corners' rows; its edge rows would lie in one plane with
-//! theirs (the same support, an NCP far more degenerate).
+//! theirs (the same support, an NCP far more degenerate). Those crossings are
+//! [`SurfaceTree::face_on_crossings`] (−n within [`RIGID_ARC_SLACK`] of a face's normal, the
+//! same tests on Φ and the soft arc), rows only where no node or corner holds the face
+//! (`contact::flat_face`, `scene::flat_face_rows`).
 
 use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as GlamVector;
@@ -291,6 +294,46 @@ impl SurfaceTree {
         scratch: &mut Vec<usize>,
         out: &mut Vec<EdgeHit>,
     ) {
+        self.crossings(positions, rigid, margin, scratch, out, |n| {
+            within_arc(&-n, &rigid_normals[0], &rigid_normals[1], ARC_ROUND_OFF)
+                && rigid_normals
+                    .iter()
+                    .all(|m| angle_between(&-n, m) >= RIGID_ARC_SLACK)
+        });
+    }
+
+    /// The face-on crossings of the rigid edge `rigid` = (a₀, a₁) (m), whose faces' outward
+    /// unit normals are `rigid_normals`: the crossings [`Self::crossing_edges`] leaves out
+    /// because −n lies within [`RIGID_ARC_SLACK`] of one of the two face normals (a face lying
+    /// flat on the surface; `contact::flat_face`), with the same tests on the gap and the soft
+    /// edge's arc, appended to `out` in increasing edge index.
+    pub fn face_on_crossings(
+        &self,
+        positions: &[Vec3],
+        rigid: &[Vec3; 2],
+        rigid_normals: &[Vec3; 2],
+        margin: f64,
+        scratch: &mut Vec<usize>,
+        out: &mut Vec<EdgeHit>,
+    ) {
+        self.crossings(positions, rigid, margin, scratch, out, |n| {
+            rigid_normals
+                .iter()
+                .any(|m| angle_between(&-n, m) < RIGID_ARC_SLACK)
+        });
+    }
+
+    /// The crossings of `rigid` with the surface edges whose gap lies in [−thickness, margin]
+    /// and whose normal n lies in the soft edge's arc, kept when `rigid_side(n)` holds.
+    fn crossings(
+        &self,
+        positions: &[Vec3],
+        rigid: &[Vec3; 2],
+        margin: f64,
+        scratch: &mut Vec<usize>,
+        out: &mut Vec<EdgeHit>,
+        rigid_side: impl Fn(&Vec3) -> bool,
+    ) {
         if self.triangles.is_empty() {
             return;
         }
@@ -320,10 +363,7 @@ impl SurfaceTree {
             if crossing.gap > margin
                 || crossing.gap < -self.thickness
                 || !within_arc(&n, &n1, &n2, SOFT_ARC_SLACK)
-                || !within_arc(&-n, &rigid_normals[0], &rigid_normals[1], ARC_ROUND_OFF)
-                || rigid_normals
-                    .iter()
-                    .any(|m| angle_between(&-n, m) < RIGID_ARC_SLACK)
+                || !rigid_side(&n)
             {
                 continue;
             }
@@ -333,6 +373,16 @@ impl SurfaceTree {
                 crossing,
             });
         }
+    }
+
+    /// Triangle `k`'s nodes (outward-oriented).
+    pub fn triangle(&self, k: usize) -> [usize; 3] {
+        self.triangles[k]
+    }
+
+    /// Triangle `k`'s outward unit normal at the last [`Self::refit`] (`None` when degenerate).
+    pub fn triangle_normal(&self, k: usize) -> Option<Vec3> {
+        self.triangle_normals[k]
     }
 
     /// The triangle a node at `p` (m) with outward surface normal `p_normal` faces within
@@ -450,5 +500,30 @@ mod tests {
         let sideways = [Vec3::new(-r, 0.0, -r), Vec3::new(r, 0.0, -r)];
         tree.crossing_edges(&x, &steep, &sideways, 0.02, &mut scratch, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_face_lying_flat_on_the_square_crosses_its_edges_face_on() {
+        let (tree, x) = square(0.02);
+        // A box's lower edge along x at y = 0.3, 10 mm above the square, its faces the
+        // bottom (−z, lying flat) and a side (−y): its crossings (normal +z, −n the bottom's
+        // normal) are no edge rows but face-on crossings, the same three as above.
+        let flat = [-Vec3::z(), -Vec3::y()];
+        let rigid = [Vec3::new(-0.5, 0.3, 0.01), Vec3::new(1.5, 0.3, 0.01)];
+        let (mut scratch, mut out) = (Vec::new(), Vec::new());
+        tree.crossing_edges(&x, &rigid, &flat, 0.02, &mut scratch, &mut out);
+        assert!(out.is_empty());
+        tree.face_on_crossings(&x, &rigid, &flat, 0.02, &mut scratch, &mut out);
+        let found: Vec<usize> = out.iter().map(|h| h.edge).collect();
+        assert_eq!(found, vec![1, 2, 4]);
+        assert!(out.iter().all(|h| (h.crossing.gap - 0.01).abs() < 1e-15));
+        // Tilted by 0.1 rad (beyond RIGID_ARC_SLACK = 0.05 rad): an edge row, not face-on.
+        let (c, s) = (0.1f64.cos(), 0.1f64.sin());
+        let tilted = [Vec3::new(0.0, s, -c), Vec3::new(0.0, -c, -s)];
+        out.clear();
+        tree.face_on_crossings(&x, &rigid, &tilted, 0.02, &mut scratch, &mut out);
+        assert!(out.is_empty());
+        tree.crossing_edges(&x, &rigid, &tilted, 0.02, &mut scratch, &mut out);
+        assert_eq!(out.len(), 3);
     }
 }

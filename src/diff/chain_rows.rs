@@ -4,8 +4,9 @@
 //! (`scene::SoftRigidRow`): a node against a shape (`contact::proximity_jacobian`), a
 //! shape's corner against a soft triangle (`contact::TriangleHitDerivative`, the corner
 //! moving with its body), a shape's edge crossing a soft surface edge
-//! (`contact::EdgeCrossingDerivative`, the rigid edge moving with its body), an attachment
-//! (its anchor moving with its body).
+//! (`contact::EdgeCrossingDerivative`, the rigid edge moving with its body; also the
+//! crossings that hold a rigid face lying flat, `scene::flat_face_rows`), an attachment (its
+//! anchor moving with its body).
 
 use crate::contact::{
     ContactGeometryJacobian, EdgeCrossingDerivative, TriangleHitDerivative, proximity_jacobian,
@@ -175,8 +176,9 @@ pub(crate) fn soft_rigid_rows(
                 let cols = vertices.map(|v| col(local.index(body, v)));
                 row.add_corner_on_triangle(offsets, cols, &d);
             }
-            (5 | 6, SoftPoint::Edge { nodes, .. }) => {
-                let (collider, pose) = if r.key.0 == 5 {
+            (5..=8, SoftPoint::Edge { nodes, .. }) => {
+                // Edge rows (5, 6) and a flat face's crossings (7, 8): one geometry.
+                let (collider, pose) = if r.key.0 % 2 == 1 {
                     let (s, c) = (r.key.1, r.key.2);
                     (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
                 } else {

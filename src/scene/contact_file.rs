@@ -68,6 +68,13 @@ pub struct ContactSection {
     /// assembled whatever this says. Needs `solver = "admm"`.
     #[serde(default)]
     pub delassus: DelassusKind,
+    /// Whether a face of a rigid box or convex hull lying flat on a soft face is held where
+    /// no soft node lies under it and none of its corners over the face's triangles (a face
+    /// narrower than the node spacing): rows where its edges cross the surface's edges
+    /// (`scene::flat_face_rows`, docs/rigid.md). Default true; false leaves such a face to the
+    /// nodes' and corners' rows alone, as before these rows existed.
+    #[serde(default = "default_true")]
+    pub flat_faces: bool,
 }
 
 fn default_true() -> bool {
@@ -87,6 +94,7 @@ impl Default for ContactSection {
             screen: true,
             acceleration: true,
             delassus: DelassusKind::default(),
+            flat_faces: true,
         }
     }
 }

@@ -401,6 +401,7 @@ pub fn resolve_contacts(
             reach: r.ws.reach(),
             joint_pose: &joint_pose,
             friction: settings.friction,
+            flat_faces: settings.flat_faces,
         };
         for (i, b) in bodies.iter_mut().enumerate() {
             let w = &mut *b.workspace;

@@ -23,9 +23,14 @@
 //!   between nodes (a thin key, a box's edge) is held where it crosses the face's edges. With
 //!   the corners' rows and the nodes' this is the complete set for two piecewise-linear
 //!   surfaces: along a rigid edge entering a soft face, the deepest point is an end of the
-//!   edge (a corner row) or where it crosses a surface edge (an edge row). A box's face lying
-//!   flat on the surface rests on the nodes' and its corners' rows: a crossing whose normal
-//!   is one of the rigid edge's face normals is no row (`SurfaceTree::crossing_edges`).
+//!   edge (a corner row) or where it crosses a surface edge (an edge row). A crossing whose
+//!   normal is within `contact::RIGID_ARC_SLACK` of one of the rigid edge's face normals is
+//!   no edge row (`SurfaceTree::crossing_edges`): that face lies flat on the surface.
+//! - **A face lying flat** (`scene::flat_face_rows`, kinds 7 and 8): a box's or a hull's face
+//!   face-on on the surface rests on the nodes' and its corners' rows where they lie under it
+//!   and over the surface's triangles; where none does (a face narrower than the node
+//!   spacing, between two rows of nodes, its corners beyond the triangles) the crossings of
+//!   its edges with the surface's edges are rows of the edge rows' form.
 //!
 //! Corner and edge rows meet the volume's boundary surface (also for a body with an embedded
 //! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within
@@ -41,7 +46,6 @@
 
 use std::collections::BTreeSet;
 
-use crate::actuator::EmbeddedPoint;
 use crate::contact::{ContactPoints, EdgeHit, ShapePose, SurfaceTree, contact_frame};
 use crate::error::{Error, Result};
 use crate::fem::SoftBody;
@@ -49,9 +53,11 @@ use crate::math::{Mat3, Vec3};
 use crate::rigid::FrameKind;
 
 use super::attachment_file::AttachmentSection;
+use super::flat_face_rows::{ShapeFaces, flat_face_rows};
 use super::rigid_detection::RigidSide;
 use super::rigid_model::{RigidDynamics, RigidScene};
 use super::rigid_system::SystemBuffers;
+use super::soft_point::SoftPoint;
 
 /// Soft nodes held to a rigid body or link (`[[attachment]]`, resolved).
 #[derive(Debug, Clone, PartialEq)]
@@ -76,46 +82,6 @@ pub struct SoftRigid {
     /// `(soft body, system, collider)` pairs that never touch; `system = usize::MAX` names a
     /// fixed rigid body by its index.
     pub ignored: BTreeSet<(usize, usize, usize)>,
-}
-
-/// The soft side of a soft–rigid row: a node, or a point of a surface triangle.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SoftPoint {
-    /// A node (weight 1).
-    Node(usize),
-    /// The point Σ wᵢ xᵢ of a surface triangle.
-    Face {
-        /// The triangle's nodes.
-        vertices: [usize; 3],
-        /// Barycentric weights.
-        weights: [f64; 3],
-    },
-    /// A vertex of the body's embedded contact surface (`contact::ContactPoints`): the point
-    /// Σ wᵢ xᵢ of its tetrahedron's nodes.
-    Embedded(EmbeddedPoint),
-    /// The point (1 − s) x₀ + s x₁ of a surface edge.
-    Edge {
-        /// The edge's nodes.
-        nodes: [usize; 2],
-        /// Their weights (1 − s, s).
-        weights: [f64; 2],
-    },
-}
-
-impl SoftPoint {
-    /// The point's velocity (m/s) or position (m) from the nodes' `v`.
-    pub fn value(&self, v: &[Vec3]) -> Vec3 {
-        match *self {
-            SoftPoint::Node(n) => v[n],
-            SoftPoint::Face { vertices, weights } => {
-                (0..3).map(|k| weights[k] * v[vertices[k]]).sum()
-            }
-            SoftPoint::Embedded(e) => e.position(v),
-            SoftPoint::Edge { nodes, weights } => {
-                weights[0] * v[nodes[0]] + weights[1] * v[nodes[1]]
-            }
-        }
-    }
 }
 
 /// One block of three NCP rows between a soft body and a rigid one (module doc).
@@ -145,9 +111,10 @@ pub struct SoftRigidRow {
     pub bilateral: bool,
     /// Warm-start identity: kind (0 a node against a collider, 1 against a fixed body, 2 an
     /// attachment, 3 a collider's corner, 4 a fixed body's corner, 5 a collider's edge, 6 a
-    /// fixed body's edge) and three indices: (system, collider, node) for kind 0, (fixed
+    /// fixed body's edge, 7 a collider's face lying flat, 8 a fixed body's:
+    /// `scene::flat_face_rows`) and three indices: (system, collider, node) for kind 0, (fixed
     /// body, 0, node) for 1, (attachment, 0, node) for 2, (system, collider, corner) for 3,
-    /// (fixed body, 0, corner) for 4, and for 5 and 6 the same first two with
+    /// (fixed body, 0, corner) for 4, and for 5 to 8 the same first two with
     /// `surface edge · edge count + shape edge` (`SurfaceTree::edge`, `Collider::edges`).
     pub key: (u8, usize, usize, usize),
 }
@@ -380,6 +347,9 @@ pub(super) struct RigidView<'a> {
     pub(super) joint_pose: &'a dyn Fn(usize, usize) -> ShapePose,
     /// `[contact] friction`.
     pub(super) friction: f64,
+    /// `[contact] flat_faces`: whether a rigid face lying flat on a soft face gets the rows
+    /// of `scene::flat_face_rows` where no vertex row holds it.
+    pub(super) flat_faces: bool,
 }
 
 /// One soft body as [`soft_rigid_rows`] sees it.
@@ -490,6 +460,19 @@ pub(super) fn soft_rigid_rows(
                     key: (key.0 + 2, key.1, key.2, hit.edge * count + k),
                 });
             }
+        }
+        // The shape's faces lying flat on the surface where no vertex row holds them (kind
+        // key.0 + 4).
+        if rigid.flat_faces {
+            let shape = ShapeFaces {
+                collider,
+                pose,
+                margin,
+                side,
+                friction,
+                key: (key.0 + 4, key.1, key.2),
+            };
+            flat_face_rows(&shape, soft.surface, x, edge_scratch, hits, out);
         }
     };
     let (points, px) = soft.points;

@@ -1,0 +1,257 @@
+//! The step derivatives with flat-face rows active (issue 19, `scene::flat_face_rows`, row
+//! kinds 7 and 8): a 60 × 6 × 6 mm bar lying flat across the top face of the soft block of
+//! `cube_on_block.toml` (nodes on a 10 mm grid) at y = 5 mm, between two rows of nodes, its
+//! ends beyond the block (`tests/contact_flat_face.rs` has it at rest). A free bar landing flat
+//! on the block, sliding and sticking, and the block landing flat on a fixed bar: the JVP of
+//! one step against Richardson-extrapolated central differences of the forward step, and the
+//! VJP its adjoint.
+
+mod diff_support;
+mod scene_support;
+
+use diffsoro::contact::{ContactMode, ModeTolerance, classify};
+use diffsoro::diff::{Parameter, Recorder, StepDerivative};
+use diffsoro::math::Vec3;
+use diffsoro::math::relative_error;
+use diffsoro::scene::{Scene, State, Stepper};
+use scene_support::scene;
+
+/// The bar's middle line is at y = 5 mm, between the node rows y = 0 and y = 10 mm.
+const Y_BAR: f64 = 0.005;
+/// Half the bar's width and height (m).
+const HALF: f64 = 0.003;
+/// The block's top face (m).
+const TOP: f64 = 0.02;
+
+/// A free steel bar (7850 kg/m³, Coulomb coefficient `friction` with the block) across the
+/// block at y = 5 mm, rolled 0.02 rad about its long axis (x) and then pitched 0.005 rad about
+/// y (its lower long edge descending towards +x), both within `RIGID_ARC_SLACK` = 0.05 rad of
+/// flat: its bottom face lies face-on on the top face. It falls at `fall` (m/s), sliding along
+/// x at `slide` (m/s), the point of its lower long edge over the block's rim x = 20 mm 0.7 mm
+/// above the face: it lands on that edge's crossings (at 0.3 m/s, all nine and the nearest of
+/// the other edge's in one step; the other long edge's, 0.12 mm higher, stay open).
+fn falling_bar(friction: f64, slide: f64, fall: f64) -> Scene {
+    let turn = nalgebra::UnitQuaternion::from_axis_angle(&Vec3::y_axis(), 0.005)
+        * nalgebra::UnitQuaternion::from_axis_angle(&Vec3::x_axis(), 0.02);
+    let r = turn.scaled_axis();
+    // The lower long edge (y = z = −3 mm in the bar's frame for a positive roll about x): its
+    // middle and its direction, relative to the centre.
+    let middle = turn * Vec3::new(0.0, -HALF, -HALF);
+    let along = turn * Vec3::x();
+    let cx = 0.0013;
+    let u = (0.02 - cx - middle.x) / along.x;
+    let z = TOP + 0.0007 - middle.z - u * along.z;
+    scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = {friction}
+tolerance = 1e-12
+max_iterations = 100000
+
+[[soft_body]]
+name = "block"
+mesh = "../meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+rayleigh_mass = 2.0
+rayleigh_stiffness = 0.01
+fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "bar"
+shape = "box"
+half_extents = [0.03, 0.003, 0.003]
+density = 7850.0
+position = [{cx}, {Y_BAR}, {z}]
+rotation = [{rx}, {ry}, {rz}]
+velocity = [{slide}, 0.0, {down}]
+"#,
+        rx = r.x,
+        ry = r.y,
+        rz = r.z,
+        down = -fall,
+    ))
+}
+
+/// The state one step before the landing (the first step whose NCP carries force), with that
+/// step's rows all flat-face rows of kind `kind` (7: a free body's face, 8: a fixed body's)
+/// and its gaps clear of Φ = 0, at least `min_active` of them carrying force.
+fn before_landing(s: &Scene, kind: u8, min_active: usize) -> State {
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(s).unwrap();
+    for _ in 0..40 {
+        let mut next = state.clone();
+        stepper.step(s, &mut next).unwrap();
+        let touching = stepper
+            .contact()
+            .groups()
+            .iter()
+            .any(|g| g.lambda().iter().any(|l| *l != 0.0));
+        if touching {
+            let rows = stepper.body(0).contact().rigid_rows();
+            assert!(!rows.is_empty() && rows.iter().all(|r| r.key.0 == kind));
+            let min_gap = rows
+                .iter()
+                .map(|r| r.gap.abs())
+                .fold(f64::INFINITY, f64::min);
+            assert!(min_gap > 1e-6, "the landing step's gaps: {min_gap:e}");
+            let active = stepper
+                .contact()
+                .groups()
+                .iter()
+                .flat_map(|g| g.lambda().chunks(3))
+                .filter(|l| l[2] > 0.0)
+                .count();
+            assert!(
+                active >= min_active,
+                "{active} of the landing step's {} rows carry force",
+                rows.len()
+            );
+            return state;
+        }
+        state = next;
+    }
+    panic!("the bar never lands on the block");
+}
+
+/// The modes of the NCP rows of one step from `state`.
+fn modes(s: &Scene, state: &State) -> Vec<ContactMode> {
+    let mut next = state.clone();
+    let mut stepper = Stepper::new(s).unwrap();
+    let report = stepper.step(s, &mut next).unwrap();
+    assert!(report.contact_converged);
+    let tol = ModeTolerance {
+        force: 1e-9,
+        velocity: 1e-9,
+    };
+    stepper
+        .contact()
+        .groups()
+        .iter()
+        .flat_map(|g| classify(g.lambda(), g.sigma(), tol))
+        .collect()
+}
+
+/// The JVP of one step from `start` along each direction (x with the bar's pose, v with its
+/// twist, E, the bar's mass) equals the Richardson-extrapolated central difference of the
+/// forward step, the soft and the rigid parts each to 1e-6 of their own size; and the VJP is
+/// its adjoint (1e-10).
+fn check(s: &Scene, start: &State, names: &[&str], what: &str) {
+    let params: Vec<Parameter> = names
+        .iter()
+        .map(|n| Parameter::parse(s, n).unwrap())
+        .collect();
+    for (dir_name, dir) in diff_support::unit_directions(s, &params, 5) {
+        let mut recorder = Recorder::new(s).unwrap();
+        let mut derivative = StepDerivative::new(s);
+        let mut state = start.clone();
+        let (_, record) = recorder.step(s, &mut state).unwrap();
+        let out = derivative
+            .jvp(s, &record, &params, std::slice::from_ref(&dir))
+            .unwrap();
+        let jvp = out.into_iter().next().unwrap().to_vec();
+        let fd = diff_support::finite_difference(s, start, 1, &params, &dir, 1e-3);
+        let soft_len = 6 * s.bodies[0].node_count();
+        let (soft, rigid) = jvp.split_at(soft_len);
+        let (fd_soft, fd_rigid) = fd.split_at(soft_len);
+        for (part, a, b) in [("soft", soft, fd_soft), ("rigid", rigid, fd_rigid)] {
+            if a.is_empty() {
+                continue;
+            }
+            let err = relative_error(a, b, 0.0);
+            let size = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+            assert!(
+                err < 1e-6,
+                "{what}, d/d({dir_name}), {part} part: JVP vs FD {err:e} (|jvp| = {size:e})"
+            );
+        }
+    }
+    let mut recorder = Recorder::new(s).unwrap();
+    let mut state = start.clone();
+    let (_, record) = recorder.step(s, &mut state).unwrap();
+    diff_support::check_adjointness(s, &record, &params, 13);
+}
+
+#[test]
+fn the_step_derivatives_of_a_bar_sliding_flat_onto_the_face_match_finite_differences() {
+    let s = falling_bar(0.5, 0.2, 0.3);
+    let start = before_landing(&s, 7, 10);
+    let m = modes(&s, &start);
+    assert!(m.contains(&ContactMode::Sliding), "sliding expected: {m:?}");
+    check(&s, &start, &["young_modulus:block", "mass:bar"], "sliding");
+}
+
+#[test]
+fn the_step_derivatives_of_a_bar_sticking_flat_on_the_face_match_finite_differences() {
+    let s = falling_bar(10.0, 0.0, 0.3);
+    let start = before_landing(&s, 7, 10);
+    let m = modes(&s, &start);
+    assert!(
+        m.contains(&ContactMode::Sticking) && !m.contains(&ContactMode::Sliding),
+        "sticking expected: {m:?}"
+    );
+    check(&s, &start, &["young_modulus:block", "mass:bar"], "sticking");
+}
+
+/// The block, free, falling from rest onto a fixed bar lying flat under it across its bottom
+/// face at y = 5 mm (rolled 0.02 rad about x, then −0.005 rad about y: its upper long edge
+/// rising towards +x), the point of that edge under the block's bottom rim x = 20 mm 0.7 mm
+/// below the block: the block lands with its bottom face on the bar's top face (a fixed
+/// body's flat-face rows, no rigid coordinates).
+fn block_on_fixed_bar() -> Scene {
+    let turn = nalgebra::UnitQuaternion::from_axis_angle(&Vec3::y_axis(), -0.005)
+        * nalgebra::UnitQuaternion::from_axis_angle(&Vec3::x_axis(), 0.02);
+    let r = turn.scaled_axis();
+    // The upper long edge (y = z = +3 mm in the bar's frame): its middle and its direction.
+    let middle = turn * Vec3::new(0.0, HALF, HALF);
+    let along = turn * Vec3::x();
+    let cx = 0.0013;
+    let u = (0.02 - cx - middle.x) / along.x;
+    let z = -0.0007 - middle.z - u * along.z;
+    scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = 0.5
+tolerance = 1e-12
+max_iterations = 100000
+
+[[soft_body]]
+name = "block"
+mesh = "../meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+rayleigh_mass = 2.0
+rayleigh_stiffness = 0.01
+
+[[rigid_body]]
+name = "bar"
+shape = "box"
+half_extents = [0.03, 0.003, 0.003]
+fixed = true
+position = [{cx}, {Y_BAR}, {z}]
+rotation = [{rx}, {ry}, {rz}]
+"#,
+        rx = r.x,
+        ry = r.y,
+        rz = r.z,
+    ))
+}
+
+#[test]
+fn the_step_derivatives_of_a_block_landing_flat_on_a_fixed_bar_match_finite_differences() {
+    let s = block_on_fixed_bar();
+    let start = before_landing(&s, 8, 1);
+    check(&s, &start, &["young_modulus:block"], "on a fixed bar");
+}
