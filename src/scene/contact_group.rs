@@ -206,6 +206,25 @@ impl GroupWorkspace {
     }
 }
 
+/// `out[3 rows[i] + p, 3 rows[j] + q] += g[3i + p, 3j + q]`: a body's Delassus block added at
+/// its rows' places in the group's G, column by column (both column-major).
+fn add_blocks(g: &DMat, rows: &[usize], out: &mut DMat) {
+    let k = g.nrows();
+    let n = out.nrows();
+    let (g, out) = (g.as_slice(), out.as_mut_slice());
+    for (j, &gj) in rows.iter().enumerate() {
+        for q in 0..3 {
+            let src = &g[(3 * j + q) * k..(3 * j + q + 1) * k];
+            let dst = &mut out[(3 * gj + q) * n..(3 * gj + q + 1) * n];
+            for (i, &gi) in rows.iter().enumerate() {
+                for p in 0..3 {
+                    dst[3 * gi + p] += src[3 * i + p];
+                }
+            }
+        }
+    }
+}
+
 /// Adds `local` (one value per row of a body's contacts) into `global` at the body's rows.
 fn scatter(rows: &[usize], local: &[f64], global: &mut [f64]) {
     for (i, &gi) in rows.iter().enumerate() {
@@ -371,7 +390,8 @@ pub fn solve_group(
         if g.nrows() != 3 * k {
             *g = DMat::zeros(3 * k, 3 * k);
         } else {
-            g.fill(0.0);
+            // A memset (nalgebra's `fill` walks the matrix element by element).
+            g.as_mut_slice().fill(0.0);
         }
     };
     if !factored {
@@ -409,16 +429,7 @@ pub fn solve_group(
                 &mut w.delassus_ws,
                 &mut w.delassus,
             )?;
-            for (i, &gi) in rows.iter().enumerate() {
-                for (j, &gj) in rows.iter().enumerate() {
-                    for p in 0..3 {
-                        for q in 0..3 {
-                            ncp.delassus[(3 * gi + p, 3 * gj + q)] +=
-                                w.delassus[(3 * i + p, 3 * j + q)];
-                        }
-                    }
-                }
-            }
+            add_blocks(&w.delassus, rows, &mut ncp.delassus);
         }
         ws.local.resize(3 * rows.len(), 0.0);
         free_contact_velocity(&w.jacobian, &w.v_nodes, &mut ws.local);

@@ -294,7 +294,7 @@ impl RigidWorkspace {
             if jac.shape() != (rows, nv) {
                 *jac = DMat::zeros(rows, nv);
             } else {
-                jac.fill(0.0);
+                jac.as_mut_slice().fill(0.0);
             }
             let mut touched = false;
             for (i, c) in self.rows.iter().enumerate() {
