@@ -9,10 +9,8 @@
 mod diff_support;
 mod scene_support;
 
-use diffsoro::contact::{ContactMode, ModeTolerance, classify};
-use diffsoro::diff::{Parameter, Recorder, StepDerivative};
+use diffsoro::contact::ContactMode;
 use diffsoro::math::Vec3;
-use diffsoro::math::relative_error;
 use diffsoro::scene::{Scene, State, Stepper};
 use scene_support::scene;
 
@@ -120,83 +118,35 @@ fn before_landing(s: &Scene, kind: u8, min_active: usize) -> State {
     panic!("the bar never lands on the block");
 }
 
-/// The modes of the NCP rows of one step from `state`.
-fn modes(s: &Scene, state: &State) -> Vec<ContactMode> {
-    let mut next = state.clone();
-    let mut stepper = Stepper::new(s).unwrap();
-    let report = stepper.step(s, &mut next).unwrap();
-    assert!(report.contact_converged);
-    let tol = ModeTolerance {
-        force: 1e-9,
-        velocity: 1e-9,
-    };
-    stepper
-        .contact()
-        .groups()
-        .iter()
-        .flat_map(|g| classify(g.lambda(), g.sigma(), tol))
-        .collect()
-}
-
-/// The JVP of one step from `start` along each direction (x with the bar's pose, v with its
-/// twist, E, the bar's mass) equals the Richardson-extrapolated central difference of the
-/// forward step, the soft and the rigid parts each to 1e-6 of their own size; and the VJP is
-/// its adjoint (1e-10).
-fn check(s: &Scene, start: &State, names: &[&str], what: &str) {
-    let params: Vec<Parameter> = names
-        .iter()
-        .map(|n| Parameter::parse(s, n).unwrap())
-        .collect();
-    for (dir_name, dir) in diff_support::unit_directions(s, &params, 5) {
-        let mut recorder = Recorder::new(s).unwrap();
-        let mut derivative = StepDerivative::new(s);
-        let mut state = start.clone();
-        let (_, record) = recorder.step(s, &mut state).unwrap();
-        let out = derivative
-            .jvp(s, &record, &params, std::slice::from_ref(&dir))
-            .unwrap();
-        let jvp = out.into_iter().next().unwrap().to_vec();
-        let fd = diff_support::finite_difference(s, start, 1, &params, &dir, 1e-3);
-        let soft_len = 6 * s.bodies[0].node_count();
-        let (soft, rigid) = jvp.split_at(soft_len);
-        let (fd_soft, fd_rigid) = fd.split_at(soft_len);
-        for (part, a, b) in [("soft", soft, fd_soft), ("rigid", rigid, fd_rigid)] {
-            if a.is_empty() {
-                continue;
-            }
-            let err = relative_error(a, b, 0.0);
-            let size = a.iter().map(|x| x * x).sum::<f64>().sqrt();
-            assert!(
-                err < 1e-6,
-                "{what}, d/d({dir_name}), {part} part: JVP vs FD {err:e} (|jvp| = {size:e})"
-            );
-        }
-    }
-    let mut recorder = Recorder::new(s).unwrap();
-    let mut state = start.clone();
-    let (_, record) = recorder.step(s, &mut state).unwrap();
-    diff_support::check_adjointness(s, &record, &params, 13);
-}
-
 #[test]
 fn the_step_derivatives_of_a_bar_sliding_flat_onto_the_face_match_finite_differences() {
     let s = falling_bar(0.5, 0.2, 0.3);
     let start = before_landing(&s, 7, 10);
-    let m = modes(&s, &start);
+    let m = diff_support::step_modes(&s, &start);
     assert!(m.contains(&ContactMode::Sliding), "sliding expected: {m:?}");
-    check(&s, &start, &["young_modulus:block", "mass:bar"], "sliding");
+    diff_support::check_soft_rigid_step(
+        &s,
+        &start,
+        &["young_modulus:block", "mass:bar"],
+        "sliding",
+    );
 }
 
 #[test]
 fn the_step_derivatives_of_a_bar_sticking_flat_on_the_face_match_finite_differences() {
     let s = falling_bar(10.0, 0.0, 0.3);
     let start = before_landing(&s, 7, 10);
-    let m = modes(&s, &start);
+    let m = diff_support::step_modes(&s, &start);
     assert!(
         m.contains(&ContactMode::Sticking) && !m.contains(&ContactMode::Sliding),
         "sticking expected: {m:?}"
     );
-    check(&s, &start, &["young_modulus:block", "mass:bar"], "sticking");
+    diff_support::check_soft_rigid_step(
+        &s,
+        &start,
+        &["young_modulus:block", "mass:bar"],
+        "sticking",
+    );
 }
 
 /// The block, free, falling from rest onto a fixed bar lying flat under it across its bottom
@@ -253,5 +203,5 @@ rotation = [{rx}, {ry}, {rz}]
 fn the_step_derivatives_of_a_block_landing_flat_on_a_fixed_bar_match_finite_differences() {
     let s = block_on_fixed_bar();
     let start = before_landing(&s, 8, 1);
-    check(&s, &start, &["young_modulus:block"], "on a fixed bar");
+    diff_support::check_soft_rigid_step(&s, &start, &["young_modulus:block"], "on a fixed bar");
 }

@@ -4,6 +4,7 @@
 
 pub mod stacked_cubes;
 
+use diffsoro::contact::{ContactMode, ModeTolerance, classify};
 use diffsoro::diff::{
     InputTangent, Parameter, Recorder, StateTangent, StepDerivative, StepRecord, TapeOptions,
     adjoint, forward_sensitivities, record_trajectory,
@@ -296,4 +297,60 @@ pub fn check_adjoint_against_forward(
         "adjoint {:?} vs forward {forward:?}",
         adj.parameters
     );
+}
+
+/// The modes of the NCP rows of one step of `scene` from `state` (forces and velocities
+/// below 1e-9 count as zero); the step's NCPs must converge.
+pub fn step_modes(scene: &Scene, state: &State) -> Vec<ContactMode> {
+    let mut next = state.clone();
+    let mut stepper = Stepper::new(scene).unwrap();
+    let report = stepper.step(scene, &mut next).unwrap();
+    assert!(report.contact_converged, "the step's NCPs did not converge");
+    let tol = ModeTolerance {
+        force: 1e-9,
+        velocity: 1e-9,
+    };
+    stepper
+        .contact()
+        .groups()
+        .iter()
+        .flat_map(|g| classify(g.lambda(), g.sigma(), tol))
+        .collect()
+}
+
+/// For a scene of one soft body and rigid bodies: the JVP of one step from `start` along each
+/// unit direction of the state and of the parameters `names` equals the Richardson-
+/// extrapolated central difference of the forward step, the soft and the rigid parts each to
+/// 1e-6 of their own size; and the VJP is its adjoint (1e-10). `what` names the case.
+pub fn check_soft_rigid_step(scene: &Scene, start: &State, names: &[&str], what: &str) {
+    let params = parameters(scene, names);
+    for (dir_name, dir) in unit_directions(scene, &params, 5) {
+        let mut recorder = Recorder::new(scene).unwrap();
+        let mut derivative = StepDerivative::new(scene);
+        let mut state = start.clone();
+        let (_, record) = recorder.step(scene, &mut state).unwrap();
+        let out = derivative
+            .jvp(scene, &record, &params, std::slice::from_ref(&dir))
+            .unwrap();
+        let jvp = out.into_iter().next().unwrap().to_vec();
+        let fd = finite_difference(scene, start, 1, &params, &dir, 1e-3);
+        let soft_len = 6 * scene.bodies[0].node_count();
+        let (soft, rigid) = jvp.split_at(soft_len);
+        let (fd_soft, fd_rigid) = fd.split_at(soft_len);
+        for (part, a, b) in [("soft", soft, fd_soft), ("rigid", rigid, fd_rigid)] {
+            if a.is_empty() {
+                continue;
+            }
+            let err = relative_error(a, b, 0.0);
+            let size = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+            assert!(
+                err < 1e-6,
+                "{what}, d/d({dir_name}), {part} part: JVP vs FD {err:e} (|jvp| = {size:e})"
+            );
+        }
+    }
+    let mut recorder = Recorder::new(scene).unwrap();
+    let mut state = start.clone();
+    let (_, record) = recorder.step(scene, &mut state).unwrap();
+    check_adjointness(scene, &record, &params, 13);
 }

@@ -136,25 +136,28 @@ impl StepDerivative {
             expand_nodes(dofs, &buf.red, &mut buf.nodal3); // r̄ per node
             // The body's material parameters, paired with r̄ in the same element pass when the
             // record kept the material points.
-            let mut materials: Vec<MaterialParameter> = Vec::with_capacity(2);
+            let mut materials = [MaterialParameter::YoungModulus; 2];
+            let mut material_count = 0;
             for q in parameters {
                 if let Parameter::Material {
                     body: qb,
                     parameter,
                 } = *q
                     && qb == b
-                    && !materials.contains(&parameter)
+                    && !materials[..material_count].contains(&parameter)
                 {
-                    materials.push(parameter);
+                    materials[material_count] = parameter;
+                    material_count += 1;
                 }
             }
+            let materials = &materials[..material_count];
             let mut pairings = None;
             if rec.points.len() == body.elements().len() {
                 pairings = Some(body.stiffness_actions_at(
                     &rec.points,
                     &rec.v_plus,
                     &buf.nodal3,
-                    &materials,
+                    materials,
                     &mut buf.t,
                     &mut buf.nodal,
                     &mut buf.nodal2,
