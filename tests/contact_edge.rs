@@ -14,7 +14,7 @@ mod scene_support;
 
 use diffsoro::contact::ContactMode;
 use diffsoro::math::Vec3;
-use diffsoro::scene::{RigidRow, Scene, SoftPoint, State, Stepper};
+use diffsoro::scene::{Scene, SoftPoint, State, Stepper};
 use scene_support::scene;
 
 /// The bar's edge is at y = 5 mm, between the node rows y = 0 and y = 10 mm.
@@ -59,22 +59,6 @@ position = [0.0, {Y_BAR}, {z}]
     ))
 }
 
-/// The distinct edges of the block's top-face triangles (node pairs, increasing).
-fn top_edges(s: &Scene) -> Vec<[usize; 2]> {
-    let body = &s.bodies[0];
-    let rest = body.rest_positions();
-    let mut edges: Vec<[usize; 2]> = body
-        .mesh()
-        .boundary_triangles()
-        .iter()
-        .filter(|t| t.iter().all(|&n| rest[n].z > TOP - 1e-9))
-        .flat_map(|t| (0..3).map(move |e| [t[e].min(t[(e + 1) % 3]), t[e].max(t[(e + 1) % 3])]))
-        .collect();
-    edges.sort_unstable();
-    edges.dedup();
-    edges
-}
-
 /// How far (m) the face rises above the bar's edge, a horizontal line along x at y = `y` and
 /// height `z_edge`, where the face's edges cross it (positive: the edge has sunk into the face),
 /// from the nodes' positions; the largest over the edges that cross y.
@@ -89,26 +73,12 @@ fn penetration(x: &[Vec3], edges: &[[usize; 2]], y: f64, z_edge: f64) -> f64 {
         .fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// Σ over the rigid stage's soft–rigid rows of the force the block exerts on the bar (N,
-/// world): each row's rigid part is sign · frameᵀ v(p), so its impulse on the bar is
-/// sign · frame λ.
-fn force_on_rigid(stepper: &Stepper) -> Vec3 {
-    let rigid = stepper.rigid();
-    let mut f = Vec3::zeros();
-    for (c, l) in rigid.contacts().iter().zip(rigid.lambda().chunks_exact(3)) {
-        if let RigidRow::Point { frame, sign, .. } = c.row {
-            f += sign * frame * Vec3::new(l[0], l[1], l[2]);
-        }
-    }
-    f
-}
-
 #[test]
 fn the_bar_rests_on_its_edge_across_the_face_between_the_nodes() {
     let tolerance = 1e-10;
     let s = bar_on_slider(0.0002, tolerance);
     let h = s.simulation.dt;
-    let edges = top_edges(&s);
+    let edges = scene_support::top_edges(&s, TOP - 1e-9);
     // The face's edges that the bar's line crosses (y = 5 mm strictly between their ends):
     // the five across the cells' row (x = −20, −10, 0, 10, 20 mm; the outer two are the rims
     // between the top and the sides) and the four diagonals of its cells.
@@ -193,7 +163,7 @@ fn the_bar_rests_on_its_edge_across_the_face_between_the_nodes() {
     assert!(v.abs() < 1e-8, "the bar still moves at {v} m/s");
     let m_bar = 0.05;
     let g = 9.81;
-    let f = force_on_rigid(&stepper);
+    let f = scene_support::force_on_rigid(&stepper);
     assert!(
         (f.z - m_bar * g).abs() < 1e-6 * m_bar * g,
         "the block carries {} N of the bar's {} N",

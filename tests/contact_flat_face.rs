@@ -11,7 +11,7 @@
 mod scene_support;
 
 use diffsoro::math::Vec3;
-use diffsoro::scene::{RigidRow, Scene, SoftPoint, Stepper};
+use diffsoro::scene::{Scene, SoftPoint, Stepper};
 use scene_support::scene;
 
 /// The bar's middle line is at y = 5 mm, between the node rows y = 0 and y = 10 mm.
@@ -58,22 +58,6 @@ position = [0.0, {Y_BAR}, {z}]
     ))
 }
 
-/// The distinct edges of the block's top-face triangles (node pairs, increasing).
-fn top_edges(s: &Scene) -> Vec<[usize; 2]> {
-    let body = &s.bodies[0];
-    let rest = body.rest_positions();
-    let mut edges: Vec<[usize; 2]> = body
-        .mesh()
-        .boundary_triangles()
-        .iter()
-        .filter(|t| t.iter().all(|&n| rest[n].z > TOP - 1e-9))
-        .flat_map(|t| (0..3).map(move |e| [t[e].min(t[(e + 1) % 3]), t[e].max(t[(e + 1) % 3])]))
-        .collect();
-    edges.sort_unstable();
-    edges.dedup();
-    edges
-}
-
 /// How far (m) the face rises above the bar's bottom face over the strip it covers (positive:
 /// the bar has sunk into the face), the bottom face's two long edges being `long_edges` (m,
 /// world). The face is piecewise linear and no node lies under the bar, so over each triangle
@@ -108,26 +92,12 @@ fn flat_long_edges(z_face: f64) -> [[Vec3; 2]; 2] {
     [Y_BAR - HALF, Y_BAR + HALF].map(|y| [Vec3::new(-0.03, y, z_face), Vec3::new(0.03, y, z_face)])
 }
 
-/// Σ over the rigid stage's soft–rigid rows of the force the block exerts on the bar (N,
-/// world): each row's rigid part is sign · frameᵀ v(p), so its impulse on the bar is
-/// sign · frame λ.
-fn force_on_rigid(stepper: &Stepper) -> Vec3 {
-    let rigid = stepper.rigid();
-    let mut f = Vec3::zeros();
-    for (c, l) in rigid.contacts().iter().zip(rigid.lambda().chunks_exact(3)) {
-        if let RigidRow::Point { frame, sign, .. } = c.row {
-            f += sign * frame * Vec3::new(l[0], l[1], l[2]);
-        }
-    }
-    f
-}
-
 #[test]
 fn a_bar_narrower_than_the_node_spacing_rests_flat_on_the_face() {
     let tolerance = 1e-10;
     let s = bar_on_slider(0.0002, tolerance, true);
     let h = s.simulation.dt;
-    let edges = top_edges(&s);
+    let edges = scene_support::top_edges(&s, TOP - 1e-9);
     // The face's edges that the strip's sides cross: the five across the cells' row (x = −20,
     // −10, 0, 10, 20 mm; the outer two are the rims between the top and the sides) and the
     // four diagonals of its cells, each crossed by both sides (y = 2 and 8 mm).
@@ -204,7 +174,7 @@ fn a_bar_narrower_than_the_node_spacing_rests_flat_on_the_face() {
     let v = state.rigid[0].v[0];
     assert!(v.abs() < 1e-8, "the bar still moves at {v} m/s");
     let weight = 0.05 * 9.81;
-    let f = force_on_rigid(&stepper);
+    let f = scene_support::force_on_rigid(&stepper);
     assert!(
         (f.z - weight).abs() < 1e-6 * weight,
         "the block carries {} N of the bar's {weight} N",
@@ -327,7 +297,7 @@ position = [0.0, {Y_BAR}, {z}]
         z = TOP + HALF + 0.0002
     ));
     let h = s.simulation.dt;
-    let edges = top_edges(&s);
+    let edges = scene_support::top_edges(&s, TOP - 1e-9);
     let mut state = s.initial_state();
     let mut stepper = Stepper::new(&s).unwrap();
     // The bottom face's long edges at the bar's pose (q = [x; quaternion (i, j, k, w)]).
@@ -375,7 +345,7 @@ position = [0.0, {Y_BAR}, {z}]
     let v = &state.rigid[0].v;
     assert!(v.iter().all(|x| x.abs() < 1e-6), "still moving: {v:?}");
     let weight = 7850.0 * 0.06 * 0.006 * 0.006 * 9.81;
-    let f = force_on_rigid(&stepper);
+    let f = scene_support::force_on_rigid(&stepper);
     assert!(
         (f.z - weight).abs() < 1e-6 * weight,
         "the block carries {} N of {weight} N",

@@ -1,11 +1,13 @@
 //! Shared helpers of the tests that build scenes from TOML text: the repository root, a
 //! checked scene from text (relative paths resolved against `scenes/`), plain steps, and how
-//! far apart two runs ended.
+//! far apart two runs ended; a block's top-face edges and the force soft rows put on rigid
+//! bodies.
 #![allow(dead_code)]
 
 use std::path::Path;
 
-use diffsoro::scene::{Scene, SceneFile, State, Stepper};
+use diffsoro::math::Vec3;
+use diffsoro::scene::{RigidRow, Scene, SceneFile, State, Stepper};
 
 /// The repository root.
 pub fn root() -> &'static Path {
@@ -36,4 +38,34 @@ pub fn largest_position_difference(a: &State, b: &State) -> f64 {
         .flat_map(|(p, q)| p.positions.iter().zip(&q.positions))
         .map(|(p, q)| (p - q).norm())
         .fold(0.0, f64::max)
+}
+
+/// The distinct edges (node pairs, increasing) of the first soft body's boundary triangles
+/// whose nodes all lie at rest above `top` (m): the edges of a block's top face.
+pub fn top_edges(scene: &Scene, top: f64) -> Vec<[usize; 2]> {
+    let body = &scene.bodies[0];
+    let rest = body.rest_positions();
+    let mut edges: Vec<[usize; 2]> = body
+        .mesh()
+        .boundary_triangles()
+        .iter()
+        .filter(|t| t.iter().all(|&n| rest[n].z > top))
+        .flat_map(|t| (0..3).map(move |e| [t[e].min(t[(e + 1) % 3]), t[e].max(t[(e + 1) % 3])]))
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
+/// The force (N, world) the soft bodies' point rows (`RigidRow::Point`) put on the rigid
+/// side in the last step: Σ sign · frame · λ.
+pub fn force_on_rigid(stepper: &Stepper) -> Vec3 {
+    let rigid = stepper.rigid();
+    let mut f = Vec3::zeros();
+    for (c, l) in rigid.contacts().iter().zip(rigid.lambda().chunks_exact(3)) {
+        if let RigidRow::Point { frame, sign, .. } = c.row {
+            f += sign * frame * Vec3::new(l[0], l[1], l[2]);
+        }
+    }
+    f
 }
