@@ -371,3 +371,54 @@ fn a_pad_on_a_palm_pushed_by_a_constant_force() {
     check(&scene, &start, 2, &names, 1e-3, "pad pushed");
     check_adjoint(&scene, &start, &names);
 }
+
+/// A tape's steps recomputed in the backward sweep (records not kept, or consumed by an
+/// earlier sweep) repeat the recorded steps bit for bit: each starts from the warm starts and
+/// screened-out candidates its recorded run had (`Stepper::memory`), not from whatever the
+/// recorder's last step left. So the gradient of the cube resting on the block is the same
+/// number from kept records, from records recomputed under a memory bound of 0, and from a
+/// second sweep of the same tape.
+#[test]
+fn recomputed_steps_repeat_the_recorded_ones_bit_for_bit() {
+    let scene = load("cube_on_block.toml", &[]);
+    let params = diff_support::parameters(&scene, &["young_modulus:block", "mass:cube"]);
+    let start = diff_support::warm_state(&scene, 20);
+    let mut rng = SplitMix64::new(21);
+    let w = diff_support::random_tangent(&scene, &mut rng, 1.0, 0.1);
+    let sweep = |limit: usize, sweeps: usize| {
+        let mut s = start.clone();
+        let options = TapeOptions {
+            memory_limit: limit,
+            ..TapeOptions::default()
+        };
+        let mut tape = record_trajectory(&scene, &mut s, 15, options, &mut |_| {}).unwrap();
+        let mut result = None;
+        for _ in 0..sweeps {
+            let r = adjoint(&scene, &mut tape, &params, &w).unwrap();
+            result = Some((r.parameters, r.state.to_vec()));
+        }
+        result.unwrap()
+    };
+    let kept = sweep(usize::MAX, 1);
+    assert!(
+        kept.0.iter().all(|g| g.is_finite() && *g != 0.0),
+        "{:?}",
+        kept.0
+    );
+    for (what, other) in [
+        ("records recomputed under a memory bound of 0", sweep(0, 1)),
+        ("a second sweep of the same tape", sweep(usize::MAX, 2)),
+    ] {
+        let differing = |a: &[f64], b: &[f64]| a.iter().zip(b).filter(|(x, y)| x != y).count();
+        assert!(
+            other == kept,
+            "{what}: {} of {} parameter gradients and {} of {} state cotangents differ ({:?} against {:?})",
+            differing(&other.0, &kept.0),
+            kept.0.len(),
+            differing(&other.1, &kept.1),
+            kept.1.len(),
+            other.0,
+            kept.0
+        );
+    }
+}

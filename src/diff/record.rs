@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor};
 use crate::material::MaterialPoint;
 use crate::math::Vec3;
-use crate::scene::{DelassusKind, Scene, State, StepReport, Stepper};
+use crate::scene::{ContactMemory, DelassusKind, Scene, State, StepReport, Stepper};
 
 use super::contact_chain::{ContactRecord, SoftStart};
 use super::rigid_record::RigidRecord;
@@ -196,6 +196,17 @@ impl Recorder {
     /// The underlying stepper.
     pub fn stepper(&self) -> &Stepper {
         &self.stepper
+    }
+
+    /// What the next step carries over beside the state ([`Stepper::memory`]).
+    pub fn memory(&self) -> ContactMemory {
+        self.stepper.memory()
+    }
+
+    /// Restores what [`Self::memory`] took, before stepping again from the state saved with
+    /// it: the step then repeats bit for bit.
+    pub fn restore_memory(&mut self, memory: &ContactMemory) {
+        self.stepper.restore_memory(memory);
     }
 
     /// Advances `state` by one step of `scene` and returns the step's report and record.

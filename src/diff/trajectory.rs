@@ -8,7 +8,7 @@
 
 use crate::contact::BoundaryGradient;
 use crate::error::Result;
-use crate::scene::{Scene, State, StepReport};
+use crate::scene::{ContactMemory, Scene, State, StepReport};
 
 use super::parameter::Parameter;
 use super::record::{Recorder, StepRecord};
@@ -117,12 +117,17 @@ impl Default for TapeOptions {
 }
 
 /// A recorded trajectory for the adjoint. It stores every step's start state (6n values per
-/// body and step: the checkpoints) and, while under [`TapeOptions::memory_limit`], every
+/// body and step: the checkpoints) with what the step carried over from the one before
+/// ([`crate::scene::ContactMemory`]: warm starts, idle candidates), so a recomputed step
+/// repeats the recorded one bit for bit, and, while under [`TapeOptions::memory_limit`], every
 /// step's [`StepRecord`] (the step's factorisation of A and K(x), about the size of the
 /// Cholesky factor plus the matrix). A step whose record was not kept is recomputed from its
 /// start state during the backward sweep (one more forward step each).
 pub struct Tape {
     starts: Vec<State>,
+    /// What each step carried over from the one before beside its start state (warm starts,
+    /// screened-out candidates), so a recomputed step repeats the recorded one bit for bit.
+    memories: Vec<ContactMemory>,
     records: Vec<Option<StepRecord>>,
     recorder: Recorder,
     /// Bytes of the records kept.
@@ -152,12 +157,14 @@ pub fn record_trajectory(
 ) -> Result<Tape> {
     let mut tape = Tape {
         starts: Vec::with_capacity(steps),
+        memories: Vec::with_capacity(steps),
         records: Vec::with_capacity(steps),
         recorder: Recorder::new(scene)?.with_boundary(options.boundary),
         record_bytes: 0,
     };
     for s in 0..steps {
         tape.starts.push(state.clone());
+        tape.memories.push(tape.recorder.memory());
         let (_, record) = tape.recorder.step(scene, state)?;
         let bytes = record.bytes();
         if tape.record_bytes + bytes <= options.memory_limit {
@@ -199,6 +206,7 @@ pub fn adjoint(
             Some(r) => r,
             None => {
                 let mut s = tape.starts[t].clone();
+                tape.recorder.restore_memory(&tape.memories[t]);
                 tape.recorder.step(scene, &mut s)?.1
             }
         };

@@ -155,6 +155,11 @@ impl GroupNcp {
 /// the leading eigenvector of G (unit; empty after PGS).
 type WarmStart = (Vec<ContactKey>, Vec<f64>, Vec<f64>);
 
+/// The warm starts one step leaves for the next, one per NCP it solved
+/// ([`GroupWorkspace::warm_starts`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WarmStarts(Vec<WarmStart>);
+
 /// Buffers of the group NCPs and the last step's solutions (warm starts).
 #[derive(Default)]
 pub struct GroupWorkspace {
@@ -191,6 +196,17 @@ impl GroupWorkspace {
     /// Ends a step (see [`Self::begin_step`]).
     pub fn end_step(&mut self) {
         std::mem::swap(&mut self.previous, &mut self.next);
+    }
+
+    /// The warm starts the next step will read (those the last step left).
+    pub fn warm_starts(&self) -> WarmStarts {
+        WarmStarts(self.previous.clone())
+    }
+
+    /// Replaces the warm starts the next step will read (e.g. those saved with a state the
+    /// step is run again from).
+    pub fn set_warm_starts(&mut self, warm: &WarmStarts) {
+        self.previous.clone_from(&warm.0);
     }
 
     /// Drops every warm start.

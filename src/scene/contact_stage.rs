@@ -51,7 +51,7 @@ use crate::linalg::{DofMap, NumericFactor, SymmetricPattern};
 use crate::math::Vec3;
 
 use super::contact_file::{ContactSection, ObstacleSection};
-use super::contact_group::{GroupNcp, GroupWorkspace, RigidPart, solve_group};
+use super::contact_group::{GroupNcp, GroupWorkspace, RigidPart, WarmStarts, solve_group};
 use super::contact_screen::{Deferred, ScreenKey, defer_open, record_idle, restore_violated};
 use super::contact_workspace::ContactWorkspace;
 use super::model::BodyState;
@@ -182,6 +182,18 @@ pub struct ContactBody<'a> {
     pub workspace: &'a mut ContactWorkspace,
 }
 
+/// What the contact stage carries from one step to the next beside the state: each NCP's
+/// warm start (λ and G's leading eigenvector) and the candidates that carried no force, left
+/// out of the next NCP until they close (`scene::contact_screen`). Both change where a solve
+/// starts and stops, not the solution beyond the tolerance; a step run again from a saved
+/// state with this memory restored repeats its result bit for bit
+/// ([`crate::scene::Stepper::memory`], the adjoint's recomputed steps).
+#[derive(Debug, Clone, Default)]
+pub struct ContactMemory {
+    warm: WarmStarts,
+    idle: std::collections::HashSet<ScreenKey>,
+}
+
 /// The contact stage's buffers shared by the bodies: the contacts between bodies and the NCP
 /// of each group of touching bodies.
 #[derive(Default)]
@@ -207,6 +219,20 @@ pub struct SceneContactWorkspace {
 }
 
 impl SceneContactWorkspace {
+    /// What the next step will carry over from the last ([`ContactMemory`]).
+    pub fn memory(&self) -> ContactMemory {
+        ContactMemory {
+            warm: self.group.warm_starts(),
+            idle: self.idle.clone(),
+        }
+    }
+
+    /// Restores a [`ContactMemory`] taken with [`Self::memory`].
+    pub fn restore_memory(&mut self, memory: &ContactMemory) {
+        self.group.set_warm_starts(&memory.warm);
+        self.idle.clone_from(&memory.idle);
+    }
+
     /// The contacts between bodies of the last step (the stage's list, in NCP order).
     pub fn body_contacts(&self) -> &[BodyContact] {
         &self.body_contacts

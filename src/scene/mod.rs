@@ -54,7 +54,7 @@ pub use contact_file::{
 };
 pub use contact_group::GroupNcp;
 pub use contact_stage::{
-    ContactBody, ContactOutcome, RigidCoupling, SceneContact, SceneContactWorkspace,
+    ContactBody, ContactMemory, ContactOutcome, RigidCoupling, SceneContact, SceneContactWorkspace,
     mode_tolerance, resolve_contacts,
 };
 pub use contact_surface_file::{SoftContactSection, SurfaceFiles};

@@ -52,7 +52,8 @@ use super::actuation::{
 };
 use super::actuator_tangent::{ActuatorTangent, add_tangent_action};
 use super::contact_stage::{
-    ContactBody, ContactOutcome, RigidCoupling, SceneContactWorkspace, resolve_contacts,
+    ContactBody, ContactMemory, ContactOutcome, RigidCoupling, SceneContactWorkspace,
+    resolve_contacts,
 };
 use super::contact_workspace::ContactWorkspace;
 use super::model::{BodyState, Scene, State};
@@ -451,6 +452,18 @@ impl Stepper {
     /// The contact stage's shared buffers after the last step (contacts between bodies).
     pub fn contact(&self) -> &SceneContactWorkspace {
         &self.contact
+    }
+
+    /// What the next step carries over from the last beside the state (its NCPs' warm starts
+    /// and screened-out candidates, [`ContactMemory`]): saved with a state, and restored with
+    /// [`Self::restore_memory`] before stepping from it again, the step repeats bit for bit.
+    pub fn memory(&self) -> ContactMemory {
+        self.contact.memory()
+    }
+
+    /// Restores what [`Self::memory`] took.
+    pub fn restore_memory(&mut self, memory: &ContactMemory) {
+        self.contact.restore_memory(memory);
     }
 
     /// The rigid stage's buffers after the last step (its contacts and λ).
