@@ -6,7 +6,9 @@
 //! moving with its body), a shape's edge crossing a soft surface edge
 //! (`contact::EdgeCrossingDerivative`, the rigid edge moving with its body; also the
 //! crossings that hold a rigid face lying flat, `scene::flat_face_rows`), an attachment (its
-//! anchor moving with its body).
+//! anchor moving with its body). A ball resting on a soft triangle between nodes
+//! (`scene::ball_rows`, kinds 9 and 10) is refused: its support point turns with the
+//! triangle, terms not derived yet.
 
 use crate::contact::{
     ContactGeometryJacobian, EdgeCrossingDerivative, TriangleHitDerivative, proximity_jacobian,
@@ -199,6 +201,19 @@ pub(crate) fn soft_rigid_rows(
                     })?;
                 let cols = nodes.map(|v| col(local.index(body, v)));
                 row.add_edge_on_edge(offsets, cols, &d);
+            }
+            (9 | 10, SoftPoint::Face { .. }) => {
+                // A ball's support point p = c − r n turns with the soft triangle: terms the
+                // corner row's derivative lacks (`scene::ball_rows`). Refused, not guessed.
+                let ball = if r.key.0 == 9 {
+                    &rigid.systems[r.key.1].name
+                } else {
+                    &rigid.statics[r.key.1].name
+                };
+                return Err(Error::invalid(
+                    format!("soft body {body}'s contact with rigid ball `{ball}`"),
+                    "is a ball row (kind 9 or 10, a ball resting on a soft triangle between nodes): it has no step derivative yet",
+                ));
             }
             (2, SoftPoint::Node(node)) => row.add_anchor(offsets, local.index(body, node)),
             _ => unreachable!("scene::soft_rigid pairs each kind with its soft point"),
