@@ -4,13 +4,13 @@
 //! x, y ∈ {−20, −10, 0, 10, 20} mm). Over (2.5, 5) mm the nearest nodes are 5.59 mm away in
 //! the plane, 3.3 mm from the ball's surface: no node row holds it, only the ball row can.
 //! Every expected number comes from the mesh, the ball's mass, a balance of forces or
-//! rolling kinematics, never from an earlier run.
+//! rolling kinematics, never from an earlier run. The step derivatives with these rows
+//! active: `tests/diff_small_ball.rs`.
 
 mod scene_support;
 
 use std::f64::consts::PI;
 
-use diffsoro::diff::{InputTangent, Parameter, Recorder, StateTangent, StepDerivative};
 use diffsoro::math::Vec3;
 use diffsoro::scene::{RigidRow, Scene, SoftPoint, Stepper};
 use scene_support::scene;
@@ -426,47 +426,6 @@ fn a_ball_on_a_tilted_block_rolls_without_slipping() {
         "rolling: {checked} steps, |ω_y r − v_x|/v_x ≤ {worst:e}, v_x up to {fastest} m/s, \
          mean acceleration {accel} m/s²"
     );
-}
-
-/// A step with a ball row has no derivative yet: the JVP is refused with an error naming the
-/// row kind and the ball, never wrong numbers.
-#[test]
-fn the_step_derivative_of_a_ball_row_is_refused() {
-    let s = ball_on_block(0.0025, 0.005, 0.0, 0.0, 0.5, 1e-10, true);
-    let mut state = s.initial_state();
-    let mut stepper = Stepper::new(&s).unwrap();
-    for _ in 0..5 {
-        stepper.step(&s, &mut state).unwrap();
-    }
-    assert!(
-        stepper
-            .body(0)
-            .contact()
-            .rigid_rows()
-            .iter()
-            .any(|r| r.key.0 == 9)
-    );
-    let params = [Parameter::parse(&s, "young_modulus:block").unwrap()];
-    let mut recorder = Recorder::new(&s).unwrap();
-    let error = match recorder.step(&s, &mut state) {
-        Err(e) => e.to_string(),
-        Ok((_, record)) => {
-            let dir = InputTangent {
-                state: StateTangent::zeros(&s),
-                parameters: vec![1.0],
-            };
-            StepDerivative::new(&s)
-                .jvp(&s, &record, &params, std::slice::from_ref(&dir))
-                .map(|_| ())
-                .expect_err("a step with a ball row has no derivative")
-                .to_string()
-        }
-    };
-    assert!(
-        error.contains("ball `ball`") && error.contains("kind 9"),
-        "{error}"
-    );
-    eprintln!("refused: {error}");
 }
 
 /// `scenes/cube_on_block.toml` (a box on the block) and `scenes/gripper_lift.toml` (two soft

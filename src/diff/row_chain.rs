@@ -2,8 +2,8 @@
 //! shape, as the step derivatives chain them (paper 002 Eq. 3 and Appendix D; paper 004 Eq.
 //! 10-11 for their soft part): the rigid contacts and limits of `scene::rigid_detection`
 //! and the soft–rigid rows of `scene::soft_rigid` (a soft node against a rigid shape, a
-//! shape's corner against a soft triangle, a shape's edge crossing a soft surface edge, an
-//! attachment).
+//! shape's corner against a soft triangle, a shape's edge crossing a soft surface edge, a
+//! ball resting on a soft triangle, an attachment).
 //!
 //! A row block i reads `σ_i = F_iᵀ (Σ_s sign_s v_s(p_i) + Σ_e w_e u_e) + e_i`: the velocity of
 //! the point p_i of each rigid side s (a system's body, through the twists T_k of its
@@ -230,6 +230,35 @@ impl ChainRow {
             let dw = std::array::from_fn(|e| -d.weight_gradient[e][0].dot(&dp));
             self.push(col, dp, this_frame(&dp), d.gap_gradient[0].dot(&dp), dw);
         }
+    }
+
+    /// The variations of a rigid ball of radius `radius` (m; carried by the row's first side,
+    /// or fixed) resting on a soft triangle whose nodes start at columns `vertex_cols`, the
+    /// soft entries' weights being −w, the row's point the ball's support point
+    /// p = c − r n (`d`: `contact::TriangleHitDerivative` at the centre c and the triangle's
+    /// start positions, whose Φ + r, n and weights are the ball row's: `scene::ball_rows`).
+    /// The support point turns with the triangle, dp = dc − r dn: the triangle's nodes move
+    /// it by −r dn, the body's motion by dc (n does not depend on c).
+    pub(crate) fn add_ball_on_triangle(
+        &mut self,
+        offsets: &[usize],
+        vertex_cols: [usize; 3],
+        d: &TriangleHitDerivative,
+        radius: f64,
+    ) {
+        for (t, &col) in vertex_cols.iter().enumerate() {
+            for j in 0..3 {
+                let dn = d.normal_jacobian[1 + t].column(j).into_owned();
+                let dw = std::array::from_fn(|e| -d.weight_gradient[e][1 + t][j]);
+                self.add(col + j, -radius * dn, dn, d.gap_gradient[1 + t][j], dw);
+            }
+        }
+        let c = self.point + radius * d.normal;
+        self.add_side_motion(offsets, |tw| {
+            let dc = point_velocity(tw, &c);
+            let dw = std::array::from_fn(|e| -d.weight_gradient[e][0].dot(&dc));
+            (dc, Vec3::zeros(), d.gap_gradient[0].dot(&dc), dw)
+        });
     }
 
     /// The variations of a rigid edge (carried by the row's first side, or fixed) crossing a

@@ -22,8 +22,9 @@
 //! coincide only for a ball touching the face exactly at a node. A scene without a ball
 //! touching a soft body has the same rows as without this module, bit for bit.
 //!
-//! Derivatives: p moves with n (the soft triangle turning), which the corner row's derivative
-//! (a body-fixed vertex) does not have; `diff::chain_rows` refuses a step with a ball row.
+//! Derivatives (`diff::chain_rows`, `ChainRow::add_ball_on_triangle`): Φ + r, n and the weights
+//! are those of c's projection on T (`contact::TriangleHitDerivative` at c); the support point
+//! turns with the triangle, dp = dc − r dn, which a corner row's body-fixed vertex does not.
 
 use crate::contact::{ConvexShape, SurfaceTree, TriangleHit};
 use crate::math::Vec3;
