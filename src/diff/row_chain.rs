@@ -3,7 +3,7 @@
 //! 10-11 for their soft part): the rigid contacts and limits of `scene::rigid_detection`
 //! and the soft–rigid rows of `scene::soft_rigid` (a soft node against a rigid shape, a
 //! shape's corner against a soft triangle, a shape's edge crossing a soft surface edge, a
-//! ball resting on a soft triangle, an attachment).
+//! ball resting on a soft triangle (`diff::ball_chain`), an attachment).
 //!
 //! A row block i reads `σ_i = F_iᵀ (Σ_s sign_s v_s(p_i) + Σ_e w_e u_e) + e_i`: the velocity of
 //! the point p_i of each rigid side s (a system's body, through the twists T_k of its
@@ -63,7 +63,7 @@ impl Variation {
 }
 
 /// A variation's (dp, dn, dΦ, dw) before dF is formed from dn.
-type Motion = (Vec3, Vec3, f64, [f64; 3]);
+pub(super) type Motion = (Vec3, Vec3, f64, [f64; 3]);
 
 /// One row block (module doc).
 pub(crate) struct ChainRow {
@@ -120,7 +120,7 @@ impl ChainRow {
     }
 
     /// Adds the variation `(dp, dn, dΦ, dw)` along column `col`, dF from dn.
-    fn add(&mut self, col: usize, dp: Vec3, dn: Vec3, dphi: f64, dw: [f64; 3]) {
+    pub(super) fn add(&mut self, col: usize, dp: Vec3, dn: Vec3, dphi: f64, dw: [f64; 3]) {
         let normal: Vec3 = self.frame.column(2).into_owned();
         let df = contact_frame_derivative(&normal, &dn);
         self.push(col, dp, df, dphi, dw);
@@ -232,35 +232,6 @@ impl ChainRow {
         }
     }
 
-    /// The variations of a rigid ball of radius `radius` (m; carried by the row's first side,
-    /// or fixed) resting on a soft triangle whose nodes start at columns `vertex_cols`, the
-    /// soft entries' weights being −w, the row's point the ball's support point
-    /// p = c − r n (`d`: `contact::TriangleHitDerivative` at the centre c and the triangle's
-    /// start positions, whose Φ + r, n and weights are the ball row's: `scene::ball_rows`).
-    /// The support point turns with the triangle, dp = dc − r dn: the triangle's nodes move
-    /// it by −r dn, the body's motion by dc (n does not depend on c).
-    pub(crate) fn add_ball_on_triangle(
-        &mut self,
-        offsets: &[usize],
-        vertex_cols: [usize; 3],
-        d: &TriangleHitDerivative,
-        radius: f64,
-    ) {
-        for (t, &col) in vertex_cols.iter().enumerate() {
-            for j in 0..3 {
-                let dn = d.normal_jacobian[1 + t].column(j).into_owned();
-                let dw = std::array::from_fn(|e| -d.weight_gradient[e][1 + t][j]);
-                self.add(col + j, -radius * dn, dn, d.gap_gradient[1 + t][j], dw);
-            }
-        }
-        let c = self.point + radius * d.normal;
-        self.add_side_motion(offsets, |tw| {
-            let dc = point_velocity(tw, &c);
-            let dw = std::array::from_fn(|e| -d.weight_gradient[e][0].dot(&dc));
-            (dc, Vec3::zeros(), d.gap_gradient[0].dot(&dc), dw)
-        });
-    }
-
     /// The variations of a rigid edge (carried by the row's first side, or fixed) crossing a
     /// soft surface edge whose nodes start at columns `node_cols`, the soft entries' weights
     /// being −(1 − s) and −s, the row's point the rigid edge's closest point a(t) (`d`:
@@ -308,7 +279,7 @@ impl ChainRow {
     }
 
     /// Adds `motion(T_k)` = (dp, dn, dΦ, dw) for each coordinate k moving the first side.
-    fn add_side_motion(&mut self, offsets: &[usize], motion: impl Fn(&Vec6) -> Motion) {
+    pub(super) fn add_side_motion(&mut self, offsets: &[usize], motion: impl Fn(&Vec6) -> Motion) {
         let Some(side) = self.sides.first() else {
             return;
         };
