@@ -34,6 +34,10 @@
 //! [`SurfaceTree::face_on_crossings`] (−n within [`RIGID_ARC_SLACK`] of a face's normal, the
 //! same tests on Φ and the soft arc), rows only where no node or corner holds the face
 //! (`contact::flat_face`, `scene::flat_face_rows`).
+//!
+//! Ball query ([`SurfaceTree::ball_triangles`]): every triangle onto which a rigid ball's
+//! centre projects and whose plane the ball reaches, Φ = n_T · (c − a) − r in
+//! [−thickness, margin] (`scene::ball_rows`).
 
 use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as GlamVector;
@@ -385,6 +389,46 @@ impl SurfaceTree {
         self.triangle_normals[k]
     }
 
+    /// The triangles a rigid ball (centre `centre`, radius `radius`, m) rests on within
+    /// `margin` (m) at `positions` (this surface's nodes, as at the last [`Self::refit`]),
+    /// appended to `out` in the tree's order: those onto which the centre projects (weights
+    /// ≥ −[`WEIGHT_TOLERANCE`]) with the ball's gap to their plane,
+    /// Φ = n_T · (centre − a) − radius, in [−thickness, margin]. Each hit's weights are the
+    /// centre's projection's, its gap Φ, its frame's z the outward normal n_T (the ball's
+    /// support point towards T is centre − radius n_T, `scene::ball_rows`).
+    pub fn ball_triangles(
+        &self,
+        positions: &[Vec3],
+        centre: Vec3,
+        radius: f64,
+        margin: f64,
+        out: &mut Vec<TriangleHit>,
+    ) {
+        if self.triangles.is_empty() {
+            return;
+        }
+        let half = to_glam(Vec3::repeat(radius));
+        let query = Aabb::new(to_glam(centre) - half, to_glam(centre) + half);
+        for leaf in self.bvh.intersect_aabb(&query) {
+            let k = leaf as usize;
+            let t = self.triangles[k];
+            let Some(projection) = project_on_triangle(&centre, &t.map(|i| positions[i])) else {
+                continue;
+            };
+            let [wa, wb, wc] = projection.weights;
+            let gap = projection.gap - radius;
+            if wa.min(wb).min(wc) >= -WEIGHT_TOLERANCE && gap <= margin && gap >= -self.thickness {
+                out.push(TriangleHit {
+                    triangle: k,
+                    vertices: t,
+                    weights: [wa, wb, wc],
+                    gap,
+                    frame: contact_frame(&projection.normal),
+                });
+            }
+        }
+    }
+
     /// The triangle a node at `p` (m) with outward surface normal `p_normal` faces within
     /// `margin` (m) at `positions` (this surface's nodes, as at the last [`Self::refit`]),
     /// by the rule of the module doc; triangles for which `skip` is true are ignored.
@@ -454,6 +498,25 @@ mod tests {
         let mut tree = SurfaceTree::new(vec![[0, 1, 2], [0, 2, 3]], &x);
         tree.refit(&x, margin).unwrap();
         (tree, x)
+    }
+
+    #[test]
+    fn a_ball_rests_on_the_triangle_its_centre_projects_onto() {
+        let (tree, x) = square(0.01);
+        let mut hits = Vec::new();
+        // Over (0.7, 0.2): triangle 0 (below the diagonal 0–2), 0.005 m clear of it.
+        tree.ball_triangles(&x, Vec3::new(0.7, 0.2, 0.105), 0.1, 0.01, &mut hits);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].vertices, [0, 1, 2]);
+        assert!((hits[0].gap - 0.005).abs() < 1e-15);
+        let [a, b, c] = hits[0].weights;
+        assert!((a - 0.3).abs() < 1e-15 && (b - 0.5).abs() < 1e-15 && (c - 0.2).abs() < 1e-15);
+        assert_eq!(hits[0].frame.column(2).into_owned(), Vec3::z());
+        // Beyond the margin, or beyond the square's side: none.
+        hits.clear();
+        tree.ball_triangles(&x, Vec3::new(0.7, 0.2, 0.115), 0.1, 0.01, &mut hits);
+        tree.ball_triangles(&x, Vec3::new(1.05, 0.2, 0.1), 0.1, 0.01, &mut hits);
+        assert!(hits.is_empty());
     }
 
     #[test]

@@ -6,10 +6,13 @@
 //! moving with its body), a shape's edge crossing a soft surface edge
 //! (`contact::EdgeCrossingDerivative`, the rigid edge moving with its body; also the
 //! crossings that hold a rigid face lying flat, `scene::flat_face_rows`), an attachment (its
-//! anchor moving with its body).
+//! anchor moving with its body), a ball resting on a soft triangle (`scene::ball_rows`,
+//! kinds 9 and 10: `contact::TriangleHitDerivative` at the ball's centre, the support point
+//! c − r n turning with the triangle).
 
 use crate::contact::{
-    ContactGeometryJacobian, EdgeCrossingDerivative, TriangleHitDerivative, proximity_jacobian,
+    ContactGeometryJacobian, ConvexShape, EdgeCrossingDerivative, TriangleHitDerivative,
+    proximity_jacobian,
 };
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Vec3};
@@ -199,6 +202,29 @@ pub(crate) fn soft_rigid_rows(
                     })?;
                 let cols = nodes.map(|v| col(local.index(body, v)));
                 row.add_edge_on_edge(offsets, cols, &d);
+            }
+            (9 | 10, SoftPoint::Face { vertices, .. }) => {
+                // A ball's support point p = c − r n turns with the triangle
+                // (`scene::ball_rows`): the derivatives of the centre's projection.
+                let collider = if r.key.0 == 9 {
+                    &rigid.systems[r.key.1].colliders[r.key.2].collider
+                } else {
+                    &rigid.statics[r.key.1].collider
+                };
+                let ConvexShape::Ball { radius } = *collider.shape() else {
+                    unreachable!("scene::ball_rows makes rows of balls only")
+                };
+                let centre = r.point + radius * r.frame.column(2);
+                let d = TriangleHitDerivative::new(&centre, &vertices.map(|v| x[v])).ok_or_else(
+                    || {
+                        Error::invalid(
+                            format!("soft body {body}'s contact with a rigid ball"),
+                            "its triangle is degenerate at the start positions",
+                        )
+                    },
+                )?;
+                let cols = vertices.map(|v| col(local.index(body, v)));
+                row.add_ball_on_triangle(offsets, cols, &d, radius);
             }
             (2, SoftPoint::Node(node)) => row.add_anchor(offsets, local.index(body, node)),
             _ => unreachable!("scene::soft_rigid pairs each kind with its soft point"),

@@ -40,6 +40,7 @@
 //! (the coupling of the free rows to v_p⁺ and x_p, the one-sided derivative of the per-step
 //! angle limit) that this layer chains.
 
+mod ball_chain;
 mod chain_rows;
 mod contact_chain;
 mod contact_point_set;

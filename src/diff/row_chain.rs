@@ -2,8 +2,8 @@
 //! shape, as the step derivatives chain them (paper 002 Eq. 3 and Appendix D; paper 004 Eq.
 //! 10-11 for their soft part): the rigid contacts and limits of `scene::rigid_detection`
 //! and the soft–rigid rows of `scene::soft_rigid` (a soft node against a rigid shape, a
-//! shape's corner against a soft triangle, a shape's edge crossing a soft surface edge, an
-//! attachment).
+//! shape's corner against a soft triangle, a shape's edge crossing a soft surface edge, a
+//! ball resting on a soft triangle (`diff::ball_chain`), an attachment).
 //!
 //! A row block i reads `σ_i = F_iᵀ (Σ_s sign_s v_s(p_i) + Σ_e w_e u_e) + e_i`: the velocity of
 //! the point p_i of each rigid side s (a system's body, through the twists T_k of its
@@ -63,7 +63,7 @@ impl Variation {
 }
 
 /// A variation's (dp, dn, dΦ, dw) before dF is formed from dn.
-type Motion = (Vec3, Vec3, f64, [f64; 3]);
+pub(super) type Motion = (Vec3, Vec3, f64, [f64; 3]);
 
 /// One row block (module doc).
 pub(crate) struct ChainRow {
@@ -120,7 +120,7 @@ impl ChainRow {
     }
 
     /// Adds the variation `(dp, dn, dΦ, dw)` along column `col`, dF from dn.
-    fn add(&mut self, col: usize, dp: Vec3, dn: Vec3, dphi: f64, dw: [f64; 3]) {
+    pub(super) fn add(&mut self, col: usize, dp: Vec3, dn: Vec3, dphi: f64, dw: [f64; 3]) {
         let normal: Vec3 = self.frame.column(2).into_owned();
         let df = contact_frame_derivative(&normal, &dn);
         self.push(col, dp, df, dphi, dw);
@@ -279,7 +279,7 @@ impl ChainRow {
     }
 
     /// Adds `motion(T_k)` = (dp, dn, dΦ, dw) for each coordinate k moving the first side.
-    fn add_side_motion(&mut self, offsets: &[usize], motion: impl Fn(&Vec6) -> Motion) {
+    pub(super) fn add_side_motion(&mut self, offsets: &[usize], motion: impl Fn(&Vec6) -> Motion) {
         let Some(side) = self.sides.first() else {
             return;
         };

@@ -75,6 +75,12 @@ pub struct ContactSection {
     /// nodes' and corners' rows alone, as before these rows existed.
     #[serde(default = "default_true")]
     pub flat_faces: bool,
+    /// Whether a rigid ball resting on a soft triangle where no soft node is within its reach
+    /// (a ball smaller than the node spacing, between nodes) is held at its support point
+    /// towards the triangle (`scene::ball_rows`, docs/rigid.md). Default true; false leaves
+    /// such a ball to the nodes' rows alone, as before this row existed: it sinks through.
+    #[serde(default = "default_true")]
+    pub small_shapes: bool,
 }
 
 fn default_true() -> bool {
@@ -95,6 +101,7 @@ impl Default for ContactSection {
             acceleration: true,
             delassus: DelassusKind::default(),
             flat_faces: true,
+            small_shapes: true,
         }
     }
 }

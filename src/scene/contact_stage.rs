@@ -349,23 +349,25 @@ pub fn resolve_contacts(
         ]);
     }
     let settings = &contact.settings;
-    // Rigid shapes with corners meet the soft surfaces' triangles, within their reach.
+    // Rigid shapes with corners (and balls, `[contact] small_shapes`) meet the soft surfaces'
+    // triangles, within their reach.
+    let meets_triangles = |c: &crate::contact::Collider| {
+        !c.corners().is_empty()
+            || settings.small_shapes
+                && matches!(c.shape(), crate::contact::ConvexShape::Ball { .. })
+    };
     let mut corners = false;
     let mut rigid_reach: f64 = 0.0;
     if let Some(r) = rigid.as_ref().filter(|_| coupled) {
         for (sys, reach) in r.scene.systems.iter().zip(r.ws.reach()) {
             for (jc, x) in sys.colliders.iter().zip(reach) {
-                if !jc.collider.corners().is_empty() {
+                if meets_triangles(&jc.collider) {
                     corners = true;
                     rigid_reach = rigid_reach.max(*x);
                 }
             }
         }
-        corners |= r
-            .scene
-            .statics
-            .iter()
-            .any(|f| !f.collider.corners().is_empty());
+        corners |= r.scene.statics.iter().any(|f| meets_triangles(&f.collider));
     }
     let surfaces = settings.self_contact || settings.between_bodies || corners;
     // v_free per node (fixed nodes 0) and each body's reach h·max‖v_free‖.
@@ -428,6 +430,7 @@ pub fn resolve_contacts(
             joint_pose: &joint_pose,
             friction: settings.friction,
             flat_faces: settings.flat_faces,
+            small_shapes: settings.small_shapes,
         };
         for (i, b) in bodies.iter_mut().enumerate() {
             let w = &mut *b.workspace;

@@ -27,7 +27,8 @@ use super::rigid_detection::RigidSide;
 use super::soft_point::SoftPoint;
 use super::soft_rigid::SoftRigidRow;
 
-/// One rigid shape whose faces may lie flat on a soft surface, and its rows' common parts.
+/// One rigid shape meeting a soft surface (its faces lying flat, `flat_face_rows`; a ball,
+/// `scene::ball_rows`), and its rows' common parts.
 pub(super) struct ShapeFaces<'a> {
     /// The shape and its world pose at the start of the step.
     pub(super) collider: &'a Collider,
@@ -38,7 +39,7 @@ pub(super) struct ShapeFaces<'a> {
     pub(super) side: Option<RigidSide>,
     /// Coulomb coefficient.
     pub(super) friction: f64,
-    /// The rows' kind (7 or 8) and the first two indices of their key (`SoftRigidRow::key`).
+    /// The rows' kind (7 or 8; 9 or 10 for a ball) and the first two indices of their key (`SoftRigidRow::key`).
     pub(super) key: (u8, usize, usize),
 }
 

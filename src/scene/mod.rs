@@ -8,6 +8,7 @@ mod actuation_build;
 mod actuation_file;
 mod actuator_tangent;
 mod attachment_file;
+mod ball_rows;
 mod contact_file;
 mod contact_group;
 mod contact_screen;

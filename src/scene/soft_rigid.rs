@@ -31,6 +31,10 @@
 //!   and over the surface's triangles; where none does (a face narrower than the node
 //!   spacing, between two rows of nodes, its corners beyond the triangles) the crossings of
 //!   its edges with the surface's edges are rows of the edge rows' form.
+//! - **A ball on a face** (`scene::ball_rows`, kinds 9 and 10): a ball whose centre projects
+//!   onto a soft triangle whose plane it reaches is held at its support point towards the
+//!   triangle, a row of the corner rows' form: a ball smaller than the node spacing resting
+//!   between nodes.
 //!
 //! Corner and edge rows meet the volume's boundary surface (also for a body with an embedded
 //! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within
@@ -46,13 +50,14 @@
 
 use std::collections::BTreeSet;
 
-use crate::contact::{ContactPoints, EdgeHit, ShapePose, SurfaceTree, contact_frame};
+use crate::contact::{ContactPoints, EdgeHit, ShapePose, SurfaceTree, TriangleHit, contact_frame};
 use crate::error::{Error, Result};
 use crate::fem::SoftBody;
 use crate::math::{Mat3, Vec3};
 use crate::rigid::FrameKind;
 
 use super::attachment_file::AttachmentSection;
+use super::ball_rows::ball_rows;
 use super::flat_face_rows::{ShapeFaces, flat_face_rows};
 use super::rigid_detection::RigidSide;
 use super::rigid_model::{RigidDynamics, RigidScene};
@@ -96,7 +101,7 @@ pub struct SoftRigidRow {
     /// The rigid side whose velocity enters (`None`: fixed, no rigid part).
     pub side: Option<RigidSide>,
     /// The rigid point (m, world): the shape's closest point, the corner, the rigid edge's
-    /// closest point, or the anchor.
+    /// closest point, the ball's support point, or the anchor.
     pub point: Vec3,
     /// Frame `[t₁, t₂, n]` (contacts; n from the shape into the node) or the world axes
     /// (attachments).
@@ -112,10 +117,12 @@ pub struct SoftRigidRow {
     /// Warm-start identity: kind (0 a node against a collider, 1 against a fixed body, 2 an
     /// attachment, 3 a collider's corner, 4 a fixed body's corner, 5 a collider's edge, 6 a
     /// fixed body's edge, 7 a collider's face lying flat, 8 a fixed body's:
-    /// `scene::flat_face_rows`) and three indices: (system, collider, node) for kind 0, (fixed
+    /// `scene::flat_face_rows`, 9 a collider's ball resting on a soft triangle, 10 a fixed
+    /// body's: `scene::ball_rows`) and three indices: (system, collider, node) for kind 0, (fixed
     /// body, 0, node) for 1, (attachment, 0, node) for 2, (system, collider, corner) for 3,
     /// (fixed body, 0, corner) for 4, and for 5 to 8 the same first two with
-    /// `surface edge · edge count + shape edge` (`SurfaceTree::edge`, `Collider::edges`).
+    /// `surface edge · edge count + shape edge` (`SurfaceTree::edge`, `Collider::edges`); for
+    /// 9 and 10 the same first two with the surface triangle.
     pub key: (u8, usize, usize, usize),
 }
 
@@ -350,6 +357,9 @@ pub(super) struct RigidView<'a> {
     /// `[contact] flat_faces`: whether a rigid face lying flat on a soft face gets the rows
     /// of `scene::flat_face_rows` where no vertex row holds it.
     pub(super) flat_faces: bool,
+    /// `[contact] small_shapes`: whether a ball resting on a soft triangle between nodes gets
+    /// the row of `scene::ball_rows`.
+    pub(super) small_shapes: bool,
 }
 
 /// One soft body as [`soft_rigid_rows`] sees it.
@@ -377,6 +387,7 @@ pub(super) struct SoftRigidScratch {
     corner_rows: Vec<SoftRigidRow>,
     edges: Vec<usize>,
     hits: Vec<EdgeHit>,
+    triangles: Vec<TriangleHit>,
 }
 
 /// The rows of a soft body against the rigid part in this step, appended to `out`: its nodes
@@ -394,6 +405,7 @@ pub(super) fn soft_rigid_rows(
         corner_rows,
         edges: edge_scratch,
         hits,
+        triangles,
     } = scratch;
     corner_rows.clear();
     let scene = rigid.scene;
@@ -473,6 +485,18 @@ pub(super) fn soft_rigid_rows(
                 key: (key.0 + 4, key.1, key.2),
             };
             flat_face_rows(&shape, soft.surface, x, edge_scratch, hits, out);
+        }
+        // A ball resting on the surface's triangles (kind key.0 + 6).
+        if rigid.small_shapes {
+            let shape = ShapeFaces {
+                collider,
+                pose,
+                margin,
+                side,
+                friction,
+                key: (key.0 + 6, key.1, key.2),
+            };
+            ball_rows(&shape, soft.surface, x, triangles, out);
         }
     };
     let (points, px) = soft.points;

@@ -1,0 +1,42 @@
+//! The variations of a ball row (`scene::ball_rows`, row kinds 9 and 10) as the step
+//! derivatives chain them (`diff::row_chain`): a rigid ball of centre c and radius r resting
+//! on a soft triangle at its support point p = c − r n. Φ + r, n and the soft weights are those
+//! of c's projection on the triangle (`contact::TriangleHitDerivative` at c); p turns with the
+//! triangle, dp = dc − r dn, which a corner row's body-fixed vertex does not.
+
+use crate::contact::TriangleHitDerivative;
+use crate::math::Vec3;
+use crate::scene::point_velocity;
+
+use super::row_chain::ChainRow;
+
+impl ChainRow {
+    /// The variations of a rigid ball of radius `radius` (m; carried by the row's first side,
+    /// or fixed) resting on a soft triangle whose nodes start at columns `vertex_cols`, the
+    /// soft entries' weights being −w, the row's point the ball's support point
+    /// p = c − r n (`d`: `contact::TriangleHitDerivative` at the centre c and the triangle's
+    /// start positions, whose Φ + r, n and weights are the ball row's: `scene::ball_rows`).
+    /// The support point turns with the triangle, dp = dc − r dn: the triangle's nodes move
+    /// it by −r dn, the body's motion by dc (n does not depend on c).
+    pub(crate) fn add_ball_on_triangle(
+        &mut self,
+        offsets: &[usize],
+        vertex_cols: [usize; 3],
+        d: &TriangleHitDerivative,
+        radius: f64,
+    ) {
+        for (t, &col) in vertex_cols.iter().enumerate() {
+            for j in 0..3 {
+                let dn = d.normal_jacobian[1 + t].column(j).into_owned();
+                let dw = std::array::from_fn(|e| -d.weight_gradient[e][1 + t][j]);
+                self.add(col + j, -radius * dn, dn, d.gap_gradient[1 + t][j], dw);
+            }
+        }
+        let c = self.point + radius * d.normal;
+        self.add_side_motion(offsets, |tw| {
+            let dc = point_velocity(tw, &c);
+            let dw = std::array::from_fn(|e| -d.weight_gradient[e][0].dot(&dc));
+            (dc, Vec3::zeros(), d.gap_gradient[0].dot(&dc), dw)
+        });
+    }
+}

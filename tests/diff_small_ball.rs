@@ -1,0 +1,222 @@
+//! The step derivatives with ball rows active (issue 19, `scene::ball_rows`, row kinds 9 and
+//! 10): a steel ball of radius 3 mm landing on the top face of the soft block of
+//! `cube_on_block.toml` (nodes on a 10 mm grid) over (2.5, 5) mm, between nodes
+//! (`tests/contact_small_ball.rs` has it at rest), sliding and spinning or sticking, and the
+//! free block landing on a fixed ball: the JVP of one step against Richardson-extrapolated
+//! central differences of the forward step, and the VJP its adjoint. The row's support point
+//! c − r n turns with the soft triangle (dp = dc − r dn), which these checks cover.
+
+mod diff_support;
+mod scene_support;
+
+use diffsoro::contact::{ContactMode, ModeTolerance, classify};
+use diffsoro::diff::{Parameter, Recorder, StepDerivative};
+use diffsoro::math::relative_error;
+use diffsoro::scene::{Scene, State, Stepper};
+use scene_support::scene;
+
+/// The ball's radius (m).
+const R: f64 = 0.003;
+/// The block's top face (m).
+const TOP: f64 = 0.02;
+
+/// A free ball of 20 g (dense: the mass's finite difference moves it by 1e-3 kg), Coulomb
+/// coefficient `friction` with the block, over
+/// (2.5, 5) mm, 0.7 mm above the top face, falling at `fall` (m/s), sliding along x at `slide`
+/// (m/s) and spinning about y at `spin` (rad/s).
+fn falling_ball(friction: f64, slide: f64, fall: f64, spin: f64) -> Scene {
+    scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = {friction}
+tolerance = 1e-12
+max_iterations = 100000
+
+[[soft_body]]
+name = "block"
+mesh = "../meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+rayleigh_mass = 2.0
+rayleigh_stiffness = 0.01
+fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "ball"
+shape = "sphere"
+radius = {R}
+mass = 0.02
+position = [0.0025, 0.005, {z}]
+velocity = [{slide}, 0.0, {down}]
+angular_velocity = [0.0, {spin}, 0.0]
+"#,
+        z = TOP + R + 0.0007,
+        down = -fall,
+    ))
+}
+
+/// The state one step before the landing (the first step whose NCP carries force), with that
+/// step's rows a ball row of kind `kind` (9: a free body's ball, 10: a fixed body's) and
+/// node rows, its gaps clear of Φ = 0.
+fn before_landing(s: &Scene, kind: u8) -> State {
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(s).unwrap();
+    for _ in 0..40 {
+        let mut next = state.clone();
+        stepper.step(s, &mut next).unwrap();
+        let touching = stepper
+            .contact()
+            .groups()
+            .iter()
+            .any(|g| g.lambda().iter().any(|l| *l != 0.0));
+        if touching {
+            let rows = stepper.body(0).contact().rigid_rows();
+            // The ball row, and node rows of nodes within the fast ball's reach.
+            assert!(rows.iter().any(|r| r.key.0 == kind), "{rows:?}");
+            assert!(
+                rows.iter().all(|r| r.key.0 == kind || r.key.0 < 2),
+                "{rows:?}"
+            );
+            let min_gap = rows
+                .iter()
+                .map(|r| r.gap.abs())
+                .fold(f64::INFINITY, f64::min);
+            assert!(min_gap > 1e-6, "the landing step's gaps: {min_gap:e}");
+            return state;
+        }
+        state = next;
+    }
+    panic!("the ball never lands on the block");
+}
+
+/// The modes of the NCP rows of one step from `state`.
+fn modes(s: &Scene, state: &State) -> Vec<ContactMode> {
+    let mut next = state.clone();
+    let mut stepper = Stepper::new(s).unwrap();
+    let report = stepper.step(s, &mut next).unwrap();
+    assert!(report.contact_converged);
+    let tol = ModeTolerance {
+        force: 1e-9,
+        velocity: 1e-9,
+    };
+    stepper
+        .contact()
+        .groups()
+        .iter()
+        .flat_map(|g| classify(g.lambda(), g.sigma(), tol))
+        .collect()
+}
+
+/// The JVP of one step from `start` along each direction (x with the bar's pose, v with its
+/// twist, E, the bar's mass) equals the Richardson-extrapolated central difference of the
+/// forward step, the soft and the rigid parts each to 1e-6 of their own size; and the VJP is
+/// its adjoint (1e-10).
+fn check(s: &Scene, start: &State, names: &[&str], what: &str) {
+    let params: Vec<Parameter> = names
+        .iter()
+        .map(|n| Parameter::parse(s, n).unwrap())
+        .collect();
+    for (dir_name, dir) in diff_support::unit_directions(s, &params, 5) {
+        let mut recorder = Recorder::new(s).unwrap();
+        let mut derivative = StepDerivative::new(s);
+        let mut state = start.clone();
+        let (_, record) = recorder.step(s, &mut state).unwrap();
+        let out = derivative
+            .jvp(s, &record, &params, std::slice::from_ref(&dir))
+            .unwrap();
+        let jvp = out.into_iter().next().unwrap().to_vec();
+        let fd = diff_support::finite_difference(s, start, 1, &params, &dir, 1e-3);
+        let soft_len = 6 * s.bodies[0].node_count();
+        let (soft, rigid) = jvp.split_at(soft_len);
+        let (fd_soft, fd_rigid) = fd.split_at(soft_len);
+        for (part, a, b) in [("soft", soft, fd_soft), ("rigid", rigid, fd_rigid)] {
+            if a.is_empty() {
+                continue;
+            }
+            let err = relative_error(a, b, 0.0);
+            let size = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+            eprintln!("{what}, d/d({dir_name}), {part}: JVP vs FD {err:e}");
+            assert!(
+                err < 1e-6,
+                "{what}, d/d({dir_name}), {part} part: JVP vs FD {err:e} (|jvp| = {size:e})"
+            );
+        }
+    }
+    let mut recorder = Recorder::new(s).unwrap();
+    let mut state = start.clone();
+    let (_, record) = recorder.step(s, &mut state).unwrap();
+    diff_support::check_adjointness(s, &record, &params, 13);
+}
+
+#[test]
+fn the_step_derivatives_of_a_ball_sliding_onto_the_face_match_finite_differences() {
+    // Its support point slips at v_x − ω_y r = 0.3 + 0.45 = 0.75 m/s: stopping it would take
+    // the impulse (2/7) m · 0.75 m/s, far beyond μ = 0.1 times the landing's m · 0.3 m/s.
+    let s = falling_ball(0.1, 0.3, 0.3, -150.0);
+    let start = before_landing(&s, 9);
+    let m = modes(&s, &start);
+    assert!(m.contains(&ContactMode::Sliding), "sliding expected: {m:?}");
+    check(&s, &start, &["young_modulus:block", "mass:ball"], "sliding");
+}
+
+#[test]
+fn the_step_derivatives_of_a_ball_sticking_on_the_face_match_finite_differences() {
+    // Its support point slips at 0.02 − 5 · 0.003 = 0.005 m/s, stopped by μ = 10.
+    let s = falling_ball(10.0, 0.02, 0.3, 5.0);
+    let start = before_landing(&s, 9);
+    let m = modes(&s, &start);
+    assert!(
+        m.contains(&ContactMode::Sticking) && !m.contains(&ContactMode::Sliding),
+        "sticking expected: {m:?}"
+    );
+    check(
+        &s,
+        &start,
+        &["young_modulus:block", "mass:ball"],
+        "sticking",
+    );
+}
+
+/// The block, free, falling from rest onto a fixed ball under its bottom face at (2.5, 5) mm,
+/// 0.7 mm below it: a fixed body's ball row (no rigid coordinates).
+#[test]
+fn the_step_derivatives_of_a_block_landing_on_a_fixed_ball_match_finite_differences() {
+    let s = scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = 0.5
+tolerance = 1e-12
+max_iterations = 100000
+
+[[soft_body]]
+name = "block"
+mesh = "../meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+rayleigh_mass = 2.0
+rayleigh_stiffness = 0.01
+
+[[rigid_body]]
+name = "ball"
+shape = "sphere"
+radius = {R}
+fixed = true
+position = [0.0025, 0.005, {z}]
+"#,
+        z = -0.0007 - R,
+    ));
+    let start = before_landing(&s, 10);
+    check(&s, &start, &["young_modulus:block"], "on a fixed ball");
+}
