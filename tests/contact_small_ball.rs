@@ -435,34 +435,6 @@ fn a_ball_on_a_tilted_block_rolls_without_slipping() {
 #[test]
 fn scenes_without_balls_keep_their_rows_bit_for_bit() {
     for name in ["cube_on_block.toml", "gripper_lift.toml"] {
-        let path = scene_support::root().join("scenes").join(name);
-        let on = Scene::load(&path, &[]).unwrap();
-        let off = Scene::load(&path, &["contact.small_shapes=false".to_string()]).unwrap();
-        assert!(on.contact.settings.small_shapes && !off.contact.settings.small_shapes);
-        let (mut a, mut b) = (on.initial_state(), off.initial_state());
-        let (mut sa, mut sb) = (Stepper::new(&on).unwrap(), Stepper::new(&off).unwrap());
-        let mut rows = 0;
-        for step in 0..on.simulation.steps {
-            let ra = sa.step(&on, &mut a).unwrap();
-            let rb = sb.step(&off, &mut b).unwrap();
-            assert!(
-                ra.contact_converged && rb.contact_converged,
-                "{name} step {step}"
-            );
-            for body in 0..on.bodies.len() {
-                let (x, y) = (
-                    sa.body(body).contact().rigid_rows(),
-                    sb.body(body).contact().rigid_rows(),
-                );
-                assert_eq!(x, y, "{name} step {step} body {body}");
-                rows += x.len();
-                assert_eq!(a.bodies[body].positions, b.bodies[body].positions);
-                assert_eq!(a.bodies[body].velocities, b.bodies[body].velocities);
-            }
-            for (p, q) in a.rigid.iter().zip(&b.rigid) {
-                assert_eq!((&p.q, &p.v), (&q.q, &q.v), "{name} step {step}");
-            }
-        }
-        assert!(rows > 0, "{name}: no soft–rigid row");
+        scene_support::assert_rows_unchanged_by(name, "small_shapes");
     }
 }

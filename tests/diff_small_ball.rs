@@ -9,9 +9,7 @@
 mod diff_support;
 mod scene_support;
 
-use diffsoro::contact::{ContactMode, ModeTolerance, classify};
-use diffsoro::diff::{Parameter, Recorder, StepDerivative};
-use diffsoro::math::relative_error;
+use diffsoro::contact::ContactMode;
 use diffsoro::scene::{Scene, State, Stepper};
 use scene_support::scene;
 
@@ -95,74 +93,20 @@ fn before_landing(s: &Scene, kind: u8) -> State {
     panic!("the ball never lands on the block");
 }
 
-/// The modes of the NCP rows of one step from `state`.
-fn modes(s: &Scene, state: &State) -> Vec<ContactMode> {
-    let mut next = state.clone();
-    let mut stepper = Stepper::new(s).unwrap();
-    let report = stepper.step(s, &mut next).unwrap();
-    assert!(report.contact_converged);
-    let tol = ModeTolerance {
-        force: 1e-9,
-        velocity: 1e-9,
-    };
-    stepper
-        .contact()
-        .groups()
-        .iter()
-        .flat_map(|g| classify(g.lambda(), g.sigma(), tol))
-        .collect()
-}
-
-/// The JVP of one step from `start` along each direction (x with the bar's pose, v with its
-/// twist, E, the bar's mass) equals the Richardson-extrapolated central difference of the
-/// forward step, the soft and the rigid parts each to 1e-6 of their own size; and the VJP is
-/// its adjoint (1e-10).
-fn check(s: &Scene, start: &State, names: &[&str], what: &str) {
-    let params: Vec<Parameter> = names
-        .iter()
-        .map(|n| Parameter::parse(s, n).unwrap())
-        .collect();
-    for (dir_name, dir) in diff_support::unit_directions(s, &params, 5) {
-        let mut recorder = Recorder::new(s).unwrap();
-        let mut derivative = StepDerivative::new(s);
-        let mut state = start.clone();
-        let (_, record) = recorder.step(s, &mut state).unwrap();
-        let out = derivative
-            .jvp(s, &record, &params, std::slice::from_ref(&dir))
-            .unwrap();
-        let jvp = out.into_iter().next().unwrap().to_vec();
-        let fd = diff_support::finite_difference(s, start, 1, &params, &dir, 1e-3);
-        let soft_len = 6 * s.bodies[0].node_count();
-        let (soft, rigid) = jvp.split_at(soft_len);
-        let (fd_soft, fd_rigid) = fd.split_at(soft_len);
-        for (part, a, b) in [("soft", soft, fd_soft), ("rigid", rigid, fd_rigid)] {
-            if a.is_empty() {
-                continue;
-            }
-            let err = relative_error(a, b, 0.0);
-            let size = a.iter().map(|x| x * x).sum::<f64>().sqrt();
-            eprintln!("{what}, d/d({dir_name}), {part}: JVP vs FD {err:e}");
-            assert!(
-                err < 1e-6,
-                "{what}, d/d({dir_name}), {part} part: JVP vs FD {err:e} (|jvp| = {size:e})"
-            );
-        }
-    }
-    let mut recorder = Recorder::new(s).unwrap();
-    let mut state = start.clone();
-    let (_, record) = recorder.step(s, &mut state).unwrap();
-    diff_support::check_adjointness(s, &record, &params, 13);
-}
-
 #[test]
 fn the_step_derivatives_of_a_ball_sliding_onto_the_face_match_finite_differences() {
     // Its support point slips at v_x − ω_y r = 0.3 + 0.45 = 0.75 m/s: stopping it would take
     // the impulse (2/7) m · 0.75 m/s, far beyond μ = 0.1 times the landing's m · 0.3 m/s.
     let s = falling_ball(0.1, 0.3, 0.3, -150.0);
     let start = before_landing(&s, 9);
-    let m = modes(&s, &start);
+    let m = diff_support::step_modes(&s, &start);
     assert!(m.contains(&ContactMode::Sliding), "sliding expected: {m:?}");
-    check(&s, &start, &["young_modulus:block", "mass:ball"], "sliding");
+    diff_support::check_soft_rigid_step(
+        &s,
+        &start,
+        &["young_modulus:block", "mass:ball"],
+        "sliding",
+    );
 }
 
 #[test]
@@ -170,12 +114,12 @@ fn the_step_derivatives_of_a_ball_sticking_on_the_face_match_finite_differences(
     // Its support point slips at 0.02 − 5 · 0.003 = 0.005 m/s, stopped by μ = 10.
     let s = falling_ball(10.0, 0.02, 0.3, 5.0);
     let start = before_landing(&s, 9);
-    let m = modes(&s, &start);
+    let m = diff_support::step_modes(&s, &start);
     assert!(
         m.contains(&ContactMode::Sticking) && !m.contains(&ContactMode::Sliding),
         "sticking expected: {m:?}"
     );
-    check(
+    diff_support::check_soft_rigid_step(
         &s,
         &start,
         &["young_modulus:block", "mass:ball"],
@@ -218,5 +162,5 @@ position = [0.0025, 0.005, {z}]
         z = -0.0007 - R,
     ));
     let start = before_landing(&s, 10);
-    check(&s, &start, &["young_modulus:block"], "on a fixed ball");
+    diff_support::check_soft_rigid_step(&s, &start, &["young_modulus:block"], "on a fixed ball");
 }

@@ -69,3 +69,38 @@ pub fn force_on_rigid(stepper: &Stepper) -> Vec3 {
     }
     f
 }
+
+/// Runs the committed scene `name` (`scenes/`) with the boolean `[contact]` setting `key` on
+/// (its default) and off, step by step: every step's soft–rigid rows and state must be the
+/// same bit for bit and every NCP must converge; and the scene must have soft–rigid rows.
+/// What a new kind of row that the scene never needs must leave alone.
+pub fn assert_rows_unchanged_by(name: &str, key: &str) {
+    let path = root().join("scenes").join(name);
+    let on = Scene::load(&path, &[]).unwrap();
+    let off = Scene::load(&path, &[format!("contact.{key}=false")]).unwrap();
+    let (mut a, mut b) = (on.initial_state(), off.initial_state());
+    let (mut sa, mut sb) = (Stepper::new(&on).unwrap(), Stepper::new(&off).unwrap());
+    let mut rows = 0;
+    for step in 0..on.simulation.steps {
+        let ra = sa.step(&on, &mut a).unwrap();
+        let rb = sb.step(&off, &mut b).unwrap();
+        assert!(
+            ra.contact_converged && rb.contact_converged,
+            "{name} step {step}"
+        );
+        for body in 0..on.bodies.len() {
+            let (x, y) = (
+                sa.body(body).contact().rigid_rows(),
+                sb.body(body).contact().rigid_rows(),
+            );
+            assert_eq!(x, y, "{name} step {step} body {body}");
+            rows += x.len();
+            assert_eq!(a.bodies[body].positions, b.bodies[body].positions);
+            assert_eq!(a.bodies[body].velocities, b.bodies[body].velocities);
+        }
+        for (p, q) in a.rigid.iter().zip(&b.rigid) {
+            assert_eq!((&p.q, &p.v), (&q.q, &q.v), "{name} step {step}");
+        }
+    }
+    assert!(rows > 0, "{name}: no soft–rigid row");
+}
