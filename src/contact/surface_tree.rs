@@ -392,7 +392,7 @@ impl SurfaceTree {
     /// The triangles a rigid ball (centre `centre`, radius `radius`, m) rests on within
     /// `margin` (m) at `positions` (this surface's nodes, as at the last [`Self::refit`]),
     /// appended to `out` in the tree's order: those onto which the centre projects (weights
-    /// ≥ −[`WEIGHT_TOLERANCE`]) with the ball's gap to their plane,
+    /// ≥ −`WEIGHT_TOLERANCE`) with the ball's gap to their plane,
     /// Φ = n_T · (centre − a) − radius, in [−thickness, margin]. Each hit's weights are the
     /// centre's projection's, its gap Φ, its frame's z the outward normal n_T (the ball's
     /// support point towards T is centre − radius n_T, `scene::ball_rows`).

@@ -12,8 +12,8 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::material::{DeformationError, MaterialPoint, frobenius};
-use crate::math::Vec3;
+use crate::material::{DeformationError, Lame, MaterialPoint, frobenius};
+use crate::math::{Mat3, Vec3};
 
 use super::parameter_derivative::{MaterialParameter, ParameterPairing};
 use super::soft_body::SoftBody;
@@ -118,7 +118,9 @@ impl SoftBody {
                 .enumerate()
                 .filter_map(|(e, ((tet, kw), tw))| match self.material_point(e, x) {
                     Ok(point) => {
-                        (*kw, *tw) = element_actions(tet, &point, v, w);
+                        let dfv = tet.deformation_gradient_variation(element_field(tet, v));
+                        let dfw = tet.deformation_gradient_variation(element_field(tet, w));
+                        (*kw, *tw) = element_actions(tet, &point, &dfv, &dfw);
                         None
                     }
                     Err(err) => Some((e, err)),
@@ -156,11 +158,8 @@ impl SoftBody {
         assert_eq!(points.len(), self.elements().len(), "one point per element");
         assert!(parameters.len() <= 2, "at most two material parameters");
         let material = self.material();
-        let lames = parameters.iter().map(|p| p.lame_derivative(material));
-        let mut derivative_lames = [None; 2];
-        for (slot, lame) in derivative_lames.iter_mut().zip(lames) {
-            *slot = Some(lame);
-        }
+        let derivative_lames: [Option<Lame>; 2] =
+            std::array::from_fn(|k| parameters.get(k).map(|p| p.lame_derivative(material)));
         self.elements()
             .par_iter()
             .zip(points)
@@ -171,10 +170,7 @@ impl SoftBody {
             .for_each(|(e, ((((tet, point), kw), tw), pairing))| {
                 let dfv = tet.deformation_gradient_variation(element_field(tet, v));
                 let dfw = tet.deformation_gradient_variation(element_field(tet, w));
-                let dp = point.tangent_action(&dfw);
-                let ddp = point.tangent_derivative(&dfv, &dfw);
-                *kw = tet.gradients.map(|g| tet.volume * (dp * g));
-                *tw = tet.gradients.map(|g| tet.volume * (ddp * g));
+                (*kw, *tw) = element_actions(tet, point, &dfv, &dfw);
                 let in_region = self.in_region(e);
                 for (out, lame) in pairing.iter_mut().zip(&derivative_lames) {
                     *out = match lame {
@@ -200,17 +196,16 @@ impl SoftBody {
     }
 }
 
-/// One element's `(K w)ₑ = V_e (∂P/∂F : dF_w) gₙ` and `(T_V w)ₑ = V_e d²P[dF_V, dF_w] gₙ`.
+/// One element's `(K w)ₑ = V_e (∂P/∂F : dF_w) gₙ` and `(T_V w)ₑ = V_e d²P[dF_V, dF_w] gₙ`, from
+/// the variations `dfv = dF_V`, `dfw = dF_w` of its deformation gradient.
 fn element_actions(
     tet: &Tetrahedron,
     point: &MaterialPoint,
-    v: &[Vec3],
-    w: &[Vec3],
+    dfv: &Mat3,
+    dfw: &Mat3,
 ) -> ([Vec3; 4], [Vec3; 4]) {
-    let dfv = tet.deformation_gradient_variation(element_field(tet, v));
-    let dfw = tet.deformation_gradient_variation(element_field(tet, w));
-    let dp = point.tangent_action(&dfw);
-    let ddp = point.tangent_derivative(&dfv, &dfw);
+    let dp = point.tangent_action(dfw);
+    let ddp = point.tangent_derivative(dfv, dfw);
     (
         tet.gradients.map(|g| tet.volume * (dp * g)),
         tet.gradients.map(|g| tet.volume * (ddp * g)),
