@@ -136,6 +136,7 @@ gravity = [0.0, 0.0, -9.81]
 friction = 0.5
 tolerance = {tolerance:e}
 max_iterations = 100000
+small_shapes = true
 
 [[soft_body]]
 name = "block"

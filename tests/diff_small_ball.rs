@@ -30,6 +30,7 @@ dt = 0.005
 gravity = [0.0, 0.0, -9.81]
 
 [contact]
+small_shapes = true
 friction = {friction}
 tolerance = 1e-12
 max_iterations = 100000
@@ -138,6 +139,7 @@ dt = 0.005
 gravity = [0.0, 0.0, -9.81]
 
 [contact]
+small_shapes = true
 friction = 0.5
 tolerance = 1e-12
 max_iterations = 100000

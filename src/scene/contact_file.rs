@@ -75,11 +75,13 @@ pub struct ContactSection {
     /// nodes' and corners' rows alone, as before these rows existed.
     #[serde(default = "default_true")]
     pub flat_faces: bool,
-    /// Whether a rigid ball resting on a soft triangle where no soft node is within its reach
-    /// (a ball smaller than the node spacing, between nodes) is held at its support point
-    /// towards the triangle (`scene::ball_rows`, docs/rigid.md). Default true; false leaves
-    /// such a ball to the nodes' rows alone, as before this row existed: it sinks through.
-    #[serde(default = "default_true")]
+    /// Whether a rigid ball resting on a soft face is also held at its support point towards
+    /// each surface triangle its centre projects onto (`scene::ball_rows`, docs/rigid.md): a
+    /// ball smaller than the node spacing, between nodes, which the nodes' rows alone let
+    /// through. Default false (opt-in): a fixed rigid sphere then acts as a sphere obstacle
+    /// does, on the nodes only. Bodies with an embedded contact surface never get these rows
+    /// (their surface's points hold the ball).
+    #[serde(default)]
     pub small_shapes: bool,
 }
 
@@ -101,7 +103,7 @@ impl Default for ContactSection {
             acceleration: true,
             delassus: DelassusKind::default(),
             flat_faces: true,
-            small_shapes: true,
+            small_shapes: false,
         }
     }
 }

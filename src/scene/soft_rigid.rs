@@ -486,8 +486,9 @@ pub(super) fn soft_rigid_rows(
             };
             flat_face_rows(&shape, soft.surface, x, edge_scratch, hits, out);
         }
-        // A ball resting on the surface's triangles (kind key.0 + 6).
-        if rigid.small_shapes {
+        // A ball resting on the surface's triangles (kind key.0 + 6); not for a body with an
+        // embedded contact surface, whose points (offset from the volume's boundary) hold it.
+        if rigid.small_shapes && !soft.points.0.is_embedded() {
             let shape = ShapeFaces {
                 collider,
                 pose,

@@ -71,12 +71,12 @@ pub fn force_on_rigid(stepper: &Stepper) -> Vec3 {
 }
 
 /// Runs the committed scene `name` (`scenes/`) with the boolean `[contact]` setting `key` on
-/// (its default) and off, step by step: every step's soft–rigid rows and state must be the
+/// and off, step by step: every step's soft–rigid rows and state must be the
 /// same bit for bit and every NCP must converge; and the scene must have soft–rigid rows.
 /// What a new kind of row that the scene never needs must leave alone.
 pub fn assert_rows_unchanged_by(name: &str, key: &str) {
     let path = root().join("scenes").join(name);
-    let on = Scene::load(&path, &[]).unwrap();
+    let on = Scene::load(&path, &[format!("contact.{key}=true")]).unwrap();
     let off = Scene::load(&path, &[format!("contact.{key}=false")]).unwrap();
     let (mut a, mut b) = (on.initial_state(), off.initial_state());
     let (mut sa, mut sb) = (Stepper::new(&on).unwrap(), Stepper::new(&off).unwrap());
