@@ -51,9 +51,10 @@ use crate::linalg::{DofMap, NumericFactor, SymmetricPattern};
 use crate::math::Vec3;
 
 use super::contact_file::{ContactSection, ObstacleSection};
-use super::contact_group::{GroupNcp, GroupWorkspace, RigidPart, WarmStarts, solve_group};
+use super::contact_group::{GroupWorkspace, RigidPart, WarmStarts, solve_group};
 use super::contact_screen::{Deferred, ScreenKey, defer_open, record_idle, restore_violated};
 use super::contact_workspace::ContactWorkspace;
+use super::group_ncp::GroupNcp;
 use super::model::BodyState;
 use super::rigid_model::RigidScene;
 use super::rigid_stage::{RigidState, RigidWorkspace};

@@ -20,6 +20,7 @@ mod energy;
 mod file;
 mod final_state;
 mod flat_face_rows;
+mod group_ncp;
 mod model;
 mod obstacle_output;
 mod output;
@@ -53,7 +54,6 @@ pub use contact_file::{
     ContactSection, ContactSolverKind, DelassusKind, ObstacleKind, ObstacleSection,
     axis_angle_matrix,
 };
-pub use contact_group::GroupNcp;
 pub use contact_stage::{
     ContactBody, ContactMemory, ContactOutcome, RigidCoupling, SceneContact, SceneContactWorkspace,
     mode_tolerance, resolve_contacts,
@@ -66,6 +66,7 @@ pub use file::{
     SoftBodySection,
 };
 pub use final_state::{ActuatorOutput, BodyOutput, EffectorOutput, FinalState, RigidTangentOutput};
+pub use group_ncp::GroupNcp;
 pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };
