@@ -15,7 +15,7 @@ mod scene_support;
 use diffsoro::contact::ContactMode;
 use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, SoftPoint, State, Stepper};
-use scene_support::scene;
+use scene_support::{SOFT_BLOCK, scene};
 
 /// The bar's edge is at y = 5 mm, between the node rows y = 0 and y = 10 mm.
 const Y_BAR: f64 = 0.005;
@@ -38,16 +38,7 @@ friction = 0.5
 tolerance = {tolerance:e}
 max_iterations = 100000
 
-[[soft_body]]
-name = "block"
-mesh = "../meshes/soft_block.msh"
-law = "neo_hookean"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-rayleigh_mass = 2.0
-rayleigh_stiffness = 0.01
-fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
 
 [[robot]]
 name = "bar"
@@ -215,16 +206,7 @@ friction = {friction}
 tolerance = 1e-12
 max_iterations = 100000
 
-[[soft_body]]
-name = "block"
-mesh = "../meshes/soft_block.msh"
-law = "neo_hookean"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-rayleigh_mass = 2.0
-rayleigh_stiffness = 0.01
-fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
 
 [[rigid_body]]
 name = "bar"
@@ -328,16 +310,7 @@ friction = 0.5
 tolerance = 1e-12
 max_iterations = 100000
 
-[[soft_body]]
-name = "block"
-mesh = "../meshes/soft_block.msh"
-law = "neo_hookean"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-rayleigh_mass = 2.0
-rayleigh_stiffness = 0.01
-
+{SOFT_BLOCK}
 [[rigid_body]]
 name = "bar"
 shape = "box"

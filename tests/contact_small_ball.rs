@@ -13,7 +13,7 @@ use std::f64::consts::PI;
 
 use diffsoro::math::Vec3;
 use diffsoro::scene::{RigidRow, Scene, SoftPoint, Stepper};
-use scene_support::scene;
+use scene_support::{SOFT_BLOCK, scene};
 
 /// The ball's radius (m).
 const R: f64 = 0.003;
@@ -47,16 +47,7 @@ tolerance = {tolerance:e}
 max_iterations = 100000
 small_shapes = {small_shapes}
 
-[[soft_body]]
-name = "block"
-mesh = "../meshes/soft_block.msh"
-law = "neo_hookean"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-rayleigh_mass = 2.0
-rayleigh_stiffness = 0.01
-fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
 
 [[rigid_body]]
 name = "ball"
@@ -138,16 +129,7 @@ tolerance = {tolerance:e}
 max_iterations = 100000
 small_shapes = true
 
-[[soft_body]]
-name = "block"
-mesh = "../meshes/soft_block.msh"
-law = "neo_hookean"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-rayleigh_mass = 2.0
-rayleigh_stiffness = 0.01
-fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
 
 [[robot]]
 name = "ball"

@@ -11,7 +11,7 @@ mod scene_support;
 
 use diffsoro::contact::ContactMode;
 use diffsoro::scene::{Scene, State, Stepper};
-use scene_support::scene;
+use scene_support::{SOFT_BLOCK, scene};
 
 /// The ball's radius (m).
 const R: f64 = 0.003;
@@ -35,16 +35,7 @@ friction = {friction}
 tolerance = 1e-12
 max_iterations = 100000
 
-[[soft_body]]
-name = "block"
-mesh = "../meshes/soft_block.msh"
-law = "neo_hookean"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-rayleigh_mass = 2.0
-rayleigh_stiffness = 0.01
-fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
 
 [[rigid_body]]
 name = "ball"
@@ -144,16 +135,7 @@ friction = 0.5
 tolerance = 1e-12
 max_iterations = 100000
 
-[[soft_body]]
-name = "block"
-mesh = "../meshes/soft_block.msh"
-law = "neo_hookean"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-rayleigh_mass = 2.0
-rayleigh_stiffness = 0.01
-
+{SOFT_BLOCK}
 [[rigid_body]]
 name = "ball"
 shape = "sphere"

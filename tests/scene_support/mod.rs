@@ -104,3 +104,17 @@ pub fn assert_rows_unchanged_by(name: &str, key: &str) {
     }
     assert!(rows > 0, "{name}: no soft–rigid row");
 }
+
+/// The `[[soft_body]]` section of the contact tests' silicone block (`meshes/soft_block.msh`,
+/// 10 mm node spacing; Neo-Hookean, E = 100 kPa, ν = 0.3, 1000 kg/m³, Rayleigh 2 / 0.01),
+/// for `format!` scene texts (`{SOFT_BLOCK}`); keys of the section may follow it.
+pub const SOFT_BLOCK: &str = r#"[[soft_body]]
+name = "block"
+mesh = "../meshes/soft_block.msh"
+law = "neo_hookean"
+young_modulus = 1.0e5
+poisson_ratio = 0.3
+density = 1000.0
+rayleigh_mass = 2.0
+rayleigh_stiffness = 0.01
+"#;
