@@ -311,7 +311,55 @@ impl PenetrationCorrection {
         contact_velocity: &[f64],
         g: &mut [f64],
     ) -> Result<()> {
+        self.apply_shared(h, gaps, None, contact_velocity, g)
+    }
+
+    /// [`Self::apply`] with the correction's branch shared over each contact's manifold:
+    ///
+    /// ```text
+    /// g_N,i ← g_N,i + (1 − K_p s_m) Φ_i/h − K_d (H_c v)_N,i,
+    /// s_m = Σ_{j ∈ m} [Φ_j]₋ / −Σ_{j ∈ m} |Φ_j|   (0 when every Φ_j = 0)
+    /// ```
+    ///
+    /// `manifolds` (one per contact; `None`: m(i) = {i}, which is [`Self::apply`]) gives the
+    /// `(first, count)` of the consecutive contacts of contact i's manifold m (`scene`'s
+    /// rigid pairs). Between rigid bodies the points of one manifold have gaps affine in the
+    /// pose (a box's four corners on a plane), and so do the velocities `G λ` can produce: the
+    /// per-point kink of [`Self::apply`] on a manifold whose points straddle Φ = 0 (a box
+    /// tipping onto a face, two corners in and two out) leaves a twist of g outside the range
+    /// of G, where the NCP has no exact solution. One factor `s_m` per manifold keeps g
+    /// affine over it: `s_m` = 1 when every point penetrates (Eq. 42: a fraction `1 − K_p`
+    /// of each penetration removed per step, a tilt included), 0 when none does (an open gap
+    /// closes in one step), and the share of the manifold's gaps that is penetration while it
+    /// straddles. The map is continuous, with the kinks of [`Self::apply`] (each Φ_j = 0)
+    /// and no other.
+    ///
+    /// Errors as [`Self::apply`], and on a manifold that is empty, does not hold its contact
+    /// or runs past the last.
+    pub fn apply_shared(
+        &self,
+        h: f64,
+        gaps: &[f64],
+        manifolds: Option<&[(usize, usize)]>,
+        contact_velocity: &[f64],
+        g: &mut [f64],
+    ) -> Result<()> {
         self.validate(h)?;
+        if let Some(m) = manifolds
+            && (m.len() != gaps.len()
+                || m.iter().enumerate().any(|(i, &(first, count))| {
+                    count == 0 || i < first || i >= first + count || first + count > gaps.len()
+                }))
+        {
+            return Err(Error::invalid(
+                "penetration correction",
+                format!(
+                    "{} manifolds for {} gaps, or one that does not hold its contact",
+                    m.len(),
+                    gaps.len()
+                ),
+            ));
+        }
         if g.len() != 3 * gaps.len() || contact_velocity.len() != g.len() {
             return Err(Error::invalid(
                 "penetration correction",
@@ -328,7 +376,11 @@ impl PenetrationCorrection {
                 return Err(Error::invalid(format!("gap of contact {i}"), "not finite"));
             }
             let r = phi / h;
-            g[3 * i + 2] += r - self.kp * r.min(0.0) - self.kd * contact_velocity[3 * i + 2];
+            let kink = match manifolds.map_or((i, 1), |m| m[i]) {
+                (_, 1) => r.min(0.0),
+                (first, count) => penetration_share(&gaps[first..first + count]).0 * r,
+            };
+            g[3 * i + 2] += r - self.kp * kink - self.kd * contact_velocity[3 * i + 2];
         }
         Ok(())
     }
@@ -358,6 +410,60 @@ impl PenetrationCorrection {
             1.0 / h
         };
         Ok((slope, -self.kd))
+    }
+
+    /// The gap slope `∂g_N,i/∂Φ_j` (1/s) of [`Self::apply_shared`] for contacts i and j of
+    /// one manifold whose gaps are `gaps` (m), i and j their places in it:
+    ///
+    /// ```text
+    /// ∂g_N,i/∂Φ_j = (δ_ij (1 − K_p s) − K_p Φ_i ∂s/∂Φ_j)/h,
+    /// ∂s/∂Φ_j = (∂N/∂Φ_j − s ∂D/∂Φ_j)/D,   N = −Σ [Φ]₋, D = Σ |Φ|
+    /// ```
+    ///
+    /// with a gap at 0 taken on its open side (as [`Self::normal_slopes`]), and the open
+    /// side's `δ_ij/h` when every gap is 0. A one-contact manifold gives
+    /// [`Self::normal_slopes`]' `s_Φ`.
+    ///
+    /// Errors on gains outside [0, 1], a non-positive `h`, a non-finite gap, or i or j out of
+    /// range.
+    pub fn manifold_slope(&self, h: f64, gaps: &[f64], i: usize, j: usize) -> Result<f64> {
+        self.validate(h)?;
+        if gaps.iter().any(|p| !p.is_finite()) {
+            return Err(Error::invalid("gap", "not finite"));
+        }
+        if i >= gaps.len() || j >= gaps.len() {
+            return Err(Error::invalid(
+                "penetration correction",
+                format!("contacts {i} and {j} of a manifold of {}", gaps.len()),
+            ));
+        }
+        let own = if i == j { 1.0 / h } else { 0.0 };
+        let (s, d) = penetration_share(gaps);
+        if d == 0.0 {
+            return Ok(own);
+        }
+        let (dn, dd) = if gaps[j] < 0.0 {
+            (-1.0, -1.0)
+        } else {
+            (0.0, 1.0)
+        };
+        let ds = (dn - s * dd) / d;
+        let shared = if i == j { s } else { 0.0 };
+        Ok(own - self.kp * (shared + gaps[i] * ds) / h)
+    }
+}
+
+/// `(s, D)` of a manifold's gaps Φ (m) for [`PenetrationCorrection::apply_shared`]: the share
+/// `s = −Σ [Φ]₋ / D` of their sum of magnitudes `D = Σ |Φ|` that is penetration (0 when D =
+/// 0).
+fn penetration_share(gaps: &[f64]) -> (f64, f64) {
+    let (inside, total) = gaps
+        .iter()
+        .fold((0.0, 0.0), |(n, d), &p| (n - p.min(0.0), d + p.abs()));
+    if total > 0.0 {
+        (inside / total, total)
+    } else {
+        (0.0, 0.0)
     }
 }
 
@@ -549,5 +655,80 @@ mod tests {
         );
         assert!(c.apply(h, &[f64::NAN], &[0.0; 3], &mut [0.0; 3]).is_err());
         let _ = DVec::zeros(0);
+    }
+
+    /// A tilted square's four corners on a plane: their gaps Φ = a + b x + c y are affine, so
+    /// their twist combination Φ₁ − Φ₂ + Φ₃ − Φ₄ is zero, as is that of any rigid motion's
+    /// normal velocities. Straddling Φ = 0, the per-corner kink breaks it; the manifold's
+    /// shared branch keeps it, and equals the per-corner correction when every corner is in
+    /// (a sunk, tilted square) or none is. Its slopes match central differences.
+    #[test]
+    fn shared_correction_keeps_a_manifold_affine() {
+        let c = PenetrationCorrection { kp: 0.8, kd: 0.0 };
+        let h = 0.005;
+        let corners = [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)];
+        let tilted = |level: f64, bx: f64, by: f64| -> Vec<f64> {
+            corners
+                .iter()
+                .map(|(x, y)| level + bx * x + by * y)
+                .collect()
+        };
+        let twist = |g: &[f64]| g[2] - g[5] + g[8] - g[11];
+        let hv = [0.0; 12];
+        let manifold = [(0, 4); 4];
+        let corrected = |gaps: &[f64], manifolds: Option<&[(usize, usize)]>| {
+            let mut g = [0.0; 12];
+            c.apply_shared(h, gaps, manifolds, &hv, &mut g).unwrap();
+            g
+        };
+        let straddling = tilted(1e-4, 3e-4, -1e-4);
+        let own = corrected(&straddling, None);
+        let shared = corrected(&straddling, Some(&manifold));
+        let scale = 3e-4 / h;
+        assert!(twist(&own).abs() > 0.1 * scale, "{}", twist(&own));
+        assert!(twist(&shared).abs() < 1e-12 * scale, "{}", twist(&shared));
+        // All in, or all out: each corner's own correction (Eq. 42).
+        for gaps in [tilted(-5e-4, 1e-4, 2e-4), tilted(5e-4, 1e-4, 2e-4)] {
+            let (a, b) = (corrected(&gaps, None), corrected(&gaps, Some(&manifold)));
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-14),
+                "{a:?} {b:?}"
+            );
+        }
+        // Slopes of each corner's row against each corner's gap, by central differences,
+        // straddling and all in.
+        let d = 1e-9;
+        for gaps in [straddling, tilted(-5e-4, 1e-4, 2e-4)] {
+            for (i, j) in (0..4).flat_map(|i| (0..4).map(move |j| (i, j))) {
+                let slope = c.manifold_slope(h, &gaps, i, j).unwrap();
+                let (mut up, mut down) = (gaps.clone(), gaps.clone());
+                up[j] += d;
+                down[j] -= d;
+                let g_i = |p: &[f64]| corrected(p, Some(&manifold))[3 * i + 2];
+                let fd = (g_i(&up) - g_i(&down)) / (2.0 * d);
+                assert!((slope - fd).abs() < 1e-6 / h, "{i} {j}: {slope} vs {fd}");
+            }
+        }
+        // A one-contact manifold is Eq. 42's slope.
+        for phi in [-1e-4, 0.0, 1e-4] {
+            let one = c.manifold_slope(h, &[phi], 0, 0).unwrap();
+            let eq42 = c.normal_slopes(h, phi).unwrap().0;
+            assert!((one - eq42).abs() < 1e-14 * eq42, "{one} vs {eq42}");
+        }
+        let mut g = [0.0; 12];
+        for bad in [
+            [(0, 4), (0, 4), (0, 4), (0, 5)],
+            [(0, 4), (2, 1), (0, 4), (0, 4)],
+        ] {
+            assert!(
+                c.apply_shared(h, &tilted(0.0, 1e-4, 0.0), Some(&bad), &hv, &mut g)
+                    .is_err()
+            );
+        }
+        assert!(
+            c.apply_shared(h, &[0.0; 4], Some(&[(0, 1)]), &hv, &mut g)
+                .is_err()
+        );
+        assert!(c.manifold_slope(h, &[0.0; 4], 0, 4).is_err());
     }
 }

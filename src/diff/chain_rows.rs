@@ -41,20 +41,26 @@ impl LocalNodes {
 }
 
 /// The rigid stage's own row blocks of the last step (contacts and limits), their NCP
-/// blocks from `ws`. Errors as `RigidWorkspace::row_geometry`.
+/// blocks from `ws`, to follow `first` rows in a chain (their correction manifolds,
+/// [`ChainRow::manifold`], count from the chain's first row). Errors as
+/// `RigidWorkspace::row_geometry`.
 pub(crate) fn rigid_rows(
     scene: &Scene,
     ws: &RigidWorkspace,
     rec: &RigidRecord,
+    first: usize,
 ) -> Result<Vec<ChainRow>> {
     let mut rows = Vec::new();
     rigid_rows_into(scene, ws, rec, &mut rows, &mut Vec::new())?;
+    for row in &mut rows {
+        row.manifold = row.manifold.map(|(start, count)| (start + first, count));
+    }
     Ok(rows)
 }
 
-/// [`rigid_rows`] into `rows`, reusing the rows already there (their sides' twists and their
-/// variations) and `geometry` for the rows' geometry: no allocation once they have held as
-/// many rows with as many sides.
+/// [`rigid_rows`] into `rows` as a chain of their own (`first` = 0), reusing the rows already
+/// there (their sides' twists and their variations) and `geometry` for the rows' geometry:
+/// no allocation once they have held as many rows with as many sides.
 pub(crate) fn rigid_rows_into(
     scene: &Scene,
     ws: &RigidWorkspace,
@@ -65,11 +71,12 @@ pub(crate) fn rigid_rows_into(
     ws.row_geometry_into(&scene.rigid, &scene.contact, geometry)?;
     let offsets = &rec.offsets;
     rows.truncate(geometry.len());
-    for (i, ((c, geo), &block)) in ws
+    for (i, (((c, geo), &block), &manifold)) in ws
         .contacts()
         .iter()
         .zip(geometry.iter())
         .zip(ws.row_blocks())
+        .zip(ws.correction_manifolds())
         .enumerate()
     {
         if i == rows.len() {
@@ -105,6 +112,7 @@ pub(crate) fn rigid_rows_into(
                     rec.twists_into(scene, side, &mut slot.twists);
                 }
                 row.add_rigid_contact(offsets, geo);
+                row.manifold = Some(manifold);
             }
             (RigidRow::Limit { system, dof, sign }, _) => {
                 row.reset(block, Vec3::zeros(), Mat3::identity(), c.gap);

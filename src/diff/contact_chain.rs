@@ -190,7 +190,8 @@ impl ContactRecord {
         }
         if 3 * (k + chain_rows.len()) < ncp.lambda().len() {
             let rec = rigid_rec.expect("an NCP with rigid rows has a rigid record");
-            chain_rows.extend(rigid_rows(scene, rigid_ws, rec)?);
+            let first = chain_rows.len();
+            chain_rows.extend(rigid_rows(scene, rigid_ws, rec, first)?);
         }
         if k + chain_rows.len() == 0 {
             return Ok(None);

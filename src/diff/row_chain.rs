@@ -75,6 +75,10 @@ pub(crate) struct ChainRow {
     pub(crate) point: Vec3,
     pub(crate) frame: Mat3,
     pub(crate) gap: f64,
+    /// The `(first, count)` of the consecutive rows (indices among the chain's rows) that
+    /// share this one's penetration correction (`PenetrationCorrection::apply_shared`; `None`:
+    /// itself alone).
+    pub(crate) manifold: Option<(usize, usize)>,
     /// A joint limit: (global coordinate, sign) of its normal row.
     pub(crate) limit: Option<(usize, f64)>,
     /// An attachment of local node `l`: its position error enters σ.
@@ -92,6 +96,7 @@ impl ChainRow {
             point,
             frame,
             gap,
+            manifold: None,
             limit: None,
             attachment: None,
             variation: Vec::new(),
@@ -106,6 +111,7 @@ impl ChainRow {
         self.point = point;
         self.frame = frame;
         self.gap = gap;
+        self.manifold = None;
         self.limit = None;
         self.attachment = None;
         self.soft.clear();
@@ -327,6 +333,8 @@ pub(crate) struct RowChain {
 struct ChainScratch {
     dt_at: Vec<Vec3>,
     moving: Vec<SideMotion>,
+    /// The gaps of a row's correction manifold.
+    gaps: Vec<f64>,
 }
 
 /// A side's point velocity and ω under v⁺ (`plus`) and v (`start`), each twist's velocity at
@@ -419,7 +427,11 @@ impl RowChain {
             mat.fill(0.0);
         }
         s_v.clear();
-        let ChainScratch { dt_at, moving } = scratch;
+        let ChainScratch {
+            dt_at,
+            moving,
+            gaps,
+        } = scratch;
         let soft_sum = |row: &ChainRow, u: &[Vec3], w: &dyn Fn(usize) -> f64| -> Vec3 {
             row.soft
                 .iter()
@@ -428,8 +440,27 @@ impl RowChain {
                 .sum()
         };
         for (i, row) in rows.iter().enumerate() {
+            // dg_N = Σ_{j ∈ manifold} ∂g_N/∂Φ_j dΦ_j (the shared correction's slopes).
+            let (first, count) = row.manifold.unwrap_or((i, 1));
             let (s_phi, sv) = correction.normal_slopes(at.h, row.gap)?;
             s_v.push(sv);
+            let s_phi = if count == 1 {
+                s_phi
+            } else {
+                let members = &rows[first..first + count];
+                gaps.clear();
+                gaps.extend(members.iter().map(|m| m.gap));
+                for (j, member) in members.iter().enumerate() {
+                    if first + j == i {
+                        continue;
+                    }
+                    let s_j = correction.manifold_slope(at.h, gaps, i - first, j)?;
+                    for var in &member.variation {
+                        dsigma[(3 * i + 2, var.col)] += s_j * var.dphi;
+                    }
+                }
+                correction.manifold_slope(at.h, gaps, i - first, i - first)?
+            };
             let li = Vec3::new(at.lambda[3 * i], at.lambda[3 * i + 1], at.lambda[3 * i + 2]);
             let f = row.frame * li;
             if let Some((coord, sign)) = row.limit {

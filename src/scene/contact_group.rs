@@ -95,6 +95,10 @@ pub struct GroupWorkspace {
     g: Vec<f64>,
     start_velocity: Vec<f64>,
     gaps: Vec<f64>,
+    /// Per row block when the group has rigid rows: the `(first, count)` of the blocks that
+    /// share its penetration correction (its rigid pair's manifold, else itself); empty
+    /// otherwise.
+    manifolds: Vec<(usize, usize)>,
     friction: Vec<f64>,
     /// The bilateral row blocks (attachments) and their position errors (m, world).
     bilateral: Vec<(usize, Vec3)>,
@@ -296,14 +300,23 @@ pub fn solve_group(
     }
     // The rigid NCP's own rows (counted by the rigid stage's outcome).
     let mut own_rigid = 0..0;
+    ws.manifolds.clear();
     if let Some(rp) = rigid.as_mut() {
-        own_rigid = ws.keys.len()..ws.keys.len() + rp.ws.own_rows().len();
-        rp.ws.place_own_rows(ws.keys.len());
+        let start = ws.keys.len();
+        own_rigid = start..start + rp.ws.own_rows().len();
+        rp.ws.place_own_rows(start);
         for (c, key) in rp.ws.own_rows().iter().zip(rp.ws.own_keys()) {
             ws.keys.push(ContactKey::Rigid(*key));
             ws.gaps.push(c.gap);
             ws.friction.push(c.friction);
         }
+        ws.manifolds.extend((0..start).map(|i| (i, 1)));
+        ws.manifolds.extend(
+            rp.ws
+                .correction_manifolds()
+                .iter()
+                .map(|&(first, count)| (start + first, count)),
+        );
         for (i, row) in &ws.rigid_rows {
             rp.ws.push_row(*row, *i);
         }
@@ -394,7 +407,8 @@ pub fn solve_group(
         symmetrise(&mut ncp.delassus);
     }
     let correction = PenetrationCorrection::default();
-    correction.apply(h, &ws.gaps, &ws.start_velocity, &mut ws.g)?;
+    let manifolds = (!ws.manifolds.is_empty()).then_some(ws.manifolds.as_slice());
+    correction.apply_shared(h, &ws.gaps, manifolds, &ws.start_velocity, &mut ws.g)?;
     let mut cones = ws
         .friction
         .iter()

@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! G = Σ_b h H_b A_b⁻¹ H_bᵀ                  (assemble_delassus per body, its step's factor)
-//! g = Σ_b H_b v_free,b + Φ/h − K_p [Φ/h]₋    (PenetrationCorrection, K_p = 0.8, K_d = 0)
+//! g = Σ_b H_b v_free,b + Φ/h − K_p [Φ/h]₋    (PenetrationCorrection, K_p = 0.8, K_d = 0;
+//!                                           a rigid pair's manifold shares its branch)
 //! v_b⁺ = v_free,b + A_b⁻¹ h H_bᵀ λ           (one more solve with each body's factor)
 //! ```
 //!

@@ -103,6 +103,10 @@ pub(super) struct RigidDetection {
     pub(super) contacts: Vec<RigidContact>,
     /// Their keys.
     pub(super) keys: Vec<RowKey>,
+    /// Per row block, the `(first, count)` of the consecutive blocks of its pair's contact
+    /// manifold (`(itself, 1)` for a limit), which share a penetration correction
+    /// (`PenetrationCorrection::apply_shared`).
+    pub(super) manifolds: Vec<(usize, usize)>,
     /// Per system and collider: the fixed rigid bodies it may touch, and the colliders
     /// `(system, collider)` of the same or later systems it may touch (after it, not
     /// adjacent, not touching initially, not ignored), in detection order, each with the
@@ -160,6 +164,7 @@ impl RigidDetection {
             found: Vec::new(),
             contacts: Vec::new(),
             keys: Vec::new(),
+            manifolds: Vec::new(),
             statics,
             others,
         }
@@ -181,6 +186,7 @@ impl RigidDetection {
         } = motion;
         self.contacts.clear();
         self.keys.clear();
+        self.manifolds.clear();
         let systems = &rigid.systems;
         let base_mu = contact.settings.friction;
         for (s, sys) in systems.iter().enumerate() {
@@ -266,6 +272,7 @@ impl RigidDetection {
                     (-1.0, limits.upper[iq] - st.q[iq]),
                 ] {
                     if gap.is_finite() && gap <= travel {
+                        self.manifolds.push((self.contacts.len(), 1));
                         self.contacts.push(RigidContact {
                             row: RigidRow::Limit {
                                 system: s,
@@ -291,6 +298,9 @@ impl RigidDetection {
         friction: f64,
         key: (u8, usize, usize, usize, usize),
     ) {
+        let manifold = (self.contacts.len(), self.found.len());
+        self.manifolds
+            .extend(std::iter::repeat_n(manifold, self.found.len()));
         for f in &self.found {
             self.contacts.push(RigidContact {
                 row: RigidRow::Contact {

@@ -2,13 +2,15 @@
 //!
 //! ```text
 //! v_free = v + h M⁻¹ (τ − d ∘ v − b(q, v))            (rigid::factored_free_velocity)
-//! σ = G λ + g,   G = Σ_s h J_s M_s⁻¹ J_sᵀ,   g = Σ_s J_s v_free,s + Φ/h − K_p [Φ/h]₋
+//! σ = G λ + g,   G = Σ_s h J_s M_s⁻¹ J_sᵀ,   g = Σ_s J_s v_free,s + (1 − K_p s_m) Φ/h
 //! v⁺ = v_free + h M⁻¹ J_sᵀ λ,   q⁺ = q ⊕ h v⁺         (one Cholesky of M per system and step)
 //! ```
 //!
 //! with λ (N, or N·m for a joint limit) solving the same frictional NCP as the soft contacts
 //! (`contact::ContactProblem`, ADMM or PGS per `[contact] solver`, the same tolerance, the
-//! same penetration correction and the same non-convergence status). τ is the system's input
+//! same penetration correction, its branch s_m shared by the points of one pair's manifold
+//! (`contact::PenetrationCorrection::apply_shared`, [`RigidWorkspace::correction_manifolds`]),
+//! and the same non-convergence status). τ is the system's input
 //! (constant, or a joint-space PD at (q, v)), clamped to the URDF effort limits.
 //!
 //! Rows, three per contact in its frame `[t₁, t₂, n]` (n from the second body into the first):
@@ -204,6 +206,14 @@ impl RigidWorkspace {
     /// Their warm-start keys.
     pub(super) fn own_keys(&self) -> &[RowKey] {
         &self.detection.keys
+    }
+
+    /// Per detected row block (the first [`Self::own_row_count`] of [`Self::contacts`]), the
+    /// `(first, count)` of the consecutive blocks of its pair's contact manifold, which share
+    /// a penetration correction (`contact::PenetrationCorrection::apply_shared`); a limit's
+    /// is `(itself, 1)`.
+    pub fn correction_manifolds(&self) -> &[(usize, usize)] {
+        &self.detection.manifolds
     }
 
     /// The step's start at time `time` (s): each system's input, M factorisation and free
