@@ -223,34 +223,13 @@ velocity = [0.0, 0.0, -0.1]
     ))
 }
 
-/// The state one step before the landing (the first step whose NCP carries force), with that
-/// step's rows all edge rows of kind `kind` (5: a free body's edge, 6: a fixed body's) and
-/// its gaps clear of Φ = 0.
+/// The state one step before the landing (`scene_support::before_landing`), with that step's
+/// rows all edge rows of kind `kind` (5: a free body's edge, 6: a fixed body's).
 fn before_landing(s: &Scene, kind: u8) -> State {
-    let mut state = s.initial_state();
-    let mut stepper = Stepper::new(s).unwrap();
-    for _ in 0..40 {
-        let mut next = state.clone();
-        stepper.step(s, &mut next).unwrap();
-        let touching = stepper
-            .contact()
-            .groups()
-            .iter()
-            .any(|g| g.lambda().iter().any(|l| *l != 0.0));
-        if touching {
-            let rows = stepper.body(0).contact().rigid_rows();
-            assert!(!rows.is_empty() && rows.iter().all(|r| r.key.0 == kind));
-
-            let min_gap = rows
-                .iter()
-                .map(|r| r.gap.abs())
-                .fold(f64::INFINITY, f64::min);
-            assert!(min_gap > 1e-6, "the landing step's gaps: {min_gap:e}");
-            return state;
-        }
-        state = next;
-    }
-    panic!("the bar never lands on the block");
+    let (state, stepper) = scene_support::before_landing(s, 40);
+    let rows = stepper.body(0).contact().rigid_rows();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r.key.0 == kind));
+    state
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod scene_support;
 
 use diffsoro::contact::ContactMode;
 use diffsoro::math::Vec3;
-use diffsoro::scene::{Scene, State, Stepper};
+use diffsoro::scene::{Scene, State};
 use scene_support::{SOFT_BLOCK, scene};
 
 /// The bar's middle line is at y = 5 mm, between the node rows y = 0 and y = 10 mm.
@@ -68,45 +68,20 @@ velocity = [{slide}, 0.0, {down}]
     ))
 }
 
-/// The state one step before the landing (the first step whose NCP carries force), with that
-/// step's rows all flat-face rows of kind `kind` (7: a free body's face, 8: a fixed body's)
-/// and its gaps clear of Φ = 0, at least `min_active` of them carrying force.
+/// The state one step before the landing (`scene_support::before_landing`), with that step's
+/// rows all flat-face rows of kind `kind` (7: a free body's face, 8: a fixed body's), at least
+/// `min_active` of them carrying force.
 fn before_landing(s: &Scene, kind: u8, min_active: usize) -> State {
-    let mut state = s.initial_state();
-    let mut stepper = Stepper::new(s).unwrap();
-    for _ in 0..40 {
-        let mut next = state.clone();
-        stepper.step(s, &mut next).unwrap();
-        let touching = stepper
-            .contact()
-            .groups()
-            .iter()
-            .any(|g| g.lambda().iter().any(|l| *l != 0.0));
-        if touching {
-            let rows = stepper.body(0).contact().rigid_rows();
-            assert!(!rows.is_empty() && rows.iter().all(|r| r.key.0 == kind));
-            let min_gap = rows
-                .iter()
-                .map(|r| r.gap.abs())
-                .fold(f64::INFINITY, f64::min);
-            assert!(min_gap > 1e-6, "the landing step's gaps: {min_gap:e}");
-            let active = stepper
-                .contact()
-                .groups()
-                .iter()
-                .flat_map(|g| g.lambda().chunks(3))
-                .filter(|l| l[2] > 0.0)
-                .count();
-            assert!(
-                active >= min_active,
-                "{active} of the landing step's {} rows carry force",
-                rows.len()
-            );
-            return state;
-        }
-        state = next;
-    }
-    panic!("the bar never lands on the block");
+    let (state, stepper) = scene_support::before_landing(s, 40);
+    let rows = stepper.body(0).contact().rigid_rows();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r.key.0 == kind));
+    let active = scene_support::carrying_force(&stepper);
+    assert!(
+        active >= min_active,
+        "{active} of the landing step's {} rows carry force",
+        rows.len()
+    );
+    state
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod diff_support;
 mod scene_support;
 
 use diffsoro::contact::ContactMode;
-use diffsoro::scene::{Scene, State, Stepper};
+use diffsoro::scene::{Scene, State};
 use scene_support::{SOFT_BLOCK, scene};
 
 /// The ball's radius (m).
@@ -51,38 +51,18 @@ angular_velocity = [0.0, {spin}, 0.0]
     ))
 }
 
-/// The state one step before the landing (the first step whose NCP carries force), with that
-/// step's rows a ball row of kind `kind` (9: a free body's ball, 10: a fixed body's) and
-/// node rows, its gaps clear of Φ = 0.
+/// The state one step before the landing (`scene_support::before_landing`), with that step's
+/// rows a ball row of kind `kind` (9: a free body's ball, 10: a fixed body's) and node rows.
 fn before_landing(s: &Scene, kind: u8) -> State {
-    let mut state = s.initial_state();
-    let mut stepper = Stepper::new(s).unwrap();
-    for _ in 0..40 {
-        let mut next = state.clone();
-        stepper.step(s, &mut next).unwrap();
-        let touching = stepper
-            .contact()
-            .groups()
-            .iter()
-            .any(|g| g.lambda().iter().any(|l| *l != 0.0));
-        if touching {
-            let rows = stepper.body(0).contact().rigid_rows();
-            // The ball row, and node rows of nodes within the fast ball's reach.
-            assert!(rows.iter().any(|r| r.key.0 == kind), "{rows:?}");
-            assert!(
-                rows.iter().all(|r| r.key.0 == kind || r.key.0 < 2),
-                "{rows:?}"
-            );
-            let min_gap = rows
-                .iter()
-                .map(|r| r.gap.abs())
-                .fold(f64::INFINITY, f64::min);
-            assert!(min_gap > 1e-6, "the landing step's gaps: {min_gap:e}");
-            return state;
-        }
-        state = next;
-    }
-    panic!("the ball never lands on the block");
+    let (state, stepper) = scene_support::before_landing(s, 40);
+    let rows = stepper.body(0).contact().rigid_rows();
+    // The ball row, and node rows of nodes within the fast ball's reach.
+    assert!(rows.iter().any(|r| r.key.0 == kind), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r.key.0 == kind || r.key.0 < 2),
+        "{rows:?}"
+    );
+    state
 }
 
 #[test]

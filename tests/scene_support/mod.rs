@@ -118,3 +118,43 @@ density = 1000.0
 rayleigh_mass = 2.0
 rayleigh_stiffness = 0.01
 "#;
+
+/// The state one step before `s`'s first body lands: the first of at most `steps` steps whose
+/// NCP carries force, that step's soft–rigid rows of body 0 with every gap clear of Φ = 0
+/// (more than 1e-6 m, away from the penetration correction's kink), and the stepper after it
+/// (its rows and forces, for the caller's checks). Panics when nothing lands in time.
+pub fn before_landing(s: &Scene, steps: usize) -> (State, Stepper) {
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(s).unwrap();
+    for _ in 0..steps {
+        let mut next = state.clone();
+        stepper.step(s, &mut next).unwrap();
+        let touching = stepper
+            .contact()
+            .groups()
+            .iter()
+            .any(|g| g.lambda().iter().any(|l| *l != 0.0));
+        if touching {
+            let rows = stepper.body(0).contact().rigid_rows();
+            let min_gap = rows
+                .iter()
+                .map(|r| r.gap.abs())
+                .fold(f64::INFINITY, f64::min);
+            assert!(min_gap > 1e-6, "the landing step's gaps: {min_gap:e}");
+            return (state, stepper);
+        }
+        state = next;
+    }
+    panic!("nothing lands within {steps} steps");
+}
+
+/// The number of the last step's contacts, over every NCP, whose normal force is positive.
+pub fn carrying_force(stepper: &Stepper) -> usize {
+    stepper
+        .contact()
+        .groups()
+        .iter()
+        .flat_map(|g| g.lambda().chunks(3))
+        .filter(|l| l[2] > 0.0)
+        .count()
+}
