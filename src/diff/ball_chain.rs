@@ -8,7 +8,7 @@ use crate::contact::TriangleHitDerivative;
 use crate::math::Vec3;
 use crate::scene::point_velocity;
 
-use super::row_chain::ChainRow;
+use super::chain_row::ChainRow;
 
 impl ChainRow {
     /// The variations of a rigid ball of radius `radius` (m; carried by the row's first side,

@@ -18,8 +18,8 @@ use crate::error::{Error, Result};
 use crate::math::{Mat3, Vec3};
 use crate::scene::{RigidRow, RigidWorkspace, Scene, SoftPoint, SoftRigidRow};
 
+use super::chain_row::{ChainRow, ChainSide};
 use super::rigid_record::RigidRecord;
-use super::row_chain::{ChainRow, ChainSide};
 
 /// The soft nodes rows touch, each given a local index (columns n + 3l.. of z).
 #[derive(Default)]

@@ -41,6 +41,7 @@
 //! angle limit) that this layer chains.
 
 mod ball_chain;
+mod chain_row;
 mod chain_rows;
 mod contact_chain;
 mod contact_point_set;

@@ -29,8 +29,8 @@
 //! Contact (`scene::contact_stage`) follows every body's free solve: each NCP is built with the
 //! same factorisations of A and corrects v⁺ = v_free + A⁻¹ h H_cᵀ λ (with Newton, after the
 //! last iteration, with its last factorisation); bodies that touch each other share one NCP.
-//! So a step is: every body's free step (stages 1–4), the contact stage over all bodies, and
-//! every body's update (stage 5).
+//! So a step is: every body's free step (stages 1–4, `step/free_step.rs`), the contact stage
+//! over all bodies, and every body's update (stage 5).
 //! Full Newton solves R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) = 0; its first
 //! iteration, from the guess v⁺ = 0 (so x + h v⁺ = x), is exactly the linearised step above.
 //! With displacement-driven actuators, R also holds −h Σ σλ H(xₙ)ᵀ of the solved ones and each
@@ -38,30 +38,27 @@
 //! convergence); a full step is always tried, and iterating stops once the targets are met
 //! and R no longer halves (its round-off floor).
 
-use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::dyn_stack::MemBuffer;
 
 use crate::contact::ContactPoints;
-use crate::error::{Error, Result};
-use crate::fem::{ElasticState, SoftBody, Stiffness};
-use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
+use crate::error::Result;
+use crate::fem::{ElasticState, SoftBody};
+use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor};
 use crate::math::Vec3;
 
-use super::actuation::{
-    ActuationWorkspace, BodyActuation, TargetSolve, add_force_driven, add_reduced, begin_step,
-    solve_target_driven, targets_met,
-};
-use super::actuator_tangent::{ActuatorTangent, add_tangent_action};
+use super::actuation::{ActuationWorkspace, BodyActuation};
+use super::actuator_tangent::ActuatorTangent;
 use super::contact_stage::{
     ContactBody, ContactMemory, ContactOutcome, RigidCoupling, SceneContactWorkspace,
     resolve_contacts,
 };
 use super::contact_workspace::ContactWorkspace;
 use super::model::{BodyState, Scene, State};
-use super::prescribed::{
-    PrescribedWorkspace, ReactionInputs, add_linear_coupling, add_newton_coupling, prescribe,
-    reaction_torques,
-};
+use super::prescribed::{PrescribedWorkspace, ReactionInputs, reaction_torques};
 use super::rigid_stage::{RigidOutcome, RigidWorkspace};
+
+mod free_step;
+use free_step::free_step;
 
 /// Reusable per-body buffers of the step: allocated once, so a step allocates nothing.
 pub struct BodyWorkspace {
@@ -288,12 +285,6 @@ impl BodyWorkspace {
     }
 }
 
-fn flatten(v: &[Vec3], out: &mut [f64]) {
-    for (o, p) in out.chunks_exact_mut(3).zip(v) {
-        o.copy_from_slice(p.as_slice());
-    }
-}
-
 impl Stepper {
     /// Workspaces for every body of `scene`.
     pub fn new(scene: &Scene) -> Result<Stepper> {
@@ -472,214 +463,6 @@ impl Stepper {
     }
 }
 
-/// Stages 1–4 of one body: its free velocity v_free (reduced) in `ws.vp_red`; returns
-/// (iterations, final residual if evaluated).
-#[allow(clippy::too_many_arguments)]
-fn free_step(
-    body: &SoftBody,
-    act: &BodyActuation,
-    ws: &mut BodyWorkspace,
-    bs: &BodyState,
-    forces: &mut [f64],
-    h: f64,
-    g: Vec3,
-    newton: usize,
-) -> Result<(usize, Option<f64>)> {
-    let pattern = body.pattern();
-    let dofs = pattern.dofs();
-    let opts = body.options();
-    let (alpha, beta) = (opts.rayleigh_mass, opts.rayleigh_stiffness);
-    let (c_m, c_k) = (1.0 + h * alpha, h * beta + h * h);
-
-    let mut clock = std::time::Instant::now();
-    let mut lap = || {
-        let now = std::time::Instant::now();
-        let dt = (now - clock).as_secs_f64();
-        clock = now;
-        dt
-    };
-    // Stage 1: forces and stiffness at xₙ.
-    body.evaluate_elastic(&bs.positions, Stiffness::Assemble, &mut ws.elastic)?;
-    ws.free_parts.elastic = lap();
-    // Stage 1b: this step's actuator inputs (ramped forces, targets), and the prescribed
-    // motion of pinned servo horns, v_p⁺ (scene::prescribed).
-    begin_step(act, &mut ws.actuation, &bs.positions, forces);
-    prescribe(
-        body,
-        act,
-        &mut ws.prescribed,
-        &bs.positions,
-        &bs.velocities,
-        h,
-    )?;
-    // Stage 2: A = (1 + hα) M + (hβ + h²)(K + K_a), K_a(xₙ) the force-driven cables'
-    // tangent (scene::actuator_tangent).
-    ws.a.copy_from_slice(&ws.elastic.stiffness);
-    axpby(c_m, body.mass_values(), c_k, &mut ws.a);
-    ws.tangent.add(act, &bs.positions, forces, c_k, &mut ws.a);
-    // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs (K_a below).
-    for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
-        let f = h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
-        out.copy_from_slice(f.as_slice());
-    }
-    dofs.reduce(&ws.full, &mut ws.rhs);
-    flatten(&bs.velocities, &mut ws.full);
-    dofs.reduce(&ws.full, &mut ws.v_red);
-    pattern.symmetric_product_add_pair(
-        body.mass_values(),
-        -h * alpha,
-        &ws.elastic.stiffness,
-        -c_k,
-        &ws.v_red,
-        &mut ws.rhs,
-    );
-    // Stage 3b: force-driven actuators, + h H_aᵀλ_a at xₙ.
-    add_force_driven(
-        act,
-        &mut ws.actuation,
-        dofs,
-        &bs.positions,
-        forces,
-        None,
-        h,
-        &mut ws.rhs,
-    );
-    // Stage 3b': − (hβ + h²) K_a v over the free DOFs.
-    if !ws.tangent.is_empty() {
-        ws.full.fill(0.0);
-        dofs.expand(&ws.v_red, &mut ws.full);
-        for (n, w) in ws.nodal_v.iter_mut().enumerate() {
-            *w = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
-        }
-        ws.nodal_f.iter_mut().for_each(|f| *f = Vec3::zeros());
-        add_tangent_action(
-            act,
-            &bs.positions,
-            forces,
-            &ws.nodal_v,
-            1.0,
-            &mut ws.nodal_f,
-        );
-        add_reduced(dofs, &ws.nodal_f, -c_k, &mut ws.rhs);
-    }
-    // Stage 3c: coupling of the free rows to the prescribed velocities.
-    add_linear_coupling(&ws.prescribed, dofs, c_m, c_k, &mut ws.rhs);
-    ws.free_parts.assembly = lap();
-    // Stage 4: factorise A once and solve for Δv.
-    factorize(body, ws)?;
-    ws.free_parts.factorisation = lap();
-    let stack = MemStack::new(&mut ws.solve_buffer);
-    ws.factor.solve_vec_in_place(&mut ws.rhs, stack);
-    // Stage 4b: displacement-driven actuators, λ_a solved so δ(x⁺) reaches its target.
-    solve_target_driven(
-        act,
-        &mut ws.actuation,
-        dofs,
-        &ws.factor,
-        &bs.positions,
-        TargetSolve::Step { v: &ws.v_red },
-        h,
-        &mut ws.rhs,
-        forces,
-    );
-    for ((vp, v), dv) in ws.vp_red.iter_mut().zip(&ws.v_red).zip(&ws.rhs) {
-        *vp = v + dv;
-    }
-
-    let mut iterations = 1;
-    let mut residual = None;
-    if newton > 1 {
-        if beta != 0.0 {
-            // The damping's stiffness K(xₙ) + K_a(xₙ) (scene::actuator_tangent).
-            ws.k_start.copy_from_slice(&ws.elastic.stiffness);
-            ws.tangent
-                .add(act, &bs.positions, forces, 1.0, &mut ws.k_start);
-        }
-        let scale = residual_scale(body, bs, h, g, &ws.elastic.forces);
-        let targets = act.has_targets();
-        let mut r_norm = newton_residual(body, act, ws, bs, forces, h, g)?;
-        // The actuators' loads (as given or first solved) are terms of R too.
-        let scale = scale
-            + h * ws
-                .actuation
-                .nodal_forces()
-                .iter()
-                .map(|f| f.norm_squared())
-                .sum::<f64>()
-                .sqrt();
-        let mut at_floor = false;
-        while iterations < newton
-            && !at_floor
-            && (r_norm > 1e-13 * scale
-                || !targets_met(act, &ws.actuation, &ws.x_trial, forces, 1e-12))
-        {
-            // Jacobian J = (1 + hα) M + hβ (K + K_a)(xₙ) + h² (K + K_a)(xₖ), with K(xₖ) from
-            // the residual.
-            ws.a.copy_from_slice(&ws.elastic.stiffness);
-            axpby(c_m, body.mass_values(), h * h, &mut ws.a);
-            ws.tangent.add(act, &ws.x_trial, forces, h * h, &mut ws.a);
-            if beta != 0.0 {
-                axpby(h * beta, &ws.k_start, 1.0, &mut ws.a);
-            }
-            factorize(body, ws)?;
-            // Newton direction d = −J⁻¹R (ws.rhs holds R), with the solved actuators' λ
-            // re-solved at xₖ so that δ(xₖ) + h H d meets the targets; backtracking on ‖R‖
-            // (a full step is always tried with targets: λ changes R).
-            let stack = MemStack::new(&mut ws.solve_buffer);
-            ws.factor.solve_vec_in_place(&mut ws.rhs, stack);
-            for (d, r) in ws.direction.iter_mut().zip(&ws.rhs) {
-                *d = -r;
-            }
-            solve_target_driven(
-                act,
-                &mut ws.actuation,
-                dofs,
-                &ws.factor,
-                &bs.positions,
-                TargetSolve::Newton { x_k: &ws.x_trial },
-                h,
-                &mut ws.direction,
-                forces,
-            );
-            ws.base.copy_from_slice(&ws.vp_red);
-            let mut step = 1.0;
-            loop {
-                for ((vp, b), d) in ws.vp_red.iter_mut().zip(&ws.base).zip(&ws.direction) {
-                    *vp = b + step * d;
-                }
-                let trial = newton_residual(body, act, ws, bs, forces, h, g);
-                match trial {
-                    Ok(r) if r < r_norm || (targets && step == 1.0) => {
-                        // With targets, a residual that no longer halves while they are met
-                        // sits at its round-off floor: stop.
-                        if targets
-                            && r > 0.5 * r_norm
-                            && targets_met(act, &ws.actuation, &ws.x_trial, forces, 1e-12)
-                        {
-                            at_floor = true;
-                        }
-                        r_norm = r;
-                        break;
-                    }
-                    _ if step < 1e-4 => {
-                        ws.vp_red.copy_from_slice(&ws.base);
-                        r_norm = newton_residual(body, act, ws, bs, forces, h, g)?;
-                        iterations = newton; // no progress: stop iterating
-                        break;
-                    }
-                    _ => step *= 0.5,
-                }
-            }
-            iterations += 1;
-        }
-        iterations = iterations.min(newton);
-        residual = Some(r_norm);
-    }
-
-    ws.free_parts.solve = lap();
-    Ok((iterations, residual))
-}
-
 /// Stage 5 of one body, after the contact stage: v⁺ and x⁺ from `ws.vp_red`, and the pinned
 /// servos' reaction torques.
 #[allow(clippy::too_many_arguments)]
@@ -722,99 +505,4 @@ fn update(
     );
     bs.velocities.copy_from_slice(&ws.v_new);
     bs.positions.copy_from_slice(&ws.x_trial);
-}
-
-/// Factorises `ws.a`; a non-positive pivot becomes an error naming the body and node.
-fn factorize(body: &SoftBody, ws: &mut BodyWorkspace) -> Result<()> {
-    ws.factor.factorize(body.pattern(), &ws.a).map_err(|e| {
-        Error::invalid(
-            format!("soft_body.{}", body.name()),
-            format!("the step matrix A = M + hD + h²K is not positive definite ({e}); reduce simulation.dt or check for inverted elements"),
-        )
-    })
-}
-
-/// Evaluates R(v⁺) = M(v⁺ − v) − h (f_ext + f(x + h v⁺) − D v⁺) into `ws.rhs` (reduced, N·s)
-/// with D = αM + β(K + K_a)(xₙ) and f_ext including the actuators (λ from `forces`, at x + h v⁺) and
-/// the coupling to prescribed nodes, K(x + h v⁺) into `ws.elastic.stiffness`, and returns ‖R‖₂.
-fn newton_residual(
-    body: &SoftBody,
-    act: &BodyActuation,
-    ws: &mut BodyWorkspace,
-    bs: &BodyState,
-    forces: &[f64],
-    h: f64,
-    g: Vec3,
-) -> Result<f64> {
-    let pattern = body.pattern();
-    let dofs = pattern.dofs();
-    let opts = body.options();
-    ws.full.fill(0.0);
-    dofs.expand(&ws.vp_red, &mut ws.full);
-    ws.prescribed.fill_full(&mut ws.full);
-    for (n, x) in ws.x_trial.iter_mut().enumerate() {
-        *x =
-            bs.positions[n] + h * Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
-    }
-    body.evaluate_elastic(&ws.x_trial, Stiffness::Assemble, &mut ws.elastic)?;
-    for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
-        let f = -h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
-        out.copy_from_slice(f.as_slice());
-    }
-    dofs.reduce(&ws.full, &mut ws.rhs);
-    add_force_driven(
-        act,
-        &mut ws.actuation,
-        dofs,
-        &ws.x_trial,
-        forces,
-        Some(&bs.positions),
-        -h,
-        &mut ws.rhs,
-    );
-    add_newton_coupling(
-        &ws.prescribed,
-        dofs,
-        h,
-        opts.rayleigh_mass,
-        opts.rayleigh_stiffness,
-        &mut ws.rhs,
-    );
-    // + M(v⁺ − v) + hα M v⁺ + hβ K(xₙ) v⁺
-    for ((t, vp), v) in ws.tmp.iter_mut().zip(&ws.vp_red).zip(&ws.v_red) {
-        *t = (1.0 + h * opts.rayleigh_mass) * vp - v;
-    }
-    pattern.symmetric_product_add(body.mass_values(), 1.0, &ws.tmp, &mut ws.rhs);
-    if opts.rayleigh_stiffness != 0.0 {
-        pattern.symmetric_product_add(
-            &ws.k_start,
-            h * opts.rayleigh_stiffness,
-            &ws.vp_red,
-            &mut ws.rhs,
-        );
-    }
-    Ok(ws.rhs.iter().map(|r| r * r).sum::<f64>().sqrt())
-}
-
-/// The size of the terms of R (N·s), to make the Newton tolerance relative.
-fn residual_scale(body: &SoftBody, bs: &BodyState, h: f64, g: Vec3, forces: &[Vec3]) -> f64 {
-    let m = body.node_masses();
-    let elastic: f64 = forces
-        .iter()
-        .map(|f| (h * f).norm_squared())
-        .sum::<f64>()
-        .sqrt();
-    let momentum: f64 = bs
-        .velocities
-        .iter()
-        .zip(m)
-        .map(|(v, m)| (*m * v).norm_squared())
-        .sum::<f64>()
-        .sqrt();
-    let weight: f64 = m
-        .iter()
-        .map(|m| (h * m * g).norm_squared())
-        .sum::<f64>()
-        .sqrt();
-    momentum + weight + elastic + f64::MIN_POSITIVE.sqrt()
 }
