@@ -10,7 +10,7 @@ mod diff_support;
 mod scene_support;
 
 use diffsoro::contact::ContactMode;
-use diffsoro::scene::{Scene, State};
+use diffsoro::scene::{Scene, SoftPoint, State, Stepper};
 use scene_support::{SOFT_BLOCK, scene};
 
 /// The ball's radius (m).
@@ -97,6 +97,50 @@ fn the_step_derivatives_of_a_ball_sticking_on_the_face_match_finite_differences(
         &["young_modulus:block", "mass:ball"],
         "sticking",
     );
+}
+
+/// A free ball of 20 g falling at 0.3 m/s onto the block's rim (the edge x = 20 mm, z = 20 mm
+/// between the nodes at y = 0 and 10 mm), its centre 45° out from the rim, 0.7 mm higher:
+/// held by the rim's edge row (`SurfaceTree::ball_edges`, its normal from the edge's closest
+/// point to the centre turning with both: `contact::BallOnSegment`).
+#[test]
+fn the_step_derivatives_of_a_ball_landing_on_the_rim_match_finite_differences() {
+    let out = R / 2f64.sqrt();
+    let s = scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+small_shapes = true
+friction = 0.3
+tolerance = 1e-12
+max_iterations = 100000
+
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "ball"
+shape = "sphere"
+radius = {R}
+mass = 0.02
+position = [{x}, 0.005, {z}]
+velocity = [0.0, 0.0, -0.3]
+"#,
+        x = 0.02 + out,
+        z = TOP + out + 0.0007,
+    ));
+    let start = before_landing(&s, 9);
+    let mut stepper = Stepper::new(&s).unwrap();
+    stepper.step(&s, &mut start.clone()).unwrap();
+    let rows = stepper.body(0).contact().rigid_rows();
+    assert!(
+        rows.iter()
+            .any(|r| r.key.0 == 9 && matches!(r.soft, SoftPoint::Edge { .. })),
+        "{rows:?}"
+    );
+    diff_support::check_soft_rigid_step(&s, &start, &["young_modulus:block", "mass:ball"], "rim");
 }
 
 /// The block, free, falling from rest onto a fixed ball under its bottom face at (2.5, 5) mm,

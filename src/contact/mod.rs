@@ -14,6 +14,7 @@
 
 mod admm;
 mod anderson;
+mod ball_segment;
 mod body_contact;
 mod broad_phase;
 mod capsule;
@@ -44,6 +45,7 @@ mod surface_derivative;
 mod surface_tree;
 
 pub use admm::{ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS};
+pub use ball_segment::BallOnSegment;
 pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body_contact};
 pub use broad_phase::NodeBroadPhase;
 pub use capsule::Capsule;

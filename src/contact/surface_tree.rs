@@ -48,6 +48,8 @@ use super::edge_edge::{EdgeCrossing, angle_between, edge_crossing, within_arc};
 use crate::error::Result;
 use crate::math::{Mat3, Vec3};
 
+mod ball_queries;
+
 /// How far outside a triangle (in barycentric weight) a node's projection may fall and still
 /// count as on it: round-off for a node above an edge or vertex.
 pub const WEIGHT_TOLERANCE: f64 = 1e-9;
@@ -92,7 +94,8 @@ pub struct TriangleHit {
     /// The triangle's vertices (nodes of the surface's body).
     pub vertices: [usize; 3],
     /// Barycentric weights of the contact point c on the triangle (sum 1, each ≥
-    /// −`WEIGHT_TOLERANCE`).
+    /// −`WEIGHT_TOLERANCE`, but for a ball held beyond a concave crease,
+    /// [`SurfaceTree::ball_triangles`]).
     pub weights: [f64; 3],
     /// Signed gap Φ = n_T · (p − c) (m).
     pub gap: f64,
@@ -389,44 +392,9 @@ impl SurfaceTree {
         self.triangle_normals[k]
     }
 
-    /// The triangles a rigid ball (centre `centre`, radius `radius`, m) rests on within
-    /// `margin` (m) at `positions` (this surface's nodes, as at the last [`Self::refit`]),
-    /// appended to `out` in the tree's order: those onto which the centre projects (weights
-    /// ≥ −`WEIGHT_TOLERANCE`) with the ball's gap to their plane,
-    /// Φ = n_T · (centre − a) − radius, in [−thickness, margin]. Each hit's weights are the
-    /// centre's projection's, its gap Φ, its frame's z the outward normal n_T (the ball's
-    /// support point towards T is centre − radius n_T, `scene::ball_rows`).
-    pub fn ball_triangles(
-        &self,
-        positions: &[Vec3],
-        centre: Vec3,
-        radius: f64,
-        margin: f64,
-        out: &mut Vec<TriangleHit>,
-    ) {
-        if self.triangles.is_empty() {
-            return;
-        }
-        let half = to_glam(Vec3::repeat(radius));
-        let query = Aabb::new(to_glam(centre) - half, to_glam(centre) + half);
-        for leaf in self.bvh.intersect_aabb(&query) {
-            let k = leaf as usize;
-            let t = self.triangles[k];
-            let Some(projection) = project_on_triangle(&centre, &t.map(|i| positions[i])) else {
-                continue;
-            };
-            let [wa, wb, wc] = projection.weights;
-            let gap = projection.gap - radius;
-            if wa.min(wb).min(wc) >= -WEIGHT_TOLERANCE && gap <= margin && gap >= -self.thickness {
-                out.push(TriangleHit {
-                    triangle: k,
-                    vertices: t,
-                    weights: [wa, wb, wc],
-                    gap,
-                    frame: contact_frame(&projection.normal),
-                });
-            }
-        }
+    /// Number of triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.triangles.len()
     }
 
     /// The triangle a node at `p` (m) with outward surface normal `p_normal` faces within

@@ -4,7 +4,7 @@
 //! of c's projection on the triangle (`contact::TriangleHitDerivative` at c); p turns with the
 //! triangle, dp = dc − r dn, which a corner row's body-fixed vertex does not.
 
-use crate::contact::TriangleHitDerivative;
+use crate::contact::{BallOnSegment, TriangleHitDerivative};
 use crate::math::Vec3;
 use crate::scene::point_velocity;
 
@@ -37,6 +37,46 @@ impl ChainRow {
             let dc = point_velocity(tw, &c);
             let dw = std::array::from_fn(|e| -d.weight_gradient[e][0].dot(&dc));
             (dc, Vec3::zeros(), d.gap_gradient[0].dot(&dc), dw)
+        });
+    }
+
+    /// The variations of a rigid ball of radius `radius` (m; carried by the row's first side,
+    /// or fixed) beside a soft surface edge whose nodes start at columns `node_cols`, the soft
+    /// entries' weights being −(1 − s) and −s, the row's point the ball's support point
+    /// p = c − r n towards the edge's point closest to the centre (`d`:
+    /// `contact::BallOnSegment` at the centre and the edge's start positions). Here n turns
+    /// with the centre too, so the body's motion moves p by dc − r dn.
+    pub(crate) fn add_ball_on_edge(
+        &mut self,
+        offsets: &[usize],
+        node_cols: [usize; 2],
+        d: &BallOnSegment,
+        radius: f64,
+    ) {
+        for (t, &col) in node_cols.iter().enumerate() {
+            for j in 0..3 {
+                let dn = d.normal_jacobian[1 + t].column(j).into_owned();
+                let ds = d.s_gradient[1 + t][j];
+                self.add(
+                    col + j,
+                    -radius * dn,
+                    dn,
+                    d.gap_gradient[1 + t][j],
+                    [ds, -ds, 0.0],
+                );
+            }
+        }
+        let c = self.point + radius * d.normal;
+        self.add_side_motion(offsets, |tw| {
+            let dc = point_velocity(tw, &c);
+            let dn = d.normal_jacobian[0] * dc;
+            let ds = d.s_gradient[0].dot(&dc);
+            (
+                dc - radius * dn,
+                dn,
+                d.gap_gradient[0].dot(&dc),
+                [ds, -ds, 0.0],
+            )
         });
     }
 }

@@ -11,8 +11,8 @@
 //! c − r n turning with the triangle).
 
 use crate::contact::{
-    ContactGeometryJacobian, ConvexShape, EdgeCrossingDerivative, TriangleHitDerivative,
-    proximity_jacobian,
+    BallOnSegment, ContactGeometryJacobian, ConvexShape, EdgeCrossingDerivative,
+    TriangleHitDerivative, proximity_jacobian,
 };
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Vec3};
@@ -233,6 +233,28 @@ pub(crate) fn soft_rigid_rows(
                 )?;
                 let cols = vertices.map(|v| col(local.index(body, v)));
                 row.add_ball_on_triangle(offsets, cols, &d, radius);
+            }
+            (9 | 10, SoftPoint::Edge { nodes, .. }) => {
+                // A ball beside a surface edge (`scene::ball_rows`): n from the edge's closest
+                // point to the centre turns with the edge and the centre.
+                let collider = if r.key.0 == 9 {
+                    &rigid.systems[r.key.1].colliders[r.key.2].collider
+                } else {
+                    &rigid.statics[r.key.1].collider
+                };
+                let ConvexShape::Ball { radius } = *collider.shape() else {
+                    unreachable!("scene::ball_rows makes rows of balls only")
+                };
+                let centre = r.point + radius * r.frame.column(2);
+                let d = BallOnSegment::new(&centre, &nodes.map(|v| x[v]), radius, 0.0)
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            format!("soft body {body}'s contact with a rigid ball"),
+                            "its edge is degenerate, or the ball's centre lies on it, at the start positions",
+                        )
+                    })?;
+                let cols = nodes.map(|v| col(local.index(body, v)));
+                row.add_ball_on_edge(offsets, cols, &d, radius);
             }
             (2, SoftPoint::Node(node)) => row.add_anchor(offsets, local.index(body, node)),
             _ => unreachable!("scene::soft_rigid pairs each kind with its soft point"),

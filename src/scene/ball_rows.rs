@@ -14,7 +14,19 @@
 //! (p − c) × f_t = −r n × f_t is what makes a ball roll.
 //!
 //! **Which triangles**: every one the centre projects onto, each its own row (a ball in the
-//! cone-shaped dent it presses around a node touches the dent's faces, one row each). These
+//! cone-shaped dent it presses around a node touches the dent's faces, one row each); and one
+//! the centre projects less than r beyond, across an edge where it meets its neighbour in a
+//! concave crease (its plane runs on below the neighbour, so it holds the ball before the
+//! centre reaches it; without it, the ball rolling across the crease met the next facet
+//! already in, and the penetration correction's push-out did work on it).
+//!
+//! **Ridges**: where the centre projects beyond both triangles of an edge (a convex ridge, the
+//! surface's rim) no triangle holds the ball, and the edge is its row
+//! (`SurfaceTree::ball_edges`, `contact::BallOnSegment`): n from the edge's point q closest to
+//! c (strictly between its nodes: a node's neighbourhood is its node row's) to c,
+//! Φ = |c − q| − r, the soft part the weights (1 − s, s) of q, the key's third index the
+//! triangle count plus the edge. Its derivatives (`ChainRow::add_ball_on_edge`): n turns
+//! with c too, so dp = dc − r dn for the body's motion. These
 //! rows and the node rows hold different points: a node row holds the ball at the node, on
 //! the ball's surface; a ball row at p, inside the triangle. Where the ball touches a face at
 //! an interior point its nodes lie outside the ball (gap ≈ d²/2r for a node d from p), so a
@@ -26,7 +38,7 @@
 //! are those of c's projection on T (`contact::TriangleHitDerivative` at c); the support point
 //! turns with the triangle, dp = dc − r dn, which a corner row's body-fixed vertex does not.
 
-use crate::contact::{ConvexShape, SurfaceTree, TriangleHit};
+use crate::contact::{BallOnSegment, ConvexShape, SurfaceTree, TriangleHit, contact_frame};
 use crate::math::Vec3;
 
 use super::flat_face_rows::ShapeFaces;
@@ -41,7 +53,7 @@ pub(super) fn ball_rows(
     shape: &ShapeFaces<'_>,
     surface: &SurfaceTree,
     x: &[Vec3],
-    hits: &mut Vec<TriangleHit>,
+    (hits, edge_hits): (&mut Vec<TriangleHit>, &mut Vec<(usize, BallOnSegment)>),
     out: &mut Vec<SoftRigidRow>,
 ) {
     let ConvexShape::Ball { radius } = *shape.collider.shape() else {
@@ -66,6 +78,27 @@ pub(super) fn ball_rows(
             friction: shape.friction,
             bilateral: false,
             key: (shape.key.0, shape.key.1, shape.key.2, hit.triangle),
+        });
+    }
+    edge_hits.clear();
+    surface.ball_edges(x, c, radius, shape.margin, edge_hits);
+    let triangles = surface.triangle_count();
+    for &(edge, hit) in edge_hits.iter() {
+        let n = hit.normal;
+        out.push(SoftRigidRow {
+            soft: SoftPoint::Edge {
+                nodes: surface.edge(edge).nodes,
+                weights: [1.0 - hit.s, hit.s],
+            },
+            soft_sign: -1.0,
+            side: shape.side,
+            point: c - radius * n,
+            frame: contact_frame(&n),
+            gap: hit.gap,
+            error: Vec3::zeros(),
+            friction: shape.friction,
+            bilateral: false,
+            key: (shape.key.0, shape.key.1, shape.key.2, triangles + edge),
         });
     }
 }

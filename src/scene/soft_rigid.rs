@@ -34,7 +34,8 @@
 //! - **A ball on a face** (`scene::ball_rows`, kinds 9 and 10): a ball whose centre projects
 //!   onto a soft triangle whose plane it reaches is held at its support point towards the
 //!   triangle, a row of the corner rows' form: a ball smaller than the node spacing resting
-//!   between nodes.
+//!   between nodes; and beside those triangles, at its support point towards the point of a
+//!   surface edge closest to its centre (a concave crease's next facet).
 //!
 //! Corner and edge rows meet the volume's boundary surface (also for a body with an embedded
 //! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within
@@ -122,7 +123,8 @@ pub struct SoftRigidRow {
     /// body, 0, node) for 1, (attachment, 0, node) for 2, (system, collider, corner) for 3,
     /// (fixed body, 0, corner) for 4, and for 5 to 8 the same first two with
     /// `surface edge · edge count + shape edge` (`SurfaceTree::edge`, `Collider::edges`); for
-    /// 9 and 10 the same first two with the surface triangle.
+    /// 9 and 10 the same first two with the surface triangle (a ball on a face), or the
+    /// triangle count plus the surface edge (a ball on an edge).
     pub key: (u8, usize, usize, usize),
 }
 
@@ -388,6 +390,7 @@ pub(super) struct SoftRigidScratch {
     edges: Vec<usize>,
     hits: Vec<EdgeHit>,
     triangles: Vec<TriangleHit>,
+    ball_edges: Vec<(usize, crate::contact::BallOnSegment)>,
 }
 
 /// The rows of a soft body against the rigid part in this step, appended to `out`: its nodes
@@ -406,6 +409,7 @@ pub(super) fn soft_rigid_rows(
         edges: edge_scratch,
         hits,
         triangles,
+        ball_edges,
     } = scratch;
     corner_rows.clear();
     let scene = rigid.scene;
@@ -497,7 +501,7 @@ pub(super) fn soft_rigid_rows(
                 friction,
                 key: (key.0 + 6, key.1, key.2),
             };
-            ball_rows(&shape, soft.surface, x, triangles, out);
+            ball_rows(&shape, soft.surface, x, (triangles, ball_edges), out);
         }
     };
     let (points, px) = soft.points;

@@ -1,0 +1,165 @@
+//! The surface's queries for a rigid ball resting on it (`scene::ball_rows`): the triangles
+//! whose planes hold it, and the ridges' edges that hold it where no triangle does.
+
+use parry3d_f64::bounding_volume::Aabb;
+
+use super::{
+    SurfaceTree, TriangleHit, TriangleProjection, WEIGHT_TOLERANCE, project_on_triangle, to_glam,
+};
+use crate::contact::ball_segment::BallOnSegment;
+use crate::contact::detection::contact_frame;
+use crate::math::Vec3;
+
+impl SurfaceTree {
+    /// The triangles a rigid ball (centre `centre`, radius `radius`, m) rests on within
+    /// `margin` (m) at `positions` (this surface's nodes, as at the last [`Self::refit`]),
+    /// appended to `out` in the tree's order: those onto which the centre projects (weights
+    /// ≥ −`WEIGHT_TOLERANCE`), or projects less than `radius` beyond one edge where T meets its
+    /// neighbour in a concave crease (T's plane runs on below the neighbour, so the ball is
+    /// held by T's plane before it reaches T: `Self::beyond_concave_edge`), with the ball's gap
+    /// to their plane, Φ = n_T · (centre − a) − radius, in [−thickness, margin]. Each hit's
+    /// weights are the centre's projection's (one negative beyond a crease), its gap Φ, its
+    /// frame's z the outward normal n_T (the ball's support point towards T is
+    /// centre − radius n_T, `scene::ball_rows`).
+    pub fn ball_triangles(
+        &self,
+        positions: &[Vec3],
+        centre: Vec3,
+        radius: f64,
+        margin: f64,
+        out: &mut Vec<TriangleHit>,
+    ) {
+        if self.triangles.is_empty() {
+            return;
+        }
+        let half = to_glam(Vec3::repeat(radius));
+        let query = Aabb::new(to_glam(centre) - half, to_glam(centre) + half);
+        for leaf in self.bvh.intersect_aabb(&query) {
+            let k = leaf as usize;
+            let t = self.triangles[k];
+            let Some(projection) = project_on_triangle(&centre, &t.map(|i| positions[i])) else {
+                continue;
+            };
+            let [wa, wb, wc] = projection.weights;
+            let gap = projection.gap - radius;
+            let onto = wa.min(wb).min(wc) >= -WEIGHT_TOLERANCE
+                || self.beyond_concave_edge(positions, k, &centre, &projection, radius);
+            if onto && gap <= margin && gap >= -self.thickness {
+                out.push(TriangleHit {
+                    triangle: k,
+                    vertices: t,
+                    weights: [wa, wb, wc],
+                    gap,
+                    frame: contact_frame(&projection.normal),
+                });
+            }
+        }
+    }
+
+    /// Whether `centre` (m), whose `projection` onto triangle `k` lies outside it, lies beyond
+    /// exactly one of its edges, less than `radius` (m) beyond it, where triangle `k` meets
+    /// its neighbour in a concave crease: the neighbour's far vertex is above triangle `k`'s
+    /// plane (by more than 1e-9 of the edge's length), so that plane runs on below the
+    /// neighbour's face and a ball over the neighbour is held by it before it reaches `k`.
+    fn beyond_concave_edge(
+        &self,
+        positions: &[Vec3],
+        k: usize,
+        centre: &Vec3,
+        projection: &TriangleProjection,
+        radius: f64,
+    ) -> bool {
+        let w = projection.weights;
+        let mut outside = (0..3).filter(|&v| w[v] < -WEIGHT_TOLERANCE);
+        let (Some(v), None) = (outside.next(), outside.next()) else {
+            return false;
+        };
+        // The edge opposite vertex v joins vertices v + 1 and v + 2: edge (v + 1) % 3.
+        let edge = self.edges[self.triangle_edges[k][(v + 1) % 3]];
+        let other = if edge.triangles[0] == k {
+            edge.triangles[1]
+        } else {
+            edge.triangles[0]
+        };
+        if other == k {
+            return false;
+        }
+        let [a, b] = edge.nodes.map(|i| positions[i]);
+        let along = b - a;
+        let length = along.norm();
+        let foot = centre - projection.gap * projection.normal;
+        let beyond = (foot - a).cross(&along).norm() / length;
+        if !(beyond < radius) {
+            return false;
+        }
+        let far = self.triangles[other]
+            .into_iter()
+            .find(|i| !edge.nodes.contains(i))
+            .expect("a triangle has a vertex off each of its edges");
+        projection.normal.dot(&(positions[far] - a)) > 1e-9 * length
+    }
+
+    /// The surface edges a rigid ball (centre `centre`, radius `radius`, m) rests on within
+    /// `margin` (m) at `positions`, where no triangle holds it (`Self::ball_triangles`):
+    /// appended to `out` as (edge, [`BallOnSegment`]), each edge once, an edge beyond which
+    /// the centre projects onto each of its triangles (the weight of each triangle's vertex
+    /// off the edge < −`WEIGHT_TOLERANCE`: a convex ridge, or the surface's rim), whose point
+    /// closest to the centre lies strictly between its nodes (a node's neighbourhood is the
+    /// node's row), with the ball's gap to it in [−thickness, margin].
+    pub fn ball_edges(
+        &self,
+        positions: &[Vec3],
+        centre: Vec3,
+        radius: f64,
+        margin: f64,
+        out: &mut Vec<(usize, BallOnSegment)>,
+    ) {
+        if self.triangles.is_empty() {
+            return;
+        }
+        let half = to_glam(Vec3::repeat(radius));
+        let query = Aabb::new(to_glam(centre) - half, to_glam(centre) + half);
+        for leaf in self.bvh.intersect_aabb(&query) {
+            let k = leaf as usize;
+            let t = self.triangles[k];
+            let Some(projection) = project_on_triangle(&centre, &t.map(|i| positions[i])) else {
+                continue;
+            };
+            for e in 0..3 {
+                // Edge e joins vertices e and e + 1; the weight beyond it is vertex e + 2's.
+                if projection.weights[(e + 2) % 3] >= -WEIGHT_TOLERANCE {
+                    continue;
+                }
+                let id = self.triangle_edges[k][e];
+                if out.iter().any(|(seen, _)| *seen == id) {
+                    continue;
+                }
+                // Beyond it on the edge's other triangle too.
+                let edge = self.edges[id];
+                let other = if edge.triangles[0] == k {
+                    edge.triangles[1]
+                } else {
+                    edge.triangles[0]
+                };
+                if other != k {
+                    let t = self.triangles[other];
+                    let far = (0..3)
+                        .find(|&v| !edge.nodes.contains(&t[v]))
+                        .expect("a triangle has a vertex off each of its edges");
+                    let beyond = project_on_triangle(&centre, &t.map(|i| positions[i]))
+                        .is_some_and(|p| p.weights[far] < -WEIGHT_TOLERANCE);
+                    if !beyond {
+                        continue;
+                    }
+                }
+                let ends = self.edges[id].nodes.map(|i| positions[i]);
+                let Some(hit) = BallOnSegment::new(&centre, &ends, radius, WEIGHT_TOLERANCE) else {
+                    continue;
+                };
+                if hit.gap <= margin && hit.gap >= -self.thickness {
+                    out.push((id, hit));
+                }
+            }
+        }
+    }
+}
