@@ -23,6 +23,11 @@ const TOP: f64 = 0.02;
 /// (2.5, 5) mm, 0.7 mm above the top face, falling at `fall` (m/s), sliding along x at `slide`
 /// (m/s) and spinning about y at `spin` (rad/s).
 fn falling_ball(friction: f64, slide: f64, fall: f64, spin: f64) -> Scene {
+    falling_ball_at(0.0025, TOP + R + 0.0007, friction, slide, fall, spin)
+}
+
+/// That ball with its centre at (x, 5 mm, z) (m).
+fn falling_ball_at(x: f64, z: f64, friction: f64, slide: f64, fall: f64, spin: f64) -> Scene {
     scene(&format!(
         r#"
 [simulation]
@@ -42,11 +47,10 @@ name = "ball"
 shape = "sphere"
 radius = {R}
 mass = 0.02
-position = [0.0025, 0.005, {z}]
+position = [{x}, 0.005, {z}]
 velocity = [{slide}, 0.0, {down}]
 angular_velocity = [0.0, {spin}, 0.0]
 "#,
-        z = TOP + R + 0.0007,
         down = -fall,
     ))
 }
@@ -106,31 +110,7 @@ fn the_step_derivatives_of_a_ball_sticking_on_the_face_match_finite_differences(
 #[test]
 fn the_step_derivatives_of_a_ball_landing_on_the_rim_match_finite_differences() {
     let out = R / 2f64.sqrt();
-    let s = scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-small_shapes = true
-friction = 0.3
-tolerance = 1e-12
-max_iterations = 100000
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[rigid_body]]
-name = "ball"
-shape = "sphere"
-radius = {R}
-mass = 0.02
-position = [{x}, 0.005, {z}]
-velocity = [0.0, 0.0, -0.3]
-"#,
-        x = 0.02 + out,
-        z = TOP + out + 0.0007,
-    ));
+    let s = falling_ball_at(0.02 + out, TOP + out + 0.0007, 0.3, 0.0, 0.3, 0.0);
     let start = before_landing(&s, 9);
     let mut stepper = Stepper::new(&s).unwrap();
     stepper.step(&s, &mut start.clone()).unwrap();

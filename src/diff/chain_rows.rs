@@ -125,6 +125,20 @@ pub(crate) fn rigid_rows_into(
     Ok(())
 }
 
+/// The radius (m) and centre (m) of the ball of a ball row (kinds 9 and 10,
+/// `scene::ball_rows`): the row's point is its support point c − r n.
+fn ball_of(rigid: &crate::scene::RigidScene, r: &SoftRigidRow) -> (f64, Vec3) {
+    let collider = if r.key.0 == 9 {
+        &rigid.systems[r.key.1].colliders[r.key.2].collider
+    } else {
+        &rigid.statics[r.key.1].collider
+    };
+    let ConvexShape::Ball { radius } = *collider.shape() else {
+        unreachable!("scene::ball_rows makes rows of balls only")
+    };
+    (radius, r.point + radius * r.frame.column(2))
+}
+
 /// Soft body `body`'s rows against the rigid part (`rows`, at NCP blocks `blocks`), its
 /// nodes starting at `x` (m); `ws` the rigid stage (the colliders' start poses), `rec` the
 /// rigid record (twists; `None` in a scene without moving rigid systems). Errors when the
@@ -214,15 +228,7 @@ pub(crate) fn soft_rigid_rows(
             (9 | 10, SoftPoint::Face { vertices, .. }) => {
                 // A ball's support point p = c − r n turns with the triangle
                 // (`scene::ball_rows`): the derivatives of the centre's projection.
-                let collider = if r.key.0 == 9 {
-                    &rigid.systems[r.key.1].colliders[r.key.2].collider
-                } else {
-                    &rigid.statics[r.key.1].collider
-                };
-                let ConvexShape::Ball { radius } = *collider.shape() else {
-                    unreachable!("scene::ball_rows makes rows of balls only")
-                };
-                let centre = r.point + radius * r.frame.column(2);
+                let (radius, centre) = ball_of(rigid, r);
                 let d = TriangleHitDerivative::new(&centre, &vertices.map(|v| x[v])).ok_or_else(
                     || {
                         Error::invalid(
@@ -237,15 +243,7 @@ pub(crate) fn soft_rigid_rows(
             (9 | 10, SoftPoint::Edge { nodes, .. }) => {
                 // A ball beside a surface edge (`scene::ball_rows`): n from the edge's closest
                 // point to the centre turns with the edge and the centre.
-                let collider = if r.key.0 == 9 {
-                    &rigid.systems[r.key.1].colliders[r.key.2].collider
-                } else {
-                    &rigid.statics[r.key.1].collider
-                };
-                let ConvexShape::Ball { radius } = *collider.shape() else {
-                    unreachable!("scene::ball_rows makes rows of balls only")
-                };
-                let centre = r.point + radius * r.frame.column(2);
+                let (radius, centre) = ball_of(rigid, r);
                 let d = BallOnSegment::new(&centre, &nodes.map(|v| x[v]), radius, 0.0)
                     .ok_or_else(|| {
                         Error::invalid(

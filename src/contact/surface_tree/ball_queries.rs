@@ -11,6 +11,30 @@ use crate::contact::detection::contact_frame;
 use crate::math::Vec3;
 
 impl SurfaceTree {
+    /// Calls `visit` with each triangle whose bounding box (inflated at the last refit) meets
+    /// the box of half-side `radius` (m) around `centre` (m), at `positions`: its index, its
+    /// vertices and the centre's projection onto its plane (degenerate triangles left out).
+    fn near_ball(
+        &self,
+        positions: &[Vec3],
+        centre: Vec3,
+        radius: f64,
+        mut visit: impl FnMut(usize, [usize; 3], TriangleProjection),
+    ) {
+        if self.triangles.is_empty() {
+            return;
+        }
+        let half = to_glam(Vec3::repeat(radius));
+        let query = Aabb::new(to_glam(centre) - half, to_glam(centre) + half);
+        for leaf in self.bvh.intersect_aabb(&query) {
+            let k = leaf as usize;
+            let t = self.triangles[k];
+            if let Some(projection) = project_on_triangle(&centre, &t.map(|i| positions[i])) {
+                visit(k, t, projection);
+            }
+        }
+    }
+
     /// The triangles a rigid ball (centre `centre`, radius `radius`, m) rests on within
     /// `margin` (m) at `positions` (this surface's nodes, as at the last [`Self::refit`]),
     /// appended to `out` in the tree's order: those onto which the centre projects (weights
@@ -29,17 +53,7 @@ impl SurfaceTree {
         margin: f64,
         out: &mut Vec<TriangleHit>,
     ) {
-        if self.triangles.is_empty() {
-            return;
-        }
-        let half = to_glam(Vec3::repeat(radius));
-        let query = Aabb::new(to_glam(centre) - half, to_glam(centre) + half);
-        for leaf in self.bvh.intersect_aabb(&query) {
-            let k = leaf as usize;
-            let t = self.triangles[k];
-            let Some(projection) = project_on_triangle(&centre, &t.map(|i| positions[i])) else {
-                continue;
-            };
+        self.near_ball(positions, centre, radius, |k, t, projection| {
             let [wa, wb, wc] = projection.weights;
             let gap = projection.gap - radius;
             let onto = wa.min(wb).min(wc) >= -WEIGHT_TOLERANCE
@@ -53,7 +67,7 @@ impl SurfaceTree {
                     frame: contact_frame(&projection.normal),
                 });
             }
-        }
+        });
     }
 
     /// Whether `centre` (m), whose `projection` onto triangle `k` lies outside it, lies beyond
@@ -114,17 +128,7 @@ impl SurfaceTree {
         margin: f64,
         out: &mut Vec<(usize, BallOnSegment)>,
     ) {
-        if self.triangles.is_empty() {
-            return;
-        }
-        let half = to_glam(Vec3::repeat(radius));
-        let query = Aabb::new(to_glam(centre) - half, to_glam(centre) + half);
-        for leaf in self.bvh.intersect_aabb(&query) {
-            let k = leaf as usize;
-            let t = self.triangles[k];
-            let Some(projection) = project_on_triangle(&centre, &t.map(|i| positions[i])) else {
-                continue;
-            };
+        self.near_ball(positions, centre, radius, |k, _, projection| {
             for e in 0..3 {
                 // Edge e joins vertices e and e + 1; the weight beyond it is vertex e + 2's.
                 if projection.weights[(e + 2) % 3] >= -WEIGHT_TOLERANCE {
@@ -160,6 +164,6 @@ impl SurfaceTree {
                     out.push((id, hit));
                 }
             }
-        }
+        });
     }
 }
