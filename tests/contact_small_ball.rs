@@ -117,11 +117,12 @@ fn centre(q: &[f64]) -> Vec3 {
 /// The ball of `urdf/ball_slider.urdf` (radius 3 mm, 0.01 kg) on its vertical slider over
 /// (2.5, 5) mm, `clearance` (m) above the top face, the NCP solved to `tolerance`.
 fn ball_on_slider(clearance: f64, tolerance: f64) -> Scene {
-    ball_on_slider_at(0.0025, TOP + R + clearance, tolerance, true)
+    ball_on_slider_at([0.0025, 0.005, TOP + R + clearance], tolerance, true)
 }
 
-/// That ball's slider with the ball's centre at (x, 5 mm, z) (m), the ball rows on or off.
-fn ball_on_slider_at(x: f64, z: f64, tolerance: f64, small_shapes: bool) -> Scene {
+/// That ball's slider with the ball's centre at `[x, y, z]` (m), the ball rows on or off.
+fn ball_on_slider_at(centre: [f64; 3], tolerance: f64, small_shapes: bool) -> Scene {
+    let [x, y, z] = centre;
     scene(&format!(
         r#"
 [simulation]
@@ -140,7 +141,7 @@ small_shapes = {small_shapes}
 name = "ball"
 urdf = "../urdf/ball_slider.urdf"
 base = "fixed"
-position = [{x}, 0.005, {z}]
+position = [{x}, {y}, {z}]
 "#,
     ))
 }
@@ -377,7 +378,7 @@ fn a_ball_on_a_slider_rests_on_the_blocks_rim() {
     let rim = 0.02;
     let out = R / 2f64.sqrt();
     let (x, z) = (rim + out, TOP + out + 0.0002);
-    let s = ball_on_slider_at(x, z, 1e-10, true);
+    let s = ball_on_slider_at([x, 0.005, z], 1e-10, true);
     let mut state = s.initial_state();
     let mut stepper = Stepper::new(&s).unwrap();
     let mut edge_rows = 0;
@@ -425,7 +426,7 @@ fn a_ball_on_a_slider_rests_on_the_blocks_rim() {
     let c = z + state.rigid[0].q[0];
     assert!(c > TOP, "the centre sank to {c} m");
 
-    let s = ball_on_slider_at(x, z, 1e-10, false);
+    let s = ball_on_slider_at([x, 0.005, z], 1e-10, false);
     let mut state = s.initial_state();
     let mut stepper = Stepper::new(&s).unwrap();
     for _ in 0..40 {
@@ -434,6 +435,36 @@ fn a_ball_on_a_slider_rests_on_the_blocks_rim() {
     assert!(
         z + state.rigid[0].q[0] < TOP - R,
         "without the rows it falls past the rim"
+    );
+}
+
+/// The same, 10 µm from the rim's node at y = 0: the rim's edge row, whose closest point is
+/// 1e-3 of the edge from the node, nearly repeats the node's own row, and the NCP still
+/// converges at every step; the ball comes to rest, the block carrying its weight.
+#[test]
+fn a_ball_on_the_rim_beside_a_node_comes_to_rest() {
+    let out = R / 2f64.sqrt();
+    let s = ball_on_slider_at([0.02 + out, 1e-5, TOP + out + 0.0002], 1e-10, true);
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(&s).unwrap();
+    let mut both = 0;
+    for step in 0..400 {
+        let report = stepper.step(&s, &mut state).unwrap();
+        assert!(report.contact_converged, "step {step}");
+        let rows = stepper.body(0).contact().rigid_rows();
+        let edge = rows.iter().any(|r| matches!(r.soft, SoftPoint::Edge { .. }));
+        let node = rows.iter().any(|r| matches!(r.soft, SoftPoint::Node(_)));
+        both += usize::from(edge && node);
+    }
+    assert!(both > 0, "the edge row and the node's never met");
+    let v = state.rigid[0].v[0];
+    assert!(v.abs() < 1e-8, "the ball still moves at {v} m/s");
+    let weight = 0.01 * 9.81;
+    let f = force_on_rigid(&stepper);
+    assert!(
+        (f.z - weight).abs() < 1e-6 * weight,
+        "the block carries {} N of the ball's {weight} N",
+        f.z
     );
 }
 
