@@ -452,7 +452,9 @@ fn a_ball_on_the_rim_beside_a_node_comes_to_rest() {
         let report = stepper.step(&s, &mut state).unwrap();
         assert!(report.contact_converged, "step {step}");
         let rows = stepper.body(0).contact().rigid_rows();
-        let edge = rows.iter().any(|r| matches!(r.soft, SoftPoint::Edge { .. }));
+        let edge = rows
+            .iter()
+            .any(|r| matches!(r.soft, SoftPoint::Edge { .. }));
         let node = rows.iter().any(|r| matches!(r.soft, SoftPoint::Node(_)));
         both += usize::from(edge && node);
     }
