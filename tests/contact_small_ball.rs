@@ -12,8 +12,8 @@ mod scene_support;
 use std::f64::consts::PI;
 
 use diffsoro::math::Vec3;
-use diffsoro::scene::{RigidRow, Scene, SoftPoint, Stepper};
-use scene_support::{SOFT_BLOCK, scene};
+use diffsoro::scene::{RigidRow, Scene, SoftPoint, State, Stepper};
+use scene_support::{SOFT_BLOCK, force_on_rigid, scene};
 
 /// The ball's radius (m).
 const R: f64 = 0.003;
@@ -65,20 +65,6 @@ position = [{x}, {y}, {z}]
 /// The ball's mass (kg).
 fn mass() -> f64 {
     4.0 / 3.0 * PI * R.powi(3) * DENSITY
-}
-
-/// Σ over the rigid stage's soft–rigid rows of the force the block exerts on the ball (N,
-/// world): each row's rigid part is sign · frameᵀ v(p), so its impulse on the ball is
-/// sign · frame λ.
-fn force_on_rigid(stepper: &Stepper) -> Vec3 {
-    let rigid = stepper.rigid();
-    let mut f = Vec3::zeros();
-    for (c, l) in rigid.contacts().iter().zip(rigid.lambda().chunks_exact(3)) {
-        if let RigidRow::Point { frame, sign, .. } = c.row {
-            f += sign * frame * Vec3::new(l[0], l[1], l[2]);
-        }
-    }
-    f
 }
 
 /// How deep (m) the ball is in the block's top face at the nodes' positions `x`: the largest
@@ -170,6 +156,22 @@ fn check_ball_rows(s: &Scene, stepper: &Stepper, kind: u8, c: &Vec3, step: usize
     rows.len()
 }
 
+/// The slider's ball at rest in `state` (its velocity below 1e-8 m/s) with the block carrying
+/// its weight m g = 0.01 kg · 9.81 m/s² to 1e-6 (the slider takes any horizontal push);
+/// returns the weight (N).
+fn assert_slider_ball_at_rest(state: &State, stepper: &Stepper) -> f64 {
+    let v = state.rigid[0].v[0];
+    assert!(v.abs() < 1e-8, "the ball still moves at {v} m/s");
+    let weight = 0.01 * 9.81;
+    let f = force_on_rigid(stepper);
+    assert!(
+        (f.z - weight).abs() < 1e-6 * weight,
+        "the block carries {} N of the ball's {weight} N",
+        f.z
+    );
+    weight
+}
+
 /// A ball of radius 3 mm on a slider, let go 0.2 mm over the top face between nodes, comes
 /// to rest on its ball row: the face no deeper in it than the NCP's tolerance allows, the
 /// block carrying its weight.
@@ -227,15 +229,7 @@ fn a_ball_on_a_slider_rests_on_the_face_between_nodes() {
     // The face is dented: the ball rests below its rest height.
     assert!(c.z < TOP + R, "the centre at {} m", c.z);
     // (b) At rest (v⁺ = v = 0) the block's push on the slider's axis balances the weight.
-    let v = state.rigid[0].v[0];
-    assert!(v.abs() < 1e-8, "the ball still moves at {v} m/s");
-    let weight = 0.01 * 9.81;
-    let f = force_on_rigid(&stepper);
-    assert!(
-        (f.z - weight).abs() < 1e-6 * weight,
-        "the block carries {} N of the ball's {weight} N",
-        f.z
-    );
+    let weight = assert_slider_ball_at_rest(&state, &stepper);
     // The same from the soft side: λ_N n_z of the ball rows (the body's last blocks), all of
     // it on the interior row.
     let lambda = stepper.body(0).contact().lambda();
@@ -260,9 +254,10 @@ fn a_ball_on_a_slider_rests_on_the_face_between_nodes() {
         "the ball row carries {carried} N of {weight} N"
     );
     eprintln!(
-        "slider: deepest {deepest:e} m (bound {bound:e}), at rest {now:e} m, v {v:e} m/s, \
+        "slider: deepest {deepest:e} m (bound {bound:e}), at rest {now:e} m, v {:e} m/s, \
          carried {} N and {carried} N of {weight} N",
-        f.z
+        state.rigid[0].v[0],
+        force_on_rigid(&stepper).z
     );
 }
 
@@ -400,15 +395,7 @@ fn a_ball_on_a_slider_rests_on_the_blocks_rim() {
         }
     }
     assert!(edge_rows > 0, "the ball never touched the rim");
-    let v = state.rigid[0].v[0];
-    assert!(v.abs() < 1e-8, "the ball still moves at {v} m/s");
-    let weight = 0.01 * 9.81;
-    let f = force_on_rigid(&stepper);
-    assert!(
-        (f.z - weight).abs() < 1e-6 * weight,
-        "the block carries {} N of the ball's {weight} N",
-        f.z
-    );
+    assert_slider_ball_at_rest(&state, &stepper);
     // The row's normal points 45° out from the rim (to its dent), and the push stays within
     // the friction cone (μ = 0.5) about it: the slider takes what is horizontal.
     let rigid = stepper.rigid();
@@ -459,15 +446,7 @@ fn a_ball_on_the_rim_beside_a_node_comes_to_rest() {
         both += usize::from(edge && node);
     }
     assert!(both > 0, "the edge row and the node's never met");
-    let v = state.rigid[0].v[0];
-    assert!(v.abs() < 1e-8, "the ball still moves at {v} m/s");
-    let weight = 0.01 * 9.81;
-    let f = force_on_rigid(&stepper);
-    assert!(
-        (f.z - weight).abs() < 1e-6 * weight,
-        "the block carries {} N of the ball's {weight} N",
-        f.z
-    );
+    assert_slider_ball_at_rest(&state, &stepper);
 }
 
 #[test]

@@ -6,24 +6,10 @@ mod scene_support;
 
 use diffsoro::math::Vec3;
 use diffsoro::scene::{RigidDynamics, RigidRow, Scene, SceneFile, State, Stepper};
-use scene_support::{root, scene};
+use scene_support::{force_on_rigid, root, scene};
 
 fn load(name: &str) -> Scene {
     Scene::load(&root().join("scenes").join(name), &[]).unwrap()
-}
-
-/// Σ over the rigid stage's soft–rigid rows of the force the soft nodes exert on the rigid
-/// body (N, world): each row's rigid part is −frameᵀ v(p), so its impulse on the body is
-/// −frame λ.
-fn force_on_rigid(stepper: &Stepper) -> Vec3 {
-    let rigid = stepper.rigid();
-    let mut f = Vec3::zeros();
-    for (c, l) in rigid.contacts().iter().zip(rigid.lambda().chunks_exact(3)) {
-        if let RigidRow::Point { frame, sign, .. } = c.row {
-            f += sign * frame * Vec3::new(l[0], l[1], l[2]);
-        }
-    }
-    f
 }
 
 fn free_mass(scene: &Scene, s: usize) -> f64 {

@@ -18,7 +18,7 @@ use diffsoro::diff::{
 };
 use diffsoro::math::{SplitMix64, relative_error};
 use diffsoro::scene::{Scene, SceneFile, State, Stepper};
-use scene_support::root;
+use scene_support::{SOFT_BLOCK, root};
 
 /// A committed scene with the NCP solved to 1e-12 m/s and `extra` overrides (`key=value`).
 fn load(name: &str, extra: &[&str]) -> Scene {
@@ -128,16 +128,7 @@ friction = {friction}
 tolerance = 1e-12
 max_iterations = 100000
 
-[[soft_body]]
-name = "block"
-mesh = "../meshes/soft_block.msh"
-law = "neo_hookean"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-rayleigh_mass = 2.0
-rayleigh_stiffness = 0.01
-fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
 
 [[rigid_body]]
 name = "cube"

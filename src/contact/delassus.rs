@@ -371,16 +371,19 @@ impl PenetrationCorrection {
                 ),
             ));
         }
+        // The share s_m of the manifold last met (one contact alone: 1 when Φ < 0, else 0,
+        // so that s_m r = [r]₋ bit for bit).
+        let mut share = (usize::MAX, 0.0);
         for (i, &phi) in gaps.iter().enumerate() {
             if !phi.is_finite() {
                 return Err(Error::invalid(format!("gap of contact {i}"), "not finite"));
             }
+            let (first, count) = manifolds.map_or((i, 1), |m| m[i]);
+            if share.0 != first {
+                share = (first, penetration_share(&gaps[first..first + count]).0);
+            }
             let r = phi / h;
-            let kink = match manifolds.map_or((i, 1), |m| m[i]) {
-                (_, 1) => r.min(0.0),
-                (first, count) => penetration_share(&gaps[first..first + count]).0 * r,
-            };
-            g[3 * i + 2] += r - self.kp * kink - self.kd * contact_velocity[3 * i + 2];
+            g[3 * i + 2] += r - self.kp * share.1 * r - self.kd * contact_velocity[3 * i + 2];
         }
         Ok(())
     }
@@ -412,8 +415,9 @@ impl PenetrationCorrection {
         Ok((slope, -self.kd))
     }
 
-    /// The gap slope `∂g_N,i/∂Φ_j` (1/s) of [`Self::apply_shared`] for contacts i and j of
-    /// one manifold whose gaps are `gaps` (m), i and j their places in it:
+    /// The gap slopes `∂g_N,i/∂Φ_j` (1/s) of [`Self::apply_shared`] for contact i of one
+    /// manifold whose gaps are `gaps` (m), i its place in it, into `out` (one per contact j
+    /// of the manifold):
     ///
     /// ```text
     /// ∂g_N,i/∂Φ_j = (δ_ij (1 − K_p s) − K_p Φ_i ∂s/∂Φ_j)/h,
@@ -424,32 +428,36 @@ impl PenetrationCorrection {
     /// side's `δ_ij/h` when every gap is 0. A one-contact manifold gives
     /// [`Self::normal_slopes`]' `s_Φ`.
     ///
-    /// Errors on gains outside [0, 1], a non-positive `h`, a non-finite gap, or i or j out of
-    /// range.
-    pub fn manifold_slope(&self, h: f64, gaps: &[f64], i: usize, j: usize) -> Result<f64> {
+    /// Errors on gains outside [0, 1], a non-positive `h`, a non-finite gap, i out of range or
+    /// `out` not as long as `gaps`.
+    pub fn manifold_slopes(&self, h: f64, gaps: &[f64], i: usize, out: &mut [f64]) -> Result<()> {
         self.validate(h)?;
         if gaps.iter().any(|p| !p.is_finite()) {
             return Err(Error::invalid("gap", "not finite"));
         }
-        if i >= gaps.len() || j >= gaps.len() {
+        if i >= gaps.len() || out.len() != gaps.len() {
             return Err(Error::invalid(
                 "penetration correction",
-                format!("contacts {i} and {j} of a manifold of {}", gaps.len()),
+                format!(
+                    "contact {i} of a manifold of {}, {} slopes",
+                    gaps.len(),
+                    out.len()
+                ),
             ));
         }
-        let own = if i == j { 1.0 / h } else { 0.0 };
         let (s, d) = penetration_share(gaps);
-        if d == 0.0 {
-            return Ok(own);
+        for (j, (slope, &gap)) in out.iter_mut().zip(gaps).enumerate() {
+            let own = if i == j { 1.0 / h } else { 0.0 };
+            *slope = if d == 0.0 {
+                own
+            } else {
+                let (dn, dd) = if gap < 0.0 { (-1.0, -1.0) } else { (0.0, 1.0) };
+                let ds = (dn - s * dd) / d;
+                let shared = if i == j { s } else { 0.0 };
+                own - self.kp * (shared + gaps[i] * ds) / h
+            };
         }
-        let (dn, dd) = if gaps[j] < 0.0 {
-            (-1.0, -1.0)
-        } else {
-            (0.0, 1.0)
-        };
-        let ds = (dn - s * dd) / d;
-        let shared = if i == j { s } else { 0.0 };
-        Ok(own - self.kp * (shared + gaps[i] * ds) / h)
+        Ok(())
     }
 }
 
@@ -700,7 +708,9 @@ mod tests {
         let d = 1e-9;
         for gaps in [straddling, tilted(-5e-4, 1e-4, 2e-4)] {
             for (i, j) in (0..4).flat_map(|i| (0..4).map(move |j| (i, j))) {
-                let slope = c.manifold_slope(h, &gaps, i, j).unwrap();
+                let mut slopes = [0.0; 4];
+                c.manifold_slopes(h, &gaps, i, &mut slopes).unwrap();
+                let slope = slopes[j];
                 let (mut up, mut down) = (gaps.clone(), gaps.clone());
                 up[j] += d;
                 down[j] -= d;
@@ -711,7 +721,9 @@ mod tests {
         }
         // A one-contact manifold is Eq. 42's slope.
         for phi in [-1e-4, 0.0, 1e-4] {
-            let one = c.manifold_slope(h, &[phi], 0, 0).unwrap();
+            let mut one = [0.0];
+            c.manifold_slopes(h, &[phi], 0, &mut one).unwrap();
+            let one = one[0];
             let eq42 = c.normal_slopes(h, phi).unwrap().0;
             assert!((one - eq42).abs() < 1e-14 * eq42, "{one} vs {eq42}");
         }
@@ -729,6 +741,6 @@ mod tests {
             c.apply_shared(h, &[0.0; 4], Some(&[(0, 1)]), &hv, &mut g)
                 .is_err()
         );
-        assert!(c.manifold_slope(h, &[0.0; 4], 0, 4).is_err());
+        assert!(c.manifold_slopes(h, &[0.0; 4], 4, &mut [0.0; 4]).is_err());
     }
 }

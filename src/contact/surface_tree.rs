@@ -75,6 +75,26 @@ pub struct SurfaceEdge {
     pub triangles: [usize; 2],
 }
 
+impl SurfaceEdge {
+    /// The triangle across the edge from triangle `k` (one of its two), `None` on an open
+    /// surface's rim.
+    pub fn across(&self, k: usize) -> Option<usize> {
+        let other = if self.triangles[0] == k {
+            self.triangles[1]
+        } else {
+            self.triangles[0]
+        };
+        (other != k).then_some(other)
+    }
+
+    /// The place (0–2) in `triangle` (its nodes) of its vertex off the edge.
+    pub fn vertex_off(&self, triangle: &[usize; 3]) -> usize {
+        (0..3)
+            .find(|&v| !self.nodes.contains(&triangle[v]))
+            .expect("a triangle has a vertex off each of its edges")
+    }
+}
+
 /// Where a rigid edge crosses a surface edge ([`SurfaceTree::crossing_edges`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EdgeHit {

@@ -51,20 +51,18 @@ pub(crate) fn rigid_rows(
     first: usize,
 ) -> Result<Vec<ChainRow>> {
     let mut rows = Vec::new();
-    rigid_rows_into(scene, ws, rec, &mut rows, &mut Vec::new())?;
-    for row in &mut rows {
-        row.manifold = row.manifold.map(|(start, count)| (start + first, count));
-    }
+    rigid_rows_into(scene, ws, rec, first, &mut rows, &mut Vec::new())?;
     Ok(rows)
 }
 
-/// [`rigid_rows`] into `rows` as a chain of their own (`first` = 0), reusing the rows already
-/// there (their sides' twists and their variations) and `geometry` for the rows' geometry:
-/// no allocation once they have held as many rows with as many sides.
+/// [`rigid_rows`] into `rows`, reusing the rows already there (their sides' twists and their
+/// variations) and `geometry` for the rows' geometry: no allocation once they have held as
+/// many rows with as many sides.
 pub(crate) fn rigid_rows_into(
     scene: &Scene,
     ws: &RigidWorkspace,
     rec: &RigidRecord,
+    first: usize,
     rows: &mut Vec<ChainRow>,
     geometry: &mut Vec<Option<ContactGeometryJacobian>>,
 ) -> Result<()> {
@@ -112,7 +110,7 @@ pub(crate) fn rigid_rows_into(
                     rec.twists_into(scene, side, &mut slot.twists);
                 }
                 row.add_rigid_contact(offsets, geo);
-                row.manifold = Some(manifold);
+                row.manifold = Some((first + manifold.0, manifold.1));
             }
             (RigidRow::Limit { system, dof, sign }, _) => {
                 row.reset(block, Vec3::zeros(), Mat3::identity(), c.gap);

@@ -218,7 +218,7 @@ impl RigidStepParts {
         let ws = stepper.rigid();
         let n = rec.n();
         let mut rows = std::mem::take(&mut chain.rows);
-        rigid_rows_into(scene, ws, rec, &mut rows, &mut self.stacked.geometry)?;
+        rigid_rows_into(scene, ws, rec, 0, &mut rows, &mut self.stacked.geometry)?;
         if rows.len() != ws.contacts().len() {
             return Err(Error::invalid(
                 "rigid step derivative",

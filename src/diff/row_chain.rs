@@ -22,7 +22,7 @@
 //!
 //! with `∂T_k/∂q_j` from `scene::RigidSystem::twist_derivative`, and s_Φ,j the penetration
 //! correction's slopes over the rows j of the row's manifold (itself alone but on a rigid
-//! pair's contact manifold: `contact::PenetrationCorrection::manifold_slope`). One row and its
+//! pair's contact manifold: `contact::PenetrationCorrection::manifold_slopes`). One row and its
 //! variations are a [`ChainRow`] (`diff::chain_row`). The step derivatives
 //! (`diff::rigid_step`, the mixed forward pass of `diff::step_derivative`) chain these with
 //! the velocity update's derivatives and the NCP derivative.
@@ -66,8 +66,9 @@ pub(crate) struct RowChain {
 struct ChainScratch {
     dt_at: Vec<Vec3>,
     moving: Vec<SideMotion>,
-    /// The gaps of a row's correction manifold.
+    /// The gaps of a row's correction manifold, and the row's slopes on them.
     gaps: Vec<f64>,
+    slopes: Vec<f64>,
 }
 
 /// A side's point velocity and ω under v⁺ (`plus`) and v (`start`), each twist's velocity at
@@ -164,6 +165,7 @@ impl RowChain {
             dt_at,
             moving,
             gaps,
+            slopes,
         } = scratch;
         let soft_sum = |row: &ChainRow, u: &[Vec3], w: &dyn Fn(usize) -> f64| -> Vec3 {
             row.soft
@@ -183,16 +185,17 @@ impl RowChain {
                 let members = &rows[first..first + count];
                 gaps.clear();
                 gaps.extend(members.iter().map(|m| m.gap));
+                slopes.resize(count, 0.0);
+                correction.manifold_slopes(at.h, gaps, i - first, slopes)?;
                 for (j, member) in members.iter().enumerate() {
                     if first + j == i {
                         continue;
                     }
-                    let s_j = correction.manifold_slope(at.h, gaps, i - first, j)?;
                     for var in &member.variation {
-                        dsigma[(3 * i + 2, var.col)] += s_j * var.dphi;
+                        dsigma[(3 * i + 2, var.col)] += slopes[j] * var.dphi;
                     }
                 }
-                correction.manifold_slope(at.h, gaps, i - first, i - first)?
+                slopes[i - first]
             };
             let li = Vec3::new(at.lambda[3 * i], at.lambda[3 * i + 1], at.lambda[3 * i + 2]);
             let f = row.frame * li;

@@ -34,8 +34,9 @@
 //! - **A ball on a face** (`scene::ball_rows`, kinds 9 and 10): a ball whose centre projects
 //!   onto a soft triangle whose plane it reaches is held at its support point towards the
 //!   triangle, a row of the corner rows' form: a ball smaller than the node spacing resting
-//!   between nodes; and beside those triangles, at its support point towards the point of a
-//!   surface edge closest to its centre (a concave crease's next facet).
+//!   between nodes (also a triangle the centre projects just beyond, past a concave crease);
+//!   where the centre projects beyond both triangles of an edge (a convex ridge), at its
+//!   support point towards the edge's point closest to its centre.
 //!
 //! Corner and edge rows meet the volume's boundary surface (also for a body with an embedded
 //! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within

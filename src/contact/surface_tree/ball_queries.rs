@@ -90,14 +90,9 @@ impl SurfaceTree {
         };
         // The edge opposite vertex v joins vertices v + 1 and v + 2: edge (v + 1) % 3.
         let edge = self.edges[self.triangle_edges[k][(v + 1) % 3]];
-        let other = if edge.triangles[0] == k {
-            edge.triangles[1]
-        } else {
-            edge.triangles[0]
-        };
-        if other == k {
+        let Some(other) = edge.across(k) else {
             return false;
-        }
+        };
         let [a, b] = edge.nodes.map(|i| positions[i]);
         let along = b - a;
         let length = along.norm();
@@ -106,10 +101,8 @@ impl SurfaceTree {
         if !(beyond < radius) {
             return false;
         }
-        let far = self.triangles[other]
-            .into_iter()
-            .find(|i| !edge.nodes.contains(i))
-            .expect("a triangle has a vertex off each of its edges");
+        let t = self.triangles[other];
+        let far = t[edge.vertex_off(&t)];
         projection.normal.dot(&(positions[far] - a)) > 1e-9 * length
     }
 
@@ -140,23 +133,16 @@ impl SurfaceTree {
                 }
                 // Beyond it on the edge's other triangle too.
                 let edge = self.edges[id];
-                let other = if edge.triangles[0] == k {
-                    edge.triangles[1]
-                } else {
-                    edge.triangles[0]
-                };
-                if other != k {
+                if let Some(other) = edge.across(k) {
                     let t = self.triangles[other];
-                    let far = (0..3)
-                        .find(|&v| !edge.nodes.contains(&t[v]))
-                        .expect("a triangle has a vertex off each of its edges");
+                    let far = edge.vertex_off(&t);
                     let beyond = project_on_triangle(&centre, &t.map(|i| positions[i]))
                         .is_some_and(|p| p.weights[far] < -WEIGHT_TOLERANCE);
                     if !beyond {
                         continue;
                     }
                 }
-                let ends = self.edges[id].nodes.map(|i| positions[i]);
+                let ends = edge.nodes.map(|i| positions[i]);
                 let Some(hit) = BallOnSegment::new(&centre, &ends, radius, WEIGHT_TOLERANCE) else {
                     continue;
                 };
