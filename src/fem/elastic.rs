@@ -5,7 +5,7 @@ use rayon::iter::Either;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::material::MaterialPoint;
+use crate::material::{Law, MaterialPoint, WarmRotation};
 use crate::math::{Mat3, Vec3};
 
 /// Elements evaluated together (see [`SoftBody::evaluate_elastic`]).
@@ -28,6 +28,10 @@ pub struct ElasticState {
     /// re-evaluating the law (for the co-rotational law, its SVD).
     pub points: Vec<MaterialPoint>,
     keep_points: bool,
+    /// Every co-rotational element's rotation at the last evaluation, when the material
+    /// points are not kept: where the next evaluation's polar decomposition starts
+    /// (`Material::at_lanes_warm`).
+    rotations: Vec<WarmRotation>,
     element_energy: Vec<f64>,
     element_forces: Vec<[Vec3; 4]>,
     blocks: Vec<f64>,
@@ -63,6 +67,7 @@ impl SoftBody {
             stiffness: vec![0.0; self.pattern().nnz()],
             points: Vec::new(),
             keep_points: false,
+            rotations: Vec::new(),
             element_energy: vec![0.0; ne],
             element_forces: vec![[Vec3::zeros(); 4]; ne],
             blocks: vec![0.0; self.pattern().plan().block_buffer_len()],
@@ -96,8 +101,20 @@ impl SoftBody {
                 .expect("every law evaluates at F = I");
             state.points = vec![identity; ne];
         }
+        // Without kept points (a plain step), co-rotational elements start their polar
+        // decomposition from their last rotation instead of factoring F by SVD; derivative
+        // passes keep the SVD's points, whose singular frames their second derivatives need.
+        let warm = !state.keep_points && material.law() == Law::Corotational;
+        if warm && state.rotations.len() != ne {
+            state.rotations = vec![WarmRotation::COLD; ne];
+        }
         let kept = if state.keep_points {
             Either::Left(state.points.par_chunks_mut(LANES).map(Some))
+        } else {
+            Either::Right((0..ne.div_ceil(LANES)).into_par_iter().map(|_| None))
+        };
+        let rotations = if warm {
+            Either::Left(state.rotations.par_chunks_mut(LANES).map(Some))
         } else {
             Either::Right((0..ne.div_ceil(LANES)).into_par_iter().map(|_| None))
         };
@@ -108,16 +125,17 @@ impl SoftBody {
             .zip(state.element_forces.par_chunks_mut(LANES))
             .zip(state.blocks.par_chunks_mut(144 * LANES))
             .zip(kept)
+            .zip(rotations)
             .enumerate()
             .filter_map(
-                |(group, ((((tets, energies), forces), blocks), mut kept))| {
+                |(group, (((((tets, energies), forces), blocks), mut kept), rotations))| {
                     // A short last group is padded with F = I (evaluated, then ignored).
                     let mut fs = [Mat3::identity(); LANES];
                     for (f, tet) in fs.iter_mut().zip(tets) {
                         *f = tet.deformation_gradient(x);
                     }
                     let mut failure = None;
-                    self.material_lanes(group * LANES, fs.each_ref(), |k, point| {
+                    self.material_lanes(group * LANES, fs.each_ref(), rotations, |k, point| {
                         let Some(tet) = tets.get(k) else { return };
                         let point = match point {
                             Ok(p) => p,
@@ -157,5 +175,110 @@ impl SoftBody {
             self.pattern().assemble(&state.blocks, &mut state.stiffness);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fem::{MassKind, SoftBodyOptions};
+    use crate::material::Material;
+    use crate::math::SplitMix64;
+    use crate::mesh::box_mesh;
+
+    /// A co-rotational beam bent and twisted about its length by up to ~0.5 rad, with every
+    /// node jittered by 1 mm (m).
+    fn twisted_beam(twist: f64) -> (SoftBody, Vec<Vec3>) {
+        let mesh = box_mesh([6, 2, 2], [0.0; 3], [0.06, 0.01, 0.01]).unwrap();
+        let fixed = vec![false; mesh.node_count()];
+        let body = SoftBody::new(
+            "beam",
+            mesh,
+            SoftBodyOptions {
+                material: Material::new(Law::Corotational, 2e5, 0.45).unwrap(),
+                density: 1000.0,
+                mass: MassKind::Lumped,
+                rayleigh_mass: 0.0,
+                rayleigh_stiffness: 0.0,
+                fixed,
+            },
+        )
+        .unwrap();
+        let mut rng = SplitMix64::new(5);
+        let x = body
+            .rest_positions()
+            .iter()
+            .map(|p| {
+                let (c, s) = ((twist * p.x / 0.06).cos(), (twist * p.x / 0.06).sin());
+                let (y, z) = (p.y - 0.005, p.z - 0.005);
+                Vec3::new(p.x, c * y - s * z, s * y + c * z + 2.0 * p.x * p.x)
+                    + 1e-3 * Vec3::new(rng.uniform(), rng.uniform(), rng.uniform())
+            })
+            .collect();
+        (body, x)
+    }
+
+    /// Energy, forces and stiffness of `x`, by SVD (material points kept).
+    fn by_svd(body: &SoftBody, x: &[Vec3]) -> ElasticState {
+        let mut state = body.elastic_state();
+        state.keep_material_points(true);
+        body.evaluate_elastic(x, Stiffness::Assemble, &mut state)
+            .unwrap();
+        state
+    }
+
+    fn assert_same(a: &ElasticState, b: &ElasticState) {
+        assert!((a.energy - b.energy).abs() < 1e-12 * b.energy, "energy");
+        let scale = b.forces.iter().map(|f| f.norm()).fold(0.0, f64::max);
+        for (fa, fb) in a.forces.iter().zip(&b.forces) {
+            assert!((fa - fb).norm() < 1e-12 * scale, "force {fa} against {fb}");
+        }
+        let scale = b.stiffness.iter().fold(0.0, |m: f64, k| m.max(k.abs()));
+        for (ka, kb) in a.stiffness.iter().zip(&b.stiffness) {
+            assert!(
+                (ka - kb).abs() < 1e-11 * scale,
+                "stiffness {ka} against {kb}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_step_warm_started_from_the_last_rotations_is_the_svd_evaluation() {
+        // A plain state starts cold (SVD), keeps every element's rotation, and the next
+        // evaluations, 0.2 rad of twist further each, run Newton's polar from them: the same
+        // energy, forces and stiffness as the SVD's to round-off, at every step.
+        let mut state = {
+            let (body, _) = twisted_beam(0.0);
+            body.elastic_state()
+        };
+        for step in 0..4 {
+            let (body, x) = twisted_beam(0.2 * step as f64);
+            body.evaluate_elastic(&x, Stiffness::Assemble, &mut state)
+                .unwrap();
+            assert_eq!(state.rotations.len(), body.elements().len());
+            assert!(state.rotations.iter().all(WarmRotation::is_warm));
+            assert_same(&state, &by_svd(&body, &x));
+        }
+    }
+
+    #[test]
+    fn inverted_elements_get_the_svds_law() {
+        // Node 0 pushed through the opposite face of its elements: some are inside out
+        // (det F < 0). Newton finds the rotation-variant R where σ₂ + σ₃ > 0 and gives up
+        // to the SVD near σ₂ + σ₃ = 0; either way the law is the SVD's.
+        let (body, mut x) = twisted_beam(0.1);
+        let mut state = body.elastic_state();
+        body.evaluate_elastic(&x, Stiffness::Assemble, &mut state)
+            .unwrap();
+        x[0] += Vec3::new(0.02, 0.012, 0.011);
+        let inverted = body
+            .elements()
+            .iter()
+            .filter(|t| t.deformation_gradient(&x).determinant() < 0.0)
+            .count();
+        assert!(inverted > 0);
+        body.evaluate_elastic(&x, Stiffness::Assemble, &mut state)
+            .unwrap();
+        assert_same(&state, &by_svd(&body, &x));
     }
 }

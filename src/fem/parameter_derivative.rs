@@ -117,7 +117,7 @@ impl SoftBody {
                         *f = tet.deformation_gradient(x);
                     }
                     let mut failure = None;
-                    self.material_lanes(group * LANES, fs.each_ref(), |k, point| {
+                    self.material_lanes(group * LANES, fs.each_ref(), None, |k, point| {
                         let Some(tet) = tets.get(k) else { return };
                         match point {
                             Ok(point) => {

@@ -3,7 +3,7 @@
 //! body's material at its elements, which passes them on.
 
 use crate::error::{Error, Result};
-use crate::material::{DeformationError, Law, MaterialPoint, SofaRestFrame};
+use crate::material::{DeformationError, Law, MaterialPoint, SofaRestFrame, WarmRotation};
 use crate::math::{Mat3, Vec3};
 
 use super::soft_body::SoftBody;
@@ -47,11 +47,14 @@ impl SoftBody {
     /// The material at the deformation gradients `fs` of elements `first`, `first + 1`, …
     /// (indices past the last element: the identity frame), handed to `each(k, point)` in
     /// order, by reference: `Material::at_lanes` (side-by-side SVDs) when no element needs a
-    /// rest frame. Elements of a region get its Lamé pair.
+    /// rest frame; `Material::at_lanes_warm` when `warm` holds the elements' kept rotations
+    /// (a step's evaluation: Newton's polar from the last rotation instead of the SVD).
+    /// Elements of a region get its Lamé pair.
     pub(super) fn material_lanes<const N: usize>(
         &self,
         first: usize,
         fs: [&Mat3; N],
+        warm: Option<&mut [WarmRotation]>,
         mut each: impl FnMut(usize, Result<&MaterialPoint, DeformationError>),
     ) {
         let mut each = |k: usize, point: Result<&MaterialPoint, DeformationError>| match (
@@ -62,9 +65,7 @@ impl SoftBody {
             (point, _) => each(k, point),
         };
         let frames = self.rest_frames();
-        if frames.is_empty() {
-            self.material().at_lanes(fs, each);
-        } else {
+        if !frames.is_empty() {
             for (k, f) in fs.iter().enumerate() {
                 let point = match frames.get(first + k) {
                     Some(frame) => self.material().at_in_frame(f, frame),
@@ -72,6 +73,10 @@ impl SoftBody {
                 };
                 each(k, point.as_ref().map_err(|e| *e));
             }
+        } else if let Some(warm) = warm {
+            self.material().at_lanes_warm(fs, warm, each);
+        } else {
+            self.material().at_lanes(fs, each);
         }
     }
 }

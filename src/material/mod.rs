@@ -20,10 +20,12 @@
 //! [`Mat9`] (`H[(i + 3j, k + 3l)] = ∂P_ij/∂F_kl`).
 
 mod corotational;
+mod corotational_polar;
 mod corotational_sofa;
 mod lame;
 mod low_rank_tangent;
 mod neo_hookean;
+mod polar_newton;
 mod stvk;
 mod svd3;
 mod tensor;
@@ -31,10 +33,12 @@ mod tensor;
 pub(crate) mod testing;
 
 pub use corotational::CorotationalPoint;
+pub use corotational_polar::CorotationalPolarPoint;
 pub use corotational_sofa::{CorotationalSofaPoint, SofaRestFrame};
 pub use lame::{Lame, LameDerivatives};
 pub use low_rank_tangent::LowRankTangent;
 pub use neo_hookean::NeoHookeanPoint;
+pub use polar_newton::WarmRotation;
 pub use stvk::StVKPoint;
 pub use tensor::{Mat9, contract, frobenius};
 
@@ -303,6 +307,60 @@ impl Material {
         }
     }
 
+    /// [`Material::at_lanes`] for a time step's elements, which keep their rotation between
+    /// evaluations in `warm` (one per lane; lanes past its end are padding). Under the
+    /// co-rotational law a lane with a kept rotation is evaluated from the polar decomposition
+    /// that Newton's method finds from it ([`CorotationalPolarPoint`], a few dozen flops where
+    /// the SVD costs several hundred); a lane without one, or where Newton gives up (an
+    /// element near flat or inside out, or a start too far off), by SVD. Either way the lane's
+    /// rotation is kept for next time. The points are the co-rotational law's to round-off
+    /// (not bit for bit: the last digits depend on the start). Other laws: as
+    /// [`Material::at_lanes`], `warm` untouched.
+    pub(crate) fn at_lanes_warm<const N: usize>(
+        &self,
+        fs: [&Mat3; N],
+        warm: &mut [WarmRotation],
+        mut each: impl FnMut(usize, Result<&MaterialPoint, DeformationError>),
+    ) {
+        if self.law != Law::Corotational {
+            return self.at_lanes(fs, each);
+        }
+        let lame = self.lame;
+        for (k, f) in fs.into_iter().enumerate() {
+            let found = match warm.get(k) {
+                Some(w) if check_finite(f).is_ok() => polar_newton::polar_from(f, w),
+                _ => None,
+            };
+            // Each point is built where `each` reads it: moving a point (about 0.4 kB) through
+            // temporaries costs a copy each time.
+            let state = match found {
+                Some((polar, next)) => {
+                    if let Some(w) = warm.get_mut(k) {
+                        *w = next;
+                    }
+                    CorotationalPolarPoint::from_polar(f, &polar)
+                }
+                None => match CorotationalPolarPoint::at(f) {
+                    Ok(p) => {
+                        if let Some(w) = warm.get_mut(k) {
+                            *w = WarmRotation::from_matrix(&p.rotation());
+                        }
+                        p
+                    }
+                    Err(err) => {
+                        each(k, Err(err));
+                        continue;
+                    }
+                },
+            };
+            let point = MaterialPoint {
+                state: LawPoint::CorotationalPolar(state),
+                lame,
+            };
+            each(k, Ok(&point));
+        }
+    }
+
     /// The point whose outputs are the derivatives with respect to E of `point`'s outputs
     /// (`point` must come from [`Material::at`] of this material): since every output is
     /// linear in (μ, λ), ∂X/∂E = X evaluated at (∂μ/∂E, ∂λ/∂E). For example
@@ -325,6 +383,8 @@ impl Material {
 #[derive(Debug, Clone, Copy)]
 enum LawPoint {
     Corotational(CorotationalPoint),
+    /// The co-rotational law from a polar decomposition (a step's elements, warm-started).
+    CorotationalPolar(CorotationalPolarPoint),
     StVK(StVKPoint),
     NeoHookean(NeoHookeanPoint),
     CorotationalSofa(CorotationalSofaPoint),
@@ -342,6 +402,7 @@ macro_rules! dispatch {
     ($self:ident, $p:ident => $e:expr) => {
         match &$self.state {
             LawPoint::Corotational($p) => $e,
+            LawPoint::CorotationalPolar($p) => $e,
             LawPoint::StVK($p) => $e,
             LawPoint::NeoHookean($p) => $e,
             LawPoint::CorotationalSofa($p) => $e,
@@ -401,6 +462,7 @@ impl MaterialPoint {
     pub fn low_rank_tangent(&self) -> Option<LowRankTangent> {
         match &self.state {
             LawPoint::Corotational(p) => Some(p.low_rank_tangent(&self.lame)),
+            LawPoint::CorotationalPolar(p) => Some(p.low_rank_tangent(&self.lame)),
             _ => None,
         }
     }

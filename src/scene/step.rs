@@ -447,7 +447,11 @@ impl Stepper {
 
     /// What the next step carries over from the last beside the state (its NCPs' warm starts
     /// and screened-out candidates, [`ContactMemory`]): saved with a state, and restored with
-    /// [`Self::restore_memory`] before stepping from it again, the step repeats bit for bit.
+    /// [`Self::restore_memory`] before stepping from it again, the step repeats bit for bit
+    /// when the bodies keep their material points (a `diff::Recorder`'s stepper). A plain
+    /// stepper's co-rotational elements also start their polar decomposition from their last
+    /// rotation (docs/step.md), which is not part of the memory: its repeat agrees to
+    /// round-off.
     pub fn memory(&self) -> ContactMemory {
         self.contact.memory()
     }
