@@ -2,9 +2,10 @@
 //! 10): a steel ball of radius 3 mm landing on the top face of the soft block of
 //! `cube_on_block.toml` (nodes on a 10 mm grid) over (2.5, 5) mm, between nodes
 //! (`tests/contact_small_ball.rs` has it at rest), sliding and spinning or sticking, and the
-//! free block landing on a fixed ball: the JVP of one step against Richardson-extrapolated
-//! central differences of the forward step, and the VJP its adjoint. The row's support point
-//! c − r n turns with the soft triangle (dp = dc − r dn), which these checks cover.
+//! free block landing on a fixed ball, and a capsule landing on one of its end balls: the JVP
+//! of one step against Richardson-extrapolated central differences of the forward step, and
+//! the VJP its adjoint. The row's support point c − r n turns with the soft triangle
+//! (dp = dc − r dn), which these checks cover.
 
 mod diff_support;
 mod scene_support;
@@ -151,4 +152,56 @@ position = [0.0025, 0.005, {z}]
     ));
     let start = before_landing(&s, 10);
     diff_support::check_soft_rigid_step(&s, &start, &["young_modulus:block"], "on a fixed ball");
+}
+
+/// A free capsule of 20 g (radius 2 mm, axis 8 mm), its axis tilted 0.2 rad down from x so
+/// that its end at +x lands first over (3.9, 5) mm between nodes, falling at 0.3 m/s, sliding
+/// along y at 0.1 m/s and turning about y at 2 rad/s: held by that end ball's row, whose
+/// centre lies off the body's origin, so the body's motion moves it by v + ω × (c − x).
+#[test]
+fn the_step_derivatives_of_a_capsule_landing_on_its_end_match_finite_differences() {
+    let (radius, half, tilt) = (0.002, 0.004, 0.2f64);
+    let drop = half * tilt.sin();
+    let s = scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+small_shapes = true
+friction = 0.3
+tolerance = 1e-12
+max_iterations = 100000
+
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "capsule"
+shape = "capsule"
+radius = {radius}
+half_length = {half}
+mass = 0.02
+position = [0.0, 0.005, {z}]
+rotation = [0.0, {turn}, 0.0]
+velocity = [0.0, 0.1, -0.3]
+angular_velocity = [0.0, 2.0, 0.0]
+"#,
+        z = TOP + radius + 0.0007 + drop,
+        turn = std::f64::consts::FRAC_PI_2 + tilt,
+    ));
+    let start = before_landing(&s, 9);
+    let mut stepper = Stepper::new(&s).unwrap();
+    stepper.step(&s, &mut start.clone()).unwrap();
+    let rows = stepper.body(0).contact().rigid_rows();
+    assert!(
+        rows.iter().any(|r| r.key.0 == 9 && r.point.x > 0.003),
+        "the +x end's row: {rows:?}"
+    );
+    diff_support::check_soft_rigid_step(
+        &s,
+        &start,
+        &["young_modulus:block", "mass:capsule"],
+        "capsule end",
+    );
 }

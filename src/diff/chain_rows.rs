@@ -124,15 +124,17 @@ pub(crate) fn rigid_rows_into(
 }
 
 /// The radius (m) and centre (m) of the ball of a ball row (kinds 9 and 10,
-/// `scene::ball_rows`): the row's point is its support point c − r n.
+/// `scene::ball_rows`; a ball, or a capsule's end ball, whose centre is as body-fixed as the
+/// ball's): the row's point is its support point c − r n.
 fn ball_of(rigid: &crate::scene::RigidScene, r: &SoftRigidRow) -> (f64, Vec3) {
     let collider = if r.key.0 == 9 {
         &rigid.systems[r.key.1].colliders[r.key.2].collider
     } else {
         &rigid.statics[r.key.1].collider
     };
-    let ConvexShape::Ball { radius } = *collider.shape() else {
-        unreachable!("scene::ball_rows makes rows of balls only")
+    let (ConvexShape::Ball { radius } | ConvexShape::Capsule { radius, .. }) = *collider.shape()
+    else {
+        unreachable!("scene::ball_rows makes rows of balls and capsules' end balls only")
     };
     (radius, r.point + radius * r.frame.column(2))
 }

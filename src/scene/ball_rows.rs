@@ -34,21 +34,59 @@
 //! coincide only for a ball touching the face exactly at a node. A scene without a ball
 //! touching a soft body has the same rows as without this module, bit for bit.
 //!
+//! **Capsules**: a capsule is the set of points within r of its axis segment, so each of its
+//! two end balls (radius r, centred at the segment's ends) gets these rows, the second end's
+//! keys offset by the triangle and edge counts: a capsule thinner than the node spacing lying
+//! on a face rests on its ends, as a bar on two balls. An end ball's centre is fixed in the
+//! body, as a ball's is, so the rows' form and derivatives are the ball's. Its middle lying
+//! across a convex ridge between nodes (a capsule across a narrow block, both ends beyond
+//! the block) is not a row yet.
+//!
 //! Derivatives (`diff::chain_rows`, `ChainRow::add_ball_on_triangle`): Φ + r, n and the weights
 //! are those of c's projection on T (`contact::TriangleHitDerivative` at c); the support point
 //! turns with the triangle, dp = dc − r dn, which a corner row's body-fixed vertex does not.
 
-use crate::contact::{BallOnSegment, ConvexShape, SurfaceTree, TriangleHit, contact_frame};
+use crate::contact::{
+    BallOnSegment, ConvexShape, ShapePose, SurfaceTree, TriangleHit, contact_frame,
+};
 use crate::math::Vec3;
 
 use super::flat_face_rows::ShapeFaces;
 use super::soft_point::SoftPoint;
 use super::soft_rigid::SoftRigidRow;
 
-/// Appends to `out` the rows of `shape` if it is a ball resting on triangles of `surface` (at
-/// the soft nodes' positions `x`, m), within `shape.margin` (m), one per triangle in the
-/// tree's order (module doc); `shape.key` holds the rows' kind (9 or 10) and the first two
-/// indices of their key (the third is the triangle's index); `hits` is the query's buffer.
+/// Whether `shape` gets ball rows (a ball, or a capsule's end balls: [`ball_rows`]).
+pub(super) fn has_balls(shape: &ConvexShape) -> bool {
+    balls_of(shape, &ShapePose::identity()).is_some()
+}
+
+/// The balls whose rows a shape at `pose` gets: a ball's own, or a capsule's two end balls
+/// (radius, the centres at −half_length and +half_length along its axis); none for any other
+/// shape.
+fn balls_of(shape: &ConvexShape, pose: &ShapePose) -> Option<(f64, [Option<Vec3>; 2])> {
+    match *shape {
+        ConvexShape::Ball { radius } => Some((radius, [Some(pose.translation), None])),
+        ConvexShape::Capsule {
+            radius,
+            half_length,
+        } => {
+            let axis = pose.rotation.column(2) * half_length;
+            Some((
+                radius,
+                [Some(pose.translation - axis), Some(pose.translation + axis)],
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Appends to `out` the rows of `shape` if it is a ball, or a capsule's end balls, resting on
+/// triangles of `surface` (at the soft nodes' positions `x`, m) or beside its convex ridges,
+/// within `shape.margin` (m), one per triangle or edge in the tree's order (module doc);
+/// `shape.key` holds the rows' kind (9 or 10) and the first two indices of their key (the
+/// third is the triangle's index, or the triangle count plus the edge's, offset by the
+/// triangle and edge counts for a capsule's second end); `hits` and `edge_hits` are the
+/// queries' buffers.
 pub(super) fn ball_rows(
     shape: &ShapeFaces<'_>,
     surface: &SurfaceTree,
@@ -56,10 +94,35 @@ pub(super) fn ball_rows(
     (hits, edge_hits): (&mut Vec<TriangleHit>, &mut Vec<(usize, BallOnSegment)>),
     out: &mut Vec<SoftRigidRow>,
 ) {
-    let ConvexShape::Ball { radius } = *shape.collider.shape() else {
+    let Some((radius, centres)) = balls_of(shape.collider.shape(), shape.pose) else {
         return;
     };
-    let c = shape.pose.translation;
+    let triangles = surface.triangle_count();
+    let features = triangles + surface.edge_count();
+    for (end, c) in centres.into_iter().enumerate() {
+        if let Some(c) = c {
+            ball_rows_at(
+                shape,
+                surface,
+                x,
+                (c, radius, end * features),
+                (hits, edge_hits),
+                out,
+            );
+        }
+    }
+}
+
+/// The rows of one ball of centre `c` and radius `radius` (m), their keys' third index offset
+/// by `offset` (module doc of [`ball_rows`]).
+fn ball_rows_at(
+    shape: &ShapeFaces<'_>,
+    surface: &SurfaceTree,
+    x: &[Vec3],
+    (c, radius, offset): (Vec3, f64, usize),
+    (hits, edge_hits): (&mut Vec<TriangleHit>, &mut Vec<(usize, BallOnSegment)>),
+    out: &mut Vec<SoftRigidRow>,
+) {
     hits.clear();
     surface.ball_triangles(x, c, radius, shape.margin, hits);
     for hit in hits.iter() {
@@ -77,7 +140,7 @@ pub(super) fn ball_rows(
             error: Vec3::zeros(),
             friction: shape.friction,
             bilateral: false,
-            key: (shape.key.0, shape.key.1, shape.key.2, hit.triangle),
+            key: (shape.key.0, shape.key.1, shape.key.2, offset + hit.triangle),
         });
     }
     edge_hits.clear();
@@ -98,7 +161,12 @@ pub(super) fn ball_rows(
             error: Vec3::zeros(),
             friction: shape.friction,
             bilateral: false,
-            key: (shape.key.0, shape.key.1, shape.key.2, triangles + edge),
+            key: (
+                shape.key.0,
+                shape.key.1,
+                shape.key.2,
+                offset + triangles + edge,
+            ),
         });
     }
 }

@@ -351,12 +351,10 @@ pub fn resolve_contacts(
         ]);
     }
     let settings = &contact.settings;
-    // Rigid shapes with corners (and balls, `[contact] small_shapes`) meet the soft surfaces'
-    // triangles, within their reach.
+    // Rigid shapes with corners (and balls and capsules, `[contact] small_shapes`) meet the
+    // soft surfaces' triangles, within their reach.
     let meets_triangles = |c: &crate::contact::Collider| {
-        !c.corners().is_empty()
-            || settings.small_shapes
-                && matches!(c.shape(), crate::contact::ConvexShape::Ball { .. })
+        !c.corners().is_empty() || settings.small_shapes && super::ball_rows::has_balls(c.shape())
     };
     let mut corners = false;
     let mut rigid_reach: f64 = 0.0;

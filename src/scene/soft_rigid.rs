@@ -36,7 +36,8 @@
 //!   triangle, a row of the corner rows' form: a ball smaller than the node spacing resting
 //!   between nodes (also a triangle the centre projects just beyond, past a concave crease);
 //!   where the centre projects beyond both triangles of an edge (a convex ridge), at its
-//!   support point towards the edge's point closest to its centre.
+//!   support point towards the edge's point closest to its centre. A capsule's two end balls
+//!   get the same rows.
 //!
 //! Corner and edge rows meet the volume's boundary surface (also for a body with an embedded
 //! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within
