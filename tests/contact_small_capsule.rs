@@ -5,6 +5,8 @@
 //! x, y ∈ {−20, −10, 0, 10, 20} mm), its axis over y = 5 mm from x = −4 to 4 mm. The nearest
 //! nodes, (0, 0) and (0, 10) mm, are 5 mm from the axis in the plane and 5.4 mm from it in
 //! space, 3.4 mm clear of the capsule: no node row holds it, only its end balls' rows can.
+//! Leaning across the block's rim between two nodes, both ends clear, only its axis' ridge
+//! row (kind 11, `SurfaceTree::capsule_ridges`) can hold it.
 //! Every expected number comes from the mesh, the capsule's mass or a balance of forces,
 //! never from an earlier run. The step derivatives with these rows active:
 //! `tests/diff_small_ball.rs`.
@@ -193,4 +195,87 @@ fn without_the_end_balls_rows_the_capsule_sinks_through_the_block() {
     scene_support::run_steps(&s, &mut state, 40);
     let [a, b] = ends(&state.rigid[0].q);
     assert!(a.z < TOP && b.z < TOP, "ends at {a:?}, {b:?}");
+}
+
+/// The capsule of `urdf/leaning_capsule_slider.urdf` (the same size, 0.01 kg, its axis along
+/// (1, 0, −1)/√2) on its vertical slider, its axis `clearance` (m) out from the block's rim
+/// (the edge x = z = 20 mm) along (1, 0, 1)/√2 over y = 5 mm, between the rim's nodes at
+/// y = 0 and 10 mm (5.4 mm from the axis): its upper end 2.2 mm above the top face, its lower
+/// end 2.2 mm out from the side face, so only its axis can touch, across the rim.
+fn capsule_leaning_on_the_rim(clearance: f64, small_shapes: bool) -> Scene {
+    let out = (R + clearance) / 2f64.sqrt();
+    scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = 0.5
+tolerance = 1e-10
+max_iterations = 100000
+small_shapes = {small_shapes}
+
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[robot]]
+name = "capsule"
+urdf = "../urdf/leaning_capsule_slider.urdf"
+base = "fixed"
+position = [{x}, 0.005, {z}]
+"#,
+        x = 0.02 + out,
+        z = TOP + out,
+    ))
+}
+
+/// The leaning capsule let down 0.2 mm onto the rim comes to rest on its axis' ridge row alone
+/// (kind 11, `SurfaceTree::capsule_ridges`), every NCP converged: the block carries its
+/// weight, 0.01 kg · g, to 1e-6, and the force stays within the friction cone (μ = 0.5) about
+/// the rim's 45° normal (the slider takes its horizontal part). Without the rows it falls
+/// past the rim between the nodes.
+#[test]
+fn a_thin_capsule_leaning_across_the_rim_rests_on_its_axis_ridge_row() {
+    let s = capsule_leaning_on_the_rim(0.0002, true);
+    let weight = 0.01 * 9.81;
+    let mut state = s.initial_state();
+    let mut stepper = Stepper::new(&s).unwrap();
+    for step in 0..600 {
+        let report = stepper.step(&s, &mut state).unwrap();
+        assert!(report.contact_converged, "step {step}");
+    }
+    let rows = stepper.body(0).contact().rigid_rows();
+    let lambda = stepper.body(0).contact().lambda();
+    let own = lambda.len() / 3 - rows.len();
+    let mut axis_rows = 0;
+    for (i, r) in rows.iter().enumerate() {
+        let l = &lambda[3 * (own + i)..3 * (own + i) + 3];
+        if r.key.0 == 11 {
+            axis_rows += 1;
+            assert!(matches!(r.soft, SoftPoint::Edge { .. }), "{r:?}");
+            let n = r.frame.column(2);
+            let rim = Vec3::new(1.0, 0.0, 1.0) / 2f64.sqrt();
+            assert!(n.dot(&rim) > 0.999, "normal {n}");
+            assert!(
+                l[0].hypot(l[1]) <= 0.5 * l[2] + 1e-12,
+                "{l:?} outside the cone"
+            );
+        } else {
+            assert!(l[2].abs() < 1e-9 * weight, "{r:?} carries {l:?}");
+        }
+    }
+    assert_eq!(axis_rows, 1, "{rows:?}");
+    let carried = force_on_rigid(&stepper).z;
+    assert!(
+        (carried - weight).abs() < 1e-6 * weight,
+        "the block carries {carried} N of {weight} N"
+    );
+    let off = capsule_leaning_on_the_rim(0.0002, false);
+    let mut state = off.initial_state();
+    scene_support::run_steps(&off, &mut state, 100);
+    assert!(
+        state.rigid[0].q[0] < -0.004,
+        "without the rows it stays at {} m",
+        state.rigid[0].q[0]
+    );
 }

@@ -205,3 +205,49 @@ angular_velocity = [0.0, 2.0, 0.0]
         "capsule end",
     );
 }
+
+/// A free capsule of 20 g (radius 2 mm, axis 8 mm) leaning 45° across the block's rim (its
+/// axis along (1, 0, −1)/√2 over y = 5 mm, 0.7 mm out from the rim along (1, 0, 1)/√2, both
+/// ends clear of the faces), falling at 0.3 m/s and sliding along the rim at 0.1 m/s: held by
+/// its axis' ridge row (kind 11, the edge-crossing geometry of its axis, the support point
+/// r below a(t)).
+#[test]
+fn the_step_derivatives_of_a_capsule_landing_across_the_rim_match_finite_differences() {
+    let radius = 0.002;
+    let out = (radius + 0.0007) / 2f64.sqrt();
+    let s = scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+small_shapes = true
+friction = 0.3
+tolerance = 1e-12
+max_iterations = 100000
+
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "capsule"
+shape = "capsule"
+radius = {radius}
+half_length = 0.004
+mass = 0.02
+position = [{x}, 0.005, {z}]
+rotation = [0.0, {turn}, 0.0]
+velocity = [0.0, 0.1, -0.3]
+"#,
+        x = 0.02 + out,
+        z = TOP + out,
+        turn = 0.75 * std::f64::consts::PI,
+    ));
+    let start = before_landing(&s, 11);
+    diff_support::check_soft_rigid_step(
+        &s,
+        &start,
+        &["young_modulus:block", "mass:capsule"],
+        "capsule across the rim",
+    );
+}

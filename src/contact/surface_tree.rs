@@ -37,7 +37,9 @@
 //!
 //! Ball query ([`SurfaceTree::ball_triangles`]): every triangle onto which a rigid ball's
 //! centre projects and whose plane the ball reaches, Φ = n_T · (c − a) − r in
-//! [−thickness, margin] (`scene::ball_rows`).
+//! [−thickness, margin] (`scene::ball_rows`); the ridges beside a ball
+//! ([`SurfaceTree::ball_edges`]) and across a capsule's axis
+//! ([`SurfaceTree::capsule_ridges`]).
 
 use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as GlamVector;

@@ -2,9 +2,11 @@
 //! derivatives chain them (`diff::row_chain`): a rigid ball of centre c and radius r resting
 //! on a soft triangle at its support point p = c − r n. Φ + r, n and the soft weights are those
 //! of c's projection on the triangle (`contact::TriangleHitDerivative` at c); p turns with the
-//! triangle, dp = dc − r dn, which a corner row's body-fixed vertex does not.
+//! triangle, dp = dc − r dn, which a corner row's body-fixed vertex does not; and a capsule's
+//! axis across a ridge (row kinds 11 and 12), an edge-crossing row whose point lies r below
+//! the axis.
 
-use crate::contact::{BallOnSegment, TriangleHitDerivative};
+use crate::contact::{BallOnSegment, EdgeCrossingDerivative, TriangleHitDerivative};
 use crate::math::Vec3;
 use crate::scene::point_velocity;
 
@@ -78,5 +80,30 @@ impl ChainRow {
                 [ds, -ds, 0.0],
             )
         });
+    }
+
+    /// The variations of a rigid capsule of radius `radius` (m; carried by the row's first
+    /// side, or fixed) whose axis lies across a soft surface edge (a convex ridge) whose nodes
+    /// start at columns `node_cols`: the edge-crossing row of its axis (`d`:
+    /// `contact::EdgeCrossingDerivative` at the axis' ends and the edge's start positions,
+    /// [`ChainRow::add_edge_on_edge`]) with its point the capsule's support point
+    /// p = a(t) − r n. Φ differs from the axis' crossing gap by the constant r; the point also
+    /// turns with n, dp = da(t) − r dn.
+    pub(crate) fn add_capsule_on_edge(
+        &mut self,
+        offsets: &[usize],
+        node_cols: [usize; 2],
+        d: &EdgeCrossingDerivative,
+        radius: f64,
+    ) {
+        let support = self.point;
+        let normal: Vec3 = self.frame.column(2).into_owned();
+        self.point = support + radius * normal;
+        self.add_edge_on_edge(offsets, node_cols, d);
+        self.point = support;
+        // Each variation's dF is the frame's derivative, whose last column is dn.
+        for v in &mut self.variation {
+            v.dp -= radius * v.df.column(2);
+        }
     }
 }

@@ -254,6 +254,36 @@ pub(crate) fn soft_rigid_rows(
                 let cols = nodes.map(|v| col(local.index(body, v)));
                 row.add_ball_on_edge(offsets, cols, &d, radius);
             }
+            (11 | 12, SoftPoint::Edge { nodes, .. }) => {
+                // A capsule's axis across a ridge (`scene::ball_rows`): the edge-crossing
+                // geometry of its axis, the support point r below a(t) along n.
+                let (collider, pose) = if r.key.0 == 11 {
+                    let (s, c) = (r.key.1, r.key.2);
+                    (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
+                } else {
+                    let f = &rigid.statics[r.key.1];
+                    (&f.collider, f.pose)
+                };
+                let ConvexShape::Capsule {
+                    radius,
+                    half_length,
+                } = *collider.shape()
+                else {
+                    unreachable!("scene::ball_rows makes axis rows of capsules only")
+                };
+                let axis = pose.rotation.column(2) * half_length;
+                let ends = [pose.translation - axis, pose.translation + axis];
+                let normal = r.frame.column(2).into_owned();
+                let d = EdgeCrossingDerivative::new(&nodes.map(|v| x[v]), &ends, &normal)
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            format!("soft body {body}'s contact with a rigid capsule"),
+                            "its axis is parallel to the ridge at the start positions",
+                        )
+                    })?;
+                let cols = nodes.map(|v| col(local.index(body, v)));
+                row.add_capsule_on_edge(offsets, cols, &d, radius);
+            }
             (2, SoftPoint::Node(node)) => row.add_anchor(offsets, local.index(body, node)),
             _ => unreachable!("scene::soft_rigid pairs each kind with its soft point"),
         }

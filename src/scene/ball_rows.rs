@@ -38,16 +38,21 @@
 //! two end balls (radius r, centred at the segment's ends) gets these rows, the second end's
 //! keys offset by the triangle and edge counts: a capsule thinner than the node spacing lying
 //! on a face rests on its ends, as a bar on two balls. An end ball's centre is fixed in the
-//! body, as a ball's is, so the rows' form and derivatives are the ball's. Its middle lying
-//! across a convex ridge between nodes (a capsule across a narrow block, both ends beyond
-//! the block) is not a row yet.
+//! body, as a ball's is, so the rows' form and derivatives are the ball's. Where its axis
+//! lies across a convex ridge (its closest point a(t) to a surface edge strictly inside both,
+//! and beyond both of the edge's triangles: `SurfaceTree::capsule_ridges`) the ridge's edge
+//! is a row of kind 11 or 12 (key: the surface edge): the edge rows' crossing geometry for
+//! the axis (`contact::edge_edge`, n = ±(e × f)/‖…‖ out of the body), Φ = n · (a(t) − p(s))
+//! − r, its point the support point a(t) − r n; derivatives `ChainRow::add_capsule_on_edge`
+//! (the edge row's, with dp = da(t) − r dn). Along a flat or concave edge the axis is held
+//! by the end balls and the nodes.
 //!
 //! Derivatives (`diff::chain_rows`, `ChainRow::add_ball_on_triangle`): Φ + r, n and the weights
 //! are those of c's projection on T (`contact::TriangleHitDerivative` at c); the support point
 //! turns with the triangle, dp = dc − r dn, which a corner row's body-fixed vertex does not.
 
 use crate::contact::{
-    BallOnSegment, ConvexShape, ShapePose, SurfaceTree, TriangleHit, contact_frame,
+    BallOnSegment, ConvexShape, EdgeHit, ShapePose, SurfaceTree, TriangleHit, contact_frame,
 };
 use crate::math::Vec3;
 
@@ -91,12 +96,18 @@ pub(super) fn ball_rows(
     shape: &ShapeFaces<'_>,
     surface: &SurfaceTree,
     x: &[Vec3],
-    (hits, edge_hits): (&mut Vec<TriangleHit>, &mut Vec<(usize, BallOnSegment)>),
+    buffers: BallBuffers<'_>,
     out: &mut Vec<SoftRigidRow>,
 ) {
     let Some((radius, centres)) = balls_of(shape.collider.shape(), shape.pose) else {
         return;
     };
+    let BallBuffers {
+        triangles: hits,
+        ball_edges: edge_hits,
+        edges,
+        crossings,
+    } = buffers;
     let triangles = surface.triangle_count();
     let features = triangles + surface.edge_count();
     for (end, c) in centres.into_iter().enumerate() {
@@ -111,6 +122,42 @@ pub(super) fn ball_rows(
             );
         }
     }
+    // A capsule's axis across a convex ridge (kind + 2): the ridge's edge-crossing row, at
+    // the capsule's support point a(t) − r n.
+    if let [Some(a0), Some(a1)] = centres {
+        crossings.clear();
+        surface.capsule_ridges(x, &[a0, a1], radius, shape.margin, edges, crossings);
+        for hit in crossings.iter() {
+            let c = hit.crossing;
+            out.push(SoftRigidRow {
+                soft: SoftPoint::Edge {
+                    nodes: hit.nodes,
+                    weights: [1.0 - c.s, c.s],
+                },
+                soft_sign: -1.0,
+                side: shape.side,
+                point: c.rigid_point,
+                frame: contact_frame(&c.normal),
+                gap: c.gap,
+                error: Vec3::zeros(),
+                friction: shape.friction,
+                bilateral: false,
+                key: (shape.key.0 + 2, shape.key.1, shape.key.2, hit.edge),
+            });
+        }
+    }
+}
+
+/// The queries' buffers of [`ball_rows`], reused from step to step.
+pub(super) struct BallBuffers<'a> {
+    /// The triangles under a ball.
+    pub(super) triangles: &'a mut Vec<TriangleHit>,
+    /// The ridges' edges beside a ball.
+    pub(super) ball_edges: &'a mut Vec<(usize, BallOnSegment)>,
+    /// Candidate edges near a capsule's axis.
+    pub(super) edges: &'a mut Vec<usize>,
+    /// The ridges a capsule's axis lies across.
+    pub(super) crossings: &'a mut Vec<EdgeHit>,
 }
 
 /// The rows of one ball of centre `c` and radius `radius` (m), their keys' third index offset

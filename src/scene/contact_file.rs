@@ -78,7 +78,8 @@ pub struct ContactSection {
     /// Whether a rigid ball resting on a soft face is also held at its support point towards
     /// each surface triangle its centre projects onto (`scene::ball_rows`, docs/rigid.md): a
     /// ball smaller than the node spacing, between nodes, which the nodes' rows alone let
-    /// through; a capsule's two end balls likewise. Default false (opt-in): a fixed rigid sphere then acts as a sphere obstacle
+    /// through; a capsule's two end balls likewise, and its axis where it lies across a
+    /// convex ridge. Default false (opt-in): a fixed rigid sphere then acts as a sphere obstacle
     /// does, on the nodes only. Bodies with an embedded contact surface never get these rows
     /// (their surface's points hold the ball).
     #[serde(default)]

@@ -37,7 +37,8 @@
 //!   between nodes (also a triangle the centre projects just beyond, past a concave crease);
 //!   where the centre projects beyond both triangles of an edge (a convex ridge), at its
 //!   support point towards the edge's point closest to its centre. A capsule's two end balls
-//!   get the same rows.
+//!   get the same rows, and its axis an edge-crossing row where it lies across a convex
+//!   ridge (kinds 11 and 12).
 //!
 //! Corner and edge rows meet the volume's boundary surface (also for a body with an embedded
 //! contact surface), whose nodes are the soft points. A pair is a candidate when Φ is within
@@ -60,7 +61,7 @@ use crate::math::{Mat3, Vec3};
 use crate::rigid::FrameKind;
 
 use super::attachment_file::AttachmentSection;
-use super::ball_rows::ball_rows;
+use super::ball_rows::{BallBuffers, ball_rows};
 use super::flat_face_rows::{ShapeFaces, flat_face_rows};
 use super::rigid_detection::RigidSide;
 use super::rigid_model::{RigidDynamics, RigidScene};
@@ -120,13 +121,15 @@ pub struct SoftRigidRow {
     /// Warm-start identity: kind (0 a node against a collider, 1 against a fixed body, 2 an
     /// attachment, 3 a collider's corner, 4 a fixed body's corner, 5 a collider's edge, 6 a
     /// fixed body's edge, 7 a collider's face lying flat, 8 a fixed body's:
-    /// `scene::flat_face_rows`, 9 a collider's ball resting on a soft triangle, 10 a fixed
-    /// body's: `scene::ball_rows`) and three indices: (system, collider, node) for kind 0, (fixed
+    /// `scene::flat_face_rows`, 9 a collider's ball (or a capsule's end ball) resting on a soft
+    /// triangle or ridge, 10 a fixed body's, 11 a collider's capsule axis across a convex
+    /// ridge, 12 a fixed body's: `scene::ball_rows`) and three indices: (system, collider, node) for kind 0, (fixed
     /// body, 0, node) for 1, (attachment, 0, node) for 2, (system, collider, corner) for 3,
     /// (fixed body, 0, corner) for 4, and for 5 to 8 the same first two with
     /// `surface edge · edge count + shape edge` (`SurfaceTree::edge`, `Collider::edges`); for
     /// 9 and 10 the same first two with the surface triangle (a ball on a face), or the
-    /// triangle count plus the surface edge (a ball on an edge).
+    /// triangle count plus the surface edge (a ball on an edge), offset by the triangle and
+    /// edge counts for a capsule's second end ball; for 11 and 12 the surface edge.
     pub key: (u8, usize, usize, usize),
 }
 
@@ -503,7 +506,13 @@ pub(super) fn soft_rigid_rows(
                 friction,
                 key: (key.0 + 6, key.1, key.2),
             };
-            ball_rows(&shape, soft.surface, x, (triangles, ball_edges), out);
+            let buffers = BallBuffers {
+                triangles,
+                ball_edges,
+                edges: edge_scratch,
+                crossings: hits,
+            };
+            ball_rows(&shape, soft.surface, x, buffers, out);
         }
     };
     let (points, px) = soft.points;

@@ -1,13 +1,16 @@
 //! The surface's queries for a rigid ball resting on it (`scene::ball_rows`): the triangles
-//! whose planes hold it, and the ridges' edges that hold it where no triangle does.
+//! whose planes hold it, and the ridges' edges that hold it where no triangle does; and the
+//! ridges a capsule's axis lies across.
 
 use parry3d_f64::bounding_volume::Aabb;
 
 use super::{
-    SurfaceTree, TriangleHit, TriangleProjection, WEIGHT_TOLERANCE, project_on_triangle, to_glam,
+    EdgeHit, SurfaceTree, TriangleHit, TriangleProjection, WEIGHT_TOLERANCE, project_on_triangle,
+    to_glam,
 };
 use crate::contact::ball_segment::BallOnSegment;
 use crate::contact::detection::contact_frame;
+use crate::contact::edge_edge::edge_crossing;
 use crate::math::Vec3;
 
 impl SurfaceTree {
@@ -151,5 +154,71 @@ impl SurfaceTree {
                 }
             }
         });
+    }
+
+    /// The convex ridges a capsule's axis `axis` = (a₀, a₁) (m) lies across within its
+    /// `radius` (m) plus `margin` (m), at `positions`, appended to `out` in increasing edge
+    /// index: surface edges whose closest points to the axis, p(s) and a(t), lie strictly inside
+    /// both (`contact::edge_crossing`, n out of the body), where a(t) projects beyond every
+    /// triangle of the edge (a convex ridge, as for [`Self::ball_edges`]: along a flat or
+    /// concave edge the capsule rests on its end balls' and the nodes' rows), with the
+    /// capsule's gap Φ = n · (a(t) − p(s)) − radius in [−thickness, margin]. Each hit's
+    /// crossing has that gap and, as its rigid point, the capsule's support point
+    /// a(t) − radius n (`scene::ball_rows`).
+    pub fn capsule_ridges(
+        &self,
+        positions: &[Vec3],
+        axis: &[Vec3; 2],
+        radius: f64,
+        margin: f64,
+        scratch: &mut Vec<usize>,
+        out: &mut Vec<EdgeHit>,
+    ) {
+        if self.triangles.is_empty() {
+            return;
+        }
+        let half = to_glam(Vec3::repeat(radius + margin.max(0.0)));
+        let query = Aabb::new(
+            to_glam(axis[0].inf(&axis[1])) - half,
+            to_glam(axis[0].sup(&axis[1])) + half,
+        );
+        scratch.clear();
+        for leaf in self.bvh.intersect_aabb(&query) {
+            scratch.extend_from_slice(&self.triangle_edges[leaf as usize]);
+        }
+        scratch.sort_unstable();
+        scratch.dedup();
+        for &k in scratch.iter() {
+            let edge = self.edges[k];
+            let Some(outward) = edge
+                .triangles
+                .iter()
+                .map(|&t| self.triangle_normals[t])
+                .try_fold(Vec3::zeros(), |sum, n| n.map(|n| sum + n))
+            else {
+                continue;
+            };
+            let soft = edge.nodes.map(|i| positions[i]);
+            let Some(mut crossing) = edge_crossing(&soft, axis, &outward) else {
+                continue;
+            };
+            let centre = crossing.rigid_point;
+            let ridge = edge.triangles.iter().all(|&t| {
+                let t = self.triangles[t];
+                let far = edge.vertex_off(&t);
+                project_on_triangle(&centre, &t.map(|i| positions[i]))
+                    .is_some_and(|p| p.weights[far] < -WEIGHT_TOLERANCE)
+            });
+            crossing.gap -= radius;
+            if !ridge || crossing.gap > margin || crossing.gap < -self.thickness {
+                continue;
+            }
+            crossing.rigid_point = centre - radius * crossing.normal;
+            out.push(EdgeHit {
+                edge: k,
+                nodes: edge.nodes,
+                crossing,
+            });
+        }
     }
 }
