@@ -59,7 +59,8 @@ use super::group_ncp::GroupNcp;
 use super::model::BodyState;
 use super::rigid_model::RigidScene;
 use super::rigid_stage::{RigidState, RigidWorkspace};
-use super::soft_rigid::{RigidView, SoftRigid, SoftSide, soft_rigid_rows};
+use super::soft_rigid::SoftRigid;
+use super::soft_rigid_rows::{RigidView, SoftSide, soft_rigid_rows};
 
 /// The scene's contact model: static obstacles, each with its Coulomb coefficient, and the
 /// NCP solver settings (which also say whether bodies touch themselves and each other).

@@ -14,7 +14,8 @@ use crate::fem::SoftBody;
 use crate::linalg::NumericFactor;
 use crate::math::{DMat, Vec3};
 
-use super::soft_rigid::{SoftRigidRow, SoftRigidScratch};
+use super::soft_rigid::SoftRigidRow;
+use super::soft_rigid_rows::SoftRigidScratch;
 
 /// Reusable buffers of the contact stage of one body, and what its last step found.
 pub struct ContactWorkspace {

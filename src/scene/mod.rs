@@ -39,6 +39,7 @@ mod run_trace;
 mod scene_path;
 mod soft_point;
 mod soft_rigid;
+mod soft_rigid_rows;
 mod stale_frames;
 mod stale_staging;
 mod statics;
