@@ -186,8 +186,8 @@ mod tests {
     use crate::math::SplitMix64;
     use crate::mesh::box_mesh;
 
-    /// A co-rotational beam bent and twisted about its length by up to ~0.5 rad, with every
-    /// node jittered by 1 mm (m).
+    /// A co-rotational beam (60 × 10 × 10 mm) bent, twisted about its length by `twist` (rad)
+    /// from end to end, every node jittered by up to 1 mm, and its node positions (m).
     fn twisted_beam(twist: f64) -> (SoftBody, Vec<Vec3>) {
         let mesh = box_mesh([6, 2, 2], [0.0; 3], [0.06, 0.01, 0.01]).unwrap();
         let fixed = vec![false; mesh.node_count()];

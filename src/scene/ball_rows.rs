@@ -87,11 +87,12 @@ fn balls_of(shape: &ConvexShape, pose: &ShapePose) -> Option<(f64, [Option<Vec3>
 
 /// Appends to `out` the rows of `shape` if it is a ball, or a capsule's end balls, resting on
 /// triangles of `surface` (at the soft nodes' positions `x`, m) or beside its convex ridges,
-/// within `shape.margin` (m), one per triangle or edge in the tree's order (module doc);
-/// `shape.key` holds the rows' kind (9 or 10) and the first two indices of their key (the
-/// third is the triangle's index, or the triangle count plus the edge's, offset by the
-/// triangle and edge counts for a capsule's second end); `hits` and `edge_hits` are the
-/// queries' buffers.
+/// within `shape.margin` (m), one per triangle or edge in the tree's order, then a capsule's
+/// axis rows across convex ridges, in increasing edge index (module doc); `shape.key` holds
+/// the balls' rows' kind (9 or 10; the axis rows' is two more) and the first two indices of
+/// their key (the third is the triangle's index, or the triangle count plus the edge's,
+/// offset by the triangle and edge counts for a capsule's second end; the edge's for an axis
+/// row), with the queries' `buffers`.
 pub(super) fn ball_rows(
     shape: &ShapeFaces<'_>,
     surface: &SurfaceTree,
