@@ -77,6 +77,14 @@ fn ends(q: &[f64]) -> [Vec3; 2] {
 /// The capsule of `urdf/capsule_slider.urdf` (the same size, 0.01 kg, axis along x) on its
 /// vertical slider, its centre over (0, 5) mm and `clearance` (m) above the top face.
 fn capsule_on_slider(clearance: f64) -> Scene {
+    on_slider("capsule_slider", [0.0, 0.005, TOP + R + clearance], true)
+}
+
+/// The robot of `urdf/{urdf}.urdf` (a capsule on a vertical slider) with its centre at
+/// `centre` (m) over the soft block, μ = 0.5, the NCP solved to 1e-10, the ball rows on or
+/// off (`[contact] small_shapes`).
+fn on_slider(urdf: &str, centre: [f64; 3], small_shapes: bool) -> Scene {
+    let [x, y, z] = centre;
     scene(&format!(
         r#"
 [simulation]
@@ -87,17 +95,16 @@ gravity = [0.0, 0.0, -9.81]
 friction = 0.5
 tolerance = 1e-10
 max_iterations = 100000
-small_shapes = true
+small_shapes = {small_shapes}
 
 {SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
 
 [[robot]]
 name = "capsule"
-urdf = "../urdf/capsule_slider.urdf"
+urdf = "../urdf/{urdf}.urdf"
 base = "fixed"
-position = [0.0, 0.005, {z}]
-"#,
-        z = TOP + R + clearance,
+position = [{x}, {y}, {z}]
+"#
     ))
 }
 
@@ -204,29 +211,11 @@ fn without_the_end_balls_rows_the_capsule_sinks_through_the_block() {
 /// end 2.2 mm out from the side face, so only its axis can touch, across the rim.
 fn capsule_leaning_on_the_rim(clearance: f64, small_shapes: bool) -> Scene {
     let out = (R + clearance) / 2f64.sqrt();
-    scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-friction = 0.5
-tolerance = 1e-10
-max_iterations = 100000
-small_shapes = {small_shapes}
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[robot]]
-name = "capsule"
-urdf = "../urdf/leaning_capsule_slider.urdf"
-base = "fixed"
-position = [{x}, 0.005, {z}]
-"#,
-        x = 0.02 + out,
-        z = TOP + out,
-    ))
+    on_slider(
+        "leaning_capsule_slider",
+        [0.02 + out, 0.005, TOP + out],
+        small_shapes,
+    )
 }
 
 /// The leaning capsule let down 0.2 mm onto the rim comes to rest on its axis' ridge row alone

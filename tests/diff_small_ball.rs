@@ -160,36 +160,13 @@ position = [0.0025, 0.005, {z}]
 /// centre lies off the body's origin, so the body's motion moves it by v + ω × (c − x).
 #[test]
 fn the_step_derivatives_of_a_capsule_landing_on_its_end_match_finite_differences() {
-    let (radius, half, tilt) = (0.002, 0.004, 0.2f64);
-    let drop = half * tilt.sin();
-    let s = scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-small_shapes = true
-friction = 0.3
-tolerance = 1e-12
-max_iterations = 100000
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[rigid_body]]
-name = "capsule"
-shape = "capsule"
-radius = {radius}
-half_length = {half}
-mass = 0.02
-position = [0.0, 0.005, {z}]
-rotation = [0.0, {turn}, 0.0]
-velocity = [0.0, 0.1, -0.3]
-angular_velocity = [0.0, 2.0, 0.0]
-"#,
-        z = TOP + radius + 0.0007 + drop,
-        turn = std::f64::consts::FRAC_PI_2 + tilt,
-    ));
+    let tilt = 0.2f64;
+    let drop = CAPSULE_HALF * tilt.sin();
+    let s = falling_capsule(
+        [0.0, TOP + CAPSULE_R + 0.0007 + drop],
+        std::f64::consts::FRAC_PI_2 + tilt,
+        2.0,
+    );
     let start = before_landing(&s, 9);
     let mut stepper = Stepper::new(&s).unwrap();
     stepper.step(&s, &mut start.clone()).unwrap();
@@ -213,9 +190,27 @@ angular_velocity = [0.0, 2.0, 0.0]
 /// r below a(t)).
 #[test]
 fn the_step_derivatives_of_a_capsule_landing_across_the_rim_match_finite_differences() {
-    let radius = 0.002;
-    let out = (radius + 0.0007) / 2f64.sqrt();
-    let s = scene(&format!(
+    let out = (CAPSULE_R + 0.0007) / 2f64.sqrt();
+    let s = falling_capsule([0.02 + out, TOP + out], 0.75 * std::f64::consts::PI, 0.0);
+    let start = before_landing(&s, 11);
+    diff_support::check_soft_rigid_step(
+        &s,
+        &start,
+        &["young_modulus:block", "mass:capsule"],
+        "capsule across the rim",
+    );
+}
+
+/// The capsules' radius and half axis length (m).
+const CAPSULE_R: f64 = 0.002;
+const CAPSULE_HALF: f64 = 0.004;
+
+/// A free capsule of 20 g (radius 2 mm, axis 8 mm) with its centre at (x, 5 mm, z) (`xz`,
+/// m), turned by `turn` (rad) about y from the z axis, falling at 0.3 m/s, sliding along y
+/// at 0.1 m/s and turning about y at `spin` (rad/s), μ = 0.3 with the block.
+fn falling_capsule(xz: [f64; 2], turn: f64, spin: f64) -> Scene {
+    let [x, z] = xz;
+    scene(&format!(
         r#"
 [simulation]
 dt = 0.005
@@ -232,22 +227,13 @@ max_iterations = 100000
 [[rigid_body]]
 name = "capsule"
 shape = "capsule"
-radius = {radius}
-half_length = 0.004
+radius = {CAPSULE_R}
+half_length = {CAPSULE_HALF}
 mass = 0.02
 position = [{x}, 0.005, {z}]
 rotation = [0.0, {turn}, 0.0]
 velocity = [0.0, 0.1, -0.3]
-"#,
-        x = 0.02 + out,
-        z = TOP + out,
-        turn = 0.75 * std::f64::consts::PI,
-    ));
-    let start = before_landing(&s, 11);
-    diff_support::check_soft_rigid_step(
-        &s,
-        &start,
-        &["young_modulus:block", "mass:capsule"],
-        "capsule across the rim",
-    );
+angular_velocity = [0.0, {spin}, 0.0]
+"#
+    ))
 }

@@ -129,22 +129,8 @@ pub(super) fn ball_rows(
         crossings.clear();
         surface.capsule_ridges(x, &[a0, a1], radius, shape.margin, edges, crossings);
         for hit in crossings.iter() {
-            let c = hit.crossing;
-            out.push(SoftRigidRow {
-                soft: SoftPoint::Edge {
-                    nodes: hit.nodes,
-                    weights: [1.0 - c.s, c.s],
-                },
-                soft_sign: -1.0,
-                side: shape.side,
-                point: c.rigid_point,
-                frame: contact_frame(&c.normal),
-                gap: c.gap,
-                error: Vec3::zeros(),
-                friction: shape.friction,
-                bilateral: false,
-                key: (shape.key.0 + 2, shape.key.1, shape.key.2, hit.edge),
-            });
+            let key = (shape.key.0 + 2, shape.key.1, shape.key.2, hit.edge);
+            out.push(SoftRigidRow::crossing(hit, shape.side, shape.friction, key));
         }
     }
 }

@@ -18,13 +18,12 @@
 //! redundant support that stalls ADMM.
 
 use crate::contact::{
-    Collider, EdgeHit, FACE_ON_ANGLE, ShapePose, SurfaceTree, angle_between, contact_frame,
+    Collider, EdgeHit, FACE_ON_ANGLE, ShapePose, SurfaceTree, angle_between,
     face_meets_triangle_at_a_vertex,
 };
 use crate::math::Vec3;
 
 use super::rigid_detection::RigidSide;
-use super::soft_point::SoftPoint;
 use super::soft_rigid::SoftRigidRow;
 
 /// One rigid shape meeting a soft surface (its faces lying flat, `flat_face_rows`; a ball,
@@ -86,21 +85,8 @@ pub(super) fn flat_face_rows(
             if held {
                 continue;
             }
-            out.push(SoftRigidRow {
-                soft: SoftPoint::Edge {
-                    nodes: hit.nodes,
-                    weights: [1.0 - c.s, c.s],
-                },
-                soft_sign: -1.0,
-                side: shape.side,
-                point: c.rigid_point,
-                frame: contact_frame(&c.normal),
-                gap: c.gap,
-                error: Vec3::zeros(),
-                friction: shape.friction,
-                bilateral: false,
-                key: (shape.key.0, shape.key.1, shape.key.2, hit.edge * count + k),
-            });
+            let key = (shape.key.0, shape.key.1, shape.key.2, hit.edge * count + k);
+            out.push(SoftRigidRow::crossing(hit, shape.side, shape.friction, key));
         }
     }
 }

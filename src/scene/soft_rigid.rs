@@ -55,7 +55,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::contact::ShapePose;
+use crate::contact::{EdgeHit, ShapePose, contact_frame};
 use crate::error::{Error, Result};
 use crate::fem::SoftBody;
 use crate::math::{Mat3, Vec3};
@@ -133,6 +133,34 @@ pub struct SoftRigidRow {
 }
 
 impl SoftRigidRow {
+    /// The row of a rigid edge (or a capsule's axis) crossing a soft surface edge, `hit`
+    /// (`SurfaceTree::crossing_edges` and kin): the soft point p(s) on the surface edge, the
+    /// rigid point, normal and gap of its crossing, for the rigid side `side` (`None`: a fixed
+    /// body), Coulomb coefficient `friction`, warm-start identity `key`.
+    pub(super) fn crossing(
+        hit: &EdgeHit,
+        side: Option<RigidSide>,
+        friction: f64,
+        key: (u8, usize, usize, usize),
+    ) -> SoftRigidRow {
+        let c = hit.crossing;
+        SoftRigidRow {
+            soft: SoftPoint::Edge {
+                nodes: hit.nodes,
+                weights: [1.0 - c.s, c.s],
+            },
+            soft_sign: -1.0,
+            side,
+            point: c.rigid_point,
+            frame: contact_frame(&c.normal),
+            gap: c.gap,
+            error: Vec3::zeros(),
+            friction,
+            bilateral: false,
+            key,
+        }
+    }
+
     /// The soft part's nodes and weights (with [`Self::soft_sign`]), for the contact
     /// Jacobian.
     pub fn soft_weights(&self) -> ([(usize, f64); 4], usize) {

@@ -129,22 +129,8 @@ pub(super) fn soft_rigid_rows(
                 hits,
             );
             for hit in hits.iter() {
-                let c = hit.crossing;
-                out.push(SoftRigidRow {
-                    soft: SoftPoint::Edge {
-                        nodes: hit.nodes,
-                        weights: [1.0 - c.s, c.s],
-                    },
-                    soft_sign: -1.0,
-                    side,
-                    point: c.rigid_point,
-                    frame: contact_frame(&c.normal),
-                    gap: c.gap,
-                    error: Vec3::zeros(),
-                    friction,
-                    bilateral: false,
-                    key: (key.0 + 2, key.1, key.2, hit.edge * count + k),
-                });
+                let key = (key.0 + 2, key.1, key.2, hit.edge * count + k);
+                out.push(SoftRigidRow::crossing(hit, side, friction, key));
             }
         }
         // The shape's faces lying flat on the surface where no vertex row holds them (kind
