@@ -366,16 +366,7 @@ impl SurfaceTree {
         if self.triangles.is_empty() {
             return;
         }
-        let query = Aabb::new(
-            to_glam(rigid[0].inf(&rigid[1])),
-            to_glam(rigid[0].sup(&rigid[1])),
-        );
-        scratch.clear();
-        for leaf in self.bvh.intersect_aabb(&query) {
-            scratch.extend_from_slice(&self.triangle_edges[leaf as usize]);
-        }
-        scratch.sort_unstable();
-        scratch.dedup();
+        self.edges_near(rigid, 0.0, scratch);
         for &k in scratch.iter() {
             let edge = self.edges[k];
             let (Some(n1), Some(n2)) = (
@@ -402,6 +393,23 @@ impl SurfaceTree {
                 crossing,
             });
         }
+    }
+
+    /// Into `out`, in increasing index, the edges of the triangles whose bounding boxes
+    /// (inflated at the last refit) meet the box of the segment `segment` (m) grown by
+    /// `grow` (m) on every side.
+    fn edges_near(&self, segment: &[Vec3; 2], grow: f64, out: &mut Vec<usize>) {
+        let half = to_glam(Vec3::repeat(grow));
+        let query = Aabb::new(
+            to_glam(segment[0].inf(&segment[1])) - half,
+            to_glam(segment[0].sup(&segment[1])) + half,
+        );
+        out.clear();
+        for leaf in self.bvh.intersect_aabb(&query) {
+            out.extend_from_slice(&self.triangle_edges[leaf as usize]);
+        }
+        out.sort_unstable();
+        out.dedup();
     }
 
     /// Triangle `k`'s nodes (outward-oriented).

@@ -177,17 +177,7 @@ impl SurfaceTree {
         if self.triangles.is_empty() {
             return;
         }
-        let half = to_glam(Vec3::repeat(radius + margin.max(0.0)));
-        let query = Aabb::new(
-            to_glam(axis[0].inf(&axis[1])) - half,
-            to_glam(axis[0].sup(&axis[1])) + half,
-        );
-        scratch.clear();
-        for leaf in self.bvh.intersect_aabb(&query) {
-            scratch.extend_from_slice(&self.triangle_edges[leaf as usize]);
-        }
-        scratch.sort_unstable();
-        scratch.dedup();
+        self.edges_near(axis, radius + margin.max(0.0), scratch);
         for &k in scratch.iter() {
             let edge = self.edges[k];
             let Some(outward) = edge
