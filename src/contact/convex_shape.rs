@@ -47,6 +47,22 @@ pub enum ConvexShape {
     },
 }
 
+impl ConvexShape {
+    /// A capsule's radius (m) and the ends of its axis segment in the world (m) at `pose`;
+    /// `None` for any other shape.
+    pub fn capsule_axis(&self, pose: &ShapePose) -> Option<(f64, [Vec3; 2])> {
+        let ConvexShape::Capsule {
+            radius,
+            half_length,
+        } = *self
+        else {
+            return None;
+        };
+        let axis = pose.rotation.column(2) * half_length;
+        Some((radius, [pose.translation - axis, pose.translation + axis]))
+    }
+}
+
 /// A rigid placement: `x_world = rotation · x_local + translation` (m).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ShapePose {

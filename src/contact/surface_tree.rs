@@ -399,17 +399,28 @@ impl SurfaceTree {
     /// (inflated at the last refit) meet the box of the segment `segment` (m) grown by
     /// `grow` (m) on every side.
     fn edges_near(&self, segment: &[Vec3; 2], grow: f64, out: &mut Vec<usize>) {
-        let half = to_glam(Vec3::repeat(grow));
-        let query = Aabb::new(
-            to_glam(segment[0].inf(&segment[1])) - half,
-            to_glam(segment[0].sup(&segment[1])) + half,
-        );
         out.clear();
-        for leaf in self.bvh.intersect_aabb(&query) {
+        for leaf in self.bvh.intersect_aabb(&segment_box(segment, grow)) {
             out.extend_from_slice(&self.triangle_edges[leaf as usize]);
         }
         out.sort_unstable();
         out.dedup();
+    }
+
+    /// Whether `point` (m) projects onto the plane of `edge`'s triangle `triangle` beyond the
+    /// edge (the weight of the triangle's vertex off the edge below −`WEIGHT_TOLERANCE`), at
+    /// `positions`; false for a degenerate triangle.
+    fn beyond_edge(
+        &self,
+        positions: &[Vec3],
+        edge: &SurfaceEdge,
+        triangle: usize,
+        point: &Vec3,
+    ) -> bool {
+        let t = self.triangles[triangle];
+        let far = edge.vertex_off(&t);
+        project_on_triangle(point, &t.map(|i| positions[i]))
+            .is_some_and(|p| p.weights[far] < -WEIGHT_TOLERANCE)
     }
 
     /// Triangle `k`'s nodes (outward-oriented).
@@ -478,6 +489,16 @@ impl SurfaceTree {
         }
         best
     }
+}
+
+/// The box around the segment `segment` (m), grown by `grow` (m) on every side, as a BVH
+/// query.
+fn segment_box(segment: &[Vec3; 2], grow: f64) -> Aabb {
+    let half = to_glam(Vec3::repeat(grow));
+    Aabb::new(
+        to_glam(segment[0].inf(&segment[1])) - half,
+        to_glam(segment[0].sup(&segment[1])) + half,
+    )
 }
 
 #[cfg(test)]

@@ -11,12 +11,12 @@
 //! c − r n turning with the triangle).
 
 use crate::contact::{
-    BallOnSegment, ContactGeometryJacobian, ConvexShape, EdgeCrossingDerivative,
-    TriangleHitDerivative, proximity_jacobian,
+    BallOnSegment, Collider, ContactGeometryJacobian, ConvexShape, EdgeCrossingDerivative,
+    ShapePose, TriangleHitDerivative, proximity_jacobian,
 };
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Vec3};
-use crate::scene::{RigidRow, RigidWorkspace, Scene, SoftPoint, SoftRigidRow};
+use crate::scene::{RigidRow, RigidScene, RigidWorkspace, Scene, SoftPoint, SoftRigidRow};
 
 use super::chain_row::{ChainRow, ChainSide};
 use super::rigid_record::RigidRecord;
@@ -123,15 +123,28 @@ pub(crate) fn rigid_rows_into(
     Ok(())
 }
 
+/// The shape a row's key names and its pose at the start of the step (`ws`): collider
+/// `key.2` of system `key.1` when `on_system`, else fixed body `key.1`.
+fn shape_of<'a>(
+    rigid: &'a RigidScene,
+    ws: &RigidWorkspace,
+    r: &SoftRigidRow,
+    on_system: bool,
+) -> (&'a Collider, ShapePose) {
+    if on_system {
+        let (s, c) = (r.key.1, r.key.2);
+        (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
+    } else {
+        let f = &rigid.statics[r.key.1];
+        (&f.collider, f.pose)
+    }
+}
+
 /// The radius (m) and centre (m) of the ball of a ball row (kinds 9 and 10,
 /// `scene::ball_rows`; a ball, or a capsule's end ball, whose centre is as body-fixed as the
 /// ball's): the row's point is its support point c − r n.
-fn ball_of(rigid: &crate::scene::RigidScene, r: &SoftRigidRow) -> (f64, Vec3) {
-    let collider = if r.key.0 == 9 {
-        &rigid.systems[r.key.1].colliders[r.key.2].collider
-    } else {
-        &rigid.statics[r.key.1].collider
-    };
+fn ball_of(rigid: &RigidScene, ws: &RigidWorkspace, r: &SoftRigidRow) -> (f64, Vec3) {
+    let (collider, _) = shape_of(rigid, ws, r, r.key.0 == 9);
     let (ConvexShape::Ball { radius } | ConvexShape::Capsule { radius, .. }) = *collider.shape()
     else {
         unreachable!("scene::ball_rows makes rows of balls and capsules' end balls only")
@@ -176,13 +189,7 @@ pub(crate) fn soft_rigid_rows(
         let col = |l: usize| n + 3 * l;
         match (r.key.0, r.soft) {
             (0 | 1, SoftPoint::Node(_) | SoftPoint::Embedded(_)) => {
-                let (collider, pose) = if r.key.0 == 0 {
-                    let (s, c) = (r.key.1, r.key.2);
-                    (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
-                } else {
-                    let f = &rigid.statics[r.key.1];
-                    (&f.collider, f.pose)
-                };
+                let (collider, pose) = shape_of(rigid, ws, r, r.key.0 == 0);
                 // The point's nodes and weights (soft_sign = +1 on these rows).
                 let cols: [(usize, f64); 4] =
                     std::array::from_fn(|k| (col(local.index(body, weights[k].0)), weights[k].1));
@@ -203,13 +210,7 @@ pub(crate) fn soft_rigid_rows(
             }
             (5..=8, SoftPoint::Edge { nodes, .. }) => {
                 // Edge rows (5, 6) and a flat face's crossings (7, 8): one geometry.
-                let (collider, pose) = if r.key.0 % 2 == 1 {
-                    let (s, c) = (r.key.1, r.key.2);
-                    (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
-                } else {
-                    let f = &rigid.statics[r.key.1];
-                    (&f.collider, f.pose)
-                };
+                let (collider, pose) = shape_of(rigid, ws, r, r.key.0 % 2 == 1);
                 let edges = collider.edges();
                 let ends = edges[r.key.3 % edges.len()]
                     .ends
@@ -228,7 +229,7 @@ pub(crate) fn soft_rigid_rows(
             (9 | 10, SoftPoint::Face { vertices, .. }) => {
                 // A ball's support point p = c − r n turns with the triangle
                 // (`scene::ball_rows`): the derivatives of the centre's projection.
-                let (radius, centre) = ball_of(rigid, r);
+                let (radius, centre) = ball_of(rigid, ws, r);
                 let d = TriangleHitDerivative::new(&centre, &vertices.map(|v| x[v])).ok_or_else(
                     || {
                         Error::invalid(
@@ -243,7 +244,7 @@ pub(crate) fn soft_rigid_rows(
             (9 | 10, SoftPoint::Edge { nodes, .. }) => {
                 // A ball beside a surface edge (`scene::ball_rows`): n from the edge's closest
                 // point to the centre turns with the edge and the centre.
-                let (radius, centre) = ball_of(rigid, r);
+                let (radius, centre) = ball_of(rigid, ws, r);
                 let d = BallOnSegment::new(&centre, &nodes.map(|v| x[v]), radius, 0.0)
                     .ok_or_else(|| {
                         Error::invalid(
@@ -257,22 +258,11 @@ pub(crate) fn soft_rigid_rows(
             (11 | 12, SoftPoint::Edge { nodes, .. }) => {
                 // A capsule's axis across a ridge (`scene::ball_rows`): the edge-crossing
                 // geometry of its axis, the support point r below a(t) along n.
-                let (collider, pose) = if r.key.0 == 11 {
-                    let (s, c) = (r.key.1, r.key.2);
-                    (&rigid.systems[s].colliders[c].collider, ws.poses()[s][c])
-                } else {
-                    let f = &rigid.statics[r.key.1];
-                    (&f.collider, f.pose)
-                };
-                let ConvexShape::Capsule {
-                    radius,
-                    half_length,
-                } = *collider.shape()
-                else {
-                    unreachable!("scene::ball_rows makes axis rows of capsules only")
-                };
-                let axis = pose.rotation.column(2) * half_length;
-                let ends = [pose.translation - axis, pose.translation + axis];
+                let (collider, pose) = shape_of(rigid, ws, r, r.key.0 == 11);
+                let (radius, ends) = collider
+                    .shape()
+                    .capsule_axis(&pose)
+                    .expect("scene::ball_rows makes axis rows of capsules only");
                 let normal = r.frame.column(2).into_owned();
                 let d = EdgeCrossingDerivative::new(&nodes.map(|v| x[v]), &ends, &normal)
                     .ok_or_else(|| {

@@ -48,6 +48,20 @@ impl ElasticState {
     }
 }
 
+/// The per-element buffer `items` in groups of [`LANES`] when `on`, else a `None` for each
+/// of the groups of `elements` elements: what the element loop zips with its groups.
+fn lanes_of<T: Send>(
+    items: &mut [T],
+    on: bool,
+    elements: usize,
+) -> impl IndexedParallelIterator<Item = Option<&mut [T]>> {
+    if on {
+        Either::Left(items.par_chunks_mut(LANES).map(Some))
+    } else {
+        Either::Right((0..elements.div_ceil(LANES)).into_par_iter().map(|_| None))
+    }
+}
+
 /// Whether [`SoftBody::evaluate_elastic`] also assembles the stiffness.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stiffness {
@@ -108,16 +122,8 @@ impl SoftBody {
         if warm && state.rotations.len() != ne {
             state.rotations = vec![WarmRotation::COLD; ne];
         }
-        let kept = if state.keep_points {
-            Either::Left(state.points.par_chunks_mut(LANES).map(Some))
-        } else {
-            Either::Right((0..ne.div_ceil(LANES)).into_par_iter().map(|_| None))
-        };
-        let rotations = if warm {
-            Either::Left(state.rotations.par_chunks_mut(LANES).map(Some))
-        } else {
-            Either::Right((0..ne.div_ceil(LANES)).into_par_iter().map(|_| None))
-        };
+        let kept = lanes_of(&mut state.points, state.keep_points, ne);
+        let rotations = lanes_of(&mut state.rotations, warm, ne);
         let failures: Option<(usize, crate::material::DeformationError)> = self
             .elements()
             .par_chunks(LANES)
@@ -181,7 +187,7 @@ impl SoftBody {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fem::{MassKind, SoftBodyOptions};
+    use crate::fem::SoftBodyOptions;
     use crate::material::Material;
     use crate::math::SplitMix64;
     use crate::mesh::box_mesh;
@@ -194,14 +200,7 @@ mod tests {
         let body = SoftBody::new(
             "beam",
             mesh,
-            SoftBodyOptions {
-                material: Material::new(Law::Corotational, 2e5, 0.45).unwrap(),
-                density: 1000.0,
-                mass: MassKind::Lumped,
-                rayleigh_mass: 0.0,
-                rayleigh_stiffness: 0.0,
-                fixed,
-            },
+            SoftBodyOptions::for_tests(Material::new(Law::Corotational, 2e5, 0.45).unwrap(), fixed),
         )
         .unwrap();
         let mut rng = SplitMix64::new(5);

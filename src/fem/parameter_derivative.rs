@@ -193,7 +193,7 @@ fn element_terms(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fem::{MassKind, SoftBodyOptions, Stiffness};
+    use crate::fem::{SoftBodyOptions, Stiffness};
     use crate::material::{Law, Material};
     use crate::math::{SplitMix64, relative_error};
     use crate::mesh::box_mesh;
@@ -219,14 +219,7 @@ mod tests {
                 SoftBody::new(
                     "b",
                     mesh.clone(),
-                    SoftBodyOptions {
-                        material: Material::new(law, e, nu).unwrap(),
-                        density: 1000.0,
-                        mass: MassKind::Lumped,
-                        rayleigh_mass: 0.0,
-                        rayleigh_stiffness: 0.0,
-                        fixed: vec![false; n],
-                    },
+                    SoftBodyOptions::for_tests(Material::new(law, e, nu).unwrap(), vec![false; n]),
                 )
                 .unwrap()
             };

@@ -29,6 +29,22 @@ pub struct SoftBodyOptions {
     pub fixed: Vec<bool>,
 }
 
+#[cfg(test)]
+impl SoftBodyOptions {
+    /// The unit tests' body of `material`: lumped masses at 1000 kg/m³, no damping, the nodes
+    /// flagged in `fixed` held.
+    pub(crate) fn for_tests(material: Material, fixed: Vec<bool>) -> SoftBodyOptions {
+        SoftBodyOptions {
+            material,
+            density: 1000.0,
+            mass: MassKind::Lumped,
+            rayleigh_mass: 0.0,
+            rayleigh_stiffness: 0.0,
+            fixed,
+        }
+    }
+}
+
 /// An immutable soft-body model (Pinocchio's "Model"): mesh in metres, elements, pattern of
 /// the system matrix over the free degrees of freedom, mass. Its per-step buffers live in a
 /// [`super::ElasticState`] and in the step's workspace.

@@ -215,7 +215,7 @@ fn element_actions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fem::{MassKind, SoftBodyOptions, Stiffness};
+    use crate::fem::{SoftBodyOptions, Stiffness};
     use crate::material::{Law, Material};
     use crate::math::{DVec, SplitMix64, central_difference_jacobian, relative_error};
     use crate::mesh::box_mesh;
@@ -229,14 +229,7 @@ mod tests {
         let body = SoftBody::new(
             "b",
             mesh,
-            SoftBodyOptions {
-                material: Material::new(law, 2e5, 0.35).unwrap(),
-                density: 1000.0,
-                mass: MassKind::Lumped,
-                rayleigh_mass: 0.0,
-                rayleigh_stiffness: 0.0,
-                fixed,
-            },
+            SoftBodyOptions::for_tests(Material::new(law, 2e5, 0.35).unwrap(), fixed),
         )
         .unwrap();
         let mut rng = SplitMix64::new(7);

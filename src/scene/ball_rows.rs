@@ -71,17 +71,9 @@ pub(super) fn has_balls(shape: &ConvexShape) -> bool {
 fn balls_of(shape: &ConvexShape, pose: &ShapePose) -> Option<(f64, [Option<Vec3>; 2])> {
     match *shape {
         ConvexShape::Ball { radius } => Some((radius, [Some(pose.translation), None])),
-        ConvexShape::Capsule {
-            radius,
-            half_length,
-        } => {
-            let axis = pose.rotation.column(2) * half_length;
-            Some((
-                radius,
-                [Some(pose.translation - axis), Some(pose.translation + axis)],
-            ))
-        }
-        _ => None,
+        _ => shape
+            .capsule_axis(pose)
+            .map(|(radius, ends)| (radius, ends.map(Some))),
     }
 }
 
@@ -109,8 +101,7 @@ pub(super) fn ball_rows(
         edges,
         crossings,
     } = buffers;
-    let triangles = surface.triangle_count();
-    let features = triangles + surface.edge_count();
+    let features = surface.triangle_count() + surface.edge_count();
     for (end, c) in centres.into_iter().enumerate() {
         if let Some(c) = c {
             ball_rows_at(

@@ -2,11 +2,9 @@
 //! whose planes hold it, and the ridges' edges that hold it where no triangle does; and the
 //! ridges a capsule's axis lies across.
 
-use parry3d_f64::bounding_volume::Aabb;
-
 use super::{
     EdgeHit, SurfaceTree, TriangleHit, TriangleProjection, WEIGHT_TOLERANCE, project_on_triangle,
-    to_glam,
+    segment_box,
 };
 use crate::contact::ball_segment::BallOnSegment;
 use crate::contact::detection::contact_frame;
@@ -27,9 +25,7 @@ impl SurfaceTree {
         if self.triangles.is_empty() {
             return;
         }
-        let half = to_glam(Vec3::repeat(radius));
-        let query = Aabb::new(to_glam(centre) - half, to_glam(centre) + half);
-        for leaf in self.bvh.intersect_aabb(&query) {
+        for leaf in self.bvh.intersect_aabb(&segment_box(&[centre; 2], radius)) {
             let k = leaf as usize;
             let t = self.triangles[k];
             if let Some(projection) = project_on_triangle(&centre, &t.map(|i| positions[i])) {
@@ -136,14 +132,11 @@ impl SurfaceTree {
                 }
                 // Beyond it on the edge's other triangle too.
                 let edge = self.edges[id];
-                if let Some(other) = edge.across(k) {
-                    let t = self.triangles[other];
-                    let far = edge.vertex_off(&t);
-                    let beyond = project_on_triangle(&centre, &t.map(|i| positions[i]))
-                        .is_some_and(|p| p.weights[far] < -WEIGHT_TOLERANCE);
-                    if !beyond {
-                        continue;
-                    }
+                if edge
+                    .across(k)
+                    .is_some_and(|other| !self.beyond_edge(positions, &edge, other, &centre))
+                {
+                    continue;
                 }
                 let ends = edge.nodes.map(|i| positions[i]);
                 let Some(hit) = BallOnSegment::new(&centre, &ends, radius, WEIGHT_TOLERANCE) else {
@@ -157,7 +150,8 @@ impl SurfaceTree {
     }
 
     /// The convex ridges a capsule's axis `axis` = (a₀, a₁) (m) lies across within its
-    /// `radius` (m) plus `margin` (m), at `positions`, appended to `out` in increasing edge
+    /// `radius` (m) plus `margin` (m) (the tree's boxes, inflated at the last refit, hold the
+    /// margin, as for [`Self::ball_triangles`]), at `positions`, appended to `out` in increasing edge
     /// index: surface edges whose closest points to the axis, p(s) and a(t), lie strictly inside
     /// both (`contact::edge_crossing`, n out of the body), where a(t) projects beyond every
     /// triangle of the edge (a convex ridge, as for [`Self::ball_edges`]: along a flat or
@@ -177,7 +171,7 @@ impl SurfaceTree {
         if self.triangles.is_empty() {
             return;
         }
-        self.edges_near(axis, radius + margin.max(0.0), scratch);
+        self.edges_near(axis, radius, scratch);
         for &k in scratch.iter() {
             let edge = self.edges[k];
             let Some(outward) = edge
@@ -193,12 +187,10 @@ impl SurfaceTree {
                 continue;
             };
             let centre = crossing.rigid_point;
-            let ridge = edge.triangles.iter().all(|&t| {
-                let t = self.triangles[t];
-                let far = edge.vertex_off(&t);
-                project_on_triangle(&centre, &t.map(|i| positions[i]))
-                    .is_some_and(|p| p.weights[far] < -WEIGHT_TOLERANCE)
-            });
+            let ridge = edge
+                .triangles
+                .iter()
+                .all(|&t| self.beyond_edge(positions, &edge, t, &centre));
             crossing.gap -= radius;
             if !ridge || crossing.gap > margin || crossing.gap < -self.thickness {
                 continue;
