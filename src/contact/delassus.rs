@@ -1,20 +1,14 @@
-//! The contact Jacobian `H_c` of one soft body, the Delassus matrix `G = h H_c A⁻¹ H_cᵀ`
-//! assembled with the step's factorisation of `A = M + hD + h²K` (docs/step.md), the free
-//! contact velocity `g = H_c v_free`, and the Baumgarte-like penetration correction of
-//! paper 002 Eq. 41.
+//! The contact Jacobian `H_c` of one soft body, the free contact velocity `g = H_c v_free`,
+//! and the Baumgarte-like penetration correction of paper 002 Eq. 41 (the Delassus matrix
+//! `G = h H_c A⁻¹ H_cᵀ` in [`super::assemble_delassus`]).
 //!
 //! Where `G` comes from: the step solves `A Δv = b + h H_cᵀ λ` (λ in N, `b` the free
 //! right-hand side), so `v⁺ = v_free + h A⁻¹ H_cᵀ λ` and the contact velocity is
 //! `σ = H_c v⁺ = G λ + g` with `G = h H_c A⁻¹ H_cᵀ` ((m/s)/N) and `g = H_c v_free` (m/s).
-//! `G` is computed by **one** multi-right-hand-side solve with the factor already at hand
-//! (k = 3n columns `A⁻¹ H_cᵀ`), never a second factorisation and never an inverse of `A`.
 //! Fixed nodes have no reduced DOF: their Jacobian entries drop out (they cannot move).
 
-use faer::dyn_stack::{MemBuffer, MemStack};
-
 use crate::error::{Error, Result};
-use crate::linalg::{DofMap, NumericFactor};
-use crate::math::{DMat, Mat3, Vec3};
+use crate::math::{Mat3, Vec3};
 
 /// Sparse rows of `H_c` for one body: 3 rows per contact (`t₁, t₂, n` of its frame), each a
 /// list of `(node, c)` meaning the row reads `c · v_node` (`c` a 3-vector, m/s per m/s).
@@ -111,140 +105,6 @@ impl ContactJacobian {
         for (i, o) in out.iter_mut().enumerate() {
             *o = self.row(i).iter().map(|(n, c)| c.dot(&v[*n])).sum();
         }
-    }
-}
-
-/// Reusable buffers of [`assemble_delassus`]: the `n_reduced × 3n` right-hand sides and the
-/// solve workspace (grown when the number of contacts grows, never shrunk).
-#[derive(Default)]
-pub struct DelassusWorkspace {
-    columns: Vec<f64>,
-    stack: Option<MemBuffer>,
-    stack_columns: usize,
-    /// The rows of H_c over the reduced DOFs: row pointers and (reduced DOF, coefficient).
-    row_ptr: Vec<usize>,
-    entries: Vec<(usize, f64)>,
-}
-
-impl DelassusWorkspace {
-    /// `A⁻¹ H_cᵀ` over the free DOFs from the last [`assemble_delassus`] (column-major,
-    /// one column per row of `H_c`, `n_free` values each): what the step's derivatives reuse
-    /// instead of solving again.
-    pub fn solved_columns(&self) -> &[f64] {
-        &self.columns
-    }
-}
-
-impl std::fmt::Debug for DelassusWorkspace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DelassusWorkspace")
-            .field("columns", &self.columns.len())
-            .finish()
-    }
-}
-
-/// `G = h H_c A⁻¹ H_cᵀ` ((m/s)/N, 3n×3n, symmetrised) into `out`, with `factor` the
-/// factorisation of the body's reduced `A` (over the free DOFs of `dofs`) used by the step,
-/// by one solve with 3n right-hand sides.
-///
-/// Errors when `h` is not positive and finite, when the Jacobian's node count does not match
-/// `dofs`, when `factor` is not factorised or has another size, or when the Jacobian's rows
-/// are not a multiple of 3.
-pub fn assemble_delassus(
-    h: f64,
-    jacobian: &ContactJacobian,
-    dofs: &DofMap,
-    factor: &NumericFactor,
-    workspace: &mut DelassusWorkspace,
-    out: &mut DMat,
-) -> Result<()> {
-    if !(h > 0.0) || !h.is_finite() {
-        return Err(Error::invalid("time step", format!("{h} must be positive")));
-    }
-    if 3 * jacobian.node_count() != dofs.n_full() {
-        return Err(Error::invalid(
-            "contact Jacobian",
-            format!(
-                "has {} nodes, the DOF map {} DOFs",
-                jacobian.node_count(),
-                dofs.n_full()
-            ),
-        ));
-    }
-    if !factor.is_factorized() || factor.symbolic().n() != dofs.n_reduced() {
-        return Err(Error::invalid(
-            "Delassus assembly",
-            "the factor of A is not computed or does not match the DOF map",
-        ));
-    }
-    if !jacobian.row_count().is_multiple_of(3) {
-        return Err(Error::invalid(
-            "contact Jacobian",
-            format!("{} rows is not 3 per contact", jacobian.row_count()),
-        ));
-    }
-    let k = jacobian.row_count();
-    let nr = dofs.n_reduced();
-    if out.nrows() != k || out.ncols() != k {
-        *out = DMat::zeros(k, k);
-    }
-    if k == 0 {
-        return Ok(());
-    }
-    // The rows over the reduced DOFs (fixed DOFs drop out), then the right-hand sides:
-    // column j = reduced H_cᵀ e_j.
-    let (row_ptr, entries) = (&mut workspace.row_ptr, &mut workspace.entries);
-    reduced_rows(jacobian, dofs, row_ptr, entries);
-    let row = |i: usize| &entries[row_ptr[i]..row_ptr[i + 1]];
-    let columns = &mut workspace.columns;
-    columns.clear();
-    columns.resize(nr * k, 0.0);
-    for j in 0..k {
-        let col = &mut columns[j * nr..(j + 1) * nr];
-        for &(r, c) in row(j) {
-            col[r] += c;
-        }
-    }
-    if workspace.stack.is_none() || workspace.stack_columns < k {
-        workspace.stack = Some(MemBuffer::new(factor.solve_scratch(k)));
-        workspace.stack_columns = k;
-    }
-    let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
-    // One multi-right-hand-side solve: columns ← A⁻¹ H_cᵀ.
-    factor.solve_columns_in_place(columns, k, stack);
-    // G[i, j] = h · row_i(H_c) · column_j for i ≥ j, mirrored: G is symmetric, and its two
-    // triangles computed apart would differ by round-off only.
-    for j in 0..k {
-        let col = &columns[j * nr..(j + 1) * nr];
-        for i in j..k {
-            let sum: f64 = row(i).iter().map(|&(r, c)| c * col[r]).sum();
-            out[(i, j)] = h * sum;
-            out[(j, i)] = h * sum;
-        }
-    }
-    Ok(())
-}
-
-/// The rows of `jacobian` over the reduced DOFs of `dofs` (fixed DOFs drop out: they cannot
-/// move), as CSR: `row_ptr` (rows + 1) and `(reduced DOF, coefficient)` `entries`.
-pub(super) fn reduced_rows(
-    jacobian: &ContactJacobian,
-    dofs: &DofMap,
-    row_ptr: &mut Vec<usize>,
-    entries: &mut Vec<(usize, f64)>,
-) {
-    row_ptr.clear();
-    row_ptr.push(0);
-    entries.clear();
-    for i in 0..jacobian.row_count() {
-        for (node, c) in jacobian.row(i) {
-            for p in 0..3 {
-                if let Some(r) = dofs.reduced_index(3 * node + p) {
-                    entries.push((r, c[p]));
-                }
-            }
-        }
-        row_ptr.push(entries.len());
     }
 }
 
@@ -478,119 +338,7 @@ fn penetration_share(gaps: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::{FactorKind, MemBuffer, SymbolicFactor, SymmetricPattern};
     use crate::math::DVec;
-    use crate::mesh::box_mesh;
-    use std::sync::Arc;
-
-    struct Rng(crate::math::SplitMix64);
-    impl Rng {
-        fn next(&mut self) -> f64 {
-            self.0.uniform()
-        }
-    }
-
-    /// An orthonormal frame from a random rotation (QR of a random matrix).
-    fn random_frame(rng: &mut Rng) -> Mat3 {
-        let m = Mat3::from_fn(|_, _| rng.next());
-        let q = m.qr().q();
-        if q.determinant() < 0.0 { -q } else { q }
-    }
-
-    #[test]
-    fn delassus_equals_dense_inverse_on_a_box_mesh() {
-        let mesh = box_mesh([2, 2, 3], [0.0, 0.0, 0.0], [0.1, 0.1, 0.15]).unwrap();
-        let nodes = mesh.node_count();
-        let x = mesh.positions();
-        // Fix the bottom face.
-        let mut removed = vec![false; 3 * nodes];
-        for (i, p) in x.iter().enumerate() {
-            if p.z < 1e-12 {
-                removed[3 * i..3 * i + 3].fill(true);
-            }
-        }
-        let pattern = SymmetricPattern::new(nodes, 3, mesh.tetrahedra(), &removed).unwrap();
-        // Random SPD A on the pattern: Σ per-element BᵀB plus a positive diagonal.
-        let mut rng = Rng(crate::math::SplitMix64::new(5));
-        let plan = pattern.plan();
-        let mut blocks = vec![0.0; plan.block_buffer_len()];
-        for e in 0..plan.n_cliques() {
-            let kb = plan.block_dim(e);
-            let b = DMat::from_fn(kb, kb, |_, _| rng.next());
-            let bb = b.transpose() * b;
-            let o = plan.block_offset(e);
-            for r in 0..kb {
-                for c in 0..kb {
-                    blocks[o + r * kb + c] = bb[(r, c)];
-                }
-            }
-        }
-        let mut values = vec![0.0; pattern.nnz()];
-        pattern.assemble(&blocks, &mut values);
-        let diag: Vec<f64> = (0..pattern.n()).map(|_| 0.5 + rng.next().abs()).collect();
-        pattern.add_diagonal(&mut values, 1.0, &diag);
-        let symbolic = Arc::new(SymbolicFactor::new(&pattern).unwrap());
-        let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
-        factor.factorize(&pattern, &values).unwrap();
-
-        // Contacts: single top nodes, a barycentric point of three nodes, and one point
-        // touching a fixed node (whose entries must drop out).
-        let mut jac = ContactJacobian::new(nodes);
-        let top: Vec<usize> = (0..nodes).filter(|&i| x[i].z > 0.15 - 1e-12).collect();
-        let bottom = (0..nodes).find(|&i| x[i].z < 1e-12).unwrap();
-        for &t in top.iter().take(4) {
-            jac.push_point_contact(&random_frame(&mut rng), &[(t, 1.0)])
-                .unwrap();
-        }
-        jac.push_point_contact(
-            &random_frame(&mut rng),
-            &[(top[4], 0.2), (top[5], 0.3), (top[6], 0.5)],
-        )
-        .unwrap();
-        jac.push_point_contact(&random_frame(&mut rng), &[(bottom, 0.4), (top[0], 0.6)])
-            .unwrap();
-        let k = jac.row_count();
-        assert_eq!(k, 18);
-
-        let h = 0.01;
-        let mut g = DMat::zeros(0, 0);
-        let mut ws = DelassusWorkspace::default();
-        assemble_delassus(h, &jac, pattern.dofs(), &factor, &mut ws, &mut g).unwrap();
-
-        // Dense reference: A from the stored lower triangle, H over the free DOFs.
-        let n = pattern.n();
-        let mut a = DMat::zeros(n, n);
-        for c in 0..n {
-            let range = pattern.col_ptr()[c]..pattern.col_ptr()[c + 1];
-            for (&r, &value) in pattern.row_idx()[range.clone()].iter().zip(&values[range]) {
-                a[(r, c)] = value;
-                a[(c, r)] = value;
-            }
-        }
-        let mut hd = DMat::zeros(k, n);
-        for i in 0..k {
-            for (node, c) in jac.row(i) {
-                for p in 0..3 {
-                    if let Some(r) = pattern.dofs().reduced_index(3 * node + p) {
-                        hd[(i, r)] += c[p];
-                    }
-                }
-            }
-        }
-        let a_inv = a.try_inverse().unwrap();
-        let reference = h * &hd * a_inv * hd.transpose();
-        let err = (&g - &reference).amax() / reference.amax();
-        assert!(err < 1e-10, "relative error {err}");
-        // Reusing the workspace gives the same matrix.
-        let mut again = DMat::zeros(0, 0);
-        assemble_delassus(h, &jac, pattern.dofs(), &factor, &mut ws, &mut again).unwrap();
-        assert_eq!(again, g);
-        // Bad inputs are errors.
-        assert!(assemble_delassus(0.0, &jac, pattern.dofs(), &factor, &mut ws, &mut g).is_err());
-        let other = ContactJacobian::new(nodes + 1);
-        assert!(assemble_delassus(h, &other, pattern.dofs(), &factor, &mut ws, &mut g).is_err());
-        let _ = MemBuffer::new(factor.solve_scratch(1));
-    }
 
     #[test]
     fn jacobian_rows_are_frame_axes_times_weights() {

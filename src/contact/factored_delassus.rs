@@ -20,7 +20,8 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
-use super::delassus::{ContactJacobian, reduced_rows};
+use super::delassus::ContactJacobian;
+use super::delassus_assembly::reduced_rows;
 use super::delassus_operator::DelassusOperator;
 use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor, SymmetricPattern};

@@ -6,7 +6,8 @@
 //! from glam at this module's boundary only), of a body against its own surface and of two
 //! bodies against each other's surfaces (a refitted tree of surface triangles), the Delassus
 //! matrix assembled with the step's factorisation (docs/step.md, paper 004 §II-B) or applied
-//! through it without being formed (`FactoredDelassus`, the Woodbury identity), and the
+//! through it without being formed (`FactoredDelassus`, the Woodbury identity), bilateral rows
+//! (attachments) eliminated exactly from an NCP before it is solved, and the
 //! contact layer's own derivatives: the NCP's implicit derivative, the gap, normal and frame
 //! derivatives of detection (obstacles, surface triangles and edges crossing; a rigid face lying flat on a surface triangle, `flat_face`), and the penetration correction's slopes (docs/derivatives.md); convex rigid shapes at poses and their
 //! contact manifolds with each other and with the obstacles (parry3d-f64), for the rigid bodies
@@ -15,6 +16,7 @@
 mod admm;
 mod anderson;
 mod ball_segment;
+mod bilateral_elimination;
 mod body_contact;
 mod broad_phase;
 mod capsule;
@@ -24,6 +26,7 @@ mod contact_points;
 mod convex_shape;
 mod cuboid;
 mod delassus;
+mod delassus_assembly;
 mod delassus_operator;
 mod detection;
 mod edge_edge;
@@ -46,16 +49,15 @@ mod surface_tree;
 
 pub use admm::{ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS};
 pub use ball_segment::BallOnSegment;
+pub use bilateral_elimination::BilateralElimination;
 pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body_contact};
 pub use broad_phase::NodeBroadPhase;
 pub use capsule::Capsule;
 pub use cone::FrictionCone;
 pub use contact_points::{ContactPoints, EmbeddedSurface, MAX_EXPANDED};
 pub use convex_shape::{Collider, ConvexShape, ShapeEdge, ShapePose};
-pub use delassus::{
-    ContactJacobian, DelassusWorkspace, PenetrationCorrection, assemble_delassus,
-    free_contact_velocity,
-};
+pub use delassus::{ContactJacobian, PenetrationCorrection, free_contact_velocity};
+pub use delassus_assembly::{DelassusWorkspace, assemble_delassus};
 pub use delassus_operator::{DelassusOperator, DenseDelassus, DenseShiftedFactor};
 pub use detection::{
     NodeContact, Obstacle, Proximity, contact_frame, detect_nodes, push_node_contacts,

@@ -177,7 +177,9 @@ impl Recorder {
         check_differentiable(scene)?;
         let mut stepper = Stepper::new(scene)?;
         for i in 0..scene.bodies.len() {
-            stepper.body_mut(i).keep_material_points(true);
+            let body = stepper.body_mut(i);
+            body.keep_material_points(true);
+            body.keep_delassus_columns(true);
         }
         Ok(Recorder {
             stepper,

@@ -65,6 +65,11 @@ pub enum FactorOrdering<'a> {
     /// per node of the pattern, any length unit): less fill and fewer flops than AMD on bulky
     /// 3D meshes from ~30k unknowns; on thin or small meshes AMD may be better.
     NestedDissection(&'a [Vec3]),
+    /// AMD, then the listed reduced DOFs (each once) moved to the end of the elimination
+    /// order, in AMD's order among themselves: `L`'s trailing block then holds the Cholesky
+    /// factor of their Schur complement, which [`NumericFactor::trailing_factor`] reads (the
+    /// Delassus columns of attached nodes, `contact::assemble_delassus`).
+    AmdWithLast(&'a [usize]),
 }
 
 /// Options of the symbolic analysis.
@@ -123,11 +128,15 @@ impl From<FactorError> for Error {
 #[derive(Debug)]
 pub struct SymbolicFactor {
     /// faer's analysis of `P A Pᵀ` with the identity ordering.
-    inner: SymbolicCholesky<usize>,
+    pub(super) inner: SymbolicCholesky<usize>,
     /// The structure of `P A Pᵀ` in the triangle faer's numeric code reads.
-    permuted: PermutedPattern,
+    pub(super) permuted: PermutedPattern,
     n: usize,
     nnz: usize,
+    /// The first elimination step of the trailing block (`n` when there is none).
+    pub(super) tail_start: usize,
+    /// Each reduced DOF's elimination step (the inverse of the ordering).
+    step: Vec<usize>,
 }
 
 impl SymbolicFactor {
@@ -153,6 +162,10 @@ impl SymbolicFactor {
         let params = CholeskySymbolicParams {
             supernodal_flop_ratio_threshold: threshold,
             ..Default::default()
+        };
+        let analyse = |a, side, ordering, params| {
+            factorize_symbolic_cholesky(a, side, ordering, params)
+                .map_err(|e| Error::invalid("symbolic Cholesky analysis", format!("{e:?}")))
         };
         let forward;
         let mut inverse;
@@ -185,10 +198,24 @@ impl SymbolicFactor {
                 }
                 SymmetricOrdering::Custom(PermRef::new_checked(&forward, &inverse, pattern.n()))
             }
-        };
-        let analyse = |a, side, ordering, params| {
-            factorize_symbolic_cholesky(a, side, ordering, params)
-                .map_err(|e| Error::invalid("symbolic Cholesky analysis", format!("{e:?}")))
+            FactorOrdering::AmdWithLast(last) => {
+                let amd = analyse(
+                    pattern.faer_symbolic(),
+                    Side::Lower,
+                    SymmetricOrdering::Amd,
+                    params,
+                )?;
+                let amd_forward: Vec<usize> = match amd.perm() {
+                    Some(perm) => perm.arrays().0.to_vec(),
+                    None => (0..pattern.n()).collect(),
+                };
+                forward = super::trailing_block::last_in_order(&amd_forward, last)?;
+                inverse = vec![0usize; forward.len()];
+                for (k, &r) in forward.iter().enumerate() {
+                    inverse[r] = k;
+                }
+                SymmetricOrdering::Custom(PermRef::new_checked(&forward, &inverse, pattern.n()))
+            }
         };
         // 1. The ordering (and the layout) on A itself.
         let first = analyse(pattern.faer_symbolic(), Side::Lower, ordering, params)?;
@@ -201,6 +228,14 @@ impl SymbolicFactor {
             None => ((0..n).collect(), (0..n).collect()),
         };
         let supernodal = matches!(first.raw(), SymbolicCholeskyRaw::Supernodal(_));
+        // Where the DOFs asked to come last begin (faer's postorder may have moved some of
+        // the others among them): the trailing block starts there.
+        let tail_start = match options.ordering {
+            FactorOrdering::AmdWithLast(last) => {
+                last.iter().map(|&r| inverse[r]).min().unwrap_or(n)
+            }
+            _ => n,
+        };
         // 2. The same analysis of P A Pᵀ with the identity ordering (faer then reads the
         //    upper triangle), so that a numeric factorisation needs no permutation; the
         //    numeric code reads the lower triangle (supernodal) or the upper (simplicial).
@@ -229,12 +264,25 @@ impl SymbolicFactor {
             permuted,
             n,
             nnz: pattern.nnz(),
+            tail_start,
+            step: inverse,
         })
     }
 
     /// Size of the matrix.
     pub fn n(&self) -> usize {
         self.n
+    }
+
+    /// The elimination step where the trailing block of [`FactorOrdering::AmdWithLast`]
+    /// begins: `n` without one. Every DOF eliminated from there on is in the block.
+    pub fn tail_start(&self) -> usize {
+        self.tail_start
+    }
+
+    /// The elimination step of reduced DOF `dof` (its row in `P A Pᵀ`).
+    pub fn step_of_dof(&self, dof: usize) -> usize {
+        self.step[dof]
     }
 
     /// Whether faer chose (or was told) the supernodal layout.
@@ -267,9 +315,9 @@ impl SymbolicFactor {
 /// [`NumericFactor::solve_scratch`]), so several threads may solve with one factor at once,
 /// each with its own workspace (e.g. the columns of the Delassus matrix).
 pub struct NumericFactor {
-    symbolic: Arc<SymbolicFactor>,
+    pub(super) symbolic: Arc<SymbolicFactor>,
     kind: FactorKind,
-    values: Vec<f64>,
+    pub(super) values: Vec<f64>,
     /// The values of `P A Pᵀ` handed to faer.
     permuted_values: Vec<f64>,
     workspace: MemBuffer,
@@ -512,31 +560,9 @@ impl NumericFactor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_support::{grid_tetrahedra, to_dense};
+    use crate::linalg::test_support::{grid_tetrahedra, random_spd_values, to_dense};
+    use crate::math::DVec;
     use crate::math::SplitMix64;
-    use crate::math::{DMat, DVec};
-
-    /// Random SPD clique blocks (`GᵀG` per clique) plus a positive diagonal: an SPD matrix.
-    fn random_spd_values(p: &SymmetricPattern, rng: &mut SplitMix64) -> Vec<f64> {
-        let plan = p.plan();
-        let mut blocks = vec![0.0; plan.block_buffer_len()];
-        for e in 0..plan.n_cliques() {
-            let kb = plan.block_dim(e);
-            let g = DMat::from_fn(kb, kb, |_, _| rng.uniform());
-            let b = g.transpose() * g;
-            let o = plan.block_offset(e);
-            for r in 0..kb {
-                for c in 0..kb {
-                    blocks[o + r * kb + c] = b[(r, c)];
-                }
-            }
-        }
-        let mut values = vec![0.0; p.nnz()];
-        p.assemble(&blocks, &mut values);
-        let diag: Vec<f64> = (0..p.n()).map(|_| 0.1 + rng.uniform().abs()).collect();
-        p.add_diagonal(&mut values, 1.0, &diag);
-        values
-    }
 
     /// A 6 × 6 × 5-cell grid (big enough for nested dissection to split it) with the face
     /// z = 0 fixed and one more DOF removed.

@@ -1,7 +1,8 @@
 //! Sparse linear algebra without physics (layer 1; uses only `math` and `error`): the fixed
 //! symmetric pattern of the system matrix `A = M + hD + h²K` over the free DOFs, its
 //! deterministic parallel assembly from per-clique blocks, the symmetric sparse product, and
-//! the symbolic-once / numeric-per-step sparse Cholesky factorisation (faer).
+//! the symbolic-once / numeric-per-step sparse Cholesky factorisation (faer), and the trailing
+//! block of a factor whose ordering eliminates chosen DOFs last.
 
 mod assembly;
 mod cholesky;
@@ -12,6 +13,7 @@ mod permuted_pattern;
 mod symmetric_product;
 #[cfg(test)]
 mod test_support;
+mod trailing_block;
 
 pub use assembly::{AssemblyPlan, axpby};
 pub use cholesky::{

@@ -3,7 +3,7 @@
 //! dense form of a stored lower triangle.
 
 use super::SymmetricPattern;
-use crate::math::{DMat, Vec3};
+use crate::math::{DMat, SplitMix64, Vec3};
 
 /// Tetrahedra of an `nx × ny × nz`-cell grid with unit spacing, each cube split in 6
 /// tetrahedra around its main diagonal, node `(i, j, k)` numbered
@@ -57,4 +57,26 @@ pub(crate) fn to_dense(p: &SymmetricPattern, values: &[f64]) -> DMat {
         }
     }
     a
+}
+
+/// Random SPD clique blocks (`GᵀG` per clique) plus a positive diagonal: an SPD matrix.
+pub(crate) fn random_spd_values(p: &SymmetricPattern, rng: &mut SplitMix64) -> Vec<f64> {
+    let plan = p.plan();
+    let mut blocks = vec![0.0; plan.block_buffer_len()];
+    for e in 0..plan.n_cliques() {
+        let kb = plan.block_dim(e);
+        let g = DMat::from_fn(kb, kb, |_, _| rng.uniform());
+        let b = g.transpose() * g;
+        let o = plan.block_offset(e);
+        for r in 0..kb {
+            for c in 0..kb {
+                blocks[o + r * kb + c] = b[(r, c)];
+            }
+        }
+    }
+    let mut values = vec![0.0; p.nnz()];
+    p.assemble(&blocks, &mut values);
+    let diag: Vec<f64> = (0..p.n()).map(|_| 0.1 + rng.uniform().abs()).collect();
+    p.add_diagonal(&mut values, 1.0, &diag);
+    values
 }

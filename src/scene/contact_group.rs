@@ -25,9 +25,10 @@
 use faer::dyn_stack::MemStack;
 
 use crate::contact::{
-    AdmmSettings, AdmmSolver, BodyContact, ContactMode, ContactProblem, FactoredDelassus,
-    FrictionCone, PenetrationCorrection, PgsSettings, PgsSolver, assemble_delassus, classify,
-    free_contact_velocity, push_body_contact, push_node_contacts, push_self_contacts,
+    AdmmSettings, AdmmSolver, BilateralElimination, BodyContact, ContactMode, ContactProblem,
+    FactoredDelassus, FrictionCone, PenetrationCorrection, PgsSettings, PgsSolver,
+    assemble_delassus, classify, free_contact_velocity, push_body_contact, push_node_contacts,
+    push_self_contacts,
 };
 use crate::error::Result;
 use crate::math::{DMat, DVec, Vec3};
@@ -112,6 +113,10 @@ pub struct GroupWorkspace {
     next: Vec<WarmStart>,
     admm: AdmmSolver,
     pgs: PgsSolver,
+    /// The attachments' rows eliminated from an assembled NCP before it is solved.
+    elimination: BilateralElimination,
+    /// The warm start restricted to the contacts left after the elimination.
+    reduced_warm: Vec<f64>,
 }
 
 impl GroupWorkspace {
@@ -443,6 +448,8 @@ pub fn solve_group(
         ..defaults
     };
     ncp.assembled = !factored;
+    // Whether a solver iterated (not when the elimination left no contact to solve for).
+    let mut iterated = true;
     let solution = if factored {
         let body = &mut bodies[members[0]];
         let mut delassus = FactoredDelassus::new(
@@ -462,15 +469,43 @@ pub fn solve_group(
             DVec::from_column_slice(&ws.g),
             cones,
         )?;
-        let solution = match settings.solver {
-            ContactSolverKind::Admm => ws.admm.solve(&problem, warm)?,
-            ContactSolverKind::Pgs => {
-                ws.pgs.settings = PgsSettings {
-                    tolerance: settings.tolerance,
-                    max_iterations: settings.max_iterations,
-                };
-                ws.pgs.solve(&problem, warm)?
+        // The attachments' rows eliminated exactly (contact::BilateralElimination): the
+        // solver iterates on the other contacts alone.
+        let reduced = ws.elimination.reduce(&problem);
+        let (target, warm) = match &reduced {
+            Some(r) => {
+                let warm = warm.map(|w| {
+                    ws.elimination.restrict(w, &mut ws.reduced_warm);
+                    ws.reduced_warm.as_slice()
+                });
+                (r, warm)
             }
+            None => (&problem, warm),
+        };
+        iterated = target.contact_count() > 0;
+        let solution = if !iterated {
+            None
+        } else {
+            Some(match settings.solver {
+                ContactSolverKind::Admm => ws.admm.solve(target, warm)?,
+                ContactSolverKind::Pgs => {
+                    ws.pgs.settings = PgsSettings {
+                        tolerance: settings.tolerance,
+                        max_iterations: settings.max_iterations,
+                    };
+                    ws.pgs.solve(target, warm)?
+                }
+            })
+        };
+        let solution = match (&reduced, solution) {
+            (Some(_), solution) => {
+                let (lambda, iterations) = solution
+                    .as_ref()
+                    .map_or((&[][..], 0), |s| (s.lambda.as_slice(), s.iterations));
+                ws.elimination
+                    .expand(&problem, lambda, iterations, settings.tolerance)
+            }
+            (None, solution) => solution.expect("a problem with contacts"),
         };
         ncp.delassus = problem.into_delassus();
         solution
@@ -501,8 +536,8 @@ pub fn solve_group(
     ncp.bilateral.clear();
     ncp.bilateral.extend_from_slice(&bilateral);
     let eigenvector = match settings.solver {
-        ContactSolverKind::Admm => ws.admm.eigenvector().to_vec(),
-        ContactSolverKind::Pgs => Vec::new(),
+        ContactSolverKind::Admm if iterated => ws.admm.eigenvector().to_vec(),
+        _ => Vec::new(),
     };
     ws.next
         .push((ws.keys.clone(), lambda.to_vec(), eigenvector));

@@ -358,6 +358,19 @@ impl SoftRigid {
         Ok(out)
     }
 
+    /// The nodes of soft body `body` held by attachments, each once, ascending.
+    pub fn attached_nodes(&self, body: usize) -> Vec<usize> {
+        let mut nodes: Vec<usize> = self
+            .attachments
+            .iter()
+            .filter(|a| a.body == body)
+            .flat_map(|a| a.nodes.iter().copied())
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
     /// Whether a soft body can meet a rigid one in the scene (there are both, or an
     /// attachment).
     pub fn is_active(&self, rigid: &RigidScene, soft_bodies: usize) -> bool {

@@ -43,7 +43,7 @@ use faer::dyn_stack::MemBuffer;
 use crate::contact::ContactPoints;
 use crate::error::Result;
 use crate::fem::{ElasticState, SoftBody};
-use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor};
+use crate::linalg::{FactorKind, FactorOrdering, NumericFactor, SymbolicFactor, SymbolicOptions};
 use crate::math::Vec3;
 
 use super::actuation::{ActuationWorkspace, BodyActuation};
@@ -174,19 +174,37 @@ pub struct Stepper {
 impl BodyWorkspace {
     /// Buffers for `body` without actuators, with the symbolic analysis of its pattern.
     pub fn new(body: &SoftBody) -> Result<BodyWorkspace> {
-        BodyWorkspace::with_actuation(body, &BodyActuation::default(), ContactPoints::Nodes)
+        BodyWorkspace::with_actuation(body, &BodyActuation::default(), ContactPoints::Nodes, &[])
     }
 
     /// Buffers for `body` driven by the actuators of `act`, meeting obstacles and rigid
-    /// shapes at `points`. Errors when a node pinned by an angle-driven servo is not fixed in
-    /// the body.
+    /// shapes at `points`, with its `attached` nodes (held to rigid bodies) eliminated last in
+    /// its factorisation, so that their Delassus rows come from the factor's trailing block
+    /// (`contact::assemble_delassus`). Errors when a node pinned by an angle-driven servo is
+    /// not fixed in the body.
     pub fn with_actuation(
         body: &SoftBody,
         act: &BodyActuation,
         points: ContactPoints,
+        attached: &[usize],
     ) -> Result<BodyWorkspace> {
         let pattern = body.pattern();
-        let symbolic = std::sync::Arc::new(SymbolicFactor::new(pattern)?);
+        let dofs = pattern.dofs();
+        let mut last: Vec<usize> = attached
+            .iter()
+            .flat_map(|&node| (0..3).filter_map(move |p| dofs.reduced_index(3 * node + p)))
+            .collect();
+        last.sort_unstable();
+        last.dedup();
+        let options = SymbolicOptions {
+            ordering: if last.is_empty() {
+                FactorOrdering::Amd
+            } else {
+                FactorOrdering::AmdWithLast(&last)
+            },
+            ..Default::default()
+        };
+        let symbolic = std::sync::Arc::new(SymbolicFactor::with_options(pattern, options)?);
         let factor = NumericFactor::new(symbolic, FactorKind::Llt);
         let solve_buffer = MemBuffer::new(factor.solve_scratch(1));
         let n = pattern.n();
@@ -272,6 +290,12 @@ impl BodyWorkspace {
         self.elastic.keep_material_points(keep);
     }
 
+    /// Whether the contact stage keeps every column `A⁻¹ H_cᵀ` of its Delassus matrix (for
+    /// derivative passes that reuse them; [`crate::contact::DelassusWorkspace::keep_columns`]).
+    pub fn keep_delassus_columns(&mut self, keep: bool) {
+        self.contact.delassus_ws.keep_columns(keep);
+    }
+
     /// Exchanges the kept material points of the last step with `other`, like
     /// [`Self::swap_factor`] (the next step refills them).
     pub fn swap_material_points(&mut self, other: &mut Vec<crate::material::MaterialPoint>) {
@@ -298,6 +322,7 @@ impl Stepper {
                         b,
                         scene.body_actuation(i),
                         scene.contact.points(i),
+                        &scene.coupling.attached_nodes(i),
                     )
                 })
                 .collect::<Result<_>>()?,

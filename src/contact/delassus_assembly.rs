@@ -1,0 +1,461 @@
+//! The Delassus matrix `G = h H_c A⁻¹ H_cᵀ` ((m/s)/N) of one soft body, assembled with the
+//! step's factorisation of `A = M + hD + h²K` (docs/step.md; the Jacobian `H_c` in
+//! [`super::ContactJacobian`]).
+//!
+//! Two ways, chosen column by column, both on the factor at hand (never a second
+//! factorisation, never an inverse of `A`):
+//! - **through all of `L`**: one multi-right-hand-side solve gives the columns `A⁻¹ H_cᵀ`,
+//!   then `G[i, j] = h row_i(H_c) · column_j`;
+//! - **through the trailing block**: when the factor's ordering eliminates some DOFs last
+//!   (`linalg::FactorOrdering::AmdWithLast`: a body's attached nodes, which carry a third of
+//!   `gripper_lift`'s pads), the rows that read only those DOFs need no sparse solve:
+//!   `G_tt = h (L_tt⁻¹ B)ᵀ (L_tt⁻¹ B)` with `B` their rows over the block and `L_tt` the
+//!   block of `L` (`NumericFactor::trailing_factor`), a dense triangular solve of the
+//!   block's size. Their entries against the other rows come from the others' columns.
+//!
+//! Derivative passes reuse `A⁻¹ H_cᵀ` for every row ([`DelassusWorkspace::solved_columns`]),
+//! so a workspace told to keep them ([`DelassusWorkspace::keep_columns`]) solves every column
+//! through all of `L`.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
+use faer::{Accum, MatMut, MatRef, Par};
+
+use super::delassus::ContactJacobian;
+use crate::error::{Error, Result};
+use crate::linalg::{DofMap, NumericFactor};
+use crate::math::DMat;
+
+/// Reusable buffers of [`assemble_delassus`]: the `n_reduced × 3n` right-hand sides, the
+/// trailing block's dense buffers and the solve workspace (grown when the number of contacts
+/// grows, never shrunk).
+#[derive(Default)]
+pub struct DelassusWorkspace {
+    columns: Vec<f64>,
+    stack: Option<MemBuffer>,
+    stack_columns: usize,
+    /// The rows of H_c over the reduced DOFs: row pointers and (reduced DOF, coefficient).
+    row_ptr: Vec<usize>,
+    entries: Vec<(usize, f64)>,
+    /// Solve every column through all of L (module doc).
+    keep_columns: bool,
+    /// Whether `columns` holds A⁻¹ H_cᵀ for every row after the last assembly.
+    complete: bool,
+    /// The rows solved through all of L, and those through the trailing block.
+    through_l: Vec<usize>,
+    through_tail: Vec<usize>,
+    /// L_tt (m × m), the rows over the block then L_tt⁻¹ of them (m × t), and their G block.
+    tail_factor: Vec<f64>,
+    tail_rhs: Vec<f64>,
+    tail_g: Vec<f64>,
+}
+
+impl DelassusWorkspace {
+    /// `A⁻¹ H_cᵀ` over the free DOFs from the last [`assemble_delassus`] (column-major,
+    /// one column per row of `H_c`, `n_free` values each): what the step's derivatives reuse
+    /// instead of solving again.
+    ///
+    /// Panics unless the workspace keeps its columns ([`Self::keep_columns`]) or the last
+    /// assembly solved every column through all of `L` anyway.
+    pub fn solved_columns(&self) -> &[f64] {
+        assert!(
+            self.complete,
+            "DelassusWorkspace::solved_columns: the columns are kept only with keep_columns(true)"
+        );
+        &self.columns
+    }
+
+    /// Whether every column `A⁻¹ H_cᵀ` is solved and kept (derivative passes), or the rows
+    /// within a factor's trailing block take the cheaper dense path (the default).
+    pub fn keep_columns(&mut self, keep: bool) {
+        self.keep_columns = keep;
+    }
+}
+
+impl std::fmt::Debug for DelassusWorkspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DelassusWorkspace")
+            .field("columns", &self.columns.len())
+            .field("keep_columns", &self.keep_columns)
+            .finish()
+    }
+}
+
+/// `G = h H_c A⁻¹ H_cᵀ` ((m/s)/N, 3n×3n, symmetric) into `out`, with `factor` the
+/// factorisation of the body's reduced `A` (over the free DOFs of `dofs`) used by the step
+/// (module doc: one multi-right-hand-side solve, and the trailing block's dense path for the
+/// rows within it).
+///
+/// Errors when `h` is not positive and finite, when the Jacobian's node count does not match
+/// `dofs`, when `factor` is not factorised or has another size, or when the Jacobian's rows
+/// are not a multiple of 3.
+pub fn assemble_delassus(
+    h: f64,
+    jacobian: &ContactJacobian,
+    dofs: &DofMap,
+    factor: &NumericFactor,
+    workspace: &mut DelassusWorkspace,
+    out: &mut DMat,
+) -> Result<()> {
+    if !(h > 0.0) || !h.is_finite() {
+        return Err(Error::invalid("time step", format!("{h} must be positive")));
+    }
+    if 3 * jacobian.node_count() != dofs.n_full() {
+        return Err(Error::invalid(
+            "contact Jacobian",
+            format!(
+                "has {} nodes, the DOF map {} DOFs",
+                jacobian.node_count(),
+                dofs.n_full()
+            ),
+        ));
+    }
+    if !factor.is_factorized() || factor.symbolic().n() != dofs.n_reduced() {
+        return Err(Error::invalid(
+            "Delassus assembly",
+            "the factor of A is not computed or does not match the DOF map",
+        ));
+    }
+    if !jacobian.row_count().is_multiple_of(3) {
+        return Err(Error::invalid(
+            "contact Jacobian",
+            format!("{} rows is not 3 per contact", jacobian.row_count()),
+        ));
+    }
+    let k = jacobian.row_count();
+    let nr = dofs.n_reduced();
+    if out.nrows() != k || out.ncols() != k {
+        *out = DMat::zeros(k, k);
+    }
+    workspace.complete = true;
+    if k == 0 {
+        workspace.columns.clear();
+        return Ok(());
+    }
+    // The rows over the reduced DOFs (fixed DOFs drop out), split by the path they take.
+    let DelassusWorkspace {
+        row_ptr,
+        entries,
+        through_l,
+        through_tail,
+        ..
+    } = workspace;
+    reduced_rows(jacobian, dofs, row_ptr, entries);
+    let row = |i: usize| &entries[row_ptr[i]..row_ptr[i + 1]];
+    let symbolic = factor.symbolic();
+    let t0 = symbolic.tail_start();
+    let m = if workspace.keep_columns {
+        None
+    } else {
+        factor.trailing_factor(&mut workspace.tail_factor)
+    };
+    through_l.clear();
+    through_tail.clear();
+    for i in 0..k {
+        let in_tail = m.is_some() && row(i).iter().all(|&(r, _)| symbolic.step_of_dof(r) >= t0);
+        if in_tail {
+            through_tail.push(i);
+        } else {
+            through_l.push(i);
+        }
+    }
+    workspace.complete = through_tail.is_empty();
+    // Through all of L: one multi-right-hand-side solve, columns ← A⁻¹ H_cᵀ (column c of
+    // the buffer is row through_l[c]).
+    let kl = through_l.len();
+    let columns = &mut workspace.columns;
+    columns.clear();
+    columns.resize(nr * kl, 0.0);
+    for (c, &j) in through_l.iter().enumerate() {
+        let col = &mut columns[c * nr..(c + 1) * nr];
+        for &(r, v) in row(j) {
+            col[r] += v;
+        }
+    }
+    if kl > 0 {
+        if workspace.stack.is_none() || workspace.stack_columns < kl {
+            workspace.stack = Some(MemBuffer::new(factor.solve_scratch(kl)));
+            workspace.stack_columns = kl;
+        }
+        let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
+        factor.solve_columns_in_place(columns, kl, stack);
+    }
+    // G[i, j] = h · row_i(H_c) · column_j for every row i against those columns, each pair
+    // once and mirrored: G is symmetric, and its two triangles computed apart would differ by
+    // round-off only.
+    for (c, &j) in through_l.iter().enumerate() {
+        let col = &columns[c * nr..(c + 1) * nr];
+        let mut set = |i: usize| {
+            let sum: f64 = row(i).iter().map(|&(r, v)| v * col[r]).sum();
+            out[(i, j)] = h * sum;
+            out[(j, i)] = h * sum;
+        };
+        through_l[c..].iter().for_each(|&i| set(i));
+        through_tail.iter().for_each(|&i| set(i));
+    }
+    // Through the trailing block: G_tt = h YᵀY with Y = L_tt⁻¹ B.
+    if let Some(m) = m.filter(|_| !through_tail.is_empty()) {
+        let kt = through_tail.len();
+        let rhs = &mut workspace.tail_rhs;
+        rhs.clear();
+        rhs.resize(m * kt, 0.0);
+        for (c, &j) in through_tail.iter().enumerate() {
+            for &(r, v) in row(j) {
+                rhs[c * m + symbolic.step_of_dof(r) - t0] += v;
+            }
+        }
+        let l_tt = MatRef::from_column_major_slice(&workspace.tail_factor, m, m);
+        solve_lower_triangular_in_place(
+            l_tt,
+            MatMut::from_column_major_slice_mut(rhs, m, kt),
+            Par::Seq,
+        );
+        let g = &mut workspace.tail_g;
+        g.clear();
+        g.resize(kt * kt, 0.0);
+        let y = MatRef::from_column_major_slice(rhs, m, kt);
+        matmul(
+            MatMut::from_column_major_slice_mut(g, kt, kt),
+            Accum::Replace,
+            y.transpose(),
+            y,
+            h,
+            Par::Seq,
+        );
+        for (b, &j) in through_tail.iter().enumerate() {
+            for (a, &i) in through_tail.iter().enumerate().skip(b) {
+                // The lower triangle, mirrored: exactly symmetric.
+                let v = g[a + b * kt];
+                out[(i, j)] = v;
+                out[(j, i)] = v;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The rows of `jacobian` over the reduced DOFs of `dofs` (fixed DOFs drop out: they cannot
+/// move), as CSR: `row_ptr` (rows + 1) and `(reduced DOF, coefficient)` `entries`.
+pub(super) fn reduced_rows(
+    jacobian: &ContactJacobian,
+    dofs: &DofMap,
+    row_ptr: &mut Vec<usize>,
+    entries: &mut Vec<(usize, f64)>,
+) {
+    row_ptr.clear();
+    row_ptr.push(0);
+    entries.clear();
+    for i in 0..jacobian.row_count() {
+        for (node, c) in jacobian.row(i) {
+            for p in 0..3 {
+                if let Some(r) = dofs.reduced_index(3 * node + p) {
+                    entries.push((r, c[p]));
+                }
+            }
+        }
+        row_ptr.push(entries.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::{
+        FactorKind, FactorOrdering, SymbolicFactor, SymbolicOptions, SymmetricPattern,
+    };
+    use crate::math::{Mat3, SplitMix64};
+    use crate::mesh::box_mesh;
+    use std::sync::Arc;
+
+    /// An orthonormal frame from a random rotation (QR of a random matrix).
+    fn random_frame(rng: &mut SplitMix64) -> Mat3 {
+        let m = Mat3::from_fn(|_, _| rng.uniform());
+        let q = m.qr().q();
+        if q.determinant() < 0.0 { -q } else { q }
+    }
+
+    /// A box mesh with its bottom face fixed, a random SPD `A` on its pattern (Σ per-element
+    /// BᵀB plus a positive diagonal), and the nodes of its top face.
+    struct BoxSystem {
+        pattern: SymmetricPattern,
+        values: Vec<f64>,
+        top: Vec<usize>,
+        bottom: usize,
+        nodes: usize,
+    }
+
+    fn box_system(rng: &mut SplitMix64) -> BoxSystem {
+        let mesh = box_mesh([2, 2, 3], [0.0, 0.0, 0.0], [0.1, 0.1, 0.15]).unwrap();
+        let nodes = mesh.node_count();
+        let x = mesh.positions();
+        let mut removed = vec![false; 3 * nodes];
+        for (i, p) in x.iter().enumerate() {
+            if p.z < 1e-12 {
+                removed[3 * i..3 * i + 3].fill(true);
+            }
+        }
+        let pattern = SymmetricPattern::new(nodes, 3, mesh.tetrahedra(), &removed).unwrap();
+        let plan = pattern.plan();
+        let mut blocks = vec![0.0; plan.block_buffer_len()];
+        for e in 0..plan.n_cliques() {
+            let kb = plan.block_dim(e);
+            let b = DMat::from_fn(kb, kb, |_, _| rng.uniform());
+            let bb = b.transpose() * b;
+            let o = plan.block_offset(e);
+            for r in 0..kb {
+                for c in 0..kb {
+                    blocks[o + r * kb + c] = bb[(r, c)];
+                }
+            }
+        }
+        let mut values = vec![0.0; pattern.nnz()];
+        pattern.assemble(&blocks, &mut values);
+        let diag: Vec<f64> = (0..pattern.n())
+            .map(|_| 0.5 + rng.uniform().abs())
+            .collect();
+        pattern.add_diagonal(&mut values, 1.0, &diag);
+        BoxSystem {
+            top: (0..nodes).filter(|&i| x[i].z > 0.15 - 1e-12).collect(),
+            bottom: (0..nodes).find(|&i| x[i].z < 1e-12).unwrap(),
+            pattern,
+            values,
+            nodes,
+        }
+    }
+
+    /// Contacts: single top nodes, a barycentric point of three top nodes, one point touching
+    /// a fixed node (whose entries must drop out) and one reading a node inside the box.
+    fn contacts(s: &BoxSystem, rng: &mut SplitMix64) -> ContactJacobian {
+        let mut jac = ContactJacobian::new(s.nodes);
+        for &t in s.top.iter().take(4) {
+            jac.push_point_contact(&random_frame(rng), &[(t, 1.0)])
+                .unwrap();
+        }
+        let top = &s.top;
+        jac.push_point_contact(
+            &random_frame(rng),
+            &[(top[4], 0.2), (top[5], 0.3), (top[6], 0.5)],
+        )
+        .unwrap();
+        jac.push_point_contact(&random_frame(rng), &[(s.bottom, 0.4), (top[0], 0.6)])
+            .unwrap();
+        let inside = (0..s.nodes)
+            .find(|i| !top.contains(i) && s.pattern.dofs().reduced_index(3 * i).is_some())
+            .unwrap();
+        jac.push_point_contact(&random_frame(rng), &[(inside, 0.7), (top[1], 0.3)])
+            .unwrap();
+        jac
+    }
+
+    /// The dense reference `h H A⁻¹ Hᵀ` (nalgebra's inverse of the dense `A`: a second
+    /// method) and the dense `A⁻¹ Hᵀ` over the free DOFs.
+    fn dense_reference(s: &BoxSystem, jac: &ContactJacobian, h: f64) -> (DMat, DMat) {
+        let (n, k, pattern) = (s.pattern.n(), jac.row_count(), &s.pattern);
+        let mut a = DMat::zeros(n, n);
+        for c in 0..n {
+            let range = pattern.col_ptr()[c]..pattern.col_ptr()[c + 1];
+            for (&r, &value) in pattern.row_idx()[range.clone()]
+                .iter()
+                .zip(&s.values[range])
+            {
+                a[(r, c)] = value;
+                a[(c, r)] = value;
+            }
+        }
+        let mut hd = DMat::zeros(k, n);
+        for i in 0..k {
+            for (node, c) in jac.row(i) {
+                for p in 0..3 {
+                    if let Some(r) = pattern.dofs().reduced_index(3 * node + p) {
+                        hd[(i, r)] += c[p];
+                    }
+                }
+            }
+        }
+        let w = a.try_inverse().unwrap() * hd.transpose();
+        (h * &hd * &w, w)
+    }
+
+    #[test]
+    fn delassus_equals_dense_inverse_on_a_box_mesh() {
+        let mut rng = SplitMix64::new(5);
+        let s = box_system(&mut rng);
+        let symbolic = Arc::new(SymbolicFactor::new(&s.pattern).unwrap());
+        let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
+        factor.factorize(&s.pattern, &s.values).unwrap();
+        let jac = contacts(&s, &mut rng);
+        let k = jac.row_count();
+        assert_eq!(k, 21);
+        let h = 0.01;
+        let mut g = DMat::zeros(0, 0);
+        let mut ws = DelassusWorkspace::default();
+        let dofs = s.pattern.dofs();
+        assemble_delassus(h, &jac, dofs, &factor, &mut ws, &mut g).unwrap();
+        let (reference, w) = dense_reference(&s, &jac, h);
+        let err = (&g - &reference).amax() / reference.amax();
+        assert!(err < 1e-10, "relative error {err}");
+        // Without a trailing block every column is solved, and they are A⁻¹ Hᵀ.
+        let cols = DMat::from_column_slice(s.pattern.n(), k, ws.solved_columns());
+        assert!((&cols - &w).amax() < 1e-10 * w.amax());
+        // Reusing the workspace gives the same matrix.
+        let mut again = DMat::zeros(0, 0);
+        assemble_delassus(h, &jac, dofs, &factor, &mut ws, &mut again).unwrap();
+        assert_eq!(again, g);
+        // Bad inputs are errors.
+        assert!(assemble_delassus(0.0, &jac, dofs, &factor, &mut ws, &mut g).is_err());
+        let other = ContactJacobian::new(s.nodes + 1);
+        assert!(assemble_delassus(h, &other, dofs, &factor, &mut ws, &mut g).is_err());
+    }
+
+    /// With the top face's DOFs eliminated last, the rows on the top face alone take the
+    /// trailing block's dense path, the others the solve through all of L: G is the dense
+    /// reference either way, and a workspace that keeps its columns has all of A⁻¹ Hᵀ.
+    #[test]
+    fn rows_within_the_trailing_block_give_the_same_delassus_matrix() {
+        let mut rng = SplitMix64::new(11);
+        let s = box_system(&mut rng);
+        let dofs = s.pattern.dofs();
+        let last: Vec<usize> = s
+            .top
+            .iter()
+            .flat_map(|&t| (0..3).filter_map(move |p| dofs.reduced_index(3 * t + p)))
+            .collect();
+        let symbolic = SymbolicFactor::with_options(
+            &s.pattern,
+            SymbolicOptions {
+                ordering: FactorOrdering::AmdWithLast(&last),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mut factor = NumericFactor::new(Arc::new(symbolic), FactorKind::Llt);
+        factor.factorize(&s.pattern, &s.values).unwrap();
+        let jac = contacts(&s, &mut rng);
+        let h = 0.01;
+        let (reference, w) = dense_reference(&s, &jac, h);
+        let mut ws = DelassusWorkspace::default();
+        let mut g = DMat::zeros(0, 0);
+        assemble_delassus(h, &jac, dofs, &factor, &mut ws, &mut g).unwrap();
+        // The four single top nodes and the barycentric top point: 15 rows in the block; the
+        // fixed node's entries drop out, so that row is in it too.
+        assert_eq!(ws.through_tail.len(), 18);
+        assert_eq!(ws.through_l.len(), 3);
+        let err = (&g - &reference).amax() / reference.amax();
+        assert!(err < 1e-12, "relative error {err}");
+        assert_eq!(g, g.transpose());
+        let incomplete = std::panic::catch_unwind(|| ws.solved_columns().len());
+        assert!(
+            incomplete.is_err(),
+            "incomplete columns are never handed out"
+        );
+        let mut kept = DelassusWorkspace::default();
+        kept.keep_columns(true);
+        let mut g_kept = DMat::zeros(0, 0);
+        assemble_delassus(h, &jac, dofs, &factor, &mut kept, &mut g_kept).unwrap();
+        let err = (&g_kept - &reference).amax() / reference.amax();
+        assert!(err < 1e-12, "relative error {err}");
+        let cols = DMat::from_column_slice(s.pattern.n(), jac.row_count(), kept.solved_columns());
+        assert!((&cols - &w).amax() < 1e-10 * w.amax());
+    }
+}

@@ -1,0 +1,177 @@
+//! The trailing block of a factor whose ordering eliminates some DOFs last
+//! ([`FactorOrdering::AmdWithLast`](super::FactorOrdering::AmdWithLast)).
+//!
+//! With the DOFs `t` eliminated after all the others, `P A Pᵀ = L Lᵀ` splits as
+//!
+//! ```text
+//! L = [ L_oo   0   ]        L_tt L_ttᵀ = S = A_tt − A_to A_oo⁻¹ A_ot
+//!     [ L_to  L_tt ]
+//! ```
+//!
+//! so `L_tt` is the Cholesky factor of the Schur complement of `A` on `t`, and for right-hand
+//! sides `B` that vanish outside `t`, `Bᵀ A⁻¹ B = (L_tt⁻¹ B_t)ᵀ (L_tt⁻¹ B_t)` costs a dense
+//! triangular solve of the block's size instead of two sparse substitutions through all of
+//! `L` per column. The Delassus columns of attached nodes are such right-hand sides
+//! (`contact::assemble_delassus`). A dense block, not an inverse: `(A⁻¹)_tt` is never formed.
+
+use super::cholesky::{FactorKind, NumericFactor};
+use crate::error::{Error, Result};
+use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
+
+/// `order` (a permutation of `0..n`) with the entries of `last` moved to its end, each part
+/// keeping its order in `order` (a stable partition). Errors when an entry of `last` is out
+/// of range or repeated.
+///
+/// The block costs fill: on `gripper_lift`'s pads (225 DOFs, the 75 of the attached face
+/// last) `L` holds 20.2k values against 11.8k with plain AMD, and factorises in 86 µs against
+/// 66 µs; AMD on the graph of the others alone, then the block, filled a little more (20.8k).
+pub(super) fn last_in_order(order: &[usize], last: &[usize]) -> Result<Vec<usize>> {
+    let n = order.len();
+    let mut is_last = vec![false; n];
+    for &r in last {
+        if r >= n {
+            return Err(Error::invalid(
+                "DOFs eliminated last",
+                format!("reduced DOF {r} of {n}"),
+            ));
+        }
+        if std::mem::replace(&mut is_last[r], true) {
+            return Err(Error::invalid(
+                "DOFs eliminated last",
+                format!("reduced DOF {r} listed twice"),
+            ));
+        }
+    }
+    let (mut first, tail): (Vec<usize>, Vec<usize>) = order.iter().partition(|&&r| !is_last[r]);
+    first.extend(tail);
+    Ok(first)
+}
+
+impl NumericFactor {
+    /// The trailing block `L_tt` of an `L Lᵀ` factor (module doc): its size `m = n − t₀`
+    /// (`t₀` = [`SymbolicFactor::tail_start`](super::SymbolicFactor::tail_start)), with `out`
+    /// resized to `m × m` column-major, `L_tt` in its lower triangle and zeros above.
+    ///
+    /// `None`, and `out` untouched, when there is no trailing block, the factor is not
+    /// factorised, is `L D Lᵀ`, or has the simplicial layout (callers then solve through all
+    /// of `L`).
+    pub fn trailing_factor(&self, out: &mut Vec<f64>) -> Option<usize> {
+        let symbolic = &self.symbolic;
+        let (n, t0) = (symbolic.n(), symbolic.tail_start());
+        if t0 >= n || !self.is_factorized() || self.kind() != FactorKind::Llt {
+            return None;
+        }
+        let SymbolicCholeskyRaw::Supernodal(s) = symbolic.inner.raw() else {
+            return None;
+        };
+        let m = n - t0;
+        out.clear();
+        out.resize(m * m, 0.0);
+        let (begin, end) = (s.supernode_begin(), s.supernode_end());
+        let (row_ptr, rows, val_ptr) = (s.col_ptr_for_row_idx(), s.row_idx(), s.col_ptr_for_val());
+        for k in 0..s.n_supernodes() {
+            if end[k] <= t0 {
+                continue;
+            }
+            let ncols = end[k] - begin[k];
+            let pattern = &rows[row_ptr[k]..row_ptr[k + 1]];
+            let nrows = ncols + pattern.len();
+            let block = &self.values[val_ptr[k]..val_ptr[k + 1]];
+            // Rows of the block: its own columns' diagonal block, then its pattern (all
+            // below it); the diagonal block's upper triangle is not part of L.
+            let row_of = |i: usize| {
+                if i < ncols {
+                    begin[k] + i
+                } else {
+                    pattern[i - ncols]
+                }
+            };
+            for j in t0.max(begin[k]) - begin[k]..ncols {
+                let c = begin[k] + j - t0;
+                for i in j..nrows {
+                    out[(row_of(i) - t0) + c * m] = block[i + j * nrows];
+                }
+            }
+        }
+        Some(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::test_support::{grid_tetrahedra, random_spd_values, to_dense};
+    use crate::linalg::{FactorOrdering, SymbolicFactor, SymbolicOptions, SymmetricPattern};
+    use crate::math::{DMat, SplitMix64};
+    use std::sync::Arc;
+
+    #[test]
+    fn last_in_order_moves_the_listed_entries_to_the_end() {
+        assert_eq!(
+            last_in_order(&[3, 0, 4, 1, 2], &[1, 3]).unwrap(),
+            vec![0, 4, 2, 3, 1]
+        );
+        assert!(last_in_order(&[0, 1], &[2]).is_err());
+        assert!(last_in_order(&[0, 1, 2], &[1, 1]).is_err());
+    }
+
+    /// The trailing block against a second method: the dense Cholesky factor of the Schur
+    /// complement `A_tt − A_to A_oo⁻¹ A_ot`, formed with nalgebra from the dense `A`.
+    #[test]
+    fn the_trailing_block_is_the_cholesky_factor_of_the_schur_complement() {
+        let (xyz, tets) = grid_tetrahedra([3, 3, 2], 0, 0.0);
+        let pattern =
+            SymmetricPattern::new(xyz.len(), 3, &tets, &vec![false; 3 * xyz.len()]).unwrap();
+        let n = pattern.n();
+        let mut rng = SplitMix64::new(7);
+        let values = random_spd_values(&pattern, &mut rng);
+        // A face's worth of DOFs, not contiguous.
+        let last: Vec<usize> = (0..n).filter(|r| r % 7 == 3 || r % 11 == 5).rev().collect();
+        let symbolic = SymbolicFactor::with_options(
+            &pattern,
+            SymbolicOptions {
+                ordering: FactorOrdering::AmdWithLast(&last),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(symbolic.is_supernodal());
+        let t0 = symbolic.tail_start();
+        assert!(t0 <= n - last.len(), "every listed DOF is in the block");
+        for &r in &last {
+            assert!(symbolic.step_of_dof(r) >= t0);
+        }
+        let symbolic = Arc::new(symbolic);
+        let mut factor = NumericFactor::new(symbolic.clone(), FactorKind::Llt);
+        factor.factorize(&pattern, &values).unwrap();
+        let mut block = Vec::new();
+        let m = factor
+            .trailing_factor(&mut block)
+            .expect("a trailing block");
+        assert_eq!(m, n - t0);
+        // The block's DOFs and the others, in elimination order.
+        let mut by_step = vec![0; n];
+        for r in 0..n {
+            by_step[symbolic.step_of_dof(r)] = r;
+        }
+        let (others, tail) = by_step.split_at(t0);
+        let a = to_dense(&pattern, &values);
+        let sub = |rows: &[usize], cols: &[usize]| {
+            DMat::from_fn(rows.len(), cols.len(), |i, j| a[(rows[i], cols[j])])
+        };
+        let a_oo = sub(others, others).cholesky().expect("SPD");
+        let s = sub(tail, tail) - sub(tail, others) * a_oo.solve(&sub(others, tail));
+        let expected = s.cholesky().expect("SPD").l();
+        let got = DMat::from_column_slice(m, m, &block);
+        let error = (&got - &expected).amax() / expected.amax();
+        assert!(error < 1e-12, "relative error {error:.1e}");
+        // No block without the ordering, nor for L D Lᵀ.
+        let plain = Arc::new(SymbolicFactor::new(&pattern).unwrap());
+        let mut f = NumericFactor::new(plain, FactorKind::Llt);
+        f.factorize(&pattern, &values).unwrap();
+        assert_eq!(f.trailing_factor(&mut block), None);
+        let mut f = NumericFactor::new(symbolic, FactorKind::Ldlt);
+        f.factorize(&pattern, &values).unwrap();
+        assert_eq!(f.trailing_factor(&mut block), None);
+    }
+}
