@@ -261,6 +261,7 @@ pub(super) fn reduced_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linalg::test_support::random_spd_values;
     use crate::linalg::{
         FactorKind, FactorOrdering, SymbolicFactor, SymbolicOptions, SymmetricPattern,
     };
@@ -275,8 +276,8 @@ mod tests {
         if q.determinant() < 0.0 { -q } else { q }
     }
 
-    /// A box mesh with its bottom face fixed, a random SPD `A` on its pattern (Σ per-element
-    /// BᵀB plus a positive diagonal), and the nodes of its top face.
+    /// A box mesh with its bottom face fixed, a random SPD `A` on its pattern, and the nodes
+    /// of its top face.
     struct BoxSystem {
         pattern: SymmetricPattern,
         values: Vec<f64>,
@@ -296,25 +297,7 @@ mod tests {
             }
         }
         let pattern = SymmetricPattern::new(nodes, 3, mesh.tetrahedra(), &removed).unwrap();
-        let plan = pattern.plan();
-        let mut blocks = vec![0.0; plan.block_buffer_len()];
-        for e in 0..plan.n_cliques() {
-            let kb = plan.block_dim(e);
-            let b = DMat::from_fn(kb, kb, |_, _| rng.uniform());
-            let bb = b.transpose() * b;
-            let o = plan.block_offset(e);
-            for r in 0..kb {
-                for c in 0..kb {
-                    blocks[o + r * kb + c] = bb[(r, c)];
-                }
-            }
-        }
-        let mut values = vec![0.0; pattern.nnz()];
-        pattern.assemble(&blocks, &mut values);
-        let diag: Vec<f64> = (0..pattern.n())
-            .map(|_| 0.5 + rng.uniform().abs())
-            .collect();
-        pattern.add_diagonal(&mut values, 1.0, &diag);
+        let values = random_spd_values(&pattern, rng);
         BoxSystem {
             top: (0..nodes).filter(|&i| x[i].z > 0.15 - 1e-12).collect(),
             bottom: (0..nodes).find(|&i| x[i].z < 1e-12).unwrap(),

@@ -12,7 +12,7 @@ mod pattern;
 mod permuted_pattern;
 mod symmetric_product;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod trailing_block;
 
 pub use assembly::{AssemblyPlan, axpby};
