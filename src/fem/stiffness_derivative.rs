@@ -120,7 +120,7 @@ impl SoftBody {
                     Ok(point) => {
                         let dfv = tet.deformation_gradient_variation(element_field(tet, v));
                         let dfw = tet.deformation_gradient_variation(element_field(tet, w));
-                        (*kw, *tw) = element_actions(tet, &point, &dfv, &dfw);
+                        (*kw, *tw) = element_actions(tet, &point, &dfv, &dfw, &[], &mut []);
                         None
                     }
                     Err(err) => Some((e, err)),
@@ -158,8 +158,15 @@ impl SoftBody {
         assert_eq!(points.len(), self.elements().len(), "one point per element");
         assert!(parameters.len() <= 2, "at most two material parameters");
         let material = self.material();
-        let derivative_lames: [Option<Lame>; 2] =
-            std::array::from_fn(|k| parameters.get(k).map(|p| p.lame_derivative(material)));
+        let derivative_lames: [Lame; 2] = std::array::from_fn(|k| {
+            parameters.get(k).map_or(
+                Lame {
+                    mu: 0.0,
+                    lambda: 0.0,
+                },
+                |p| p.lame_derivative(material),
+            )
+        });
         self.elements()
             .par_iter()
             .zip(points)
@@ -170,16 +177,21 @@ impl SoftBody {
             .for_each(|(e, ((((tet, point), kw), tw), pairing))| {
                 let dfv = tet.deformation_gradient_variation(element_field(tet, v));
                 let dfw = tet.deformation_gradient_variation(element_field(tet, w));
-                (*kw, *tw) = element_actions(tet, point, &dfv, &dfw);
-                let in_region = self.in_region(e);
-                for (out, lame) in pairing.iter_mut().zip(&derivative_lames) {
-                    *out = match lame {
-                        Some(lame) if !in_region => ParameterPairing {
-                            forces: -tet.volume * frobenius(&point.stress_with(lame), &dfw),
-                            stiffness_action: tet.volume
-                                * point.tangent_form_with(lame, &dfv, &dfw),
-                        },
-                        _ => ParameterPairing::default(),
+                // The parameters' Lamé derivatives (none inside a material region), whose
+                // forms dF_V : (∂²P/∂F∂p) : dF_w come with the element's other terms.
+                let lames = if self.in_region(e) {
+                    &[][..]
+                } else {
+                    &derivative_lames[..parameters.len()]
+                };
+                let mut forms = [0.0; 2];
+                (*kw, *tw) =
+                    element_actions(tet, point, &dfv, &dfw, lames, &mut forms[..lames.len()]);
+                *pairing = [ParameterPairing::default(); 2];
+                for ((out, lame), form) in pairing.iter_mut().zip(lames).zip(forms) {
+                    *out = ParameterPairing {
+                        forces: -tet.volume * frobenius(&point.stress_with(lame), &dfw),
+                        stiffness_action: tet.volume * form,
                     };
                 }
             });
@@ -197,15 +209,17 @@ impl SoftBody {
 }
 
 /// One element's `(K w)ₑ = V_e (∂P/∂F : dF_w) gₙ` and `(T_V w)ₑ = V_e d²P[dF_V, dF_w] gₙ`, from
-/// the variations `dfv = dF_V`, `dfw = dF_w` of its deformation gradient.
+/// the variations `dfv = dF_V`, `dfw = dF_w` of its deformation gradient; and with them, for
+/// each Lamé pair of `forms`, dF_V : (∂P/∂F) : dF_w into `out` (Pa; `MaterialPoint::reverse_terms`).
 fn element_actions(
     tet: &Tetrahedron,
     point: &MaterialPoint,
     dfv: &Mat3,
     dfw: &Mat3,
+    forms: &[Lame],
+    out: &mut [f64],
 ) -> ([Vec3; 4], [Vec3; 4]) {
-    let dp = point.tangent_action(dfw);
-    let ddp = point.tangent_derivative(dfv, dfw);
+    let (dp, ddp) = point.reverse_terms(dfv, dfw, forms, out);
     (
         tet.gradients.map(|g| tet.volume * (dp * g)),
         tet.gradients.map(|g| tet.volume * (ddp * g)),

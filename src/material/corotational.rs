@@ -222,13 +222,63 @@ impl HyperelasticPoint for CorotationalPoint {
     /// Mₖ = Uᵀ dFₖ V, dRₖ = U W̃ₖ Vᵀ, R : dFₖ = tr Mₖ and dR₂ : dF₁ = W̃₂ : M₁, so
     /// d²P = U (c (W̃₂W̃₁ + Ỹ) + λ (tr M₂ W̃₁ + tr M₁ W̃₂)) Vᵀ + λ (W̃₂ : M₁) R.
     fn tangent_derivative(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> Mat3 {
+        self.second_derivative(lame, &self.frames(df1), &self.frames(df2))
+    }
+
+    /// The three terms from the directions' singular-frame forms Mₖ = Uᵀ dFₖ V and W̃ₖ, built
+    /// once: dP[dF₂] = 2μ dF₂ + U (c W̃₂ + λ tr M₂ I) Vᵀ (R = U Vᵀ, dR₂ = U W̃₂ Vᵀ, R : dF₂ =
+    /// tr M₂), d²P as [`Self::tangent_derivative`], and each form as
+    /// [`Self::tangent_form`] with qᵢⱼ : dFₖ = ((Mₖ)ᵢⱼ − (Mₖ)ⱼᵢ)/√2.
+    fn reverse_terms(
+        &self,
+        lame: &Lame,
+        df1: &Mat3,
+        df2: &Mat3,
+        forms: &[Lame],
+        out: &mut [f64],
+    ) -> (Mat3, Mat3) {
+        assert_eq!(forms.len(), out.len(), "reverse_terms: one output per form");
+        let (f1, f2) = (self.frames(df1), self.frames(df2));
+        let (t1, t2) = (f1.m.trace(), f2.m.trace());
+        let dot = frobenius(df1, df2);
+        // Σ 2/(σᵢ + σⱼ) (qᵢⱼ : dF₁)(qᵢⱼ : dF₂).
+        let mut rotation = 0.0;
+        for (p, &(i, j)) in PAIRS.iter().enumerate() {
+            rotation +=
+                self.inv_sum[p] * (f1.m[(i, j)] - f1.m[(j, i)]) * (f2.m[(i, j)] - f2.m[(j, i)]);
+        }
+        let trace_s = self.sigma.sum() - 3.0;
+        for (o, pair) in out.iter_mut().zip(forms) {
+            let c = pair.lambda * trace_s - 2.0 * pair.mu;
+            *o = 2.0 * pair.mu * dot + pair.lambda * t1 * t2 + c * rotation;
+        }
+        let c = lame.lambda * trace_s - 2.0 * lame.mu;
+        let frame = f2.w * c + Mat3::identity() * (lame.lambda * t2);
+        let dp = df2 * (2.0 * lame.mu) + self.u * frame * self.v.transpose();
+        (dp, self.second_derivative(lame, &f1, &f2))
+    }
+}
+
+/// A direction dF in the singular frames of a point: M = Uᵀ dF V and the generator W̃ of dR.
+struct Frames {
+    m: Mat3,
+    w: Mat3,
+}
+
+impl CorotationalPoint {
+    /// M = Uᵀ dF V and W̃ = omega(M) of the direction `df`.
+    fn frames(&self, df: &Mat3) -> Frames {
+        let m = self.u.tr_mul(df) * self.v;
+        let w = self.omega(&m);
+        Frames { m, w }
+    }
+
+    /// d²P[dF₁, dF₂] from the directions' frames ([`HyperelasticPoint::tangent_derivative`]).
+    fn second_derivative(&self, lame: &Lame, f1: &Frames, f2: &Frames) -> Mat3 {
         let (u, v) = (&self.u, &self.v);
-        let m1 = u.tr_mul(df1) * v;
-        let m2 = u.tr_mul(df2) * v;
-        let w1 = self.omega(&m1);
-        let w2 = self.omega(&m2);
+        let (m1, w1, m2, w2) = (&f1.m, &f1.w, &f2.m, &f2.w);
         // W̃₂Σ: column j of W̃₂ scaled by σⱼ.
-        let mut w2_sigma = w2;
+        let mut w2_sigma = *w2;
         for j in 0..3 {
             w2_sigma.column_mut(j).scale_mut(self.sigma[j]);
         }
@@ -238,7 +288,7 @@ impl HyperelasticPoint for CorotationalPoint {
         let y = self.omega(&c_tilde) * 0.5;
         let c = lame.lambda * (self.sigma.sum() - 3.0) - 2.0 * lame.mu;
         let frame = (w2 * w1 + y) * c + (w1 * m2.trace() + w2 * m1.trace()) * lame.lambda;
-        u * frame * v.transpose() + self.r * (lame.lambda * frobenius(&w2, &m1))
+        u * frame * v.transpose() + self.r * (lame.lambda * frobenius(w2, m1))
     }
 }
 

@@ -196,6 +196,28 @@ pub trait HyperelasticPoint: Copy {
         }
         out
     }
+    /// A reverse sweep's per-element terms in one call: `(∂P/∂F : dF₂, d²P[dF₁, dF₂])` (Pa)
+    /// with `lame`, and, for each Lamé pair of `forms` (a parameter's derivative, e.g.
+    /// ∂(μ, λ)/∂E), the form dF₁ : (∂P/∂F) : dF₂ with that pair into `out` (same length).
+    /// The default evaluates them one by one; a law whose terms share work (the co-rotational
+    /// law's singular frames) computes them together (`fem::stiffness_derivative`).
+    fn reverse_terms(
+        &self,
+        lame: &Lame,
+        df1: &Mat3,
+        df2: &Mat3,
+        forms: &[Lame],
+        out: &mut [f64],
+    ) -> (Mat3, Mat3) {
+        assert_eq!(forms.len(), out.len(), "reverse_terms: one output per form");
+        for (o, pair) in out.iter_mut().zip(forms) {
+            *o = self.tangent_form(pair, df1, df2);
+        }
+        (
+            self.tangent_action(lame, df2),
+            self.tangent_derivative(lame, df1, df2),
+        )
+    }
 }
 
 /// An isotropic material: its law and engineering parameters, with the derived Lamé
@@ -497,6 +519,19 @@ impl MaterialPoint {
     pub fn tangent_derivative_matrix(&self, df1: &Mat3) -> Mat9 {
         let lame = &self.lame;
         dispatch!(self, p => p.tangent_derivative_matrix(lame, df1))
+    }
+
+    /// `(∂P/∂F : dF₂, d²P[dF₁, dF₂])` (Pa), and dF₁ : (∂P/∂F) : dF₂ weighted with each Lamé
+    /// pair of `forms` into `out` ([`HyperelasticPoint::reverse_terms`]).
+    pub fn reverse_terms(
+        &self,
+        df1: &Mat3,
+        df2: &Mat3,
+        forms: &[Lame],
+        out: &mut [f64],
+    ) -> (Mat3, Mat3) {
+        let lame = &self.lame;
+        dispatch!(self, p => p.reverse_terms(lame, df1, df2, forms, out))
     }
 }
 

@@ -76,8 +76,8 @@ pub fn assert_close(a: &[f64], b: &[f64], what: &str) {
 /// All finite-difference checks of a law at `f`, for the two basis pairs and a mixed pair:
 /// P = ∂Ψ/∂F, ∂P/∂F = ∂P/∂F by FD (and symmetric), the action equals the 9×9 product,
 /// d²P[dF₁, dF₂] = FD of ∂P/∂F : dF₁ in dF₂ (and symmetric in the directions), its 9×9
-/// matrix = the FD Jacobian of ∂P/∂F : dF₁, and the
-/// outputs are linear in (μ, λ).
+/// matrix = the FD Jacobian of ∂P/∂F : dF₁, the terms of `reverse_terms` equal those one by
+/// one, and the outputs are linear in (μ, λ).
 #[track_caller]
 pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
     let mut rng = Rng::new(11);
@@ -171,6 +171,29 @@ pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
             d2_swapped.as_slice(),
             &format!("d²P symmetry, {ctx}"),
         );
+
+        // The reverse sweep's terms in one call against the calls one by one (checked
+        // above), to round-off.
+        let forms = [Lame::UNIT_LAMBDA, mixed];
+        let mut out = [0.0; 2];
+        let (dp, ddp) = point.reverse_terms(&lame, &df1, &df2, &forms, &mut out);
+        let close = |a: &Mat3, b: &Mat3, what: &str| {
+            let e = (a - b).amax() / b.amax().max(FLOOR);
+            assert!(
+                e < 1e-12,
+                "{what} in reverse_terms: relative error {e:e}, {ctx}"
+            );
+        };
+        close(&dp, &point.tangent_action(&lame, &df2), "∂P/∂F:dF2");
+        close(&ddp, &d2, "d²P[dF1,dF2]");
+        for (form, pair) in out.iter().zip(&forms) {
+            let alone = point.tangent_form(pair, &df1, &df2);
+            let scale = point.tangent(pair).norm() * df1.norm() * df2.norm();
+            assert!(
+                (form - alone).abs() <= 1e-12 * scale,
+                "form {form} in reverse_terms against {alone} alone, {ctx}"
+            );
+        }
     }
 
     // Linearity in (μ, λ): the mixed outputs are the weighted basis outputs.
