@@ -130,7 +130,7 @@ pub struct SymbolicFactor {
     /// faer's analysis of `P A Pᵀ` with the identity ordering.
     pub(super) inner: SymbolicCholesky<usize>,
     /// The structure of `P A Pᵀ` in the triangle faer's numeric code reads.
-    pub(super) permuted: PermutedPattern,
+    permuted: PermutedPattern,
     n: usize,
     nnz: usize,
     /// The first elimination step of the trailing block (`n` when there is none).
