@@ -16,7 +16,6 @@
 //! Factorisation and solves run single-threaded (`Par::Seq`): on 2 cores that was faster
 //! (docs/design.md). No dense inverse is ever formed.
 
-use super::nested_dissection::nested_dissection_order;
 use super::pattern::SymmetricPattern;
 use super::permuted_pattern::PermutedPattern;
 use crate::error::{Error, Result};
@@ -167,55 +166,20 @@ impl SymbolicFactor {
             factorize_symbolic_cholesky(a, side, ordering, params)
                 .map_err(|e| Error::invalid("symbolic Cholesky analysis", format!("{e:?}")))
         };
-        let forward;
-        let mut inverse;
-        let ordering = match options.ordering {
-            FactorOrdering::Amd => SymmetricOrdering::Amd,
-            FactorOrdering::NestedDissection(coordinates) => {
-                if coordinates.len() != pattern.n_nodes() {
-                    return Err(Error::invalid(
-                        "nested dissection coordinates",
-                        format!(
-                            "{} points for {} nodes",
-                            coordinates.len(),
-                            pattern.n_nodes()
-                        ),
-                    ));
-                }
-                if let Some(i) = coordinates
-                    .iter()
-                    .position(|x| !x.iter().all(|c| c.is_finite()))
-                {
-                    return Err(Error::invalid(
-                        format!("nested dissection coordinates of node {i}"),
-                        "not finite",
-                    ));
-                }
-                forward = nested_dissection_order(pattern, coordinates);
-                inverse = vec![0usize; forward.len()];
-                for (k, &r) in forward.iter().enumerate() {
-                    inverse[r] = k;
-                }
-                SymmetricOrdering::Custom(PermRef::new_checked(&forward, &inverse, pattern.n()))
+        // The ordering faer analyses with: its own AMD, or a permutation of ours.
+        let custom = super::ordering::custom_order(pattern, options.ordering, params)?;
+        let custom_inverse = custom.as_ref().map(|forward| {
+            let mut inverse = vec![0usize; forward.len()];
+            for (k, &r) in forward.iter().enumerate() {
+                inverse[r] = k;
             }
-            FactorOrdering::AmdWithLast(last) => {
-                let amd = analyse(
-                    pattern.faer_symbolic(),
-                    Side::Lower,
-                    SymmetricOrdering::Amd,
-                    params,
-                )?;
-                let amd_forward: Vec<usize> = match amd.perm() {
-                    Some(perm) => perm.arrays().0.to_vec(),
-                    None => (0..pattern.n()).collect(),
-                };
-                forward = super::trailing_block::last_in_order(&amd_forward, last)?;
-                inverse = vec![0usize; forward.len()];
-                for (k, &r) in forward.iter().enumerate() {
-                    inverse[r] = k;
-                }
-                SymmetricOrdering::Custom(PermRef::new_checked(&forward, &inverse, pattern.n()))
+            inverse
+        });
+        let ordering = match (&custom, &custom_inverse) {
+            (Some(forward), Some(inverse)) => {
+                SymmetricOrdering::Custom(PermRef::new_checked(forward, inverse, pattern.n()))
             }
+            _ => SymmetricOrdering::Amd,
         };
         // 1. The ordering (and the layout) on A itself.
         let first = analyse(pattern.faer_symbolic(), Side::Lower, ordering, params)?;

@@ -8,6 +8,7 @@ mod assembly;
 mod cholesky;
 mod dof_map;
 mod nested_dissection;
+mod ordering;
 mod pattern;
 mod permuted_pattern;
 mod symmetric_product;

@@ -15,37 +15,7 @@
 //! (`contact::assemble_delassus`). A dense block, not an inverse: `(A⁻¹)_tt` is never formed.
 
 use super::cholesky::{FactorKind, NumericFactor};
-use crate::error::{Error, Result};
 use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
-
-/// `order` (a permutation of `0..n`) with the entries of `last` moved to its end, each part
-/// keeping its order in `order` (a stable partition). Errors when an entry of `last` is out
-/// of range or repeated.
-///
-/// The block costs fill: on `gripper_lift`'s pads (225 DOFs, the 75 of the attached face
-/// last) `L` holds 20.2k values against 11.8k with plain AMD, and factorises in 86 µs against
-/// 66 µs; AMD on the graph of the others alone, then the block, filled a little more (20.8k).
-pub(super) fn last_in_order(order: &[usize], last: &[usize]) -> Result<Vec<usize>> {
-    let n = order.len();
-    let mut is_last = vec![false; n];
-    for &r in last {
-        if r >= n {
-            return Err(Error::invalid(
-                "DOFs eliminated last",
-                format!("reduced DOF {r} of {n}"),
-            ));
-        }
-        if std::mem::replace(&mut is_last[r], true) {
-            return Err(Error::invalid(
-                "DOFs eliminated last",
-                format!("reduced DOF {r} listed twice"),
-            ));
-        }
-    }
-    let (mut first, tail): (Vec<usize>, Vec<usize>) = order.iter().partition(|&&r| !is_last[r]);
-    first.extend(tail);
-    Ok(first)
-}
 
 impl NumericFactor {
     /// The trailing block `L_tt` of an `L Lᵀ` factor (module doc): its size `m = n − t₀`
@@ -104,16 +74,6 @@ mod tests {
     use crate::linalg::{FactorOrdering, SymbolicFactor, SymbolicOptions, SymmetricPattern};
     use crate::math::{DMat, SplitMix64};
     use std::sync::Arc;
-
-    #[test]
-    fn last_in_order_moves_the_listed_entries_to_the_end() {
-        assert_eq!(
-            last_in_order(&[3, 0, 4, 1, 2], &[1, 3]).unwrap(),
-            vec![0, 4, 2, 3, 1]
-        );
-        assert!(last_in_order(&[0, 1], &[2]).is_err());
-        assert!(last_in_order(&[0, 1, 2], &[1, 1]).is_err());
-    }
 
     /// The trailing block against a second method: the dense Cholesky factor of the Schur
     /// complement `A_tt − A_to A_oo⁻¹ A_ot`, formed with nalgebra from the dense `A`.

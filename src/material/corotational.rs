@@ -226,7 +226,7 @@ impl HyperelasticPoint for CorotationalPoint {
     }
 
     /// The three terms from the directions' singular-frame forms Mₖ = Uᵀ dFₖ V and W̃ₖ, built
-    /// once: dP[dF₂] = 2μ dF₂ + U (c W̃₂ + λ tr M₂ I) Vᵀ (R = U Vᵀ, dR₂ = U W̃₂ Vᵀ, R : dF₂ =
+    /// once: dP\[dF₂\] = 2μ dF₂ + U (c W̃₂ + λ tr M₂ I) Vᵀ (R = U Vᵀ, dR₂ = U W̃₂ Vᵀ, R : dF₂ =
     /// tr M₂), d²P as [`Self::tangent_derivative`], and each form as
     /// [`Self::tangent_form`] with qᵢⱼ : dFₖ = ((Mₖ)ᵢⱼ − (Mₖ)ⱼᵢ)/√2.
     fn reverse_terms(

@@ -25,10 +25,9 @@
 use faer::dyn_stack::MemStack;
 
 use crate::contact::{
-    AdmmSettings, AdmmSolver, BilateralElimination, BodyContact, ContactMode, ContactProblem,
-    FactoredDelassus, FrictionCone, PenetrationCorrection, PgsSettings, PgsSolver,
-    assemble_delassus, classify, free_contact_velocity, push_body_contact, push_node_contacts,
-    push_self_contacts,
+    AdmmSettings, BodyContact, ContactMode, ContactProblem, FactoredDelassus, FrictionCone,
+    PenetrationCorrection, assemble_delassus, classify, free_contact_velocity, push_body_contact,
+    push_node_contacts, push_self_contacts,
 };
 use crate::error::Result;
 use crate::math::{DMat, DVec, Vec3};
@@ -36,6 +35,7 @@ use crate::math::{DMat, DVec, Vec3};
 use super::contact_file::{ContactSolverKind, DelassusKind};
 use super::contact_stage::{ContactBody, ContactOutcome, SceneContact, mode_tolerance};
 use super::group_ncp::GroupNcp;
+use super::group_solve::{GroupSolvers, solve_assembled};
 use super::rigid_detection::{RigidContact, RigidRow, RowKey};
 use super::rigid_model::RigidScene;
 use super::rigid_stage::{RigidState, RigidWorkspace, symmetrise};
@@ -111,12 +111,8 @@ pub struct GroupWorkspace {
     /// solver's estimate of G's leading eigenvector (`AdmmSolver::set_spectrum_hint`).
     previous: Vec<WarmStart>,
     next: Vec<WarmStart>,
-    admm: AdmmSolver,
-    pgs: PgsSolver,
-    /// The attachments' rows eliminated from an assembled NCP before it is solved.
-    elimination: BilateralElimination,
-    /// The warm start restricted to the contacts left after the elimination.
-    reduced_warm: Vec<f64>,
+    /// The solvers of the assembled NCPs (and ADMM's for the factored ones).
+    solvers: GroupSolvers,
 }
 
 impl GroupWorkspace {
@@ -428,7 +424,8 @@ pub fn solve_group(
     let bilateral: Vec<bool> = cones.iter().map(FrictionCone::is_bilateral).collect();
     let previous = ws.previous.iter().find(|(keys, _, _)| *keys == ws.keys);
     let warm = previous.map(|(_, lambda, _)| lambda.as_slice());
-    ws.admm
+    ws.solvers
+        .admm
         .set_spectrum_hint(previous.map(|(_, _, eigenvector)| eigenvector.as_slice()));
     // Rows between rigid bodies alone (a box on four corners: 12 rows over 6 degrees of
     // freedom) leave λ non-unique. Plain ADMM's proximal iterates then settle on a solution
@@ -437,7 +434,7 @@ pub fn solve_group(
     // a soft part carry its compliance.
     let rigid_only_rows = ws.keys.iter().any(|k| matches!(k, ContactKey::Rigid(_)));
     let defaults = AdmmSettings::default();
-    ws.admm.settings = AdmmSettings {
+    ws.solvers.admm.settings = AdmmSettings {
         tolerance: settings.tolerance,
         max_iterations: settings.max_iterations,
         anderson_memory: if rigid_only_rows || !settings.acceleration {
@@ -461,52 +458,18 @@ pub fn solve_group(
         ncp.delassus = DMat::zeros(0, 0);
         // No derivative follows (they need G), so the accelerated iterates may stop at the
         // tolerance itself.
-        ws.admm.settings.accelerated_margin = 1.0;
-        ws.admm.solve_with(&mut delassus, &ws.g, &cones, warm)?
+        ws.solvers.admm.settings.accelerated_margin = 1.0;
+        ws.solvers
+            .admm
+            .solve_with(&mut delassus, &ws.g, &cones, warm)?
     } else {
         let problem = ContactProblem::with_symmetric_cones(
             std::mem::replace(&mut ncp.delassus, DMat::zeros(0, 0)),
             DVec::from_column_slice(&ws.g),
             cones,
         )?;
-        // The attachments' rows eliminated exactly (contact::BilateralElimination): the
-        // solver iterates on the other contacts alone.
-        let reduced = ws.elimination.reduce(&problem);
-        let (target, warm) = match &reduced {
-            Some(r) => {
-                let warm = warm.map(|w| {
-                    ws.elimination.restrict(w, &mut ws.reduced_warm);
-                    ws.reduced_warm.as_slice()
-                });
-                (r, warm)
-            }
-            None => (&problem, warm),
-        };
-        iterated = target.contact_count() > 0;
-        let solution = if !iterated {
-            None
-        } else {
-            Some(match settings.solver {
-                ContactSolverKind::Admm => ws.admm.solve(target, warm)?,
-                ContactSolverKind::Pgs => {
-                    ws.pgs.settings = PgsSettings {
-                        tolerance: settings.tolerance,
-                        max_iterations: settings.max_iterations,
-                    };
-                    ws.pgs.solve(target, warm)?
-                }
-            })
-        };
-        let solution = match (&reduced, solution) {
-            (Some(_), solution) => {
-                let (lambda, iterations) = solution
-                    .as_ref()
-                    .map_or((&[][..], 0), |s| (s.lambda.as_slice(), s.iterations));
-                ws.elimination
-                    .expand(&problem, lambda, iterations, settings.tolerance)
-            }
-            (None, solution) => solution.expect("a problem with contacts"),
-        };
+        let (solution, solved) = solve_assembled(&problem, settings, &mut ws.solvers, warm)?;
+        iterated = solved;
         ncp.delassus = problem.into_delassus();
         solution
     };
@@ -536,7 +499,7 @@ pub fn solve_group(
     ncp.bilateral.clear();
     ncp.bilateral.extend_from_slice(&bilateral);
     let eigenvector = match settings.solver {
-        ContactSolverKind::Admm if iterated => ws.admm.eigenvector().to_vec(),
+        ContactSolverKind::Admm if iterated => ws.solvers.admm.eigenvector().to_vec(),
         _ => Vec::new(),
     };
     ws.next

@@ -21,6 +21,7 @@ mod file;
 mod final_state;
 mod flat_face_rows;
 mod group_ncp;
+mod group_solve;
 mod model;
 mod obstacle_output;
 mod output;

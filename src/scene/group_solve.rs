@@ -1,0 +1,77 @@
+//! An assembled group NCP solved (`scene::contact_group`): its attachment rows eliminated
+//! exactly first (`contact::BilateralElimination`, docs/rigid.md), then ADMM or PGS
+//! (`[contact] solver`) on the contacts left, and the whole problem's solution rebuilt.
+
+use crate::contact::{
+    AdmmSolver, BilateralElimination, ContactProblem, NcpSolution, PgsSettings, PgsSolver,
+};
+use crate::error::Result;
+
+use super::contact_file::{ContactSection, ContactSolverKind};
+
+/// The solvers of a group's NCPs and the elimination's buffers, kept between steps.
+#[derive(Debug, Default)]
+pub(super) struct GroupSolvers {
+    pub(super) admm: AdmmSolver,
+    pub(super) pgs: PgsSolver,
+    /// The attachments' rows eliminated from an assembled NCP before it is solved.
+    elimination: BilateralElimination,
+    /// The warm start restricted to the contacts left after the elimination.
+    reduced_warm: Vec<f64>,
+}
+
+/// Solves `problem` with the solver of `settings` from `warm` (λ of the whole problem, 3 per
+/// contact), its bilateral rows eliminated first when they can be (module doc). Returns the
+/// whole problem's solution and whether a solver iterated (not when the elimination left no
+/// contact: an NCP of attachments alone is one linear solve).
+///
+/// `solvers.admm.settings` must already hold this NCP's settings.
+pub(super) fn solve_assembled(
+    problem: &ContactProblem,
+    settings: &ContactSection,
+    solvers: &mut GroupSolvers,
+    warm: Option<&[f64]>,
+) -> Result<(NcpSolution, bool)> {
+    let GroupSolvers {
+        admm,
+        pgs,
+        elimination,
+        reduced_warm,
+    } = solvers;
+    let reduced = elimination.reduce(problem);
+    let (target, warm) = match &reduced {
+        Some(r) => {
+            let warm = warm.map(|w| {
+                elimination.restrict(w, reduced_warm);
+                reduced_warm.as_slice()
+            });
+            (r, warm)
+        }
+        None => (problem, warm),
+    };
+    let iterated = target.contact_count() > 0;
+    let solution = if iterated {
+        Some(match settings.solver {
+            ContactSolverKind::Admm => admm.solve(target, warm)?,
+            ContactSolverKind::Pgs => {
+                pgs.settings = PgsSettings {
+                    tolerance: settings.tolerance,
+                    max_iterations: settings.max_iterations,
+                };
+                pgs.solve(target, warm)?
+            }
+        })
+    } else {
+        None
+    };
+    let solution = match (&reduced, solution) {
+        (Some(_), solution) => {
+            let (lambda, iterations) = solution
+                .as_ref()
+                .map_or((&[][..], 0), |s| (s.lambda.as_slice(), s.iterations));
+            elimination.expand(problem, lambda, iterations, settings.tolerance)
+        }
+        (None, solution) => solution.expect("a problem with contacts"),
+    };
+    Ok((solution, iterated))
+}
