@@ -2,16 +2,17 @@
 //! step's factorisation of `A = M + hD + h²K` (docs/step.md; the Jacobian `H_c` in
 //! [`super::ContactJacobian`]).
 //!
-//! Two ways, chosen column by column, both on the factor at hand (never a second
-//! factorisation, never an inverse of `A`):
-//! - **through all of `L`**: one multi-right-hand-side solve gives the columns `A⁻¹ H_cᵀ`,
-//!   then `G[i, j] = h row_i(H_c) · column_j`;
-//! - **through the trailing block**: when the factor's ordering eliminates some DOFs last
-//!   (`linalg::FactorOrdering::AmdWithLast`: a body's attached nodes, which carry a third of
-//!   `gripper_lift`'s pads), the rows that read only those DOFs need no sparse solve:
-//!   `G_tt = h (L_tt⁻¹ B)ᵀ (L_tt⁻¹ B)` with `B` their rows over the block and `L_tt` the
-//!   block of `L` (`NumericFactor::trailing_factor`), a dense triangular solve of the
-//!   block's size. Their entries against the other rows come from the others' columns.
+//! Two ways, both on the factor at hand (never a second factorisation, never an inverse of
+//! `A`):
+//! - **without a trailing block**: one multi-right-hand-side solve gives the columns
+//!   `A⁻¹ H_cᵀ`, then `G[i, j] = h row_i(H_c) · column_j`;
+//! - **with one** (`linalg::FactorOrdering::AmdWithLast`: a body's attached nodes eliminated
+//!   last, which carry a third of `gripper_lift`'s pads): with `P A Pᵀ = L Lᵀ`,
+//!   `G = h YᵀY` for `Y = L⁻¹ P H_cᵀ`, the forward half of a solve only
+//!   (`NumericFactor::forward_solve_permuted`); and the rows that read only the block's DOFs
+//!   have `Y` zero above it, so theirs is `L_tt⁻¹ B` with `L_tt` the block of `L`
+//!   (`NumericFactor::trailing_factor`), a dense triangular solve of the block's size
+//!   instead of a sparse substitution through all of `L`.
 //!
 //! Derivative passes reuse `A⁻¹ H_cᵀ` for every row ([`DelassusWorkspace::solved_columns`]),
 //! so a workspace told to keep them ([`DelassusWorkspace::keep_columns`]) solves every column
@@ -160,9 +161,105 @@ pub fn assemble_delassus(
             through_l.push(i);
         }
     }
-    workspace.complete = through_tail.is_empty();
-    // Through all of L: one multi-right-hand-side solve, columns ← A⁻¹ H_cᵀ (column c of
-    // the buffer is row through_l[c]).
+    if let Some(m) = m {
+        // The factor has a trailing block: every row through the forward half of a solve
+        // only, G = h YᵀY. Y = L⁻¹ P B over all of L for the rows reading DOFs before the
+        // block, over the block alone (L_tt) for the others (module doc).
+        workspace.complete = false;
+        let (kl, kt) = (through_l.len(), through_tail.len());
+        let y_l = &mut workspace.columns;
+        y_l.clear();
+        y_l.resize(nr * kl, 0.0);
+        for (c, &j) in through_l.iter().enumerate() {
+            for &(r, v) in row(j) {
+                y_l[c * nr + symbolic.step_of_dof(r)] += v;
+            }
+        }
+        if kl > 0 {
+            if workspace.stack.is_none() || workspace.stack_columns < kl {
+                workspace.stack = Some(MemBuffer::new(factor.solve_scratch(kl)));
+                workspace.stack_columns = kl;
+            }
+            let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
+            let solved = factor.forward_solve_permuted(y_l, kl, stack);
+            assert!(solved, "a factor with a trailing block is a supernodal LLᵀ");
+        }
+        let y_t = &mut workspace.tail_rhs;
+        y_t.clear();
+        y_t.resize(m * kt, 0.0);
+        for (c, &j) in through_tail.iter().enumerate() {
+            for &(r, v) in row(j) {
+                y_t[c * m + symbolic.step_of_dof(r) - t0] += v;
+            }
+        }
+        if kt > 0 {
+            let l_tt = MatRef::from_column_major_slice(&workspace.tail_factor, m, m);
+            solve_lower_triangular_in_place(
+                l_tt,
+                MatMut::from_column_major_slice_mut(y_t, m, kt),
+                Par::Seq,
+            );
+        }
+        // [G_LL ·; G_TL G_TT] (the lower blocks; Y_T is zero above the block's first step).
+        let k_all = kl + kt;
+        let g = &mut workspace.tail_g;
+        g.clear();
+        g.resize(k_all * k_all, 0.0);
+        let y_l = MatRef::from_column_major_slice(y_l, nr, kl);
+        let y_t = MatRef::from_column_major_slice(y_t, m, kt);
+        // The `rows × cols` block of the k_all × k_all buffer at (row, col).
+        fn block(
+            g: &mut [f64],
+            k_all: usize,
+            (row, col): (usize, usize),
+            (rows, cols): (usize, usize),
+        ) -> MatMut<'_, f64> {
+            MatMut::from_column_major_slice_mut(g, k_all, k_all).submatrix_mut(row, col, rows, cols)
+        }
+        matmul(
+            block(g, k_all, (0, 0), (kl, kl)),
+            Accum::Replace,
+            y_l.transpose(),
+            y_l,
+            h,
+            Par::Seq,
+        );
+        matmul(
+            block(g, k_all, (kl, 0), (kt, kl)),
+            Accum::Replace,
+            y_t.transpose(),
+            y_l.subrows(t0, m),
+            h,
+            Par::Seq,
+        );
+        matmul(
+            block(g, k_all, (kl, kl), (kt, kt)),
+            Accum::Replace,
+            y_t.transpose(),
+            y_t,
+            h,
+            Par::Seq,
+        );
+        let row_of = |a: usize| {
+            if a < kl {
+                through_l[a]
+            } else {
+                through_tail[a - kl]
+            }
+        };
+        for b in 0..k_all {
+            let j = row_of(b);
+            for a in b..k_all {
+                // The lower triangle, mirrored: exactly symmetric.
+                let v = g[a + b * k_all];
+                let i = row_of(a);
+                out[(i, j)] = v;
+                out[(j, i)] = v;
+            }
+        }
+        return Ok(());
+    }
+    // No trailing block: one multi-right-hand-side solve, columns ← A⁻¹ H_cᵀ.
     let kl = through_l.len();
     let columns = &mut workspace.columns;
     columns.clear();
@@ -181,55 +278,14 @@ pub fn assemble_delassus(
         let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
         factor.solve_columns_in_place(columns, kl, stack);
     }
-    // G[i, j] = h · row_i(H_c) · column_j for every row i against those columns, each pair
-    // once and mirrored: G is symmetric, and its two triangles computed apart would differ by
-    // round-off only.
+    // G[i, j] = h · row_i(H_c) · column_j, each pair once and mirrored: G is symmetric, and
+    // its two triangles computed apart would differ by round-off only.
     for (c, &j) in through_l.iter().enumerate() {
         let col = &columns[c * nr..(c + 1) * nr];
-        let mut set = |i: usize| {
+        for &i in &through_l[c..] {
             let sum: f64 = row(i).iter().map(|&(r, v)| v * col[r]).sum();
             out[(i, j)] = h * sum;
             out[(j, i)] = h * sum;
-        };
-        through_l[c..].iter().for_each(|&i| set(i));
-        through_tail.iter().for_each(|&i| set(i));
-    }
-    // Through the trailing block: G_tt = h YᵀY with Y = L_tt⁻¹ B.
-    if let Some(m) = m.filter(|_| !through_tail.is_empty()) {
-        let kt = through_tail.len();
-        let rhs = &mut workspace.tail_rhs;
-        rhs.clear();
-        rhs.resize(m * kt, 0.0);
-        for (c, &j) in through_tail.iter().enumerate() {
-            for &(r, v) in row(j) {
-                rhs[c * m + symbolic.step_of_dof(r) - t0] += v;
-            }
-        }
-        let l_tt = MatRef::from_column_major_slice(&workspace.tail_factor, m, m);
-        solve_lower_triangular_in_place(
-            l_tt,
-            MatMut::from_column_major_slice_mut(rhs, m, kt),
-            Par::Seq,
-        );
-        let g = &mut workspace.tail_g;
-        g.clear();
-        g.resize(kt * kt, 0.0);
-        let y = MatRef::from_column_major_slice(rhs, m, kt);
-        matmul(
-            MatMut::from_column_major_slice_mut(g, kt, kt),
-            Accum::Replace,
-            y.transpose(),
-            y,
-            h,
-            Par::Seq,
-        );
-        for (b, &j) in through_tail.iter().enumerate() {
-            for (a, &i) in through_tail.iter().enumerate().skip(b) {
-                // The lower triangle, mirrored: exactly symmetric.
-                let v = g[a + b * kt];
-                out[(i, j)] = v;
-                out[(j, i)] = v;
-            }
         }
     }
     Ok(())

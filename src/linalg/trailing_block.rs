@@ -15,9 +15,38 @@
 //! (`contact::assemble_delassus`). A dense block, not an inverse: `(A⁻¹)_tt` is never formed.
 
 use super::cholesky::{FactorKind, NumericFactor};
+use faer::dyn_stack::MemStack;
 use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
+use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
+use faer::{Conj, MatMut, Par};
 
 impl NumericFactor {
+    /// The forward half of a solve, in place: `Y = L⁻¹ B` for the `k` right-hand sides `B`
+    /// already in elimination order (`rhs`: n × k column-major, row `i` the DOF eliminated at
+    /// step `i`, [`SymbolicFactor::step_of_dof`](super::SymbolicFactor::step_of_dof)), so that
+    /// `B₁ᵀ A⁻¹ B₂ = Y₁ᵀ Y₂` (`P A Pᵀ = L Lᵀ`). `stack` as for
+    /// [`solve_in_place`](Self::solve_in_place) with `k` columns.
+    ///
+    /// `false`, and `rhs` untouched, unless the factor is an `L Lᵀ` with the supernodal layout
+    /// and factorised. Panics if `rhs.len() != n·k`.
+    pub fn forward_solve_permuted(&self, rhs: &mut [f64], k: usize, stack: &mut MemStack) -> bool {
+        let n = self.symbolic.n();
+        assert_eq!(rhs.len(), n * k, "forward_solve_permuted: rhs length");
+        if !self.is_factorized() || self.kind() != FactorKind::Llt {
+            return false;
+        }
+        let SymbolicCholeskyRaw::Supernodal(s) = self.symbolic.inner.raw() else {
+            return false;
+        };
+        SupernodalLltRef::new(s, &self.values).l_solve_with_conj(
+            Conj::No,
+            MatMut::from_column_major_slice_mut(rhs, n, k),
+            Par::Seq,
+            stack,
+        );
+        true
+    }
+
     /// The trailing block `L_tt` of an `L Lᵀ` factor (module doc): its size `m = n − t₀`
     /// (`t₀` = [`SymbolicFactor::tail_start`](super::SymbolicFactor::tail_start)), with `out`
     /// resized to `m × m` column-major, `L_tt` in its lower triangle and zeros above.
