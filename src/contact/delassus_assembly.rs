@@ -28,9 +28,9 @@ use crate::error::{Error, Result};
 use crate::linalg::{DofMap, NumericFactor};
 use crate::math::DMat;
 
-/// Reusable buffers of [`assemble_delassus`]: the `n_reduced × 3n` right-hand sides, the
-/// trailing block's dense buffers and the solve workspace (grown when the number of contacts
-/// grows, never shrunk).
+/// Reusable buffers of [`assemble_delassus`]: the `n_reduced × 3n` right-hand sides (then
+/// `A⁻¹ H_cᵀ`, or `L⁻¹ P H_cᵀ` with a trailing block), the block's dense buffers and the solve
+/// workspace (grown when the number of contacts grows, never shrunk).
 #[derive(Default)]
 pub struct DelassusWorkspace {
     columns: Vec<f64>,
@@ -43,10 +43,12 @@ pub struct DelassusWorkspace {
     keep_columns: bool,
     /// Whether `columns` holds A⁻¹ H_cᵀ for every row after the last assembly.
     complete: bool,
-    /// The rows solved through all of L, and those through the trailing block.
+    /// The rows reading DOFs before the trailing block (or any, without one), and the rows
+    /// reading only the block's.
     through_l: Vec<usize>,
     through_tail: Vec<usize>,
-    /// L_tt (m × m), the rows over the block then L_tt⁻¹ of them (m × t), and their G block.
+    /// L_tt (m × m), the block's rows over it then L_tt⁻¹ of them (m × t), and the products
+    /// h YᵀY before they are placed in G.
     tail_factor: Vec<f64>,
     tail_rhs: Vec<f64>,
     tail_g: Vec<f64>,
@@ -57,8 +59,8 @@ impl DelassusWorkspace {
     /// one column per row of `H_c`, `n_free` values each): what the step's derivatives reuse
     /// instead of solving again.
     ///
-    /// Panics unless the workspace keeps its columns ([`Self::keep_columns`]) or the last
-    /// assembly solved every column through all of `L` anyway.
+    /// Panics unless the workspace keeps its columns ([`Self::keep_columns`]) or the factor of
+    /// the last assembly had no trailing block (then every column was solved anyway).
     pub fn solved_columns(&self) -> &[f64] {
         assert!(
             self.complete,
@@ -67,8 +69,8 @@ impl DelassusWorkspace {
         &self.columns
     }
 
-    /// Whether every column `A⁻¹ H_cᵀ` is solved and kept (derivative passes), or the rows
-    /// within a factor's trailing block take the cheaper dense path (the default).
+    /// Whether every column `A⁻¹ H_cᵀ` is solved and kept (derivative passes), or a factor
+    /// with a trailing block takes the cheaper forward path (the default; module doc).
     pub fn keep_columns(&mut self, keep: bool) {
         self.keep_columns = keep;
     }
@@ -85,8 +87,8 @@ impl std::fmt::Debug for DelassusWorkspace {
 
 /// `G = h H_c A⁻¹ H_cᵀ` ((m/s)/N, 3n×3n, symmetric) into `out`, with `factor` the
 /// factorisation of the body's reduced `A` (over the free DOFs of `dofs`) used by the step
-/// (module doc: one multi-right-hand-side solve, and the trailing block's dense path for the
-/// rows within it).
+/// (module doc: one multi-right-hand-side solve, or with a trailing block the forward half of
+/// one and the block's dense path).
 ///
 /// Errors when `h` is not positive and finite, when the Jacobian's node count does not match
 /// `dofs`, when `factor` is not factorised or has another size, or when the Jacobian's rows
