@@ -13,7 +13,7 @@ use std::f64::consts::PI;
 
 use diffsoro::math::Vec3;
 use diffsoro::scene::{RigidRow, Scene, SoftPoint, State, Stepper};
-use scene_support::{SOFT_BLOCK, force_on_rigid, scene};
+use scene_support::{BlockContact, clamped_block_scene, force_on_rigid};
 
 /// The ball's radius (m).
 const R: f64 = 0.003;
@@ -35,31 +35,25 @@ fn ball_on_block(
     tolerance: f64,
     small_shapes: bool,
 ) -> Scene {
-    scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [{gx}, 0.0, {gz}]
-
-[contact]
-friction = {friction}
-tolerance = {tolerance:e}
-max_iterations = 100000
-small_shapes = {small_shapes}
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[rigid_body]]
+    let contact = BlockContact {
+        friction,
+        tolerance,
+        small_shapes,
+    };
+    clamped_block_scene(
+        [9.81 * tilt.sin(), 0.0, -9.81 * tilt.cos()],
+        &contact,
+        &format!(
+            r#"[[rigid_body]]
 name = "ball"
 shape = "sphere"
 radius = {R}
 density = {DENSITY}
 position = [{x}, {y}, {z}]
 "#,
-        gx = 9.81 * tilt.sin(),
-        gz = -9.81 * tilt.cos(),
-        z = TOP + R + clearance,
-    ))
+            z = TOP + R + clearance,
+        ),
+    )
 }
 
 /// The ball's mass (kg).
@@ -109,27 +103,23 @@ fn ball_on_slider(clearance: f64, tolerance: f64) -> Scene {
 /// That ball's slider with the ball's centre at `[x, y, z]` (m), the ball rows on or off.
 fn ball_on_slider_at(centre: [f64; 3], tolerance: f64, small_shapes: bool) -> Scene {
     let [x, y, z] = centre;
-    scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-friction = 0.5
-tolerance = {tolerance:e}
-max_iterations = 100000
-small_shapes = {small_shapes}
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[robot]]
+    let contact = BlockContact {
+        friction: 0.5,
+        tolerance,
+        small_shapes,
+    };
+    clamped_block_scene(
+        [0.0, 0.0, -9.81],
+        &contact,
+        &format!(
+            r#"[[robot]]
 name = "ball"
 urdf = "../urdf/ball_slider.urdf"
 base = "fixed"
 position = [{x}, {y}, {z}]
-"#,
-    ))
+"#
+        ),
+    )
 }
 
 /// The rows against the ball in this step are all ball rows of kind `kind` on top-face

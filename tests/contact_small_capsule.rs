@@ -17,7 +17,7 @@ use std::f64::consts::PI;
 
 use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, SoftPoint, Stepper};
-use scene_support::{SOFT_BLOCK, force_on_rigid, scene};
+use scene_support::{BlockContact, clamped_block_scene, force_on_rigid};
 
 /// The capsule's radius and half axis length (m).
 const R: f64 = 0.002;
@@ -30,21 +30,16 @@ const DENSITY: f64 = 7850.0;
 /// The free capsule lying along x over y = 5 mm, `clearance` (m) above the top face, the
 /// ball rows on or off (`[contact] small_shapes`), the NCP solved to 1e-10.
 pub fn capsule_on_block(clearance: f64, small_shapes: bool) -> Scene {
-    scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-friction = 0.5
-tolerance = 1e-10
-max_iterations = 100000
-small_shapes = {small_shapes}
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[rigid_body]]
+    let contact = BlockContact {
+        friction: 0.5,
+        tolerance: 1e-10,
+        small_shapes,
+    };
+    clamped_block_scene(
+        [0.0, 0.0, -9.81],
+        &contact,
+        &format!(
+            r#"[[rigid_body]]
 name = "capsule"
 shape = "capsule"
 radius = {R}
@@ -53,9 +48,10 @@ density = {DENSITY}
 position = [0.0, 0.005, {z}]
 rotation = [0.0, {quarter}, 0.0]
 "#,
-        z = TOP + R + clearance,
-        quarter = PI / 2.0,
-    ))
+            z = TOP + R + clearance,
+            quarter = PI / 2.0,
+        ),
+    )
 }
 
 /// The capsule's mass (kg): a cylinder of length 2·HALF and two half balls.
@@ -85,27 +81,23 @@ fn capsule_on_slider(clearance: f64) -> Scene {
 /// off (`[contact] small_shapes`).
 fn on_slider(urdf: &str, centre: [f64; 3], small_shapes: bool) -> Scene {
     let [x, y, z] = centre;
-    scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-friction = 0.5
-tolerance = 1e-10
-max_iterations = 100000
-small_shapes = {small_shapes}
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[robot]]
+    let contact = BlockContact {
+        friction: 0.5,
+        tolerance: 1e-10,
+        small_shapes,
+    };
+    clamped_block_scene(
+        [0.0, 0.0, -9.81],
+        &contact,
+        &format!(
+            r#"[[robot]]
 name = "capsule"
 urdf = "../urdf/{urdf}.urdf"
 base = "fixed"
 position = [{x}, {y}, {z}]
 "#
-    ))
+        ),
+    )
 }
 
 /// The normal forces (N, world z) of this step's rows on each end of a capsule centred at

@@ -12,7 +12,7 @@ mod scene_support;
 
 use diffsoro::contact::ContactMode;
 use diffsoro::scene::{Scene, SoftPoint, State, Stepper};
-use scene_support::{SOFT_BLOCK, scene};
+use scene_support::{BlockContact, SOFT_BLOCK, clamped_block_scene, scene};
 
 /// The ball's radius (m).
 const R: f64 = 0.003;
@@ -29,21 +29,16 @@ fn falling_ball(friction: f64, slide: f64, fall: f64, spin: f64) -> Scene {
 
 /// That ball with its centre at (x, 5 mm, z) (m).
 fn falling_ball_at(x: f64, z: f64, friction: f64, slide: f64, fall: f64, spin: f64) -> Scene {
-    scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-small_shapes = true
-friction = {friction}
-tolerance = 1e-12
-max_iterations = 100000
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[rigid_body]]
+    let contact = BlockContact {
+        friction,
+        tolerance: 1e-12,
+        small_shapes: true,
+    };
+    clamped_block_scene(
+        [0.0, 0.0, -9.81],
+        &contact,
+        &format!(
+            r#"[[rigid_body]]
 name = "ball"
 shape = "sphere"
 radius = {R}
@@ -52,8 +47,9 @@ position = [{x}, 0.005, {z}]
 velocity = [{slide}, 0.0, {down}]
 angular_velocity = [0.0, {spin}, 0.0]
 "#,
-        down = -fall,
-    ))
+            down = -fall,
+        ),
+    )
 }
 
 /// The state one step before the landing (`scene_support::before_landing`), with that step's
@@ -210,21 +206,16 @@ const CAPSULE_HALF: f64 = 0.004;
 /// at 0.1 m/s and turning about y at `spin` (rad/s), μ = 0.3 with the block.
 fn falling_capsule(xz: [f64; 2], turn: f64, spin: f64) -> Scene {
     let [x, z] = xz;
-    scene(&format!(
-        r#"
-[simulation]
-dt = 0.005
-gravity = [0.0, 0.0, -9.81]
-
-[contact]
-small_shapes = true
-friction = 0.3
-tolerance = 1e-12
-max_iterations = 100000
-
-{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
-
-[[rigid_body]]
+    let contact = BlockContact {
+        friction: 0.3,
+        tolerance: 1e-12,
+        small_shapes: true,
+    };
+    clamped_block_scene(
+        [0.0, 0.0, -9.81],
+        &contact,
+        &format!(
+            r#"[[rigid_body]]
 name = "capsule"
 shape = "capsule"
 radius = {CAPSULE_R}
@@ -235,5 +226,6 @@ rotation = [0.0, {turn}, 0.0]
 velocity = [0.0, 0.1, -0.3]
 angular_velocity = [0.0, {spin}, 0.0]
 "#
-    ))
+        ),
+    )
 }

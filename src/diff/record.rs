@@ -177,9 +177,7 @@ impl Recorder {
         check_differentiable(scene)?;
         let mut stepper = Stepper::new(scene)?;
         for i in 0..scene.bodies.len() {
-            let body = stepper.body_mut(i);
-            body.keep_material_points(true);
-            body.keep_delassus_columns(true);
+            stepper.body_mut(i).keep_for_derivatives(true);
         }
         Ok(Recorder {
             stepper,

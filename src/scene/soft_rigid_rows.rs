@@ -135,28 +135,22 @@ pub(super) fn soft_rigid_rows(
         }
         // The shape's faces lying flat on the surface where no vertex row holds them (kind
         // key.0 + 4).
+        // The shape as the face and ball rows read it, its rows of kind key.0 + `offset`.
+        let shape = |offset: u8| ShapeFaces {
+            collider,
+            pose,
+            margin,
+            side,
+            friction,
+            key: (key.0 + offset, key.1, key.2),
+        };
         if rigid.flat_faces {
-            let shape = ShapeFaces {
-                collider,
-                pose,
-                margin,
-                side,
-                friction,
-                key: (key.0 + 4, key.1, key.2),
-            };
-            flat_face_rows(&shape, soft.surface, x, edge_scratch, hits, out);
+            flat_face_rows(&shape(4), soft.surface, x, edge_scratch, hits, out);
         }
         // A ball resting on the surface's triangles (kind key.0 + 6); not for a body with an
         // embedded contact surface, whose points (offset from the volume's boundary) hold it.
         if rigid.small_shapes && !soft.points.0.is_embedded() {
-            let shape = ShapeFaces {
-                collider,
-                pose,
-                margin,
-                side,
-                friction,
-                key: (key.0 + 6, key.1, key.2),
-            };
+            let shape = shape(6);
             let buffers = BallBuffers {
                 triangles,
                 ball_edges,

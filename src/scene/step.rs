@@ -178,7 +178,8 @@ impl BodyWorkspace {
     }
 
     /// Buffers for `body` driven by the actuators of `act`, meeting obstacles and rigid
-    /// shapes at `points`, with its `attached` nodes (held to rigid bodies) eliminated last in
+    /// shapes at `points`, with its `attached` nodes (held to rigid bodies; ascending, each
+    /// once, `SoftRigid::attached_nodes`) eliminated last in
     /// its factorisation, so that their Delassus rows come from the factor's trailing block
     /// (`contact::assemble_delassus`). Errors when a node pinned by an angle-driven servo is
     /// not fixed in the body.
@@ -190,12 +191,11 @@ impl BodyWorkspace {
     ) -> Result<BodyWorkspace> {
         let pattern = body.pattern();
         let dofs = pattern.dofs();
-        let mut last: Vec<usize> = attached
+        // Ascending and each once, as the nodes are.
+        let last: Vec<usize> = attached
             .iter()
             .flat_map(|&node| (0..3).filter_map(move |p| dofs.reduced_index(3 * node + p)))
             .collect();
-        last.sort_unstable();
-        last.dedup();
         let options = SymbolicOptions {
             ordering: if last.is_empty() {
                 FactorOrdering::Amd
@@ -284,15 +284,12 @@ impl BodyWorkspace {
         std::mem::swap(&mut self.factor, other);
     }
 
-    /// Whether the step keeps every element's material point (for derivative passes that
-    /// then skip re-evaluating the law; [`crate::fem::ElasticState::keep_material_points`]).
-    pub fn keep_material_points(&mut self, keep: bool) {
+    /// Whether the step keeps what derivative passes reuse instead of computing again (a
+    /// `diff::Recorder`'s stepper): every element's material point
+    /// ([`crate::fem::ElasticState::keep_material_points`]) and every column `A⁻¹ H_cᵀ` of its
+    /// Delassus matrices ([`crate::contact::DelassusWorkspace::keep_columns`]).
+    pub fn keep_for_derivatives(&mut self, keep: bool) {
         self.elastic.keep_material_points(keep);
-    }
-
-    /// Whether the contact stage keeps every column `A⁻¹ H_cᵀ` of its Delassus matrix (for
-    /// derivative passes that reuse them; [`crate::contact::DelassusWorkspace::keep_columns`]).
-    pub fn keep_delassus_columns(&mut self, keep: bool) {
         self.contact.delassus_ws.keep_columns(keep);
     }
 

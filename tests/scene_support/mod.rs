@@ -119,6 +119,44 @@ rayleigh_mass = 2.0
 rayleigh_stiffness = 0.01
 "#;
 
+/// The `[contact]` settings of a scene on the clamped block ([`clamped_block_scene`]).
+pub struct BlockContact {
+    /// Coulomb coefficient μ of every contact.
+    pub friction: f64,
+    /// The NCP's tolerance (N, m/s, W); at most 100,000 iterations.
+    pub tolerance: f64,
+    /// `[contact] small_shapes`: the ball and capsule rows on or off.
+    pub small_shapes: bool,
+}
+
+/// A scene of the contact tests' block ([`SOFT_BLOCK`]) clamped below z = 1 mm, steps of
+/// 5 ms under `gravity` (m/s²), the `contact` settings, and the TOML `bodies` after the block
+/// (rigid bodies, robots).
+pub fn clamped_block_scene(gravity: [f64; 3], contact: &BlockContact, bodies: &str) -> Scene {
+    let [gx, gy, gz] = gravity;
+    let BlockContact {
+        friction,
+        tolerance,
+        small_shapes,
+    } = contact;
+    scene(&format!(
+        r#"
+[simulation]
+dt = 0.005
+gravity = [{gx:?}, {gy:?}, {gz:?}]
+
+[contact]
+friction = {friction:?}
+tolerance = {tolerance:e}
+max_iterations = 100000
+small_shapes = {small_shapes}
+
+{SOFT_BLOCK}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+{bodies}"#
+    ))
+}
+
 /// The state one step before `s`'s first body lands: the first of at most `steps` steps whose
 /// NCP carries force, that step's soft–rigid rows of body 0 with every gap clear of Φ = 0
 /// (more than 1e-6 m, away from the penetration correction's kink), and the stepper after it
