@@ -17,7 +17,9 @@
 //! steps the acceleration gives up and every later step is plain (the iteration then converges
 //! as the plain one does, from where it is: a singular problem on which extrapolation stalls
 //! loses those steps, nothing more). The caller clears it when `T` itself changes (a new
-//! penalty). All buffers are sized by [`Anderson::reset`]; a step allocates nothing.
+//! penalty), which restarts that count; so the caller also gives up ([`Anderson::give_up`])
+//! when its own measure stops improving across penalties. All buffers are sized by
+//! [`Anderson::reset`]; a step allocates nothing.
 
 /// Steps without a new smallest fixed-point residual after which the acceleration gives up.
 pub(crate) const PATIENCE: usize = 30;
@@ -83,6 +85,13 @@ impl Anderson {
         self.last_norm = f64::INFINITY;
         self.best_norm = f64::INFINITY;
         self.since_best = 0;
+    }
+
+    /// Turns the acceleration off for the rest of the solve (until [`Self::reset`]): the
+    /// caller's own measure of progress stalled (`AdmmSolver`: the NCP residual,
+    /// [`super::STALLED_CHECKS`]).
+    pub(crate) fn give_up(&mut self) {
+        self.gave_up = true;
     }
 
     /// Whether acceleration is on: a memory of at least one difference, and not given up.

@@ -47,7 +47,9 @@ mod shape_manifold;
 mod surface_derivative;
 mod surface_tree;
 
-pub use admm::{ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS};
+pub use admm::{
+    ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS, STALLED_CHECKS,
+};
 pub use ball_segment::BallOnSegment;
 pub use bilateral_elimination::BilateralElimination;
 pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body_contact};

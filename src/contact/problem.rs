@@ -130,8 +130,8 @@ impl ContactProblem {
         })
     }
 
-    /// As [`Self::with_cones`] for a Delassus matrix symmetric by construction (the caller
-    /// averaged it with its transpose): the sizes and values are checked, the symmetry is not
+    /// As [`Self::with_cones`] for a Delassus matrix symmetric by construction (each entry
+    /// computed once and mirrored): the sizes and values are checked, the symmetry is not
     /// (a strided pass over the matrix, a few percent of a step with many contacts).
     pub(crate) fn with_symmetric_cones(
         delassus: DMat,

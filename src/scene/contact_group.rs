@@ -35,10 +35,11 @@ use crate::math::{DMat, DVec, Vec3};
 use super::contact_file::{ContactSolverKind, DelassusKind};
 use super::contact_stage::{ContactBody, ContactOutcome, SceneContact, mode_tolerance};
 use super::group_ncp::GroupNcp;
+use super::group_places::{add_blocks, gather, scatter};
 use super::group_solve::{GroupSolvers, solve_assembled};
 use super::rigid_detection::{RigidContact, RigidRow, RowKey};
 use super::rigid_model::RigidScene;
-use super::rigid_stage::{RigidState, RigidWorkspace, symmetrise};
+use super::rigid_stage::{RigidState, RigidWorkspace};
 
 /// What identifies a contact from one step to the next (warm start).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,43 +151,6 @@ impl GroupWorkspace {
     pub fn solved(&self) -> &[GroupNcp] {
         &self.solved[..self.solved_count]
     }
-}
-
-/// `out[3 rows[i] + p, 3 rows[j] + q] += g[3i + p, 3j + q]`: a body's Delassus block added at
-/// its rows' places in the group's G, column by column (both column-major).
-fn add_blocks(g: &DMat, rows: &[usize], out: &mut DMat) {
-    let k = g.nrows();
-    let n = out.nrows();
-    let (g, out) = (g.as_slice(), out.as_mut_slice());
-    for (j, &gj) in rows.iter().enumerate() {
-        for q in 0..3 {
-            let src = &g[(3 * j + q) * k..(3 * j + q + 1) * k];
-            let dst = &mut out[(3 * gj + q) * n..(3 * gj + q + 1) * n];
-            for (i, &gi) in rows.iter().enumerate() {
-                for p in 0..3 {
-                    dst[3 * gi + p] += src[3 * i + p];
-                }
-            }
-        }
-    }
-}
-
-/// Adds `local` (one value per row of a body's contacts) into `global` at the body's rows.
-fn scatter(rows: &[usize], local: &[f64], global: &mut [f64]) {
-    for (i, &gi) in rows.iter().enumerate() {
-        for p in 0..3 {
-            global[3 * gi + p] += local[3 * i + p];
-        }
-    }
-}
-
-/// `out` = the body's rows of `global`.
-fn gather(rows: &[usize], global: &[f64], out: &mut Vec<f64>) {
-    out.clear();
-    out.extend(
-        rows.iter()
-            .flat_map(|&gi| global[3 * gi..3 * gi + 3].iter()),
-    );
 }
 
 /// Builds, solves and applies the NCP of the bodies `members` (scene indices, increasing)
@@ -402,11 +366,9 @@ pub fn solve_group(
             &mut ws.start_velocity,
         );
     }
-    // Exactly symmetric (the products' round-off averaged out), so the problem need not
-    // check it.
-    if !factored {
-        symmetrise(&mut ncp.delassus);
-    }
+    // G is exactly symmetric by construction (each body's block and the rigid term are
+    // computed in one triangle and mirrored; `add_blocks` adds both at mirrored places in the
+    // same order), so the problem need not check it.
     let correction = PenetrationCorrection::default();
     let manifolds = (!ws.manifolds.is_empty()).then_some(ws.manifolds.as_slice());
     correction.apply_shared(h, &ws.gaps, manifolds, &ws.start_velocity, &mut ws.g)?;

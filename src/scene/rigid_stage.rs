@@ -44,6 +44,7 @@ use super::contact_stage::{SceneContact, mode_tolerance};
 use super::rigid_detection::{Motion, RigidContact, RigidDetection, RigidRow, RigidSide, RowKey};
 use super::rigid_model::{RigidScene, RigidSystem};
 use super::rigid_system::SystemBuffers;
+use super::rigid_term::{RigidTermScratch, add_rigid_term};
 
 /// The state of one rigid system (a free body or a robot).
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +100,8 @@ pub struct RigidWorkspace {
     /// The active rows' places in the NCP (one system at a time).
     places: Vec<usize>,
     column: Vec<Vec<f64>>,
+    /// The buffers of the rigid term's products.
+    term: RigidTermScratch,
     /// Whether this step's impulses are applied (`apply`), and the NCP's outcome.
     applied: bool,
     outcome: RigidOutcome,
@@ -134,6 +137,7 @@ impl RigidWorkspace {
             touched: vec![false; s.len()],
             active: vec![Vec::new(); s.len()],
             places: Vec::new(),
+            term: RigidTermScratch::default(),
             column: s.iter().map(|x| vec![0.0; x.nv()]).collect(),
             applied: false,
             outcome: RigidOutcome::default(),
@@ -379,20 +383,12 @@ impl RigidWorkspace {
             // h J_s Y_s over the active rows only, at the blocks' places in G (a system
             // touched by few of the step's rows costs those rows', not all of them).
             let (jt, y) = (jt.as_slice(), y.as_slice());
-            let column = |c: usize| c * nv..(c + 1) * nv;
             let places = &mut self.places;
             places.clear();
             places.extend(active.iter().map(|&r| global(r, &self.row_index)));
-            let n = g_mat.nrows();
-            let gm = g_mat.as_mut_slice();
-            for (&c, &gc) in active.iter().zip(places.iter()) {
-                let yc = &y[column(c)];
-                for (&r, &gr) in active.iter().zip(places.iter()) {
-                    gm[gr + gc * n] += h * dot(&jt[column(r)], yc);
-                }
-            }
+            add_rigid_term(h, nv, jt, y, active, places, g_mat, &mut self.term);
             for &r in active.iter() {
-                let jr = &jt[column(r)];
+                let jr = &jt[r * nv..(r + 1) * nv];
                 g[global(r, &self.row_index)] += dot(jr, &self.v_free[s]);
                 start[global(r, &self.row_index)] += dot(jr, &states[s].v);
             }
@@ -494,58 +490,9 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     v
 }
 
-/// Averages `m` with its transpose in place: exactly symmetric afterwards. By 32 × 32 tiles,
-/// so that the transposed reads stay in cache (each pair's average is the same bits in any
-/// order).
-pub(super) fn symmetrise(m: &mut DMat) {
-    const TILE: usize = 32;
-    let n = m.nrows();
-    assert_eq!(n, m.ncols(), "symmetrise: square");
-    let a = m.as_mut_slice();
-    for jt in (0..n).step_by(TILE) {
-        for it in (jt..n).step_by(TILE) {
-            for j in jt..(jt + TILE).min(n) {
-                for i in it.max(j + 1)..(it + TILE).min(n) {
-                    let avg = 0.5 * (a[i + j * n] + a[j + i * n]);
-                    a[i + j * n] = avg;
-                    a[j + i * n] = avg;
-                }
-            }
-        }
-    }
-}
-
 /// `q ← q ⊕ h v` on the system's configuration manifold.
 fn integrate(sys: &RigidSystem, state: &mut RigidState, h: f64, q0: &mut Vec<f64>) {
     q0.clear();
     q0.extend_from_slice(&state.q);
     sys.integrate(q0, &state.v, h, &mut state.q);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::math::SplitMix64;
-
-    /// The tiled average against the plain element-by-element one: the same bits, and a
-    /// symmetric matrix, for sizes around the tile's.
-    #[test]
-    fn symmetrise_averages_each_pair_once() {
-        let mut rng = SplitMix64::new(9);
-        for n in [1, 5, 31, 32, 33, 70] {
-            let m = DMat::from_fn(n, n, |_, _| rng.uniform());
-            let mut tiled = m.clone();
-            symmetrise(&mut tiled);
-            let mut plain = m.clone();
-            for i in 0..n {
-                for j in 0..i {
-                    let avg = 0.5 * (m[(i, j)] + m[(j, i)]);
-                    plain[(i, j)] = avg;
-                    plain[(j, i)] = avg;
-                }
-            }
-            assert_eq!(tiled, plain, "n = {n}");
-            assert_eq!(tiled, tiled.transpose());
-        }
-    }
 }
