@@ -74,6 +74,11 @@ impl DelassusWorkspace {
     pub fn keep_columns(&mut self, keep: bool) {
         self.keep_columns = keep;
     }
+
+    /// Whether [`Self::keep_columns`] is on (a derivative pass will read the columns and G).
+    pub fn keeps_columns(&self) -> bool {
+        self.keep_columns
+    }
 }
 
 impl std::fmt::Debug for DelassusWorkspace {

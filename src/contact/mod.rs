@@ -15,6 +15,8 @@
 
 mod admm;
 mod anderson;
+mod attached_body;
+mod attached_reduction;
 mod ball_segment;
 mod bilateral_elimination;
 mod body_contact;
@@ -50,6 +52,7 @@ mod surface_tree;
 pub use admm::{
     ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS, STALLED_CHECKS,
 };
+pub use attached_reduction::{AttachedReduction, ReductionBody};
 pub use ball_segment::BallOnSegment;
 pub use bilateral_elimination::BilateralElimination;
 pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body_contact};

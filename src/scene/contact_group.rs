@@ -22,21 +22,20 @@
 //! bilateral (`FrictionCone::bilateral`) with the correction `g += (1 − K_p) e / h` of their
 //! position error e.
 
-use faer::dyn_stack::MemStack;
-
 use crate::contact::{
     AdmmSettings, BodyContact, ContactMode, ContactProblem, FactoredDelassus, FrictionCone,
-    PenetrationCorrection, assemble_delassus, classify, free_contact_velocity, push_body_contact,
-    push_node_contacts, push_self_contacts,
+    PenetrationCorrection, ReductionBody, assemble_delassus, classify, free_contact_velocity,
+    push_body_contact, push_node_contacts, push_self_contacts,
 };
 use crate::error::Result;
 use crate::math::{DMat, DVec, Vec3};
 
 use super::contact_file::{ContactSolverKind, DelassusKind};
 use super::contact_stage::{ContactBody, ContactOutcome, SceneContact, mode_tolerance};
+use super::group_apply::apply_to_bodies;
 use super::group_ncp::GroupNcp;
-use super::group_places::{add_blocks, gather, scatter};
-use super::group_solve::{GroupSolvers, solve_assembled};
+use super::group_places::{add_blocks, scatter};
+use super::group_solve::{GroupSolvers, solve_assembled, solve_reduced};
 use super::rigid_detection::{RigidContact, RigidRow, RowKey};
 use super::rigid_model::RigidScene;
 use super::rigid_stage::{RigidState, RigidWorkspace};
@@ -102,8 +101,13 @@ pub struct GroupWorkspace {
     /// otherwise.
     manifolds: Vec<(usize, usize)>,
     friction: Vec<f64>,
-    /// The bilateral row blocks (attachments) and their position errors (m, world).
+    /// The bilateral row blocks (attachments) and their position errors (m, world), and
+    /// whether each row block is one.
     bilateral: Vec<(usize, Vec3)>,
+    is_bilateral: Vec<bool>,
+    /// A frictionless limit's tangential diagonal entries of G (row, value) when G is not
+    /// formed (`RigidWorkspace::low_rank`).
+    limits: Vec<(usize, f64)>,
     /// The row blocks with a moving rigid side: (block, its rigid part).
     rigid_rows: Vec<(usize, RigidContact)>,
     local: Vec<f64>,
@@ -313,16 +317,10 @@ pub fn solve_group(
             g.as_mut_slice().fill(0.0);
         }
     };
-    if !factored {
-        size_delassus(&mut ncp.delassus);
-    }
-    ws.g.clear();
-    ws.g.resize(3 * k, 0.0);
-    ws.start_velocity.clear();
-    ws.start_velocity.resize(3 * k, 0.0);
+    // The Jacobians first: whether the attachment rows can be eliminated through their
+    // bodies' factors (`contact::AttachedReduction`, G never formed) depends on them.
     for &b in members {
-        let body = &mut bodies[b];
-        let w = &mut *body.workspace;
+        let w = &mut *bodies[b].workspace;
         push_node_contacts(&w.contacts, &w.points, &mut w.jacobian)?;
         push_self_contacts(&w.self_contacts, &w.points, &mut w.jacobian)?;
         for &i in &w.shared {
@@ -332,6 +330,41 @@ pub fn solve_group(
             let (points, len) = r.soft_weights();
             w.jacobian.push_point_contact(&r.frame, &points[..len])?;
         }
+    }
+    ws.is_bilateral.clear();
+    ws.is_bilateral.resize(k, false);
+    for &(i, _) in &ws.bilateral {
+        ws.is_bilateral[i] = true;
+    }
+    // A forward step's NCP with attachments: eliminated through the factors. A step whose
+    // derivatives follow forms G (they read it).
+    let reduced = !factored
+        && !ws.bilateral.is_empty()
+        && members
+            .iter()
+            .all(|&b| !bodies[b].workspace.delassus_ws.keeps_columns())
+        && {
+            let views: Vec<ReductionBody> = members
+                .iter()
+                .map(|&b| ReductionBody {
+                    jacobian: &bodies[b].workspace.jacobian,
+                    rows: &bodies[b].workspace.rows,
+                    dofs: bodies[b].dofs,
+                    factor: bodies[b].factor,
+                })
+                .collect();
+            ws.solvers.attached.prepare(h, &views, &ws.is_bilateral)
+        };
+    if !factored && !reduced {
+        size_delassus(&mut ncp.delassus);
+    }
+    ws.g.clear();
+    ws.g.resize(3 * k, 0.0);
+    ws.start_velocity.clear();
+    ws.start_velocity.resize(3 * k, 0.0);
+    for &b in members {
+        let body = &mut bodies[b];
+        let w = &mut *body.workspace;
         if factored && w.factored.prepare(h, &w.jacobian, body.pattern).is_err() {
             // A row reads two nodes no element shares (the operator would need a new
             // pattern): this NCP is assembled.
@@ -339,7 +372,9 @@ pub fn solve_group(
             size_delassus(&mut ncp.delassus);
         }
         let rows = &w.rows;
-        if !factored {
+        // With the reduction, a body with attachment rows needs no G of its own.
+        let attached = reduced && rows.iter().any(|&i| ws.is_bilateral[i]);
+        if !factored && !attached {
             assemble_delassus(
                 h,
                 &w.jacobian,
@@ -348,6 +383,8 @@ pub fn solve_group(
                 &mut w.delassus_ws,
                 &mut w.delassus,
             )?;
+        }
+        if !factored && !reduced {
             add_blocks(&w.delassus, rows, &mut ncp.delassus);
         }
         ws.local.resize(3 * rows.len(), 0.0);
@@ -361,7 +398,7 @@ pub fn solve_group(
             rp.scene,
             rp.states,
             h,
-            &mut ncp.delassus,
+            (!reduced).then_some(&mut ncp.delassus),
             &mut ws.g,
             &mut ws.start_velocity,
         );
@@ -406,10 +443,46 @@ pub fn solve_group(
         },
         ..defaults
     };
-    ncp.assembled = !factored;
+    ncp.assembled = !factored && !reduced;
     // Whether a solver iterated (not when the elimination left no contact to solve for).
     let mut iterated = true;
-    let solution = if factored {
+    let solution = if reduced {
+        let GroupSolvers {
+            rigid_u, rigid_c, ..
+        } = &mut ws.solvers;
+        match rigid.as_mut() {
+            Some(rp) => rp
+                .ws
+                .low_rank(rp.scene, rp.states, h, k, rigid_u, rigid_c, &mut ws.limits),
+            None => {
+                *rigid_u = DMat::zeros(3 * k, 0);
+                *rigid_c = DMat::zeros(0, 0);
+                ws.limits.clear();
+                0
+            }
+        };
+        let plain: Vec<(&DMat, &[usize])> = members
+            .iter()
+            .map(|&b| &*bodies[b].workspace)
+            .filter(|w| !w.rows.iter().any(|&i| ws.is_bilateral[i]))
+            .map(|w| (&w.delassus, w.rows.as_slice()))
+            .collect();
+        let problem = ws.solvers.attached.reduce(
+            &plain,
+            &ws.solvers.rigid_u,
+            &ws.solvers.rigid_c,
+            &ws.g,
+            &cones,
+            &ws.limits,
+        )?;
+        ncp.delassus = DMat::zeros(0, 0);
+        // No derivative follows (they need G), so the accelerated iterates may stop at the
+        // tolerance itself.
+        ws.solvers.admm.settings.accelerated_margin = 1.0;
+        let (solution, solved) = solve_reduced(&problem, &cones, settings, &mut ws.solvers, warm)?;
+        iterated = solved;
+        solution
+    } else if factored {
         let body = &mut bodies[members[0]];
         let mut delassus = FactoredDelassus::new(
             body.pattern,
@@ -471,71 +544,16 @@ pub fn solve_group(
         solution.sigma.as_slice(),
         mode_tolerance(settings.tolerance),
     );
-    // Each body: its rows of the solution, its outcome, v⁺ = v_free + A⁻¹ h H_bᵀ λ_b.
-    for &b in members {
-        let body = &mut bodies[b];
-        let w = &mut *body.workspace;
-        gather(&w.rows, lambda, &mut w.lambda);
-        let out = &mut outcomes[b];
-        out.detected = w.rows.len();
-        out.converged = solution.converged;
-        out.iterations = solution.iterations;
-        out.residual = solution.residuals.max();
-        out.active = w
-            .rows
-            .iter()
-            .filter(|&&gi| modes[gi] != ContactMode::Breaking)
-            .count();
-        out.normal_force = w
-            .rows
-            .iter()
-            .filter(|&&gi| !bilateral[gi])
-            .map(|&gi| lambda[3 * gi + 2])
-            .sum();
-        let force = |c: usize, frame: &crate::math::Mat3| {
-            frame * Vec3::new(w.lambda[3 * c], w.lambda[3 * c + 1], w.lambda[3 * c + 2])
-        };
-        for (c, nc) in w.contacts.iter().enumerate() {
-            out.obstacle_forces[nc.obstacle] += force(c, &nc.frame);
-        }
-        let own = w.contacts.len() + w.self_contacts.len();
-        for (s, &i) in w.shared.iter().enumerate() {
-            let bc = &body_contacts[i];
-            // λ acts on the node's body along the frame, on the triangle's body against it.
-            let f = force(own + s, &bc.hit.frame);
-            if bc.node_body == b {
-                out.body_forces[bc.face_body] += f;
-            } else {
-                out.body_forces[bc.node_body] -= f;
-            }
-        }
-        // The contact force on each node (N): H_bᵀ λ over the rows that are not attachments.
-        let mut node_forces = std::collections::BTreeMap::<usize, Vec3>::new();
-        for (r, l) in w.lambda.iter().enumerate() {
-            if bilateral[w.rows[r / 3]] {
-                continue;
-            }
-            for (node, c) in w.jacobian.row(r) {
-                *node_forces.entry(*node).or_insert_with(Vec3::zeros) += *l * *c;
-            }
-        }
-        out.node_forces = node_forces.into_iter().collect();
-        w.full.fill(0.0);
-        for (r, l) in w.lambda.iter().enumerate() {
-            let l = h * l;
-            for (node, c) in w.jacobian.row(r) {
-                for p in 0..3 {
-                    w.full[3 * node + p] += l * c[p];
-                }
-            }
-        }
-        body.dofs.reduce(&w.full, &mut w.red);
-        let stack = MemStack::new(&mut w.solve_buffer);
-        body.factor.solve_vec_in_place(&mut w.red, stack);
-        for (v, d) in body.velocity.iter_mut().zip(&w.red) {
-            *v += d;
-        }
-    }
+    apply_to_bodies(
+        h,
+        members,
+        bodies,
+        body_contacts,
+        &solution,
+        &modes,
+        &bilateral,
+        outcomes,
+    );
     if let Some(rp) = rigid {
         rp.ws.apply(
             rp.scene,

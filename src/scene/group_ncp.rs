@@ -18,7 +18,9 @@ pub struct GroupNcp {
     pub(super) friction: Vec<f64>,
     pub(super) friction_obstacle: Vec<Option<usize>>,
     pub(super) bilateral: Vec<bool>,
-    /// Whether G was formed (`[contact] delassus`); the step's derivatives need it.
+    /// Whether G was formed; the step's derivatives need it. Not with `[contact] delassus =
+    /// "factored"`, nor in a forward step whose attachment rows were eliminated through their
+    /// bodies' factors (`contact::AttachedReduction`; a recording stepper forms G).
     pub(super) assembled: bool,
 }
 
@@ -35,7 +37,10 @@ impl GroupNcp {
     }
 
     /// Whether [`Self::delassus`] holds G: false when the NCP was solved through the body's
-    /// factor (`[contact] delassus = "factored"`), which the step's derivatives cannot use.
+    /// factor (`[contact] delassus = "factored"`), or its attachment rows were eliminated
+    /// through the bodies' factors in a step that keeps nothing for derivatives
+    /// ([`crate::scene::BodyWorkspace::keep_for_derivatives`] off); the step's derivatives
+    /// cannot use either.
     pub fn is_assembled(&self) -> bool {
         self.assembled
     }
@@ -47,8 +52,10 @@ impl GroupNcp {
         } else {
             Err(Error::invalid(
                 "contact.delassus",
-                "\"factored\" keeps no Delassus matrix for the step's derivatives: \
-                 use \"assembled\" (the default) for sensitivities, gradients, calibrate and control",
+                "this NCP kept no Delassus matrix for the step's derivatives (\"factored\", or \
+                 attachments eliminated in a step not recorded for derivatives): use \
+                 \"assembled\" (the default) and a recording stepper (diff::Recorder) for \
+                 sensitivities, gradients, calibrate and control",
             ))
         }
     }

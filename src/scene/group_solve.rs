@@ -3,9 +3,11 @@
 //! (`[contact] solver`) on the contacts left, and the whole problem's solution rebuilt.
 
 use crate::contact::{
-    AdmmSolver, BilateralElimination, ContactProblem, NcpSolution, PgsSettings, PgsSolver,
+    AdmmSolver, AttachedReduction, BilateralElimination, ContactProblem, FrictionCone, NcpSolution,
+    PgsSettings, PgsSolver,
 };
 use crate::error::Result;
+use crate::math::DMat;
 
 use super::contact_file::{ContactSection, ContactSolverKind};
 
@@ -18,6 +20,11 @@ pub(super) struct GroupSolvers {
     elimination: BilateralElimination,
     /// The warm start restricted to the contacts left after the elimination.
     reduced_warm: Vec<f64>,
+    /// The attachments eliminated through the bodies' factors (G not formed), and the rigid
+    /// term `U C Uᵀ` it reads.
+    pub(super) attached: AttachedReduction,
+    pub(super) rigid_u: DMat,
+    pub(super) rigid_c: DMat,
 }
 
 /// Solves `problem` with the solver of `settings` from `warm` (λ of the whole problem, 3 per
@@ -37,6 +44,7 @@ pub(super) fn solve_assembled(
         pgs,
         elimination,
         reduced_warm,
+        ..
     } = solvers;
     let reduced = elimination.reduce(problem);
     let (target, warm) = match &reduced {
@@ -51,16 +59,7 @@ pub(super) fn solve_assembled(
     };
     let iterated = target.contact_count() > 0;
     let solution = if iterated {
-        Some(match settings.solver {
-            ContactSolverKind::Admm => admm.solve(target, warm)?,
-            ContactSolverKind::Pgs => {
-                pgs.settings = PgsSettings {
-                    tolerance: settings.tolerance,
-                    max_iterations: settings.max_iterations,
-                };
-                pgs.solve(target, warm)?
-            }
-        })
+        Some(solve_with(target, settings, admm, pgs, warm)?)
     } else {
         None
     };
@@ -74,4 +73,57 @@ pub(super) fn solve_assembled(
         (None, solution) => solution.expect("a problem with contacts"),
     };
     Ok((solution, iterated))
+}
+
+/// Solves `problem`, the NCP `solvers.attached` reduced a group's to, from `warm` (λ of the
+/// whole group's contacts) and rebuilds the whole group's solution (its contacts' `cones`).
+/// Returns it and whether a solver iterated, as [`solve_assembled`].
+pub(super) fn solve_reduced(
+    problem: &ContactProblem,
+    cones: &[FrictionCone],
+    settings: &ContactSection,
+    solvers: &mut GroupSolvers,
+    warm: Option<&[f64]>,
+) -> Result<(NcpSolution, bool)> {
+    let GroupSolvers {
+        admm,
+        pgs,
+        reduced_warm,
+        attached,
+        ..
+    } = solvers;
+    let warm = warm.map(|w| {
+        attached.restrict(w, reduced_warm);
+        reduced_warm.as_slice()
+    });
+    let iterated = problem.contact_count() > 0;
+    let solution = if iterated {
+        Some(solve_with(problem, settings, admm, pgs, warm)?)
+    } else {
+        None
+    };
+    Ok((
+        attached.expand(solution.as_ref(), cones, settings.tolerance),
+        iterated,
+    ))
+}
+
+/// `problem` solved by the solver of `settings` from `warm`.
+fn solve_with(
+    problem: &ContactProblem,
+    settings: &ContactSection,
+    admm: &mut AdmmSolver,
+    pgs: &mut PgsSolver,
+    warm: Option<&[f64]>,
+) -> Result<NcpSolution> {
+    match settings.solver {
+        ContactSolverKind::Admm => admm.solve(problem, warm),
+        ContactSolverKind::Pgs => {
+            pgs.settings = PgsSettings {
+                tolerance: settings.tolerance,
+                max_iterations: settings.max_iterations,
+            };
+            pgs.solve(problem, warm)
+        }
+    }
 }

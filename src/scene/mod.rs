@@ -20,6 +20,7 @@ mod energy;
 mod file;
 mod final_state;
 mod flat_face_rows;
+mod group_apply;
 mod group_ncp;
 mod group_places;
 mod group_solve;

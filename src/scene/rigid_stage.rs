@@ -291,13 +291,15 @@ impl RigidWorkspace {
 
     /// Adds the rigid term of the NCP at this step's row blocks: `G += Σ_s h J_s M_s⁻¹ J_sᵀ`
     /// (with a frictionless limit's tangential diagonal set to its normal one), `g += J v_free`
-    /// and `start += J v` (m/s), at each block's index in the NCP (`g_mat` 3N × 3N).
+    /// and `start += J v` (m/s), at each block's index in the NCP (`g_mat` 3N × 3N). Without
+    /// `g_mat` (the attachments eliminated through their bodies' factors, G never formed) J_s
+    /// and M_s⁻¹ J_sᵀ are still formed, for [`Self::low_rank`] and [`Self::apply`].
     pub(super) fn assemble(
         &mut self,
         rigid: &RigidScene,
         states: &[RigidState],
         h: f64,
-        g_mat: &mut DMat,
+        mut g_mat: Option<&mut DMat>,
         g: &mut [f64],
         start: &mut [f64],
     ) {
@@ -386,13 +388,18 @@ impl RigidWorkspace {
             let places = &mut self.places;
             places.clear();
             places.extend(active.iter().map(|&r| global(r, &self.row_index)));
-            add_rigid_term(h, nv, jt, y, active, places, g_mat, &mut self.term);
+            if let Some(g_mat) = g_mat.as_deref_mut() {
+                add_rigid_term(h, nv, jt, y, active, places, g_mat, &mut self.term);
+            }
             for &r in active.iter() {
                 let jr = &jt[r * nv..(r + 1) * nv];
                 g[global(r, &self.row_index)] += dot(jr, &self.v_free[s]);
                 start[global(r, &self.row_index)] += dot(jr, &states[s].v);
             }
         }
+        let Some(g_mat) = g_mat else {
+            return;
+        };
         for (i, c) in self.rows.iter().enumerate() {
             if matches!(c.row, RigidRow::Limit { .. }) {
                 // The frictionless rows' tangential entries: the normal row's diagonal (so G
@@ -404,6 +411,82 @@ impl RigidWorkspace {
                 g_mat[(n + 1, n + 1)] += d;
             }
         }
+    }
+
+    /// The rigid term as a low-rank product, `Σ_s h J_s M_s⁻¹ J_sᵀ = U C Uᵀ` over the NCP's
+    /// `blocks` row blocks, after [`Self::assemble`]: `u` (3·blocks × r) holds the J_s of the
+    /// systems this step's rows touch side by side, `c` (r × r) is block-diagonal with their
+    /// h M_s⁻¹ (s/kg, or s/(kg·m²) for rotations; one mass solve per column, nv_s ≤ a robot's
+    /// joints). Each frictionless limit's tangential diagonal, which `assemble` sets to its
+    /// normal one in G, is pushed on `limits` as (row, value). Returns r.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn low_rank(
+        &mut self,
+        rigid: &RigidScene,
+        states: &[RigidState],
+        h: f64,
+        blocks: usize,
+        u: &mut DMat,
+        c: &mut DMat,
+        limits: &mut Vec<(usize, f64)>,
+    ) -> usize {
+        let touched = |s: &usize| self.touched[*s];
+        let r: usize = (0..rigid.systems.len())
+            .filter(touched)
+            .map(|s| rigid.systems[s].nv())
+            .sum();
+        for (m, shape) in [(&mut *u, (3 * blocks, r)), (&mut *c, (r, r))] {
+            if m.shape() != shape {
+                *m = DMat::zeros(shape.0, shape.1);
+            } else {
+                m.as_mut_slice().fill(0.0);
+            }
+        }
+        let mut offset = 0;
+        for (s, (sys, state)) in rigid.systems.iter().zip(states).enumerate() {
+            if !self.touched[s] {
+                continue;
+            }
+            let nv = sys.nv();
+            let jac = &self.jac[s];
+            for (i, &block) in self.row_index.iter().enumerate() {
+                for row in 0..3 {
+                    for k in 0..nv {
+                        u[(3 * block + row, offset + k)] = jac[(3 * i + row, k)];
+                    }
+                }
+            }
+            let column = &mut self.column[s];
+            for k in 0..nv {
+                column.fill(0.0);
+                column[k] = 1.0;
+                sys.solve_mass(&self.buffers[s], &state.q, column);
+                for (p, v) in column.iter().enumerate() {
+                    c[(offset + p, offset + k)] = h * v;
+                }
+            }
+            offset += nv;
+        }
+        // Exactly symmetric (each solve's round-off differs).
+        for j in 0..r {
+            for i in j + 1..r {
+                let v = 0.5 * (c[(i, j)] + c[(j, i)]);
+                c[(i, j)] = v;
+                c[(j, i)] = v;
+            }
+        }
+        limits.clear();
+        for (i, row) in self.rows.iter().enumerate() {
+            if matches!(row.row, RigidRow::Limit { .. }) {
+                let n = 3 * self.row_index[i];
+                let normal = u.row(n + 2);
+                let d = (normal * &*c).dot(&normal);
+                let d = if d > 0.0 { d } else { 1.0 };
+                limits.push((n, d));
+                limits.push((n + 1, d));
+            }
+        }
+        r
     }
 
     /// v⁺ = v_free + h Y λ for every system, λ the NCP's solution (3 per block of the NCP,
