@@ -4,19 +4,20 @@
 //!
 //! Two ways, both on the factor at hand (never a second factorisation, never an inverse of
 //! `A`):
-//! - **without a trailing block**: one multi-right-hand-side solve gives the columns
-//!   `A⁻¹ H_cᵀ`, then `G[i, j] = h row_i(H_c) · column_j`;
-//! - **with one** (`linalg::FactorOrdering::AmdWithLast`: a body's attached nodes eliminated
-//!   last, which carry a third of `gripper_lift`'s pads): with `P A Pᵀ = L Lᵀ`,
-//!   `G = h YᵀY` for `Y = L⁻¹ P H_cᵀ`, the forward half of a solve only
-//!   (`NumericFactor::forward_solve_permuted`); and the rows that read only the block's DOFs
-//!   have `Y` zero above it, so theirs is `L_tt⁻¹ B` with `L_tt` the block of `L`
+//! - **the forward half of a solve** (an `L Lᵀ` factor with faer's supernodal layout): with
+//!   `P A Pᵀ = L Lᵀ`, `G = h YᵀY` for `Y = L⁻¹ P H_cᵀ`
+//!   (`NumericFactor::forward_solve_permuted`), exactly symmetric; and with a trailing block
+//!   (`linalg::FactorOrdering::AmdWithLast`: a body's attached nodes eliminated last, a third
+//!   of `gripper_lift`'s pads) the rows that read only the block's DOFs have `Y` zero above
+//!   it, so theirs is `L_tt⁻¹ B` with `L_tt` the block of `L`
 //!   (`NumericFactor::trailing_factor`), a dense triangular solve of the block's size
-//!   instead of a sparse substitution through all of `L`.
+//!   instead of a sparse substitution through all of `L`;
+//! - **a whole solve** otherwise: one multi-right-hand-side solve gives the columns
+//!   `A⁻¹ H_cᵀ`, then `G[i, j] = h row_i(H_c) · column_j`.
 //!
 //! Derivative passes reuse `A⁻¹ H_cᵀ` for every row ([`DelassusWorkspace::solved_columns`]),
-//! so a workspace told to keep them ([`DelassusWorkspace::keep_columns`]) solves every column
-//! through all of `L`.
+//! so a workspace told to keep them ([`DelassusWorkspace::keep_columns`]) takes the second
+//! way.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::matmul::matmul;
@@ -25,7 +26,7 @@ use faer::{Accum, MatMut, MatRef, Par};
 
 use super::delassus::ContactJacobian;
 use crate::error::{Error, Result};
-use crate::linalg::{DofMap, NumericFactor};
+use crate::linalg::{DofMap, FactorKind, NumericFactor};
 use crate::math::DMat;
 
 /// Reusable buffers of [`assemble_delassus`]: the `n_reduced × 3n` right-hand sides (then
@@ -59,8 +60,8 @@ impl DelassusWorkspace {
     /// one column per row of `H_c`, `n_free` values each): what the step's derivatives reuse
     /// instead of solving again.
     ///
-    /// Panics unless the workspace keeps its columns ([`Self::keep_columns`]) or the factor of
-    /// the last assembly had no trailing block (then every column was solved anyway).
+    /// Panics unless the workspace keeps its columns ([`Self::keep_columns`]) or the last
+    /// assembly solved every column anyway (a factor without the supernodal `L Lᵀ` layout).
     pub fn solved_columns(&self) -> &[f64] {
         assert!(
             self.complete,
@@ -69,8 +70,8 @@ impl DelassusWorkspace {
         &self.columns
     }
 
-    /// Whether every column `A⁻¹ H_cᵀ` is solved and kept (derivative passes), or a factor
-    /// with a trailing block takes the cheaper forward path (the default; module doc).
+    /// Whether every column `A⁻¹ H_cᵀ` is solved and kept (derivative passes), or a
+    /// supernodal `L Lᵀ` factor takes the cheaper forward path (the default; module doc).
     pub fn keep_columns(&mut self, keep: bool) {
         self.keep_columns = keep;
     }
@@ -153,10 +154,14 @@ pub fn assemble_delassus(
     let row = |i: usize| &entries[row_ptr[i]..row_ptr[i + 1]];
     let symbolic = factor.symbolic();
     let t0 = symbolic.tail_start();
-    let m = if workspace.keep_columns {
-        None
-    } else {
+    // The forward half of a solve is enough unless the columns are kept (an LLᵀ with the
+    // supernodal layout: faer's supernodal `l_solve`); the trailing block, if any, on top.
+    let forward =
+        !workspace.keep_columns && symbolic.is_supernodal() && factor.kind() == FactorKind::Llt;
+    let m = if forward {
         factor.trailing_factor(&mut workspace.tail_factor)
+    } else {
+        None
     };
     through_l.clear();
     through_tail.clear();
@@ -168,10 +173,11 @@ pub fn assemble_delassus(
             through_l.push(i);
         }
     }
-    if let Some(m) = m {
-        // The factor has a trailing block: every row through the forward half of a solve
-        // only, G = h YᵀY. Y = L⁻¹ P B over all of L for the rows reading DOFs before the
-        // block, over the block alone (L_tt) for the others (module doc).
+    if forward {
+        // Every row through the forward half of a solve only, G = h YᵀY. Y = L⁻¹ P B over
+        // all of L for the rows reading DOFs before the trailing block (all rows without
+        // one), over the block alone (L_tt) for the others (module doc).
+        let m = m.unwrap_or(0);
         workspace.complete = false;
         let (kl, kt) = (through_l.len(), through_tail.len());
         let y_l = &mut workspace.columns;
@@ -441,8 +447,18 @@ mod tests {
         let (reference, w) = dense_reference(&s, &jac, h);
         let err = (&g - &reference).amax() / reference.amax();
         assert!(err < 1e-10, "relative error {err}");
-        // Without a trailing block every column is solved, and they are A⁻¹ Hᵀ.
-        let cols = DMat::from_column_slice(s.pattern.n(), k, ws.solved_columns());
+        assert_eq!(g, g.transpose());
+        // A supernodal LLᵀ takes the forward half of the solve (G = h YᵀY) and keeps no
+        // columns; a workspace told to keep them solves every column: A⁻¹ Hᵀ.
+        assert!(factor.symbolic().is_supernodal());
+        assert!(std::panic::catch_unwind(|| ws.solved_columns().len()).is_err());
+        let mut kept = DelassusWorkspace::default();
+        kept.keep_columns(true);
+        let mut g_kept = DMat::zeros(0, 0);
+        assemble_delassus(h, &jac, dofs, &factor, &mut kept, &mut g_kept).unwrap();
+        let err = (&g_kept - &reference).amax() / reference.amax();
+        assert!(err < 1e-10, "relative error {err}");
+        let cols = DMat::from_column_slice(s.pattern.n(), k, kept.solved_columns());
         assert!((&cols - &w).amax() < 1e-10 * w.amax());
         // Reusing the workspace gives the same matrix.
         let mut again = DMat::zeros(0, 0);
