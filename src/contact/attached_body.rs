@@ -5,6 +5,7 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
 
 use super::attached_reduction::ReductionBody;
@@ -213,11 +214,14 @@ impl AttachedBody {
             return false;
         }
         let y_o = MatRef::from_column_major_slice(&a.y, n, kp).subrows(0, t0);
-        matmul(
+        triangular::matmul(
             MatMut::from_column_major_slice_mut(&mut a.gram, kp, kp),
+            BlockStructure::TriangularLower,
             Accum::Replace,
             y_o.transpose(),
+            BlockStructure::Rectangular,
             y_o,
+            BlockStructure::Rectangular,
             h,
             Par::Seq,
         );

@@ -4,7 +4,8 @@
 //!
 //! Two ways, both on the factor at hand (never a second factorisation, never an inverse of
 //! `A`):
-//! - **the forward half of a solve** (an `L Lᵀ` factor with faer's supernodal layout): with
+//! - **the forward half of a solve** (an `L Lᵀ` factor, either layout, and not too many
+//!   rows for the body's size: `FORWARD_RATIO`): with
 //!   `P A Pᵀ = L Lᵀ`, `G = h YᵀY` for `Y = L⁻¹ P H_cᵀ`
 //!   (`NumericFactor::forward_solve_permuted`), exactly symmetric; and with a trailing block
 //!   (`linalg::FactorOrdering::AmdWithLast`: a body's attached nodes eliminated last, a third
@@ -21,6 +22,7 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, MatMut, MatRef, Par};
 
@@ -28,6 +30,14 @@ use super::delassus::ContactJacobian;
 use crate::error::{Error, Result};
 use crate::linalg::{DofMap, FactorKind, NumericFactor};
 use crate::math::DMat;
+
+/// The forward path (module doc) is taken when `k · n ≤ FORWARD_RATIO · nnz(L)` for k rows
+/// of H_c and n DOFs: it saves a sparse substitution through L per row (`nnz(L)`
+/// multiply-adds) and pays `k n / 2` per row in the dense lower triangle of YᵀY, which runs
+/// several times faster per operation. Measured (docs/speed.md) to win up to `pianist`'s
+/// Finger, 171 rows on 420 DOFs with `nnz(L)/n = 46` (k n / nnz(L) = 3.7: contact stage 2.71
+/// → 2.56 ms), and by more below; past 4, where nothing was measured, the whole solve is kept.
+const FORWARD_RATIO: usize = 4;
 
 /// Reusable buffers of [`assemble_delassus`]: the `n_reduced × 3n` right-hand sides (then
 /// `A⁻¹ H_cᵀ`, or `L⁻¹ P H_cᵀ` with a trailing block), the block's dense buffers and the solve
@@ -61,7 +71,7 @@ impl DelassusWorkspace {
     /// instead of solving again.
     ///
     /// Panics unless the workspace keeps its columns ([`Self::keep_columns`]) or the last
-    /// assembly solved every column anyway (a factor without the supernodal `L Lᵀ` layout).
+    /// assembly solved every column anyway (an `L D Lᵀ` factor).
     pub fn solved_columns(&self) -> &[f64] {
         assert!(
             self.complete,
@@ -70,8 +80,8 @@ impl DelassusWorkspace {
         &self.columns
     }
 
-    /// Whether every column `A⁻¹ H_cᵀ` is solved and kept (derivative passes), or a
-    /// supernodal `L Lᵀ` factor takes the cheaper forward path (the default; module doc).
+    /// Whether every column `A⁻¹ H_cᵀ` is solved and kept (derivative passes), or an `L Lᵀ`
+    /// factor takes the cheaper forward path (the default; module doc).
     pub fn keep_columns(&mut self, keep: bool) {
         self.keep_columns = keep;
     }
@@ -154,10 +164,12 @@ pub fn assemble_delassus(
     let row = |i: usize| &entries[row_ptr[i]..row_ptr[i + 1]];
     let symbolic = factor.symbolic();
     let t0 = symbolic.tail_start();
-    // The forward half of a solve is enough unless the columns are kept (an LLᵀ with the
-    // supernodal layout: faer's supernodal `l_solve`); the trailing block, if any, on top.
-    let forward =
-        !workspace.keep_columns && symbolic.is_supernodal() && factor.kind() == FactorKind::Llt;
+    // The forward half of a solve is enough unless the columns are kept (an LLᵀ); the
+    // trailing block, if any, on top. It saves a substitution through L per row but pays the
+    // dense product YᵀY, k²n/2 (module doc: FORWARD_RATIO).
+    let forward = !workspace.keep_columns
+        && factor.kind() == FactorKind::Llt
+        && k * nr <= FORWARD_RATIO * symbolic.factor_len();
     let m = if forward {
         factor.trailing_factor(&mut workspace.tail_factor)
     } else {
@@ -195,7 +207,7 @@ pub fn assemble_delassus(
             }
             let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
             let solved = factor.forward_solve_permuted(y_l, kl, stack);
-            assert!(solved, "a factor with a trailing block is a supernodal LLᵀ");
+            assert!(solved, "a factorised LLᵀ");
         }
         let y_t = &mut workspace.tail_rhs;
         y_t.clear();
@@ -229,11 +241,14 @@ pub fn assemble_delassus(
         ) -> MatMut<'_, f64> {
             MatMut::from_column_major_slice_mut(g, k_all, k_all).submatrix_mut(row, col, rows, cols)
         }
-        matmul(
+        triangular::matmul(
             block(g, k_all, (0, 0), (kl, kl)),
+            BlockStructure::TriangularLower,
             Accum::Replace,
             y_l.transpose(),
+            BlockStructure::Rectangular,
             y_l,
+            BlockStructure::Rectangular,
             h,
             Par::Seq,
         );
@@ -245,11 +260,14 @@ pub fn assemble_delassus(
             h,
             Par::Seq,
         );
-        matmul(
+        triangular::matmul(
             block(g, k_all, (kl, kl), (kt, kt)),
+            BlockStructure::TriangularLower,
             Accum::Replace,
             y_t.transpose(),
+            BlockStructure::Rectangular,
             y_t,
+            BlockStructure::Rectangular,
             h,
             Par::Seq,
         );
@@ -448,9 +466,8 @@ mod tests {
         let err = (&g - &reference).amax() / reference.amax();
         assert!(err < 1e-10, "relative error {err}");
         assert_eq!(g, g.transpose());
-        // A supernodal LLᵀ takes the forward half of the solve (G = h YᵀY) and keeps no
-        // columns; a workspace told to keep them solves every column: A⁻¹ Hᵀ.
-        assert!(factor.symbolic().is_supernodal());
+        // An LLᵀ takes the forward half of the solve (G = h YᵀY) and keeps no columns; a
+        // workspace told to keep them solves every column: A⁻¹ Hᵀ.
         assert!(std::panic::catch_unwind(|| ws.solved_columns().len()).is_err());
         let mut kept = DelassusWorkspace::default();
         kept.keep_columns(true);

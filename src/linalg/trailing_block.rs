@@ -16,8 +16,10 @@
 
 use super::cholesky::{FactorKind, NumericFactor};
 use faer::dyn_stack::MemStack;
+use faer::sparse::SparseColMatRef;
 use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
 use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
+use faer::sparse::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Conj, MatMut, Par};
 
 impl NumericFactor {
@@ -27,23 +29,26 @@ impl NumericFactor {
     /// `B₁ᵀ A⁻¹ B₂ = Y₁ᵀ Y₂` (`P A Pᵀ = L Lᵀ`). `stack` as for
     /// [`solve_in_place`](Self::solve_in_place) with `k` columns.
     ///
-    /// `false`, and `rhs` untouched, unless the factor is an `L Lᵀ` with the supernodal layout
-    /// and factorised. Panics if `rhs.len() != n·k`.
+    /// `false`, and `rhs` untouched, unless the factor is an `L Lᵀ` and factorised (either
+    /// layout: faer's supernodal `l_solve`, or for the simplicial one the sparse lower
+    /// triangular solve its own solve begins with). Panics if `rhs.len() != n·k`.
     pub fn forward_solve_permuted(&self, rhs: &mut [f64], k: usize, stack: &mut MemStack) -> bool {
         let n = self.symbolic.n();
         assert_eq!(rhs.len(), n * k, "forward_solve_permuted: rhs length");
         if !self.is_factorized() || self.kind() != FactorKind::Llt {
             return false;
         }
-        let SymbolicCholeskyRaw::Supernodal(s) = self.symbolic.inner.raw() else {
-            return false;
-        };
-        SupernodalLltRef::new(s, &self.values).l_solve_with_conj(
-            Conj::No,
-            MatMut::from_column_major_slice_mut(rhs, n, k),
-            Par::Seq,
-            stack,
-        );
+        let rhs = MatMut::from_column_major_slice_mut(rhs, n, k);
+        match self.symbolic.inner.raw() {
+            SymbolicCholeskyRaw::Supernodal(s) => SupernodalLltRef::new(s, &self.values)
+                .l_solve_with_conj(Conj::No, rhs, Par::Seq, stack),
+            SymbolicCholeskyRaw::Simplicial(s) => solve_lower_triangular_in_place(
+                SparseColMatRef::new(s.factor(), &self.values),
+                Conj::No,
+                rhs,
+                Par::Seq,
+            ),
+        }
         true
     }
 
@@ -162,5 +167,58 @@ mod tests {
         let mut f = NumericFactor::new(symbolic, FactorKind::Ldlt);
         f.factorize(&pattern, &values).unwrap();
         assert_eq!(f.trailing_factor(&mut block), None);
+    }
+
+    /// The forward half of a solve in either layout: `YᵀY = Bᵀ A⁻¹ B` for `Y = L⁻¹ P B`
+    /// against nalgebra's dense Cholesky of the dense `A` (a second method); none for `L D Lᵀ`.
+    #[test]
+    fn the_forward_half_gives_b_transpose_a_inverse_b_in_both_layouts() {
+        use crate::linalg::FactorMethod;
+        let (xyz, tets) = grid_tetrahedra([3, 3, 2], 0, 0.0);
+        let pattern =
+            SymmetricPattern::new(xyz.len(), 3, &tets, &vec![false; 3 * xyz.len()]).unwrap();
+        let n = pattern.n();
+        let mut rng = SplitMix64::new(13);
+        let values = random_spd_values(&pattern, &mut rng);
+        let k = 4;
+        let b = DMat::from_fn(n, k, |_, _| rng.uniform() - 0.5);
+        let a = to_dense(&pattern, &values);
+        let expected = b.transpose() * a.cholesky().expect("SPD").solve(&b);
+        for method in [FactorMethod::Simplicial, FactorMethod::Supernodal] {
+            let symbolic = Arc::new(
+                SymbolicFactor::with_options(
+                    &pattern,
+                    SymbolicOptions {
+                        method,
+                        ..Default::default()
+                    },
+                )
+                .unwrap(),
+            );
+            assert_eq!(symbolic.is_supernodal(), method == FactorMethod::Supernodal);
+            let mut factor = NumericFactor::new(symbolic.clone(), FactorKind::Llt);
+            factor.factorize(&pattern, &values).unwrap();
+            let mut y = vec![0.0; n * k];
+            for j in 0..k {
+                for r in 0..n {
+                    y[j * n + symbolic.step_of_dof(r)] = b[(r, j)];
+                }
+            }
+            let mut buffer = faer::dyn_stack::MemBuffer::new(factor.solve_scratch(k));
+            let stack = MemStack::new(&mut buffer);
+            assert!(factor.forward_solve_permuted(&mut y, k, stack));
+            let y = DMat::from_column_slice(n, k, &y);
+            let got = y.transpose() * &y;
+            let error = (&got - &expected).amax() / expected.amax();
+            assert!(error < 1e-12, "{method:?}: relative error {error:.1e}");
+            let mut f = NumericFactor::new(symbolic, FactorKind::Ldlt);
+            f.factorize(&pattern, &values).unwrap();
+            let mut y = vec![0.0; n * k];
+            let stack = MemStack::new(&mut buffer);
+            assert!(
+                !f.forward_solve_permuted(&mut y, k, stack),
+                "{method:?}: L D Lᵀ"
+            );
+        }
     }
 }
