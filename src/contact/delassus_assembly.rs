@@ -481,6 +481,23 @@ mod tests {
         let mut again = DMat::zeros(0, 0);
         assemble_delassus(h, &jac, dofs, &factor, &mut ws, &mut again).unwrap();
         assert_eq!(again, g);
+        // Rows past FORWARD_RATIO for the body's size take the whole solve: every column.
+        let n = s.pattern.n();
+        let mut many = ContactJacobian::new(s.nodes);
+        while many.row_count() * n <= FORWARD_RATIO * factor.symbolic().factor_len() {
+            for &t in &s.top {
+                many.push_point_contact(&random_frame(&mut rng), &[(t, 1.0)])
+                    .unwrap();
+            }
+        }
+        let mut ws_many = DelassusWorkspace::default();
+        let mut g_many = DMat::zeros(0, 0);
+        assemble_delassus(h, &many, dofs, &factor, &mut ws_many, &mut g_many).unwrap();
+        let (reference, w) = dense_reference(&s, &many, h);
+        let err = (&g_many - &reference).amax() / reference.amax();
+        assert!(err < 1e-10, "relative error {err}");
+        let cols = DMat::from_column_slice(n, many.row_count(), ws_many.solved_columns());
+        assert!((&cols - &w).amax() < 1e-10 * w.amax());
         // Bad inputs are errors.
         assert!(assemble_delassus(0.0, &jac, dofs, &factor, &mut ws, &mut g).is_err());
         let other = ContactJacobian::new(s.nodes + 1);
