@@ -332,18 +332,10 @@ impl AttachedReduction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_support::random_spd_values;
-    use crate::linalg::{
-        FactorKind, FactorOrdering, SymbolicFactor, SymbolicOptions, SymmetricPattern,
-    };
-    use crate::math::{Mat3, SplitMix64};
-    use crate::mesh::box_mesh;
+    use crate::contact::test_support::{box_system, random_frame};
+    use crate::linalg::{FactorKind, FactorOrdering, SymbolicFactor, SymbolicOptions};
+    use crate::math::SplitMix64;
     use std::sync::Arc;
-
-    fn random_frame(rng: &mut SplitMix64) -> Mat3 {
-        let q = Mat3::from_fn(|_, _| rng.uniform()).qr().q();
-        if q.determinant() < 0.0 { -q } else { q }
-    }
 
     /// The reduced NCP and the rebuilt attachment forces against a second method: the dense
     /// G = h H A⁻¹ Hᵀ (nalgebra's inverse of the dense A) + U C Uᵀ + a second body's block,
@@ -354,29 +346,21 @@ mod tests {
     #[test]
     fn the_reduction_is_the_schur_complement_of_the_whole_g() {
         let mut rng = SplitMix64::new(17);
-        let mesh = box_mesh([2, 2, 3], [0.0, 0.0, 0.0], [0.1, 0.1, 0.15]).unwrap();
-        let nodes = mesh.node_count();
-        let x = mesh.positions();
-        let mut removed = vec![false; 3 * nodes];
-        for (i, p) in x.iter().enumerate() {
-            if p.z < 1e-12 {
-                removed[3 * i..3 * i + 3].fill(true);
-            }
-        }
-        let pattern = SymmetricPattern::new(nodes, 3, mesh.tetrahedra(), &removed).unwrap();
-        let values = random_spd_values(&pattern, &mut rng);
+        let system = box_system(&mut rng);
+        let (pattern, values) = (&system.pattern, &system.values);
+        let (nodes, top, bottom, inside) = (
+            system.nodes,
+            system.top.clone(),
+            system.bottom,
+            system.inside,
+        );
         let dofs = pattern.dofs();
-        let top: Vec<usize> = (0..nodes).filter(|&i| x[i].z > 0.15 - 1e-12).collect();
-        let bottom = (0..nodes).find(|&i| x[i].z < 1e-12).unwrap();
-        let inside = (0..nodes)
-            .find(|&i| !top.contains(&i) && dofs.reduced_index(3 * i).is_some())
-            .unwrap();
         let last: Vec<usize> = top
             .iter()
             .flat_map(|&t| (0..3).map(move |p| dofs.reduced_index(3 * t + p).unwrap()))
             .collect();
         let symbolic = SymbolicFactor::with_options(
-            &pattern,
+            pattern,
             SymbolicOptions {
                 ordering: FactorOrdering::AmdWithLast(&last),
                 ..Default::default()
@@ -386,7 +370,7 @@ mod tests {
         let n = pattern.n();
         assert_eq!(symbolic.tail_start(), n - last.len());
         let mut factor = NumericFactor::new(Arc::new(symbolic), FactorKind::Llt);
-        factor.factorize(&pattern, &values).unwrap();
+        factor.factorize(pattern, values).unwrap();
         // The body's contacts: two ordinary ones, the attachments (one per top node, a
         // sign-flipped frame each), then three more ordinary ones.
         let mut jac = ContactJacobian::new(nodes);
@@ -437,24 +421,11 @@ mod tests {
         let h = 0.01;
 
         // The dense reference.
-        let mut a = DMat::zeros(n, n);
-        for col in 0..n {
-            let range = pattern.col_ptr()[col]..pattern.col_ptr()[col + 1];
-            for (&row, &v) in pattern.row_idx()[range.clone()].iter().zip(&values[range]) {
-                a[(row, col)] = v;
-                a[(col, row)] = v;
-            }
-        }
+        let a = system.dense_a();
+        // The second body's rows (after the first's) have no part in this body's H.
         let mut hd = DMat::zeros(3 * k, n);
-        for i in 0..jac.row_count() {
-            for (node, coefficient) in jac.row(i) {
-                for p in 0..3 {
-                    if let Some(d) = dofs.reduced_index(3 * node + p) {
-                        hd[(i, d)] += coefficient[p];
-                    }
-                }
-            }
-        }
+        hd.rows_mut(0, jac.row_count())
+            .copy_from(&system.dense_jacobian(&jac));
         let mut g_full =
             h * &hd * a.try_inverse().unwrap() * hd.transpose() + &u * &c * u.transpose();
         for i in 0..6 {

@@ -348,51 +348,10 @@ pub(super) fn reduced_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_support::random_spd_values;
-    use crate::linalg::{
-        FactorKind, FactorOrdering, SymbolicFactor, SymbolicOptions, SymmetricPattern,
-    };
-    use crate::math::{Mat3, SplitMix64};
-    use crate::mesh::box_mesh;
+    use crate::contact::test_support::{BoxSystem, box_system, random_frame};
+    use crate::linalg::{FactorKind, FactorOrdering, SymbolicFactor, SymbolicOptions};
+    use crate::math::SplitMix64;
     use std::sync::Arc;
-
-    /// An orthonormal frame from a random rotation (QR of a random matrix).
-    fn random_frame(rng: &mut SplitMix64) -> Mat3 {
-        let m = Mat3::from_fn(|_, _| rng.uniform());
-        let q = m.qr().q();
-        if q.determinant() < 0.0 { -q } else { q }
-    }
-
-    /// A box mesh with its bottom face fixed, a random SPD `A` on its pattern, and the nodes
-    /// of its top face.
-    struct BoxSystem {
-        pattern: SymmetricPattern,
-        values: Vec<f64>,
-        top: Vec<usize>,
-        bottom: usize,
-        nodes: usize,
-    }
-
-    fn box_system(rng: &mut SplitMix64) -> BoxSystem {
-        let mesh = box_mesh([2, 2, 3], [0.0, 0.0, 0.0], [0.1, 0.1, 0.15]).unwrap();
-        let nodes = mesh.node_count();
-        let x = mesh.positions();
-        let mut removed = vec![false; 3 * nodes];
-        for (i, p) in x.iter().enumerate() {
-            if p.z < 1e-12 {
-                removed[3 * i..3 * i + 3].fill(true);
-            }
-        }
-        let pattern = SymmetricPattern::new(nodes, 3, mesh.tetrahedra(), &removed).unwrap();
-        let values = random_spd_values(&pattern, rng);
-        BoxSystem {
-            top: (0..nodes).filter(|&i| x[i].z > 0.15 - 1e-12).collect(),
-            bottom: (0..nodes).find(|&i| x[i].z < 1e-12).unwrap(),
-            pattern,
-            values,
-            nodes,
-        }
-    }
 
     /// Contacts: single top nodes, a barycentric point of three top nodes, one point touching
     /// a fixed node (whose entries must drop out) and one reading a node inside the box.
@@ -410,10 +369,7 @@ mod tests {
         .unwrap();
         jac.push_point_contact(&random_frame(rng), &[(s.bottom, 0.4), (top[0], 0.6)])
             .unwrap();
-        let inside = (0..s.nodes)
-            .find(|i| !top.contains(i) && s.pattern.dofs().reduced_index(3 * i).is_some())
-            .unwrap();
-        jac.push_point_contact(&random_frame(rng), &[(inside, 0.7), (top[1], 0.3)])
+        jac.push_point_contact(&random_frame(rng), &[(s.inside, 0.7), (top[1], 0.3)])
             .unwrap();
         jac
     }
@@ -421,29 +377,8 @@ mod tests {
     /// The dense reference `h H A⁻¹ Hᵀ` (nalgebra's inverse of the dense `A`: a second
     /// method) and the dense `A⁻¹ Hᵀ` over the free DOFs.
     fn dense_reference(s: &BoxSystem, jac: &ContactJacobian, h: f64) -> (DMat, DMat) {
-        let (n, k, pattern) = (s.pattern.n(), jac.row_count(), &s.pattern);
-        let mut a = DMat::zeros(n, n);
-        for c in 0..n {
-            let range = pattern.col_ptr()[c]..pattern.col_ptr()[c + 1];
-            for (&r, &value) in pattern.row_idx()[range.clone()]
-                .iter()
-                .zip(&s.values[range])
-            {
-                a[(r, c)] = value;
-                a[(c, r)] = value;
-            }
-        }
-        let mut hd = DMat::zeros(k, n);
-        for i in 0..k {
-            for (node, c) in jac.row(i) {
-                for p in 0..3 {
-                    if let Some(r) = pattern.dofs().reduced_index(3 * node + p) {
-                        hd[(i, r)] += c[p];
-                    }
-                }
-            }
-        }
-        let w = a.try_inverse().unwrap() * hd.transpose();
+        let hd = s.dense_jacobian(jac);
+        let w = s.dense_a().try_inverse().unwrap() * hd.transpose();
         (h * &hd * &w, w)
     }
 

@@ -48,6 +48,8 @@ mod separation_bound;
 mod shape_manifold;
 mod surface_derivative;
 mod surface_tree;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub use admm::{
     ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS, STALLED_CHECKS,
