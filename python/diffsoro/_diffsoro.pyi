@@ -118,7 +118,8 @@ class Simulation:
         `target:ROBOT[k]` (a PD robot's target, rad or m), `mass:BODY` (a free rigid body's
         mass, kg). ValueError for an unknown name or invalid value (nothing changed then)."""
     def record(self, steps: int | None = None, memory_limit: int | None = None) -> Tape:
-        """Advances `steps` steps (default: the scene's) as `run`, bit for bit, recording them
+        """Advances `steps` steps (default: the scene's) as `run` (bit for bit without contact,
+        to the contact solver's tolerance with it), recording them
         for `Tape.adjoint` (factorisations kept up to `memory_limit` bytes, default 2 GiB;
         the rest recomputed). `strict` is not checked (see final_state's
         unconverged_steps)."""

@@ -419,7 +419,10 @@ impl PySimulation {
     /// while recording what the adjoint needs, and returns the recording (`Tape`): every
     /// step's start state and, while under `memory_limit` bytes (default 2 GiB), every step's
     /// factorisations (steps beyond it are recomputed by `Tape.adjoint`). The states are
-    /// those of `run(steps)`, bit for bit. `strict` is not checked here: `final_state()`
+    /// those of `run(steps)`: bit for bit without contact, to the NCP's tolerance with it (a
+    /// recorded step forms G from every column A⁻¹Hᵀ, which the derivatives reuse; `run`
+    /// takes the forward half of the solve, or eliminates attachments without G). `strict` is
+    /// not checked here: `final_state()`
     /// counts unconverged steps. The GIL is released.
     #[pyo3(signature = (steps = None, memory_limit = None))]
     fn record(
