@@ -3,13 +3,12 @@
 //! blocks of B over the trailing block of its factor, `L_tt`, the forward solves `Y` of its
 //! other rows, and the products with `E = L_ttᵀ B⁻¹`.
 
-use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
 
 use super::attached_reduction::ReductionBody;
-use super::delassus_assembly::reduced_rows;
+use super::delassus_assembly::{SolveStack, forward_rows, reduced_rows};
 use crate::math::{DMat, Mat3, Vec3};
 
 /// One attachment (3 rows): its contact in the group, the trailing-block positions of the
@@ -41,8 +40,9 @@ pub(super) struct AttachedBody {
     pub(super) v: Vec<f64>,
     row_ptr: Vec<usize>,
     entries: Vec<(usize, f64)>,
-    stack: Option<MemBuffer>,
-    stack_columns: usize,
+    /// The other contacts' rows of H (3 each), and the forward solve's workspace.
+    rows: Vec<usize>,
+    stack: SolveStack,
 }
 
 impl AttachedBody {
@@ -191,27 +191,22 @@ impl AttachedBody {
         }
         // Y = L⁻¹ P H_cᵀ for the other rows, and h Y_oᵀ Y_o mirrored from its lower triangle.
         let kp = 3 * a.others.len();
-        a.y.clear();
-        a.y.resize(n * kp, 0.0);
-        for (c, &(j, _)) in a.others.iter().enumerate() {
-            for r in 0..3 {
-                for &(dof, v) in row(3 * j + r) {
-                    a.y[(3 * c + r) * n + symbolic.step_of_dof(dof)] += v;
-                }
-            }
+        a.rows.clear();
+        a.rows
+            .extend(a.others.iter().flat_map(|&(j, _)| 3 * j..3 * j + 3));
+        if !forward_rows(
+            body.factor,
+            (&a.row_ptr, &a.entries),
+            &a.rows,
+            &mut a.y,
+            &mut a.stack,
+        ) {
+            return false;
         }
         a.gram.clear();
         a.gram.resize(kp * kp, 0.0);
         if kp == 0 {
             return true;
-        }
-        if a.stack.is_none() || a.stack_columns < kp {
-            a.stack = Some(MemBuffer::new(body.factor.solve_scratch(kp)));
-            a.stack_columns = kp;
-        }
-        let stack = MemStack::new(a.stack.as_mut().expect("allocated above"));
-        if !body.factor.forward_solve_permuted(&mut a.y, kp, stack) {
-            return false;
         }
         let y_o = MatRef::from_column_major_slice(&a.y, n, kp).subrows(0, t0);
         triangular::matmul(

@@ -39,6 +39,7 @@ use super::attached_body::AttachedBody;
 use super::cone::FrictionCone;
 use super::delassus::ContactJacobian;
 use super::problem::{ContactProblem, NcpSolution, cone_residuals};
+use super::row_places::add_blocks;
 use crate::error::{Error, Result};
 use crate::linalg::{DofMap, NumericFactor};
 use crate::math::{DMat, DVec};
@@ -156,14 +157,14 @@ impl AttachedReduction {
         for a in &mut self.attached[..self.count] {
             a.project(u, g, &mut self.scratch);
         }
-        // K⁻¹ = (C⁻¹ + X)⁻¹ = (I + C X)⁻¹ C with X = Σ VᵀV / h, and w = Σ Vᵀ e / h.
-        let mut x = DMat::zeros(r, r);
-        self.w = DVec::zeros(r);
+        // K⁻¹ = (C⁻¹ + X)⁻¹ = (I + C X)⁻¹ C with [X w] = Σ Vᵀ [V e] / h.
+        let mut xw = DMat::zeros(r, r + 1);
         for a in &self.attached[..self.count] {
-            let v = DMat::from_column_slice(a.m, r, &a.v[..a.m * r]);
-            x += v.transpose() * &v / h;
-            self.w += v.transpose() * DVec::from_column_slice(a.e()) / h;
+            let ve = DMat::from_column_slice(a.m, r + 1, &a.v);
+            xw += ve.columns(0, r).transpose() * &ve / h;
         }
+        let x = xw.columns(0, r).into_owned();
+        self.w = xw.column(r).into_owned();
         self.k_inv = if r > 0 {
             let lhs = DMat::identity(r, r) + c * &x;
             let mut k_inv = lhs.lu().solve(c).ok_or_else(|| {
@@ -184,6 +185,8 @@ impl AttachedReduction {
         let mut u_tilde = DMat::from_fn(mc, r, |i, kappa| u[(3 * others[i / 3] + i % 3, kappa)]);
         let mut g_r = DVec::from_fn(mc, |i, _| g[3 * others[i / 3] + i % 3]);
         let mut g_mat = DMat::zeros(mc, mc);
+        // A body's contacts' places in the reduced problem.
+        let mut places = Vec::new();
         for a in &self.attached[..self.count] {
             let kp = 3 * a.others.len();
             if kp == 0 {
@@ -191,44 +194,30 @@ impl AttachedReduction {
             }
             let t = a.tail();
             let place = |local: usize| 3 * a.others[local / 3].1 + local % 3;
-            let mut tv = DMat::zeros(kp, r);
-            if r > 0 {
-                matmul(
-                    MatMut::from_column_major_slice_mut(tv.as_mut_slice(), kp, r),
-                    Accum::Replace,
-                    t.transpose(),
-                    MatRef::from_column_major_slice(&a.v[..a.m * r], a.m, r),
-                    1.0,
-                    Par::Seq,
-                );
-            }
-            for kappa in 0..r {
-                for i in 0..kp {
+            // Tᵀ [V e]: Ũ's and g̃'s corrections in one product.
+            let mut tv = DMat::zeros(kp, r + 1);
+            matmul(
+                MatMut::from_column_major_slice_mut(tv.as_mut_slice(), kp, r + 1),
+                Accum::Replace,
+                t.transpose(),
+                MatRef::from_column_major_slice(&a.v, a.m, r + 1),
+                1.0,
+                Par::Seq,
+            );
+            for i in 0..kp {
+                for kappa in 0..r {
                     u_tilde[(place(i), kappa)] -= tv[(i, kappa)];
                 }
+                g_r[place(i)] -= tv[(i, r)];
             }
-            let e = a.e();
-            for i in 0..kp {
-                let te: f64 = (0..a.m).map(|j| t[(j, i)] * e[j]).sum();
-                g_r[place(i)] -= te;
-            }
-            for j in 0..kp {
-                for i in 0..kp {
-                    g_mat[(place(i), place(j))] += a.gram[i + j * kp];
-                }
-            }
+            places.clear();
+            places.extend(a.others.iter().map(|&(_, rho)| rho));
+            add_blocks(&a.gram, &places, &mut g_mat);
         }
         for &(delassus, rows) in plain {
-            for (j, &gj) in rows.iter().enumerate() {
-                for (i, &gi) in rows.iter().enumerate() {
-                    let (ri, rj) = (self.reduced_index[gi], self.reduced_index[gj]);
-                    for p in 0..3 {
-                        for q in 0..3 {
-                            g_mat[(3 * ri + p, 3 * rj + q)] += delassus[(3 * i + p, 3 * j + q)];
-                        }
-                    }
-                }
-            }
+            places.clear();
+            places.extend(rows.iter().map(|&gi| self.reduced_index[gi]));
+            add_blocks(delassus.as_slice(), &places, &mut g_mat);
         }
         if r > 0 {
             let w_mat = &u_tilde * &self.k_inv;

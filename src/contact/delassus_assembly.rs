@@ -31,6 +31,49 @@ use crate::error::{Error, Result};
 use crate::linalg::{DofMap, FactorKind, NumericFactor};
 use crate::math::DMat;
 
+/// A factor's solve workspace for up to some number of right-hand sides, grown when more are
+/// asked for, never shrunk.
+#[derive(Default)]
+pub(super) struct SolveStack {
+    buffer: Option<MemBuffer>,
+    columns: usize,
+}
+
+impl SolveStack {
+    /// The workspace of `factor`'s solves with `k` right-hand sides.
+    pub(super) fn for_columns(&mut self, factor: &NumericFactor, k: usize) -> &mut MemStack {
+        if self.buffer.is_none() || self.columns < k {
+            self.buffer = Some(MemBuffer::new(factor.solve_scratch(k)));
+            self.columns = k;
+        }
+        MemStack::new(self.buffer.as_mut().expect("allocated above"))
+    }
+}
+
+/// `Y = L⁻¹ P Bᵀ` into `y` (n × rows.len(), column-major) for the rows `rows` of the CSR
+/// (`row_ptr`, `entries` over the reduced DOFs, [`reduced_rows`]), `P A Pᵀ = L Lᵀ` the
+/// factor's: the forward half of a solve (`NumericFactor::forward_solve_permuted`). False,
+/// and `y` unsolved, unless the factor is a factorised `L Lᵀ`.
+pub(super) fn forward_rows(
+    factor: &NumericFactor,
+    (row_ptr, entries): (&[usize], &[(usize, f64)]),
+    rows: &[usize],
+    y: &mut Vec<f64>,
+    stack: &mut SolveStack,
+) -> bool {
+    let symbolic = factor.symbolic();
+    let n = symbolic.n();
+    let k = rows.len();
+    y.clear();
+    y.resize(n * k, 0.0);
+    for (c, &j) in rows.iter().enumerate() {
+        for &(r, v) in &entries[row_ptr[j]..row_ptr[j + 1]] {
+            y[c * n + symbolic.step_of_dof(r)] += v;
+        }
+    }
+    k == 0 || factor.forward_solve_permuted(y, k, stack.for_columns(factor, k))
+}
+
 /// The forward path (module doc) is taken when `k · n ≤ FORWARD_RATIO · nnz(L)` for k rows
 /// of H_c and n DOFs: it saves a sparse substitution through L per row (`nnz(L)`
 /// multiply-adds) and pays `k n / 2` per row in the dense lower triangle of YᵀY, which runs
@@ -45,8 +88,7 @@ const FORWARD_RATIO: usize = 4;
 #[derive(Default)]
 pub struct DelassusWorkspace {
     columns: Vec<f64>,
-    stack: Option<MemBuffer>,
-    stack_columns: usize,
+    stack: SolveStack,
     /// The rows of H_c over the reduced DOFs: row pointers and (reduced DOF, coefficient).
     row_ptr: Vec<usize>,
     entries: Vec<(usize, f64)>,
@@ -193,22 +235,14 @@ pub fn assemble_delassus(
         workspace.complete = false;
         let (kl, kt) = (through_l.len(), through_tail.len());
         let y_l = &mut workspace.columns;
-        y_l.clear();
-        y_l.resize(nr * kl, 0.0);
-        for (c, &j) in through_l.iter().enumerate() {
-            for &(r, v) in row(j) {
-                y_l[c * nr + symbolic.step_of_dof(r)] += v;
-            }
-        }
-        if kl > 0 {
-            if workspace.stack.is_none() || workspace.stack_columns < kl {
-                workspace.stack = Some(MemBuffer::new(factor.solve_scratch(kl)));
-                workspace.stack_columns = kl;
-            }
-            let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
-            let solved = factor.forward_solve_permuted(y_l, kl, stack);
-            assert!(solved, "a factorised LLᵀ");
-        }
+        let solved = forward_rows(
+            factor,
+            (row_ptr, entries),
+            through_l,
+            y_l,
+            &mut workspace.stack,
+        );
+        assert!(solved, "a factorised LLᵀ");
         let y_t = &mut workspace.tail_rhs;
         y_t.clear();
         y_t.resize(m * kt, 0.0);
@@ -302,11 +336,7 @@ pub fn assemble_delassus(
         }
     }
     if kl > 0 {
-        if workspace.stack.is_none() || workspace.stack_columns < kl {
-            workspace.stack = Some(MemBuffer::new(factor.solve_scratch(kl)));
-            workspace.stack_columns = kl;
-        }
-        let stack = MemStack::new(workspace.stack.as_mut().expect("allocated above"));
+        let stack = workspace.stack.for_columns(factor, kl);
         factor.solve_columns_in_place(columns, kl, stack);
     }
     // G[i, j] = h · row_i(H_c) · column_j, each pair once and mirrored: G is symmetric, and

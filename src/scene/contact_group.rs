@@ -24,8 +24,8 @@
 
 use crate::contact::{
     AdmmSettings, BodyContact, ContactMode, ContactProblem, FactoredDelassus, FrictionCone,
-    PenetrationCorrection, ReductionBody, assemble_delassus, classify, free_contact_velocity,
-    push_body_contact, push_node_contacts, push_self_contacts,
+    PenetrationCorrection, ReductionBody, add_blocks, assemble_delassus, classify,
+    free_contact_velocity, push_body_contact, push_node_contacts, push_self_contacts, scatter,
 };
 use crate::error::Result;
 use crate::math::{DMat, DVec, Vec3};
@@ -34,7 +34,6 @@ use super::contact_file::{ContactSolverKind, DelassusKind};
 use super::contact_stage::{ContactBody, ContactOutcome, SceneContact, mode_tolerance};
 use super::group_apply::apply_to_bodies;
 use super::group_ncp::GroupNcp;
-use super::group_places::{add_blocks, scatter};
 use super::group_solve::{GroupSolvers, solve_assembled, solve_reduced};
 use super::rigid_detection::{RigidContact, RigidRow, RowKey};
 use super::rigid_model::RigidScene;
@@ -385,7 +384,7 @@ pub fn solve_group(
             )?;
         }
         if !factored && !reduced {
-            add_blocks(&w.delassus, rows, &mut ncp.delassus);
+            add_blocks(w.delassus.as_slice(), rows, &mut ncp.delassus);
         }
         ws.local.resize(3 * rows.len(), 0.0);
         free_contact_velocity(&w.jacobian, &w.v_nodes, &mut ws.local);
@@ -420,7 +419,6 @@ pub fn solve_group(
             ws.g[3 * i + p] += (1.0 - correction.kp) * e[p] / h;
         }
     }
-    let bilateral: Vec<bool> = cones.iter().map(FrictionCone::is_bilateral).collect();
     let previous = ws.previous.iter().find(|(keys, _, _)| *keys == ws.keys);
     let warm = previous.map(|(_, lambda, _)| lambda.as_slice());
     ws.solvers
@@ -532,7 +530,7 @@ pub fn solve_group(
             _ => None,
         }));
     ncp.bilateral.clear();
-    ncp.bilateral.extend_from_slice(&bilateral);
+    ncp.bilateral.extend_from_slice(&ws.is_bilateral);
     let eigenvector = match settings.solver {
         ContactSolverKind::Admm if iterated => ws.solvers.admm.eigenvector().to_vec(),
         _ => Vec::new(),
@@ -551,7 +549,7 @@ pub fn solve_group(
         body_contacts,
         &solution,
         &modes,
-        &bilateral,
+        &ws.is_bilateral,
         outcomes,
     );
     if let Some(rp) = rigid {

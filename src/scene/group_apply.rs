@@ -4,11 +4,10 @@
 
 use faer::dyn_stack::MemStack;
 
-use crate::contact::{BodyContact, ContactMode, NcpSolution};
+use crate::contact::{BodyContact, ContactMode, NcpSolution, gather};
 use crate::math::Vec3;
 
 use super::contact_stage::{ContactBody, ContactOutcome};
-use super::group_places::gather;
 
 /// Hands `solution` (the NCP of `members`, its contacts' `modes` and which are `bilateral`)
 /// to each member: `outcomes[b]` and the body's velocity (v_free on entry, v⁺ on return).

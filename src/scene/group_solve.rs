@@ -57,12 +57,8 @@ pub(super) fn solve_assembled(
         }
         None => (problem, warm),
     };
-    let iterated = target.contact_count() > 0;
-    let solution = if iterated {
-        Some(solve_with(target, settings, admm, pgs, warm)?)
-    } else {
-        None
-    };
+    let solution = solve_if_any(target, settings, admm, pgs, warm)?;
+    let iterated = solution.is_some();
     let solution = match (&reduced, solution) {
         (Some(_), solution) => {
             let (lambda, iterations) = solution
@@ -96,34 +92,34 @@ pub(super) fn solve_reduced(
         attached.restrict(w, reduced_warm);
         reduced_warm.as_slice()
     });
-    let iterated = problem.contact_count() > 0;
-    let solution = if iterated {
-        Some(solve_with(problem, settings, admm, pgs, warm)?)
-    } else {
-        None
-    };
+    let solution = solve_if_any(problem, settings, admm, pgs, warm)?;
+    let iterated = solution.is_some();
     Ok((
         attached.expand(solution.as_ref(), cones, settings.tolerance),
         iterated,
     ))
 }
 
-/// `problem` solved by the solver of `settings` from `warm`.
-fn solve_with(
+/// `problem` solved by the solver of `settings` from `warm`; `None`, and no solver run, when
+/// it has no contact (an elimination left none).
+fn solve_if_any(
     problem: &ContactProblem,
     settings: &ContactSection,
     admm: &mut AdmmSolver,
     pgs: &mut PgsSolver,
     warm: Option<&[f64]>,
-) -> Result<NcpSolution> {
-    match settings.solver {
-        ContactSolverKind::Admm => admm.solve(problem, warm),
+) -> Result<Option<NcpSolution>> {
+    if problem.contact_count() == 0 {
+        return Ok(None);
+    }
+    Ok(Some(match settings.solver {
+        ContactSolverKind::Admm => admm.solve(problem, warm)?,
         ContactSolverKind::Pgs => {
             pgs.settings = PgsSettings {
                 tolerance: settings.tolerance,
                 max_iterations: settings.max_iterations,
             };
-            pgs.solve(problem, warm)
+            pgs.solve(problem, warm)?
         }
-    }
+    }))
 }

@@ -22,7 +22,6 @@ mod final_state;
 mod flat_face_rows;
 mod group_apply;
 mod group_ncp;
-mod group_places;
 mod group_solve;
 mod model;
 mod obstacle_output;

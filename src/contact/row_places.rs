@@ -1,16 +1,18 @@
-//! A body's contact rows at their places among its group's (`scene::contact_group`): the
-//! body's rows i are the group's rows `rows[i]` (3 each), so its Delassus block, its row
-//! values and its share of λ move between the two by these index maps.
+//! A body's contact rows at their places among its group's (`scene::contact_group`, and the
+//! reduced problem of `super::AttachedReduction`): the body's rows i are the group's rows
+//! `rows[i]` (3 each), so its Delassus block, its row values and its share of λ move between
+//! the two by these index maps.
 
 use crate::math::DMat;
 
 /// `out[3 rows[i] + p, 3 rows[j] + q] += g[3i + p, 3j + q]`: a body's Delassus block added at
-/// its rows' places in the group's G, column by column (both column-major), by runs of
+/// its rows' places in the group's G, column by column (`g` column-major, 3·rows square), by runs of
 /// consecutive rows (each a slice added to a slice).
-pub(super) fn add_blocks(g: &DMat, rows: &[usize], out: &mut DMat) {
-    let k = g.nrows();
+pub(crate) fn add_blocks(g: &[f64], rows: &[usize], out: &mut DMat) {
+    let k = 3 * rows.len();
+    assert_eq!(g.len(), k * k, "add_blocks: a 3·rows square block");
     let n = out.nrows();
-    let (g, out) = (g.as_slice(), out.as_mut_slice());
+    let out = out.as_mut_slice();
     let mut runs: Vec<(usize, usize, usize)> = Vec::new();
     for (i, &gi) in rows.iter().enumerate() {
         match runs.last_mut() {
@@ -35,7 +37,7 @@ pub(super) fn add_blocks(g: &DMat, rows: &[usize], out: &mut DMat) {
 }
 
 /// Adds `local` (one value per row of a body's contacts) into `global` at the body's rows.
-pub(super) fn scatter(rows: &[usize], local: &[f64], global: &mut [f64]) {
+pub(crate) fn scatter(rows: &[usize], local: &[f64], global: &mut [f64]) {
     for (i, &gi) in rows.iter().enumerate() {
         for p in 0..3 {
             global[3 * gi + p] += local[3 * i + p];
@@ -44,7 +46,7 @@ pub(super) fn scatter(rows: &[usize], local: &[f64], global: &mut [f64]) {
 }
 
 /// `out` = the body's rows of `global`.
-pub(super) fn gather(rows: &[usize], global: &[f64], out: &mut Vec<f64>) {
+pub(crate) fn gather(rows: &[usize], global: &[f64], out: &mut Vec<f64>) {
     out.clear();
     out.extend(
         rows.iter()
@@ -66,7 +68,7 @@ mod tests {
         let g = DMat::from_fn(18, 18, |_, _| rng.uniform());
         let base = DMat::from_fn(24, 24, |_, _| rng.uniform());
         let mut fast = base.clone();
-        add_blocks(&g, &rows, &mut fast);
+        add_blocks(g.as_slice(), &rows, &mut fast);
         let mut plain = base.clone();
         for (i, &gi) in rows.iter().enumerate() {
             for (j, &gj) in rows.iter().enumerate() {
