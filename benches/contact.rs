@@ -1,5 +1,5 @@
-//! Speed of the contact module: the NCP solve (ADMM with and without its Anderson
-//! acceleration, and PGS, cold start) against the number of contacts (10, 100, 1,000), and
+//! Speed of the contact module: the NCP solve (ADMM with and without its polish and its
+//! Anderson acceleration, and PGS, cold start) against the number of contacts (10, 100, 1,000), and
 //! the Delassus assembly `G = h H A⁻¹ Hᵀ` by one multi-right-hand-side solve with the step's
 //! factorisation; and ADMM with G never assembled (`FactoredDelassus`: products through the
 //! sparse factor of A, shifted solves by the Woodbury identity), which needs neither.
@@ -37,10 +37,16 @@ fn bench_contact(c: &mut Criterion) {
             accelerated_margin: 1.0,
             ..Default::default()
         });
-        // The same ADMM without Anderson acceleration, to measure what the acceleration buys
-        // in the same run.
+        // The same ADMM without polishing (`AdmmSettings::polish`), to measure what the
+        // polish buys in the same run.
+        let mut unpolished = AdmmSolver::new(AdmmSettings {
+            polish: false,
+            ..Default::default()
+        });
+        // Plain ADMM, neither accelerated nor polished: the baseline, in the same run.
         let mut plain = AdmmSolver::new(AdmmSettings {
             anderson_memory: 0,
+            polish: false,
             ..Default::default()
         });
         // PGS needs thousands of sweeps on these coupled problems: at 1,000 contacts the
@@ -53,7 +59,7 @@ fn bench_contact(c: &mut Criterion) {
         let b = pgs.solve(&p, None).unwrap();
         let c = plain.solve(&p, None).unwrap();
         eprintln!(
-            "n = {n}: ADMM without acceleration {} iterations, {} factorisations (converged {}, residual {:.1e}); max |λ_admm − λ_plain| = {:.1e} N",
+            "n = {n}: ADMM neither accelerated nor polished {} iterations, {} factorisations (converged {}, residual {:.1e}); max |λ_admm − λ_plain| = {:.1e} N",
             c.iterations,
             plain.last_factorizations(),
             c.converged,
@@ -73,6 +79,18 @@ fn bench_contact(c: &mut Criterion) {
         );
         group.bench_with_input(BenchmarkId::new("admm", n), &p, |bench, p| {
             bench.iter(|| black_box(admm.solve(p, None).unwrap().iterations))
+        });
+        let u = unpolished.solve(&p, None).unwrap();
+        eprintln!(
+            "n = {n}: ADMM polished: {} (after {} iterations); unpolished {} iterations (residual {:.1e}); max |λ_polished − λ_unpolished| = {:.1e} N",
+            admm.last_polished(),
+            a.iterations,
+            u.iterations,
+            u.residuals.max(),
+            (&a.lambda - &u.lambda).amax()
+        );
+        group.bench_with_input(BenchmarkId::new("admm_unpolished", n), &p, |bench, p| {
+            bench.iter(|| black_box(unpolished.solve(p, None).unwrap().iterations))
         });
         let mut factored_admm = AdmmSolver::default();
         let mut work = FactoredDelassusWorkspace::default();

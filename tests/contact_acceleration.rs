@@ -1,7 +1,8 @@
 //! Anderson acceleration of the ADMM contact solver (`contact::AdmmSettings::anderson_memory`,
 //! `[contact] acceleration`): it changes the iterates' path, not the NCP's solution. The
 //! reference is plain ADMM on the same problems: the same forces where they are unique, the
-//! same trajectories, in fewer iterations.
+//! same trajectories, in fewer iterations (both unpolished where iterations are counted:
+//! tests/contact_polish.rs counts the polish's).
 
 use std::path::Path;
 
@@ -18,8 +19,10 @@ fn accelerated_and_plain_admm_find_the_same_forces_on_the_slab() {
         let p = SlabContacts::new(n).problem();
         let tolerance = 1e-10;
         let solve = |memory: usize| {
+            // Unpolished, so that the iterations counted are the acceleration's alone.
             AdmmSolver::new(AdmmSettings {
                 anderson_memory: memory,
+                polish: false,
                 tolerance,
                 ..AdmmSettings::default()
             })
@@ -73,10 +76,12 @@ fn run(path: &str, overrides: &[&str], steps: usize) -> Run {
 
 #[test]
 fn the_finger_curling_into_the_block_moves_the_same_in_fewer_iterations() {
-    let (fast, _, fast_iterations, fast_converged) = run("scenes/finger_obstacle.toml", &[], 60);
+    // Unpolished, so that the iterations counted are the acceleration's alone.
+    let (fast, _, fast_iterations, fast_converged) =
+        run("scenes/finger_obstacle.toml", &["contact.polish=false"], 60);
     let (plain, _, plain_iterations, plain_converged) = run(
         "scenes/finger_obstacle.toml",
-        &["contact.acceleration=false"],
+        &["contact.acceleration=false", "contact.polish=false"],
         60,
     );
     assert!(fast_converged && plain_converged);
@@ -98,13 +103,17 @@ fn the_finger_curling_into_the_block_moves_the_same_in_fewer_iterations() {
 }
 
 /// A box landing on the floor: its contact rows are between a rigid body and an obstacle
-/// alone (four corners, non-unique forces), which the solver never accelerates; the two
+/// alone (four corners, non-unique forces), which the solver never accelerates nor polishes
+/// (either would pick another of the many solutions than ADMM's proximal iterates); the
 /// settings give the same run bit for bit.
 #[test]
-fn rigid_only_contact_is_never_accelerated() {
+fn rigid_only_contact_is_never_accelerated_nor_polished() {
     let (_, fast, a, _) = run("scenes/cube_drop.toml", &[], 80);
     let (_, plain, b, _) = run("scenes/cube_drop.toml", &["contact.acceleration=false"], 80);
+    let (_, unpolished, c, _) = run("scenes/cube_drop.toml", &["contact.polish=false"], 80);
     assert!(a > 0, "the cube never touched the floor");
     assert_eq!(a, b);
+    assert_eq!(a, c);
     assert_eq!(fast, plain);
+    assert_eq!(fast, unpolished);
 }

@@ -107,12 +107,10 @@ impl Anderson {
     /// Records the pair written into [`Self::slots`] and returns the next iterate u_{k+1}.
     pub(crate) fn extrapolate(&mut self) -> &[f64] {
         let len = self.len;
-        let mut norm = 0.0;
         for ((r, g), u) in self.residual.iter_mut().zip(&self.image).zip(&self.input) {
             *r = g - u;
-            norm += *r * *r;
         }
-        let norm = f64::sqrt(norm);
+        let norm = f64::sqrt(dot(&self.residual, &self.residual));
         if norm < self.best_norm {
             self.best_norm = norm;
             self.since_best = 0;
@@ -220,8 +218,23 @@ impl Anderson {
     }
 }
 
+/// `aᵀb` with eight partial sums (one running sum is a chain of dependent additions that
+/// does not vectorise).
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let mut sums = [0.0; 8];
+    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for k in 0..8 {
+            sums[k] += x[k] * y[k];
+        }
+    }
+    sums.iter().sum::<f64>() + tail
 }
 
 #[cfg(test)]

@@ -28,25 +28,51 @@ pub struct FrictionCone {
     bilateral: bool,
 }
 
-/// Projection of `v = [t, n]` onto the closed convex cone `{a ‖t‖ ≤ b n}` (`a, b ≥ 0`, not both
-/// zero): inside → itself; inside the polar cone `{b ‖t‖ ≤ −a n}` → 0; otherwise onto the
-/// boundary ray of direction `(b t/‖t‖, a)`.
+/// Where a projection onto a cone lands: which equations hold at a solution there (paper 002
+/// §III-B's modes, seen from the force).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConeFace {
+    /// The apex, λ = 0: the contact opens (breaking).
+    Apex,
+    /// Inside the cone (or the whole of a bilateral "cone"): σ = 0 (sticking).
+    Interior,
+    /// On the boundary, λ_T = μ λ_N τ with ‖τ‖ = 1 (sliding; for μ = 0 the ray λ_T = 0).
+    Boundary,
+}
+
+/// `‖v_T‖ = √(v_x² + v_y²)`. Forces (N) and velocities (m/s) are never large enough for the
+/// squares to overflow, so this skips `hypot`'s guard, which cost several times as much in the
+/// ADMM loop.
 #[inline]
-fn project_onto(v: &Vec3, a: f64, b: f64) -> Vec3 {
-    let t_norm = v.x.hypot(v.y);
+pub(crate) fn tangential_norm(v: &Vec3) -> f64 {
+    (v.x * v.x + v.y * v.y).sqrt()
+}
+
+/// Projection of `v = [t, n]` onto the closed convex cone `{a ‖t‖ ≤ b n}` (`a, b ≥ 0`, not both
+/// zero), and where it lands: inside → itself; inside the polar cone `{b ‖t‖ ≤ −a n}` → 0;
+/// otherwise onto the boundary ray of direction `(b t/‖t‖, a)`.
+#[inline]
+fn project_onto(v: &Vec3, a: f64, b: f64) -> (Vec3, ConeFace) {
+    let t_norm = tangential_norm(v);
     let n = v.z;
     // (n ≥ 0 matters when b = 0: the frictionless cone is the ray {t = 0, n ≥ 0}, not the
     // line t = 0.)
     if a * t_norm <= b * n && n >= 0.0 {
-        return *v;
+        // The frictionless ray has no interior: a point on it is on its boundary.
+        let face = if b > 0.0 {
+            ConeFace::Interior
+        } else {
+            ConeFace::Boundary
+        };
+        return (*v, face);
     }
     if b * t_norm <= -a * n {
-        return Vec3::zeros();
+        return (Vec3::zeros(), ConeFace::Apex);
     }
     // Here t_norm > 0 (otherwise one of the two cases above holds).
     let s = (b * t_norm + a * n) / (a * a + b * b);
     let k = s * b / t_norm;
-    Vec3::new(k * v.x, k * v.y, s * a)
+    (Vec3::new(k * v.x, k * v.y, s * a), ConeFace::Boundary)
 }
 
 impl FrictionCone {
@@ -88,14 +114,21 @@ impl FrictionCone {
     /// Whether `lambda` lies in `K_μ` up to `tol` (N): `‖λ_T‖ ≤ μ λ_N + tol`.
     #[inline]
     pub fn contains(&self, lambda: &Vec3, tol: f64) -> bool {
-        self.bilateral || lambda.x.hypot(lambda.y) <= self.mu * lambda.z + tol
+        self.bilateral || tangential_norm(lambda) <= self.mu * lambda.z + tol
     }
 
     /// Euclidean projection onto `K_μ`.
     #[inline]
     pub fn project(&self, lambda: &Vec3) -> Vec3 {
+        self.project_with_face(lambda).0
+    }
+
+    /// Euclidean projection onto `K_μ` and the face of the cone it lands on (a bilateral
+    /// cone's is its interior).
+    #[inline]
+    pub(crate) fn project_with_face(&self, lambda: &Vec3) -> (Vec3, ConeFace) {
         if self.bilateral {
-            return *lambda;
+            return (*lambda, ConeFace::Interior);
         }
         project_onto(lambda, 1.0, self.mu)
     }
@@ -107,13 +140,13 @@ impl FrictionCone {
         if self.bilateral {
             return Vec3::zeros();
         }
-        project_onto(sigma, self.mu, 1.0)
+        project_onto(sigma, self.mu, 1.0).0
     }
 
     /// The De Saxcé correction `Γ_μ(σ) = [0, 0, μ ‖σ_T‖]` (paper 004 Eq. 2).
     #[inline]
     pub fn de_saxce(&self, sigma: &Vec3) -> Vec3 {
-        Vec3::new(0.0, 0.0, self.mu * sigma.x.hypot(sigma.y))
+        Vec3::new(0.0, 0.0, self.mu * tangential_norm(sigma))
     }
 
     /// `σ + Γ_μ(σ)`, the velocity the NCP asks to lie in `K_μ*`.
@@ -177,6 +210,45 @@ mod tests {
                 assert!((cone.project(&p) - p).norm() < 1e-12);
             }
         }
+    }
+
+    /// The face a projection reports is where the projected point lies, by the cone's own
+    /// definition: the apex (0), the interior (the point itself, strictly inside) or the
+    /// boundary (‖λ_T‖ = μ λ_N); the frictionless ray has no interior, a bilateral cone is all
+    /// interior.
+    #[test]
+    fn the_face_of_a_projection_is_where_the_point_lands() {
+        let mut rng = Rng(crate::math::SplitMix64::new(5));
+        let mut seen = [0; 3];
+        for mu in [0.0, 0.3, 1.0, 2.5] {
+            let cone = FrictionCone::new(mu).unwrap();
+            for _ in 0..1000 {
+                let v = 3.0 * rng.vec();
+                let (p, face) = cone.project_with_face(&v);
+                assert_eq!(p, cone.project(&v));
+                let t = p.x.hypot(p.y);
+                match face {
+                    ConeFace::Apex => {
+                        seen[0] += 1;
+                        assert_eq!(p, Vec3::zeros());
+                    }
+                    ConeFace::Interior => {
+                        seen[1] += 1;
+                        assert!(mu > 0.0 && p == v && t <= mu * p.z, "{mu}: {v:?}");
+                    }
+                    ConeFace::Boundary => {
+                        seen[2] += 1;
+                        assert!(p.z > 0.0 && (t - mu * p.z).abs() <= 1e-12, "{mu}: {v:?}");
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&k| k > 100), "{seen:?}");
+        let v = Vec3::new(0.3, -0.4, -2.0);
+        assert_eq!(
+            FrictionCone::bilateral().project_with_face(&v),
+            (v, ConeFace::Interior)
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use faer::linalg::cholesky::llt::factor::{
     LltRegularization, cholesky_in_place, cholesky_in_place_scratch,
 };
 use faer::linalg::cholesky::llt::solve::solve_in_place_with_conj;
-use faer::{Conj, MatMut, MatRef, Par, Spec};
+use faer::{Accum, Conj, MatMut, MatRef, Par, Spec};
 
 use crate::error::{Error, Result};
 use crate::math::DMat;
@@ -41,6 +41,12 @@ pub trait DelassusOperator {
     /// `rhs ← (G + shift·I)⁻¹ rhs` for the shift of the last
     /// [`factorize_shifted`](Self::factorize_shifted). Panics if none succeeded.
     fn solve_shifted(&mut self, rhs: &mut [f64]);
+
+    /// `G` itself when it is assembled (what polishing an iterate on its contact modes
+    /// reads, `super::polish`); `None` for an operator that never forms it.
+    fn assembled(&self) -> Option<&DMat> {
+        None
+    }
 }
 
 /// The dense LLᵀ factor of `G + c I` and its workspace, kept by a solver between problems
@@ -87,19 +93,32 @@ impl<'a> DenseDelassus<'a> {
     }
 }
 
-impl DenseDelassus<'_> {
-    /// `out += G x`, skipping the zero entries of `x` (most forces of a problem with many
-    /// open contacts).
-    fn accumulate(&self, x: &[f64], out: &mut [f64]) {
-        let m = self.g.nrows();
-        assert!(x.len() == m && out.len() == m, "DenseDelassus: lengths");
-        // Column-major G: out += Σ_j G[:, j] x_j.
-        let g = self.g.as_slice();
-        for (j, &xj) in x.iter().enumerate() {
-            if xj != 0.0 {
-                for (o, gij) in out.iter_mut().zip(&g[j * m..(j + 1) * m]) {
-                    *o += gij * xj;
-                }
+/// `out += G x` for a square column-major `g`: faer's matrix–vector product when a quarter
+/// or more of `x` is non-zero, otherwise the columns of the non-zero entries alone (most
+/// forces of a problem with many open contacts are zero). Panics on wrong lengths.
+pub(crate) fn add_product(g: &DMat, x: &[f64], out: &mut [f64]) {
+    let m = g.nrows();
+    assert!(
+        g.ncols() == m && x.len() == m && out.len() == m,
+        "add_product: lengths"
+    );
+    let non_zero = x.iter().filter(|&&v| v != 0.0).count();
+    if 4 * non_zero >= m {
+        faer::linalg::matmul::matmul(
+            MatMut::from_column_major_slice_mut(out, m, 1),
+            Accum::Add,
+            MatRef::from_column_major_slice(g.as_slice(), m, m),
+            MatRef::from_column_major_slice(x, m, 1),
+            1.0,
+            Par::Seq,
+        );
+        return;
+    }
+    let g = g.as_slice();
+    for (j, &xj) in x.iter().enumerate() {
+        if xj != 0.0 {
+            for (o, gij) in out.iter_mut().zip(&g[j * m..(j + 1) * m]) {
+                *o += gij * xj;
             }
         }
     }
@@ -112,12 +131,12 @@ impl DelassusOperator for DenseDelassus<'_> {
 
     fn apply(&mut self, x: &[f64], out: &mut [f64]) {
         out.fill(0.0);
-        self.accumulate(x, out);
+        add_product(self.g, x, out);
     }
 
     fn velocity(&mut self, g: &[f64], x: &[f64], sigma: &mut [f64]) {
         sigma.copy_from_slice(g);
-        self.accumulate(x, sigma);
+        add_product(self.g, x, sigma);
     }
 
     fn factorize_shifted(&mut self, shift: f64) -> Result<()> {
@@ -146,6 +165,10 @@ impl DelassusOperator for DenseDelassus<'_> {
         })?;
         s.factorized = true;
         Ok(())
+    }
+
+    fn assembled(&self) -> Option<&DMat> {
+        Some(self.g)
     }
 
     fn solve_shifted(&mut self, rhs: &mut [f64]) {

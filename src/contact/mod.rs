@@ -41,6 +41,7 @@ mod modes;
 mod ncp_derivative;
 mod pair_separation;
 mod pgs;
+mod polish;
 mod problem;
 mod proximity_derivative;
 mod row_places;
@@ -53,7 +54,8 @@ mod surface_tree;
 pub(crate) mod test_support;
 
 pub use admm::{
-    ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS, STALLED_CHECKS,
+    ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS, POLISH_ATTEMPTS,
+    POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
 };
 pub use attached_reduction::{AttachedReduction, ReductionBody};
 pub use ball_segment::BallOnSegment;

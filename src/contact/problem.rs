@@ -9,6 +9,7 @@
 //! contact frame. The residual measures below are what every solver stops on and reports.
 
 use super::cone::FrictionCone;
+use super::delassus_operator::add_product;
 use crate::error::{Error, Result};
 use crate::math::{DMat, DVec, Vec3};
 
@@ -176,15 +177,7 @@ impl ContactProblem {
         let m = 3 * self.contact_count();
         assert!(lambda.len() == m && sigma.len() == m, "velocity: lengths");
         sigma.copy_from_slice(self.free_velocity.as_slice());
-        // Column-major G: σ += Σ_j G[:, j] λ_j.
-        let g = self.delassus.as_slice();
-        for (j, &l) in lambda.iter().enumerate() {
-            if l != 0.0 {
-                for (s, gij) in sigma.iter_mut().zip(&g[j * m..(j + 1) * m]) {
-                    *s += gij * l;
-                }
-            }
-        }
+        add_product(&self.delassus, lambda, sigma);
     }
 
     /// The residual measures of the pair (λ, σ) (see [`Residuals`]); σ is taken as given,

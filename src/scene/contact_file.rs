@@ -60,6 +60,13 @@ pub struct ContactSection {
     /// (non-unique forces) are solved without it whatever this says. Default true.
     #[serde(default = "default_true")]
     pub acceleration: bool,
+    /// Whether ADMM polishes its iterate once every contact's force has kept its face of the
+    /// cone (apex, interior, boundary) for a few iterations: Newton's method on the NCP
+    /// restricted to those faces (`contact::AdmmSettings::polish`), kept only if its
+    /// residuals meet the tolerance; the same solution, in a fraction of the iterations where
+    /// we measured (docs/speed.md). Assembled NCPs only. Default true.
+    #[serde(default = "default_true")]
+    pub polish: bool,
     /// How the ADMM solver holds each NCP's Delassus matrix G (docs/scene-file.md):
     /// `"assembled"` (default) forms it; `"factored"` never forms it for an NCP of one soft
     /// body against obstacles or fixed rigid shapes, applying it through the body's factor of
@@ -102,6 +109,7 @@ impl Default for ContactSection {
             ignore: Vec::new(),
             screen: true,
             acceleration: true,
+            polish: true,
             delassus: DelassusKind::default(),
             flat_faces: true,
             small_shapes: false,

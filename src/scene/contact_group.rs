@@ -439,6 +439,8 @@ pub fn solve_group(
         } else {
             defaults.anderson_memory
         },
+        // The same for polishing: it would pick one of many solutions, where ADMM's.
+        polish: settings.polish && !rigid_only_rows,
         ..defaults
     };
     ncp.assembled = !factored && !reduced;

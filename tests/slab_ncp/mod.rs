@@ -109,8 +109,10 @@ impl SlabContacts {
 /// positive definite). Panics if it does not converge.
 #[allow(dead_code)] // the tests use it, the bench does not
 pub fn reference(p: &ContactProblem) -> NcpSolution {
+    // Plain ADMM alone: neither extrapolated nor polished, so that it checks both.
     let exact = AdmmSolver::new(AdmmSettings {
         anderson_memory: 0,
+        polish: false,
         tolerance: 1e-13,
         max_iterations: 20_000,
         ..AdmmSettings::default()
