@@ -6,8 +6,9 @@
 //! `A`):
 //! - **the forward half of a solve** (an `L Lᵀ` factor, either layout, and not too many
 //!   rows for the body's size: `FORWARD_RATIO`): with
-//!   `P A Pᵀ = L Lᵀ`, `G = h YᵀY` for `Y = L⁻¹ P H_cᵀ`
-//!   (`NumericFactor::forward_solve_permuted`), exactly symmetric; and with a trailing block
+//!   `P A Pᵀ = L Lᵀ`, `G = h YᵀY` for `Y = L⁻¹ P H_cᵀ` (`NumericFactor::forward_solve_reach`:
+//!   each row's column carried only through the supernodes it reaches), exactly symmetric; and
+//!   with a trailing block
 //!   (`linalg::FactorOrdering::AmdWithLast`: a body's attached nodes eliminated last, a third
 //!   of `gripper_lift`'s pads) the rows that read only the block's DOFs have `Y` zero above
 //!   it, so theirs is `L_tt⁻¹ B` with `L_tt` the block of `L`
@@ -28,7 +29,7 @@ use faer::{Accum, MatMut, MatRef, Par};
 
 use super::delassus::ContactJacobian;
 use crate::error::{Error, Result};
-use crate::linalg::{DofMap, FactorKind, NumericFactor};
+use crate::linalg::{DofMap, FactorKind, ForwardReach, NumericFactor};
 use crate::math::DMat;
 
 /// A factor's solve workspace for up to some number of right-hand sides, grown when more are
@@ -37,6 +38,8 @@ use crate::math::DMat;
 pub(super) struct SolveStack {
     buffer: Option<MemBuffer>,
     columns: usize,
+    /// The buffers of the forward solve by reaches (`NumericFactor::forward_solve_reach`).
+    reach: ForwardReach,
 }
 
 impl SolveStack {
@@ -52,8 +55,9 @@ impl SolveStack {
 
 /// `Y = L⁻¹ P Bᵀ` into `y` (n × rows.len(), column-major) for the rows `rows` of the CSR
 /// (`row_ptr`, `entries` over the reduced DOFs, [`reduced_rows`]), `P A Pᵀ = L Lᵀ` the
-/// factor's: the forward half of a solve (`NumericFactor::forward_solve_permuted`). False,
-/// and `y` unsolved, unless the factor is a factorised `L Lᵀ`.
+/// factor's: the forward half of a solve (`NumericFactor::forward_solve_reach`, or
+/// `forward_solve_permuted` for the simplicial layout). False, and `y` unsolved, unless the
+/// factor is a factorised `L Lᵀ`.
 pub(super) fn forward_rows(
     factor: &NumericFactor,
     (row_ptr, entries): (&[usize], &[(usize, f64)]),
@@ -71,7 +75,11 @@ pub(super) fn forward_rows(
             y[c * n + symbolic.step_of_dof(r)] += v;
         }
     }
-    k == 0 || factor.forward_solve_permuted(y, k, stack.for_columns(factor, k))
+    // Each row's column carried through its reach in the supernodal layout (a few non-zeros
+    // per column: most of L's leaves skipped), faer's forward solve in the simplicial one.
+    k == 0
+        || factor.forward_solve_reach(y, k, &mut stack.reach)
+        || factor.forward_solve_permuted(y, k, stack.for_columns(factor, k))
 }
 
 /// The forward path (module doc) is taken when `k · n ≤ FORWARD_RATIO · nnz(L)` for k rows

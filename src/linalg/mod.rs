@@ -7,6 +7,7 @@
 mod assembly;
 mod cholesky;
 mod dof_map;
+mod forward_reach;
 mod nested_dissection;
 mod ordering;
 mod pattern;
@@ -22,6 +23,7 @@ pub use cholesky::{
     SymbolicOptions,
 };
 pub use dof_map::DofMap;
+pub use forward_reach::ForwardReach;
 pub use pattern::SymmetricPattern;
 
 /// faer's workspace types, re-exported so callers of the solves need not name faer.
