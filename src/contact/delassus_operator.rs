@@ -187,3 +187,30 @@ impl DelassusOperator for DenseDelassus<'_> {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::{DVec, SplitMix64};
+
+    /// `out += G x` by both of its paths (faer's product for a vector mostly non-zero, the
+    /// non-zero columns for a sparse one) against nalgebra's product, to 1e-14 relative.
+    #[test]
+    fn add_product_is_the_matrix_vector_product() {
+        let mut rng = SplitMix64::new(17);
+        let m = 45;
+        let g = DMat::from_fn(m, m, |_, _| rng.uniform());
+        for non_zero in [m, m / 4 + 1, 3, 0] {
+            let x = DVec::from_fn(m, |i, _| if i < non_zero { rng.uniform() } else { 0.0 });
+            let start = DVec::from_fn(m, |_, _| rng.uniform());
+            let mut out = start.clone();
+            add_product(&g, x.as_slice(), out.as_mut_slice());
+            let expected = &start + &g * &x;
+            let error = (&out - &expected).amax();
+            assert!(
+                error <= 1e-14 * expected.amax(),
+                "{non_zero} non-zero: {error:e}"
+            );
+        }
+    }
+}

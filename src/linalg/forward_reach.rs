@@ -20,8 +20,10 @@ pub struct ForwardReach {
     /// Supernode of each elimination step, and each supernode's parent (`usize::MAX`: a root).
     supernode_of: Vec<usize>,
     parent: Vec<usize>,
-    /// Per supernode: the columns whose reach contains it (start offsets into `columns`).
+    /// Per supernode: the columns whose reach contains it (start offsets into `columns`),
+    /// and the next free place while filling them.
     start: Vec<usize>,
+    next: Vec<usize>,
     columns: Vec<usize>,
     /// Per column: the last supernode marked, while walking its paths.
     mark: Vec<usize>,
@@ -90,10 +92,10 @@ impl NumericFactor {
             work.start[q + 1] += work.start[q];
         }
         work.columns.resize(work.pairs.len(), 0);
-        let mut next = work.start.clone();
+        work.next.clone_from(&work.start);
         for &(q, j) in &work.pairs {
-            work.columns[next[q]] = j;
-            next[q] += 1;
+            work.columns[work.next[q]] = j;
+            work.next[q] += 1;
         }
         for q in 0..ns {
             let active = &work.columns[work.start[q]..work.start[q + 1]];
