@@ -14,6 +14,7 @@
 //! `scene` places on them (docs/rigid.md).
 
 mod admm;
+mod admm_settings;
 mod anderson;
 mod attached_body;
 mod attached_reduction;
@@ -53,9 +54,9 @@ mod surface_tree;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use admm::{
-    ACCELERATED_MARGIN, AdmmSettings, AdmmSolver, HINTED_POWER_ITERATIONS, POLISH_ATTEMPTS,
-    POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
+pub use admm::{AdmmSolver, HINTED_POWER_ITERATIONS};
+pub use admm_settings::{
+    ACCELERATED_MARGIN, AdmmSettings, POLISH_ATTEMPTS, POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
 };
 pub use attached_reduction::{AttachedReduction, ReductionBody};
 pub use ball_segment::BallOnSegment;
