@@ -124,6 +124,13 @@ pub(crate) fn add_product(g: &DMat, x: &[f64], out: &mut [f64]) {
     }
 }
 
+/// `sigma = G λ + g` (m/s) for an assembled column-major `G` ([`add_product`]). Panics on
+/// wrong lengths.
+pub(crate) fn dense_velocity(delassus: &DMat, g: &[f64], lambda: &[f64], sigma: &mut [f64]) {
+    sigma.copy_from_slice(g);
+    add_product(delassus, lambda, sigma);
+}
+
 impl DelassusOperator for DenseDelassus<'_> {
     fn dim(&self) -> usize {
         self.g.nrows()
@@ -135,8 +142,7 @@ impl DelassusOperator for DenseDelassus<'_> {
     }
 
     fn velocity(&mut self, g: &[f64], x: &[f64], sigma: &mut [f64]) {
-        sigma.copy_from_slice(g);
-        add_product(self.g, x, sigma);
+        dense_velocity(self.g, g, x, sigma);
     }
 
     fn factorize_shifted(&mut self, shift: f64) -> Result<()> {

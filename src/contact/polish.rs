@@ -28,7 +28,7 @@ use faer::perm::PermRef;
 use faer::{MatMut, MatRef, Par, Spec};
 
 use super::cone::{ConeFace, FrictionCone};
-use super::delassus_operator::add_product;
+use super::delassus_operator::dense_velocity;
 use super::problem::cone_residuals;
 use crate::math::DMat;
 
@@ -153,7 +153,7 @@ impl Polisher {
         let mut best = f64::INFINITY;
         let (mut last_score, mut last_fresh, mut factorizations) = (f64::INFINITY, false, 0);
         for k in 0..=STEPS {
-            velocity(delassus, g, &self.lambda, &mut self.sigma);
+            dense_velocity(delassus, g, &self.lambda, &mut self.sigma);
             let score = cone_residuals(cones, &self.lambda, &self.sigma).max();
             if score < best {
                 best = score;
@@ -355,16 +355,10 @@ fn polish_pays(r: usize, m: usize) -> bool {
     2.0 / 3.0 * r.powi(3) <= WORTH_ITERATIONS * 2.0 * m * m
 }
 
-/// `sigma = G λ + g`.
-fn velocity(delassus: &DMat, g: &[f64], lambda: &[f64], sigma: &mut [f64]) {
-    sigma.copy_from_slice(g);
-    add_product(delassus, lambda, sigma);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::SplitMix64;
+    use crate::math::{DVec, SplitMix64};
 
     /// A random SPD G (3n × 3n), free velocity and cones.
     fn problem(n: usize, seed: u64) -> (DMat, Vec<f64>, Vec<FrictionCone>) {
@@ -395,9 +389,8 @@ mod tests {
         let star: Vec<f64> = (0..12)
             .map(|i| if i % 3 == 2 { 1.0 } else { 0.01 * i as f64 })
             .collect();
-        let mut g = vec![0.0; 12];
-        add_product(&g_mat, &star, &mut g);
-        g.iter_mut().for_each(|x| *x = -*x);
+        let minus_g_star = |g_mat: &DMat| (-(g_mat * DVec::from_column_slice(&star))).data.into();
+        let g: Vec<f64> = minus_g_star(&g_mat);
         let cones = vec![FrictionCone::new(2.0).unwrap(); 4];
         let mut p = Polisher::default();
         // From a point off the solution (an exact one would already meet the target).
@@ -405,9 +398,7 @@ mod tests {
         assert!(!p.polish(&g_mat, &g, &cones, &[ConeFace::Interior; 4], &start, 1e-6));
         // The same four contacts over a positive definite G are polished from there.
         let g_mat = g_mat + DMat::identity(12, 12);
-        let mut g = vec![0.0; 12];
-        add_product(&g_mat, &star, &mut g);
-        g.iter_mut().for_each(|x| *x = -*x);
+        let g: Vec<f64> = minus_g_star(&g_mat);
         assert!(p.polish(&g_mat, &g, &cones, &[ConeFace::Interior; 4], &start, 1e-12));
         for (a, b) in p.lambda.iter().zip(&star) {
             assert!((a - b).abs() < 1e-12, "{a} against {b}");
@@ -443,7 +434,7 @@ mod tests {
         let mut p = Polisher::default();
         // A negative target: the polish never stops early, and leaves its buffers set up.
         assert!(!p.polish(&g_mat, &g, &cones, &faces, &start, -1.0));
-        velocity(&g_mat, &g, &p.lambda, &mut p.sigma);
+        dense_velocity(&g_mat, &g, &p.lambda, &mut p.sigma);
         p.linearise(&g_mat, &cones, true);
         let r = p.unknowns.len();
         let jacobian = p.lu.clone();
@@ -456,7 +447,7 @@ mod tests {
                 let (lambda, direction) = (p.lambda.clone(), p.direction.clone());
                 p.move_unknown(u, d);
                 p.place_boundary_forces(&cones, &faces);
-                velocity(&g_mat, &g, &p.lambda, &mut p.sigma);
+                dense_velocity(&g_mat, &g, &p.lambda, &mut p.sigma);
                 p.linearise(&g_mat, &cones, false);
                 (p.lambda, p.direction) = (lambda, direction);
                 p.step.clone()

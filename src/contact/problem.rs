@@ -9,7 +9,7 @@
 //! contact frame. The residual measures below are what every solver stops on and reports.
 
 use super::cone::FrictionCone;
-use super::delassus_operator::add_product;
+use super::delassus_operator::dense_velocity;
 use crate::error::{Error, Result};
 use crate::math::{DMat, DVec, Vec3};
 
@@ -176,8 +176,7 @@ impl ContactProblem {
     pub fn velocity(&self, lambda: &[f64], sigma: &mut [f64]) {
         let m = 3 * self.contact_count();
         assert!(lambda.len() == m && sigma.len() == m, "velocity: lengths");
-        sigma.copy_from_slice(self.free_velocity.as_slice());
-        add_product(&self.delassus, lambda, sigma);
+        dense_velocity(&self.delassus, self.free_velocity.as_slice(), lambda, sigma);
     }
 
     /// The residual measures of the pair (λ, σ) (see [`Residuals`]); σ is taken as given,

@@ -16,6 +16,7 @@
 //! Factorisation and solves run single-threaded (`Par::Seq`): on 2 cores that was faster
 //! (docs/design.md). No dense inverse is ever formed.
 
+use super::forward_reach::SupernodeTree;
 use super::pattern::SymmetricPattern;
 use super::permuted_pattern::PermutedPattern;
 use crate::error::{Error, Result};
@@ -136,6 +137,8 @@ pub struct SymbolicFactor {
     pub(super) tail_start: usize,
     /// Each reduced DOF's elimination step (the inverse of the ordering).
     step: Vec<usize>,
+    /// The supernodal elimination tree (`None` for the simplicial layout).
+    pub(super) supernode_tree: Option<SupernodeTree>,
 }
 
 impl SymbolicFactor {
@@ -224,6 +227,7 @@ impl SymbolicFactor {
             upper
         };
         Ok(Self {
+            supernode_tree: SupernodeTree::of(&inner),
             inner,
             permuted,
             n,

@@ -12,14 +12,50 @@ use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
 use faer::{Accum, MatMut, MatRef, Par};
 
+use faer::sparse::linalg::cholesky::SymbolicCholesky;
+
 use super::cholesky::{FactorKind, NumericFactor};
+
+/// The supernodal elimination tree of a symbolic analysis, built with it
+/// (`SymbolicFactor::supernode_tree`): a supernode's parent holds the first row of its
+/// pattern below it.
+#[derive(Debug)]
+pub(super) struct SupernodeTree {
+    /// The supernode of each elimination step.
+    supernode_of: Vec<usize>,
+    /// Each supernode's parent (`usize::MAX`: a root).
+    parent: Vec<usize>,
+}
+
+impl SupernodeTree {
+    /// The tree of faer's analysis `inner`; `None` for the simplicial layout.
+    pub(super) fn of(inner: &SymbolicCholesky<usize>) -> Option<SupernodeTree> {
+        let SymbolicCholeskyRaw::Supernodal(s) = inner.raw() else {
+            return None;
+        };
+        let (begin, end) = (s.supernode_begin(), s.supernode_end());
+        let (row_ptr, rows) = (s.col_ptr_for_row_idx(), s.row_idx());
+        let mut supernode_of = vec![0; s.nrows()];
+        for q in 0..s.n_supernodes() {
+            supernode_of[begin[q]..end[q]].fill(q);
+        }
+        let parent = (0..s.n_supernodes())
+            .map(|q| {
+                rows[row_ptr[q]..row_ptr[q + 1]]
+                    .first()
+                    .map_or(usize::MAX, |&r| supernode_of[r])
+            })
+            .collect();
+        Some(SupernodeTree {
+            supernode_of,
+            parent,
+        })
+    }
+}
 
 /// Reusable buffers of [`NumericFactor::forward_solve_reach`] (grown on demand, never shrunk).
 #[derive(Debug, Default)]
 pub struct ForwardReach {
-    /// Supernode of each elimination step, and each supernode's parent (`usize::MAX`: a root).
-    supernode_of: Vec<usize>,
-    parent: Vec<usize>,
     /// Per supernode: the columns whose reach contains it (start offsets into `columns`),
     /// and the next free place while filling them.
     start: Vec<usize>,
@@ -47,23 +83,14 @@ impl NumericFactor {
         if !self.is_factorized() || self.kind() != FactorKind::Llt {
             return false;
         }
-        let SymbolicCholeskyRaw::Supernodal(s) = symbolic.inner.raw() else {
+        let (SymbolicCholeskyRaw::Supernodal(s), Some(tree)) =
+            (symbolic.inner.raw(), &symbolic.supernode_tree)
+        else {
             return false;
         };
         let (begin, end) = (s.supernode_begin(), s.supernode_end());
         let (row_ptr, rows, val_ptr) = (s.col_ptr_for_row_idx(), s.row_idx(), s.col_ptr_for_val());
         let ns = s.n_supernodes();
-        // The supernodal elimination tree: a supernode's parent holds the first row below it.
-        work.supernode_of.resize(n, 0);
-        for q in 0..ns {
-            work.supernode_of[begin[q]..end[q]].fill(q);
-        }
-        work.parent.clear();
-        work.parent.extend((0..ns).map(|q| {
-            rows[row_ptr[q]..row_ptr[q + 1]]
-                .first()
-                .map_or(usize::MAX, |&r| work.supernode_of[r])
-        }));
         // Each column's reach: from each non-zero row's supernode up to the root, stopping at
         // a supernode this column already marked.
         work.pairs.clear();
@@ -74,11 +101,11 @@ impl NumericFactor {
                 if v == 0.0 {
                     continue;
                 }
-                let mut q = work.supernode_of[r];
+                let mut q = tree.supernode_of[r];
                 while q != usize::MAX && work.mark[q] != j {
                     work.mark[q] = j;
                     work.pairs.push((q, j));
-                    q = work.parent[q];
+                    q = tree.parent[q];
                 }
             }
         }
@@ -154,23 +181,19 @@ impl NumericFactor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_support::{grid_tetrahedra, random_spd_values};
-    use crate::linalg::{FactorMethod, SymbolicFactor, SymbolicOptions, SymmetricPattern};
+    use crate::linalg::FactorMethod;
+    use crate::linalg::test_support::{free_grid_system, symbolic_with_layout};
     use crate::math::SplitMix64;
     use faer::dyn_stack::{MemBuffer, MemStack};
-    use std::sync::Arc;
 
     /// Against faer's dense-block forward solve (`forward_solve_permuted`, a second method):
     /// columns with one to nine non-zeros anywhere (several subtrees at once), a dense column
     /// and a zero one, to 1e-13 of the largest entry; the simplicial layout declines.
     #[test]
     fn the_reach_solve_is_the_forward_solve() {
-        let (xyz, tets) = grid_tetrahedra([4, 3, 5], 0, 0.0);
-        let pattern =
-            SymmetricPattern::new(xyz.len(), 3, &tets, &vec![false; 3 * xyz.len()]).unwrap();
-        let n = pattern.n();
         let mut rng = SplitMix64::new(21);
-        let values = random_spd_values(&pattern, &mut rng);
+        let (pattern, values) = free_grid_system([4, 3, 5], &mut rng);
+        let n = pattern.n();
         let k = 40;
         let mut b = vec![0.0; n * k];
         for j in 0..k {
@@ -187,17 +210,8 @@ mod tests {
             }
         }
         for method in [FactorMethod::Supernodal, FactorMethod::Simplicial] {
-            let symbolic = Arc::new(
-                SymbolicFactor::with_options(
-                    &pattern,
-                    SymbolicOptions {
-                        method,
-                        ..Default::default()
-                    },
-                )
-                .unwrap(),
-            );
-            let mut factor = NumericFactor::new(symbolic, FactorKind::Llt);
+            let mut factor =
+                NumericFactor::new(symbolic_with_layout(&pattern, method), FactorKind::Llt);
             factor.factorize(&pattern, &values).unwrap();
             let mut expected = b.clone();
             let mut buffer = MemBuffer::new(factor.solve_scratch(k));

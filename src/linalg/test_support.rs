@@ -2,7 +2,9 @@
 //! `mesh` module's box mesher is a layer-1 sibling, so these tests build their own) and the
 //! dense form of a stored lower triangle.
 
-use super::SymmetricPattern;
+use std::sync::Arc;
+
+use super::{FactorMethod, SymbolicFactor, SymbolicOptions, SymmetricPattern};
 use crate::math::{DMat, SplitMix64, Vec3};
 
 /// Tetrahedra of an `nx × ny × nz`-cell grid with unit spacing, each cube split in 6
@@ -79,4 +81,29 @@ pub(crate) fn random_spd_values(p: &SymmetricPattern, rng: &mut SplitMix64) -> V
     let diag: Vec<f64> = (0..p.n()).map(|_| 0.1 + rng.uniform().abs()).collect();
     p.add_diagonal(&mut values, 1.0, &diag);
     values
+}
+
+/// The grid of `cells` (3 DOFs per node, all free) and random SPD values on its pattern,
+/// drawn from `rng`.
+pub(crate) fn free_grid_system(
+    cells: [usize; 3],
+    rng: &mut SplitMix64,
+) -> (SymmetricPattern, Vec<f64>) {
+    let (xyz, tets) = grid_tetrahedra(cells, 0, 0.0);
+    let pattern = SymmetricPattern::new(xyz.len(), 3, &tets, &vec![false; 3 * xyz.len()])
+        .expect("a grid's pattern");
+    let values = random_spd_values(&pattern, rng);
+    (pattern, values)
+}
+
+/// The symbolic analysis of `pattern` with the default ordering and the layout `method`.
+pub(crate) fn symbolic_with_layout(
+    pattern: &SymmetricPattern,
+    method: FactorMethod,
+) -> Arc<SymbolicFactor> {
+    let options = SymbolicOptions {
+        method,
+        ..Default::default()
+    };
+    Arc::new(SymbolicFactor::with_options(pattern, options).expect("an analysis"))
 }

@@ -104,8 +104,8 @@ impl NumericFactor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_support::{grid_tetrahedra, random_spd_values, to_dense};
-    use crate::linalg::{FactorOrdering, SymbolicFactor, SymbolicOptions, SymmetricPattern};
+    use crate::linalg::test_support::{free_grid_system, symbolic_with_layout, to_dense};
+    use crate::linalg::{FactorOrdering, SymbolicFactor, SymbolicOptions};
     use crate::math::{DMat, SplitMix64};
     use std::sync::Arc;
 
@@ -113,12 +113,9 @@ mod tests {
     /// complement `A_tt − A_to A_oo⁻¹ A_ot`, formed with nalgebra from the dense `A`.
     #[test]
     fn the_trailing_block_is_the_cholesky_factor_of_the_schur_complement() {
-        let (xyz, tets) = grid_tetrahedra([3, 3, 2], 0, 0.0);
-        let pattern =
-            SymmetricPattern::new(xyz.len(), 3, &tets, &vec![false; 3 * xyz.len()]).unwrap();
-        let n = pattern.n();
         let mut rng = SplitMix64::new(7);
-        let values = random_spd_values(&pattern, &mut rng);
+        let (pattern, values) = free_grid_system([3, 3, 2], &mut rng);
+        let n = pattern.n();
         // A face's worth of DOFs, not contiguous.
         let last: Vec<usize> = (0..n).filter(|r| r % 7 == 3 || r % 11 == 5).rev().collect();
         let symbolic = SymbolicFactor::with_options(
@@ -174,27 +171,15 @@ mod tests {
     #[test]
     fn the_forward_half_gives_b_transpose_a_inverse_b_in_both_layouts() {
         use crate::linalg::FactorMethod;
-        let (xyz, tets) = grid_tetrahedra([3, 3, 2], 0, 0.0);
-        let pattern =
-            SymmetricPattern::new(xyz.len(), 3, &tets, &vec![false; 3 * xyz.len()]).unwrap();
-        let n = pattern.n();
         let mut rng = SplitMix64::new(13);
-        let values = random_spd_values(&pattern, &mut rng);
+        let (pattern, values) = free_grid_system([3, 3, 2], &mut rng);
+        let n = pattern.n();
         let k = 4;
         let b = DMat::from_fn(n, k, |_, _| rng.uniform() - 0.5);
         let a = to_dense(&pattern, &values);
         let expected = b.transpose() * a.cholesky().expect("SPD").solve(&b);
         for method in [FactorMethod::Simplicial, FactorMethod::Supernodal] {
-            let symbolic = Arc::new(
-                SymbolicFactor::with_options(
-                    &pattern,
-                    SymbolicOptions {
-                        method,
-                        ..Default::default()
-                    },
-                )
-                .unwrap(),
-            );
+            let symbolic = symbolic_with_layout(&pattern, method);
             assert_eq!(symbolic.is_supernodal(), method == FactorMethod::Supernodal);
             let mut factor = NumericFactor::new(symbolic.clone(), FactorKind::Llt);
             factor.factorize(&pattern, &values).unwrap();
