@@ -60,8 +60,13 @@ pub struct ParameterDerivatives {
     pub forces: Vec<Vec3>,
     /// `∂(K(x) V)/∂p` on every node.
     pub stiffness_action: Vec<Vec3>,
+    /// `K(x) V` itself on every node (N·(unit of V)/m), each element at its own material:
+    /// filled by [`SoftBody::evaluate_parameter_derivatives_and_action_at`] only (empty
+    /// until then).
+    pub action: Vec<Vec3>,
     element_forces: Vec<[Vec3; 4]>,
     element_actions: Vec<[Vec3; 4]>,
+    element_own: Vec<[Vec3; 4]>,
 }
 
 /// A material parameter p paired with a nodal field w, summed over all nodes: what a reverse
@@ -84,8 +89,10 @@ impl SoftBody {
         ParameterDerivatives {
             forces: vec![Vec3::zeros(); n],
             stiffness_action: vec![Vec3::zeros(); n],
+            action: Vec::new(),
             element_forces: vec![[Vec3::zeros(); 4]; ne],
             element_actions: vec![[Vec3::zeros(); 4]; ne],
+            element_own: Vec::new(),
         }
     }
 
@@ -171,6 +178,54 @@ impl SoftBody {
         self.gather(&out.element_forces, &mut out.forces);
         self.gather(&out.element_actions, &mut out.stiffness_action);
     }
+
+    /// As [`SoftBody::evaluate_parameter_derivatives_at`], and `K(x) V` itself in
+    /// `out.action` from the same element pass (each element's dF_V and, for the
+    /// co-rotational law, its dR serve both; [`MaterialPoint::tangent_actions_with`]): what
+    /// a forward derivative with respect to both E and ν needs, since ∂(K V)/∂E = K V / E.
+    ///
+    /// Panics if `points` does not have one entry per element.
+    pub fn evaluate_parameter_derivatives_and_action_at(
+        &self,
+        points: &[MaterialPoint],
+        v: &[Vec3],
+        parameter: MaterialParameter,
+        out: &mut ParameterDerivatives,
+    ) {
+        assert_eq!(points.len(), self.elements().len(), "one point per element");
+        let material = *self.material();
+        let lame = parameter.lame_derivative(&material);
+        out.element_own
+            .resize(self.elements().len(), [Vec3::zeros(); 4]);
+        out.action.resize(self.node_count(), Vec3::zeros());
+        self.elements()
+            .par_iter()
+            .zip(points)
+            .zip(out.element_forces.par_iter_mut())
+            .zip(out.element_actions.par_iter_mut())
+            .zip(out.element_own.par_iter_mut())
+            .enumerate()
+            .for_each(|(e, ((((tet, point), f), a), own))| {
+                let df = tet.deformation_gradient_variation(tet.nodes.map(|n| v[n]));
+                let [dp, action] = point.tangent_actions_with([&lame, &point.lame()], &df);
+                if self.in_region(e) {
+                    (*f, *a) = Default::default();
+                    for (o, g) in own.iter_mut().zip(&tet.gradients) {
+                        *o = tet.volume * (action * g);
+                    }
+                    return;
+                }
+                let p = point.stress_with(&lame);
+                for (k, g) in tet.gradients.iter().enumerate() {
+                    own[k] = tet.volume * (action * g);
+                    a[k] = tet.volume * (dp * g);
+                    f[k] = -tet.volume * (p * g);
+                }
+            });
+        self.gather(&out.element_forces, &mut out.forces);
+        self.gather(&out.element_actions, &mut out.stiffness_action);
+        self.gather(&out.element_own, &mut out.action);
+    }
 }
 
 /// One element's `∂fₑ/∂p` and `∂(K V)ₑ/∂p` at its material point.
@@ -198,21 +253,28 @@ mod tests {
     use crate::math::{SplitMix64, relative_error};
     use crate::mesh::box_mesh;
 
-    /// ∂f/∂p and ∂(KV)/∂p equal central differences of f and of K V (computed by the
-    /// assembled stiffness on the free DOFs, and element-wise on all nodes) in E and ν.
-    #[test]
-    fn parameter_derivatives_match_finite_differences() {
+    /// A 2 × 2 × 1-cell box (20 × 20 × 10 mm), its nodes moved by up to 1 mm, and a random
+    /// nodal field V: the tests' configuration, drawn from `seed`.
+    fn perturbed_box(seed: u64) -> (crate::mesh::Mesh, Vec<Vec3>, Vec<Vec3>) {
         let mesh = box_mesh([2, 2, 1], [0.0; 3], [0.02, 0.02, 0.01]).unwrap();
-        let n = mesh.node_count();
-        let mut rng = SplitMix64::new(5);
+        let mut rng = SplitMix64::new(seed);
         let x: Vec<Vec3> = mesh
             .positions()
             .iter()
             .map(|p| p + 1e-3 * Vec3::new(rng.uniform(), rng.uniform(), rng.uniform()))
             .collect();
-        let v: Vec<Vec3> = (0..n)
+        let v: Vec<Vec3> = (0..mesh.node_count())
             .map(|_| Vec3::new(rng.uniform(), rng.uniform(), rng.uniform()))
             .collect();
+        (mesh, x, v)
+    }
+
+    /// ∂f/∂p and ∂(KV)/∂p equal central differences of f and of K V (computed by the
+    /// assembled stiffness on the free DOFs, and element-wise on all nodes) in E and ν.
+    #[test]
+    fn parameter_derivatives_match_finite_differences() {
+        let (mesh, x, v) = perturbed_box(5);
+        let n = mesh.node_count();
         for law in [Law::Corotational, Law::StVK, Law::NeoHookean] {
             let (e0, nu0) = (3e5, 0.3);
             let make = |e: f64, nu: f64| {
@@ -280,6 +342,49 @@ mod tests {
                     relative_error(&dk, &fd_k, 0.0),
                 );
                 assert!(ef < 1e-6 && ek < 1e-6, "{law:?} p{p}: {ef:e} {ek:e}");
+            }
+        }
+    }
+
+    /// The pass that also gives K V: its derivatives are the plain pass's bit for bit, and
+    /// K V is the assembled stiffness's product (a second method) to 1e-12, with a region of
+    /// stiffer elements (each element at its own material) and for all three laws.
+    #[test]
+    fn the_action_from_the_derivative_pass_is_the_assembled_product() {
+        let (mesh, x, v) = perturbed_box(9);
+        let n = mesh.node_count();
+        for law in [Law::Corotational, Law::StVK, Law::NeoHookean] {
+            let mut body = SoftBody::new(
+                "b",
+                mesh.clone(),
+                SoftBodyOptions::for_tests(Material::new(law, 3e5, 0.3).unwrap(), vec![false; n]),
+            )
+            .unwrap();
+            body.set_material_regions(&[crate::fem::MaterialRegion {
+                material: Material::new(law, 9e5, 0.4).unwrap(),
+                elements: vec![0, 3, 4],
+            }])
+            .unwrap();
+            let mut es = body.elastic_state();
+            es.keep_material_points(true);
+            body.evaluate_elastic(&x, Stiffness::Assemble, &mut es)
+                .unwrap();
+            let vf: Vec<f64> = v.iter().flat_map(|p| [p.x, p.y, p.z]).collect();
+            let mut kv = vec![0.0; vf.len()];
+            body.pattern()
+                .symmetric_product(&es.stiffness, &vf, &mut kv);
+            for parameter in MaterialParameter::ALL {
+                let mut plain = body.parameter_derivatives_state();
+                body.evaluate_parameter_derivatives_at(&es.points, &v, parameter, &mut plain);
+                let mut both = body.parameter_derivatives_state();
+                body.evaluate_parameter_derivatives_and_action_at(
+                    &es.points, &v, parameter, &mut both,
+                );
+                assert_eq!(both.forces, plain.forces, "{law:?} {parameter:?}");
+                assert_eq!(both.stiffness_action, plain.stiffness_action);
+                let action: Vec<f64> = both.action.iter().flat_map(|q| [q.x, q.y, q.z]).collect();
+                let e = relative_error(&action, &kv, 0.0);
+                assert!(e < 1e-12, "{law:?} {parameter:?}: K V relative error {e:e}");
             }
         }
     }

@@ -198,6 +198,17 @@ impl HyperelasticPoint for CorotationalPoint {
             + self.r * (lame.lambda * frobenius(&self.r, df))
     }
 
+    /// Both actions from one dR and one R : dF.
+    fn tangent_actions(&self, lames: [&Lame; 2], df: &Mat3) -> [Mat3; 2] {
+        let dr = self.rotation_derivative(df);
+        let r_df = frobenius(&self.r, df);
+        let action = |lame: &Lame| {
+            let c = lame.lambda * (self.sigma.sum() - 3.0) - 2.0 * lame.mu;
+            df * (2.0 * lame.mu) + dr * c + self.r * (lame.lambda * r_df)
+        };
+        [action(lames[0]), action(lames[1])]
+    }
+
     /// dF₁ : (∂P/∂F) : dF₂ = 2μ dF₁:dF₂ + λ (R:dF₁)(R:dF₂)
     ///                     + (λ(tr S − 3) − 2μ) Σ_{i<j} 2/(σᵢ + σⱼ) (qᵢⱼ:dF₁)(qᵢⱼ:dF₂),
     /// from the low-rank form of the tangent: eight projections, no dR.

@@ -141,6 +141,20 @@ impl HyperelasticPoint for CorotationalPolarPoint {
         dp
     }
 
+    /// Both actions from one set of projections R : dF and gₖ : dF.
+    fn tangent_actions(&self, lames: [&Lame; 2], df: &Mat3) -> [Mat3; 2] {
+        let r_df = frobenius(&self.r, df);
+        let g_df: [f64; 3] = std::array::from_fn(|k| frobenius(&self.generators[k], df));
+        lames.map(|lame| {
+            let c = self.generator_factor(lame);
+            let mut dp = df * (2.0 * lame.mu) + self.r * (lame.lambda * r_df);
+            for ((g, d), p) in self.generators.iter().zip(&self.weights).zip(&g_df) {
+                dp += g * (c * d * p);
+            }
+            dp
+        })
+    }
+
     fn tangent_form(&self, lame: &Lame, df1: &Mat3, df2: &Mat3) -> f64 {
         let c = self.generator_factor(lame);
         let mut form = 2.0 * lame.mu * frobenius(df1, df2)

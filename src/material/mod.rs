@@ -173,6 +173,12 @@ pub trait HyperelasticPoint: Copy {
     }
     /// The action ∂P/∂F : dF (Pa), the directional derivative of P in the direction `df`.
     fn tangent_action(&self, lame: &Lame, df: &Mat3) -> Mat3;
+    /// [`Self::tangent_action`] for two Lamé pairs at once (Pa), e.g. a parameter's
+    /// derivative and the material's own: laws that share work between them (the
+    /// co-rotational dR) override it; the same bits as two calls.
+    fn tangent_actions(&self, lames: [&Lame; 2], df: &Mat3) -> [Mat3; 2] {
+        lames.map(|lame| self.tangent_action(lame, df))
+    }
     /// The tangent's bilinear form dF₁ : (∂P/∂F) : dF₂ (Pa), symmetric in its two
     /// directions since ∂P/∂F is the Hessian of Ψ: what a parameter's cotangent through
     /// `∂(K V)/∂p` needs per element (`fem::stiffness_derivative`), one number instead of the
@@ -497,6 +503,12 @@ impl MaterialPoint {
     /// [`Self::tangent_action`] weighted with another Lamé pair (see [`Self::stress_with`]).
     pub fn tangent_action_with(&self, lame: &Lame, df: &Mat3) -> Mat3 {
         dispatch!(self, p => p.tangent_action(lame, df))
+    }
+
+    /// [`Self::tangent_action_with`] for two Lamé pairs at once
+    /// ([`HyperelasticPoint::tangent_actions`]).
+    pub fn tangent_actions_with(&self, lames: [&Lame; 2], df: &Mat3) -> [Mat3; 2] {
+        dispatch!(self, p => p.tangent_actions(lames, df))
     }
 
     /// dF₁ : (∂P/∂F) : dF₂ (Pa), symmetric ([`HyperelasticPoint::tangent_form`]).

@@ -127,6 +127,9 @@ pub fn check_law<P: HyperelasticPoint>(f: &Mat3) {
             by_matrix.as_slice(),
             &format!("∂P/∂F:dF vs 9×9 product, {ctx}"),
         );
+        // Two pairs at once: each the single call's bits.
+        let pair = point.tangent_actions([&lame, &mixed], &df1);
+        assert_eq!(pair, [action, point.tangent_action(&mixed, &df1)], "{ctx}");
         // The bilinear form against vec(dF₂)ᵀ H vec(dF₁), and its symmetry.
         let h_df1 = h * nalgebra::SVector::<f64, 9>::from_column_slice(df1.as_slice());
         let by_matrix_form: f64 = h_df1.iter().zip(df2.as_slice()).map(|(a, b)| a * b).sum();

@@ -91,6 +91,7 @@ impl StepDerivative {
                 }
                 assert_points(body, rec);
             }
+            let mut asked = [false; 2];
             for (p, q) in parameters.iter().enumerate() {
                 if let Parameter::Material {
                     body: qb,
@@ -99,9 +100,10 @@ impl StepDerivative {
                     && qb == b
                     && inputs.iter().any(|i| i.parameters[p] != 0.0)
                 {
-                    buf.material_rhs(body, rec, h, parameter)?;
+                    asked[material_slot(parameter)] = true;
                 }
             }
+            buf.material_rhs_asked(body, rec, h, asked)?;
             buf.columns.resize(nr * k, 0.0);
             if !act.actuators.is_empty() {
                 free_velocities(dofs, rec, &mut buf.red, &mut buf.v_free);
@@ -330,12 +332,13 @@ impl StepDerivative {
                 let col = &buf.columns[c * nr..(c + 1) * nr];
                 let tan = &input.state.bodies[b];
                 let o = &mut out.bodies[b];
-                expand_nodes(dofs, col, &mut o.velocities);
-                reduce_nodes(dofs, &tan.positions, &mut buf.red);
-                for (r, d) in buf.red.iter_mut().zip(col) {
-                    *r += h * d;
+                // dv⁺ and dx⁺ = dx + h dv⁺ on the free DOFs, in one pass (the outputs start
+                // zero, so fixed components stay zero).
+                for (d, &full) in col.iter().zip(dofs.free_dofs()) {
+                    let (n, k) = (full / 3, full % 3);
+                    o.velocities[n][k] = *d;
+                    o.positions[n][k] = tan.positions[n][k] + h * d;
                 }
-                expand_nodes(dofs, &buf.red, &mut o.positions);
                 if pinned > 0 {
                     buf.prescribed.motion_tangent(
                         act,

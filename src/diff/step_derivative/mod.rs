@@ -120,6 +120,50 @@ impl StepDerivative {
 }
 
 impl BodyBuffers {
+    /// Fills `material_rhs` for the material parameters `asked` (E, ν), as
+    /// [`Self::material_rhs`] does for each. With both, and neither material regions nor
+    /// pinned servos, ν's element pass also forms K v⁺ (one dF and one dR per element serve
+    /// both), in place of E's product with the assembled K.
+    fn material_rhs_asked(
+        &mut self,
+        body: &crate::fem::SoftBody,
+        rec: &super::record::BodyRecord,
+        h: f64,
+        asked: [bool; 2],
+    ) -> Result<()> {
+        let fused = asked == [true, true]
+            && !body.has_material_regions()
+            && !self.prescribed.is_active()
+            && rec.points.len() == body.elements().len();
+        if !fused {
+            for (parameter, _) in MaterialParameter::ALL
+                .into_iter()
+                .zip(asked)
+                .filter(|a| a.1)
+            {
+                self.material_rhs(body, rec, h, parameter)?;
+            }
+            return Ok(());
+        }
+        let dofs = body.pattern().dofs();
+        let c_k = h * body.options().rayleigh_stiffness + h * h;
+        body.evaluate_parameter_derivatives_and_action_at(
+            &rec.points,
+            &rec.v_plus,
+            MaterialParameter::PoissonRatio,
+            &mut self.params,
+        );
+        let [e_rhs, nu_rhs] = &mut self.material_rhs;
+        let e = body.material().young_modulus();
+        e_rhs.fill(0.0);
+        add_reduced(dofs, &rec.forces, h / e, e_rhs);
+        add_reduced(dofs, &self.params.action, -c_k / e, e_rhs);
+        nu_rhs.fill(0.0);
+        add_reduced(dofs, &self.params.forces, h, nu_rhs);
+        add_reduced(dofs, &self.params.stiffness_action, -c_k, nu_rhs);
+        Ok(())
+    }
+
     /// Fills `material_rhs` for `parameter`: h ∂f/∂p − c_K ∂(K v⁺)/∂p over the free DOFs.
     /// For E it follows from the record without an element pass: every law's Lamé pair is
     /// proportional to E at fixed ν (`material::Lame`), and f and K are linear in it, so
