@@ -16,11 +16,13 @@
 //! Factorisation and solves run single-threaded (`Par::Seq`): on 2 cores that was faster
 //! (docs/design.md). No dense inverse is ever formed.
 
+use super::factor_options::{
+    FactorError, FactorKind, FactorMethod, FactorOrdering, SymbolicOptions,
+};
 use super::forward_reach::SupernodeTree;
 use super::pattern::SymmetricPattern;
 use super::permuted_pattern::PermutedPattern;
 use crate::error::{Error, Result};
-use crate::math::Vec3;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::ldlt::factor::{LdltError, LdltRegularization};
 use faer::linalg::cholesky::llt::factor::{LltError, LltRegularization};
@@ -32,96 +34,6 @@ use faer::sparse::linalg::cholesky::{
 };
 use faer::{Conj, MatMut, Par, Side, Spec};
 use std::sync::Arc;
-
-/// Which numeric layout faer uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FactorMethod {
-    /// A fixed rule on the pattern (never on timings, so results are reproducible):
-    /// supernodal when the pattern's nodes carry at least 2 DOFs each, otherwise faer's
-    /// choice from the flop count of the symbolic analysis.
-    ///
-    /// Why: every node of a block pattern contributes a dense `b × b` diagonal block whose
-    /// columns share one structure, so the supernodes are at least `b` wide and faer's dense
-    /// supernodal kernels beat (or, below ~100 unknowns, tie with) its column-by-column code
-    /// at every size we measured on 3-DOF tetrahedral meshes, despite storing more zeros:
-    /// about 2× on a 288-unknown box and 2–3× on the 1,972-tet Trunk (n = 1,869), where
-    /// faer's flop-ratio rule chose simplicial; 5× on the PneuNet and 10× on a 10k-tet box,
-    /// where it already chose supernodal.
-    #[default]
-    Auto,
-    /// Column-by-column (simplicial) factorisation.
-    Simplicial,
-    /// Supernodal factorisation (dense blocks of columns).
-    Supernodal,
-}
-
-/// Which fill-reducing ordering the symbolic analysis uses.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum FactorOrdering<'a> {
-    /// faer's approximate minimum degree on the DOF graph.
-    #[default]
-    Amd,
-    /// Geometric nested dissection of the node graph from the node coordinates (one point
-    /// per node of the pattern, any length unit): less fill and fewer flops than AMD on bulky
-    /// 3D meshes from ~30k unknowns; on thin or small meshes AMD may be better.
-    NestedDissection(&'a [Vec3]),
-    /// AMD, then the listed reduced DOFs (each once) moved to the end of the elimination
-    /// order, in AMD's order among themselves: `L`'s trailing block then holds the Cholesky
-    /// factor of their Schur complement, which [`NumericFactor::trailing_factor`] reads (the
-    /// Delassus columns of attached nodes, `contact::assemble_delassus`).
-    AmdWithLast(&'a [usize]),
-}
-
-/// Options of the symbolic analysis.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct SymbolicOptions<'a> {
-    /// Simplicial, supernodal, or faer's choice.
-    pub method: FactorMethod,
-    /// Fill-reducing ordering.
-    pub ordering: FactorOrdering<'a>,
-}
-
-/// Which numeric factorisation to compute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FactorKind {
-    /// `A = L Lᵀ`; requires `A` positive definite.
-    #[default]
-    Llt,
-    /// `A = L D Lᵀ` without pivoting; accepts symmetric indefinite `A` with nonzero pivots.
-    Ldlt,
-}
-
-/// Why a numeric factorisation stopped (a numerical outcome, not bad input).
-///
-/// `dof` is the reduced DOF (index into [`SymmetricPattern`]'s free DOFs) whose pivot failed;
-/// `step` is its position in the fill-reducing elimination order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum FactorError {
-    /// LLᵀ met a pivot ≤ 0 (or NaN): the matrix is not positive definite.
-    #[error(
-        "matrix is not positive definite: non-positive pivot at reduced DOF {dof} (elimination step {step})"
-    )]
-    NonPositivePivot {
-        /// Reduced DOF of the failed pivot.
-        dof: usize,
-        /// Elimination step (0-based) of the failed pivot.
-        step: usize,
-    },
-    /// LDLᵀ met an exactly zero or non-finite pivot: the matrix is singular (or not finite).
-    #[error("zero or non-finite pivot at reduced DOF {dof} (elimination step {step})")]
-    ZeroPivot {
-        /// Reduced DOF of the failed pivot.
-        dof: usize,
-        /// Elimination step (0-based) of the failed pivot.
-        step: usize,
-    },
-}
-
-impl From<FactorError> for Error {
-    fn from(e: FactorError) -> Self {
-        Error::invalid("system matrix factorisation", e.to_string())
-    }
-}
 
 /// Symbolic Cholesky analysis of one [`SymmetricPattern`]: AMD ordering, elimination tree,
 /// and the structure of `L`. Done once; shared (through an `Arc`) by the numeric factors.
@@ -529,8 +441,8 @@ impl NumericFactor {
 mod tests {
     use super::*;
     use crate::linalg::test_support::{grid_tetrahedra, random_spd_values, to_dense};
-    use crate::math::DVec;
     use crate::math::SplitMix64;
+    use crate::math::{DVec, Vec3};
 
     /// A 6 × 6 × 5-cell grid (big enough for nested dissection to split it) with the face
     /// z = 0 fixed and one more DOF removed.

@@ -14,7 +14,8 @@ use faer::{Accum, MatMut, MatRef, Par};
 
 use faer::sparse::linalg::cholesky::SymbolicCholesky;
 
-use super::cholesky::{FactorKind, NumericFactor};
+use super::cholesky::NumericFactor;
+use super::factor_options::FactorKind;
 
 /// The supernodal elimination tree of a symbolic analysis, built with it
 /// (`SymbolicFactor::supernode_tree`): a supernode's parent holds the first row of its

@@ -7,6 +7,7 @@
 mod assembly;
 mod cholesky;
 mod dof_map;
+mod factor_options;
 mod forward_reach;
 mod nested_dissection;
 mod ordering;
@@ -18,11 +19,9 @@ pub(crate) mod test_support;
 mod trailing_block;
 
 pub use assembly::{AssemblyPlan, axpby};
-pub use cholesky::{
-    FactorError, FactorKind, FactorMethod, FactorOrdering, NumericFactor, SymbolicFactor,
-    SymbolicOptions,
-};
+pub use cholesky::{NumericFactor, SymbolicFactor};
 pub use dof_map::DofMap;
+pub use factor_options::{FactorError, FactorKind, FactorMethod, FactorOrdering, SymbolicOptions};
 pub use forward_reach::ForwardReach;
 pub use pattern::SymmetricPattern;
 

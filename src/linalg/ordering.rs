@@ -2,7 +2,7 @@
 //! AMD ([`FactorOrdering`]): geometric nested dissection, and AMD with chosen DOFs moved to the
 //! end of the elimination (their trailing block, `trailing_block.rs`).
 
-use super::cholesky::FactorOrdering;
+use super::factor_options::FactorOrdering;
 use super::nested_dissection::nested_dissection_order;
 use super::pattern::SymmetricPattern;
 use crate::error::{Error, Result};

@@ -14,7 +14,8 @@
 //! `L` per column. The Delassus columns of attached nodes are such right-hand sides
 //! (`contact::assemble_delassus`). A dense block, not an inverse: `(A⁻¹)_tt` is never formed.
 
-use super::cholesky::{FactorKind, NumericFactor};
+use super::cholesky::NumericFactor;
+use super::factor_options::FactorKind;
 use faer::dyn_stack::MemStack;
 use faer::sparse::SparseColMatRef;
 use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;

@@ -39,6 +39,7 @@ mod rnea;
 mod rnea_derivatives;
 pub mod spatial;
 mod urdf;
+mod urdf_parser;
 
 pub use aba::aba;
 pub use aba_derivatives::compute_aba_derivatives;

@@ -31,13 +31,14 @@ use crate::error::Result;
 use crate::math::{DMat, DVec, Vec3};
 
 use super::contact_file::{ContactSolverKind, DelassusKind};
-use super::contact_stage::{ContactBody, ContactOutcome, SceneContact, mode_tolerance};
+use super::contact_stage::{ContactBody, ContactOutcome, mode_tolerance};
 use super::group_apply::apply_to_bodies;
 use super::group_ncp::GroupNcp;
 use super::group_solve::{GroupSolvers, solve_assembled, solve_reduced};
 use super::rigid_detection::{RigidContact, RigidRow, RowKey};
 use super::rigid_model::RigidScene;
 use super::rigid_stage::{RigidState, RigidWorkspace};
+use super::scene_contact::SceneContact;
 
 /// What identifies a contact from one step to the next (warm start).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,6 +30,7 @@ mod overrides;
 mod prescribed;
 mod prescribed_derivative;
 mod region_file;
+mod rigid_body_shape;
 mod rigid_detection;
 mod rigid_file;
 mod rigid_model;
@@ -39,6 +40,7 @@ mod rigid_system;
 mod rigid_system_derivative;
 mod rigid_term;
 mod run_trace;
+mod scene_contact;
 mod scene_path;
 mod soft_point;
 mod soft_rigid;
@@ -59,7 +61,7 @@ pub use contact_file::{
     axis_angle_matrix,
 };
 pub use contact_stage::{
-    ContactBody, ContactMemory, ContactOutcome, RigidCoupling, SceneContact, SceneContactWorkspace,
+    ContactBody, ContactMemory, ContactOutcome, RigidCoupling, SceneContactWorkspace,
     mode_tolerance, resolve_contacts,
 };
 pub use contact_surface_file::{SoftContactSection, SurfaceFiles};
@@ -90,6 +92,7 @@ pub use rigid_system::SystemBuffers;
 pub(crate) use rigid_system_derivative::VelocityUpdateBlocks;
 pub use rigid_system_derivative::point_velocity;
 pub use run_trace::RunTrace;
+pub use scene_contact::SceneContact;
 pub use scene_path::scene_path;
 pub use soft_point::SoftPoint;
 pub use soft_rigid::{Attachment, SoftRigid, SoftRigidRow};

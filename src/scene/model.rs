@@ -10,10 +10,10 @@ use crate::math::Vec3;
 use crate::mesh::read_mesh;
 
 use super::actuation::BodyActuation;
-use super::contact_stage::SceneContact;
 use super::file::{SceneFile, SimulationSection};
 use super::rigid_model::RigidScene;
 use super::rigid_stage::RigidState;
+use super::scene_contact::SceneContact;
 use super::soft_rigid::SoftRigid;
 
 /// An immutable scene: time-stepping settings and the soft-body models.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::contact::Obstacle;
 
-use super::contact_stage::SceneContact;
+use super::scene_contact::SceneContact;
 
 /// One static obstacle of the scene, in scene-file order, placed in the world.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

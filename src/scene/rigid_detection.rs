@@ -21,9 +21,9 @@ use crate::error::Result;
 use crate::math::{Mat3, Vec3};
 use crate::rigid::JointKind;
 
-use super::contact_stage::SceneContact;
 use super::rigid_model::{RigidDynamics, RigidScene};
 use super::rigid_stage::RigidState;
+use super::scene_contact::SceneContact;
 
 /// Where one side of a contact sits: system and joint (whose body carries the point).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

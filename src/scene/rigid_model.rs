@@ -14,7 +14,8 @@ use crate::mesh::read_surface;
 use crate::rigid::{Base, FreeBody, Model, Se3, Shape, load_urdf};
 
 use super::contact_file::axis_angle_matrix;
-use super::rigid_file::{BaseKind, RigidBodySection, RigidShapeKind, RobotSection};
+use super::rigid_body_shape::body_shape;
+use super::rigid_file::{BaseKind, RigidBodySection, RobotSection};
 
 /// Whether a rigid system is a free body or a robot (they differ in the final state's keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -306,97 +307,6 @@ impl RigidScene {
         }
         Ok(scene)
     }
-}
-
-/// The collider of a `[[rigid_body]]`, its volume (m³) and its rotational inertia about the
-/// centre of mass per unit mass (m², body axes; uniform density).
-fn body_shape(b: &RigidBodySection, dir: &Path) -> Result<(Collider, f64, Mat3)> {
-    use std::f64::consts::PI;
-    let at = |key: &str| format!("rigid_body.{}.{key}", b.name);
-    let named = |e: Error| match e {
-        Error::Invalid { what, message } => Error::invalid(at(&what), message),
-        other => other,
-    };
-    let (shape, volume, unit_inertia) = match b.shape {
-        RigidShapeKind::Box => {
-            let h = Vec3::from(b.half_extents.expect("validated"));
-            let (x, y, z) = (h.x * h.x, h.y * h.y, h.z * h.z);
-            (
-                ConvexShape::Cuboid { half_extents: h },
-                8.0 * h.x * h.y * h.z,
-                Mat3::from_diagonal(&Vec3::new(y + z, x + z, x + y)) / 3.0,
-            )
-        }
-        RigidShapeKind::Sphere => {
-            let r = b.radius.expect("validated");
-            (
-                ConvexShape::Ball { radius: r },
-                4.0 / 3.0 * PI * r.powi(3),
-                Mat3::identity() * (0.4 * r * r),
-            )
-        }
-        RigidShapeKind::Cylinder => {
-            let (r, l) = (
-                b.radius.expect("validated"),
-                b.half_length.expect("validated"),
-            );
-            let height = 2.0 * l;
-            let side = (3.0 * r * r + height * height) / 12.0;
-            (
-                ConvexShape::Cylinder {
-                    radius: r,
-                    half_length: l,
-                },
-                PI * r * r * height,
-                Mat3::from_diagonal(&Vec3::new(side, side, 0.5 * r * r)),
-            )
-        }
-        RigidShapeKind::Capsule => {
-            let (r, l) = (
-                b.radius.expect("validated"),
-                b.half_length.expect("validated"),
-            );
-            let height = 2.0 * l;
-            let (v_cyl, v_caps) = (PI * r * r * height, 4.0 / 3.0 * PI * r.powi(3));
-            let volume = v_cyl + v_caps;
-            let (m_cyl, m_caps) = (v_cyl / volume, v_caps / volume);
-            // Cylinder plus two half balls whose centres of mass sit 3r/8 beyond the ends.
-            let side = m_cyl * (3.0 * r * r + height * height) / 12.0
-                + m_caps * (0.4 * r * r + height * height / 4.0 + 3.0 * height * r / 8.0);
-            let axial = m_cyl * 0.5 * r * r + m_caps * 0.4 * r * r;
-            (
-                ConvexShape::Capsule {
-                    radius: r,
-                    half_length: l,
-                },
-                volume,
-                Mat3::from_diagonal(&Vec3::new(side, side, axial)),
-            )
-        }
-        RigidShapeKind::Mesh => {
-            let path = dir.join(b.path.as_deref().expect("validated"));
-            let surface = read_surface(&path)?;
-            let s = b.scale.unwrap_or(1.0);
-            let points: Vec<Vec3> = surface.vertices.iter().map(|p| p * s).collect();
-            let hull = Collider::new(ConvexShape::Hull {
-                points: points.clone(),
-            })
-            .map_err(named)?;
-            let (volume, com, inertia) = hull.unit_mass_properties().map_err(named)?;
-            let extent = points.iter().map(|p| p.norm()).fold(0.0, f64::max);
-            if com.norm() > 1e-6 * extent {
-                return Err(Error::invalid(
-                    at("path"),
-                    format!(
-                        "the convex hull's centre of mass is at {:?} m in the file's frame: place the mesh with its centre of mass at the origin",
-                        [com.x, com.y, com.z]
-                    ),
-                ));
-            }
-            (ConvexShape::Hull { points }, volume, inertia)
-        }
-    };
-    Ok((Collider::new(shape).map_err(named)?, volume, unit_inertia))
 }
 
 /// A `[[robot]]`: its URDF with the base placed, its colliders, input and initial state.

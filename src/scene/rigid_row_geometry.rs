@@ -10,10 +10,10 @@ use crate::contact::{
 };
 use crate::error::Result;
 
-use super::contact_stage::SceneContact;
 use super::rigid_detection::RigidRow;
 use super::rigid_model::RigidScene;
 use super::rigid_stage::RigidWorkspace;
+use super::scene_contact::SceneContact;
 
 impl RigidWorkspace {
     /// The geometry Jacobians of the last step's detected rigid rows (the first

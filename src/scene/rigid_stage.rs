@@ -40,11 +40,12 @@ use crate::contact::{ContactMode, NcpSolution, ShapePose, classify_contact};
 use crate::error::Result;
 use crate::math::{DMat, Vec3};
 
-use super::contact_stage::{SceneContact, mode_tolerance};
+use super::contact_stage::mode_tolerance;
 use super::rigid_detection::{Motion, RigidContact, RigidDetection, RigidRow, RigidSide, RowKey};
 use super::rigid_model::{RigidScene, RigidSystem};
 use super::rigid_system::SystemBuffers;
 use super::rigid_term::{RigidTermScratch, add_rigid_term};
+use super::scene_contact::SceneContact;
 
 /// The state of one rigid system (a free body or a robot).
 #[derive(Debug, Clone, PartialEq)]
