@@ -487,9 +487,7 @@ impl JointLinearizer {
             }
             compliance.solve(&mut self.columns, ncols, None);
             // β v⁺ joins K⁻¹ r_s (K⁻¹ β K v⁺ = β v⁺).
-            for (c, &full) in self.columns[..n].iter_mut().zip(dofs.free_dofs()) {
-                *c += beta * rec.v_plus[full / 3][full % 3];
-            }
+            dofs.add_nodal(&rec.v_plus, beta, &mut self.columns[..n]);
             for &(y, r) in &local {
                 for col in 0..1 + k {
                     out.rhs[(y, col)] = self.columns[col * n + r];

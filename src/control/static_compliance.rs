@@ -150,9 +150,7 @@ impl StaticCompliance {
             }
             self.nodal.iter_mut().for_each(|f| *f = Vec3::zeros());
             act.actuators[index].add_forces(x, 1.0, &mut self.rows, &mut self.nodal);
-            for (c, &full) in col.iter_mut().zip(dofs.free_dofs()) {
-                *c = self.nodal[full / 3][full % 3];
-            }
+            dofs.gather_nodal(&self.nodal, col);
         }
     }
 

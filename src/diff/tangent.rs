@@ -4,7 +4,6 @@
 //! tangent space, `RigidSystem::displace`: joint coordinates, a free-flyer's centre and
 //! rotation vector) and one for its velocity.
 
-use crate::linalg::DofMap;
 use crate::math::Vec3;
 use crate::scene::{Scene, State};
 
@@ -164,27 +163,5 @@ impl StateTangent {
                 *v += scale * d;
             }
         }
-    }
-}
-
-/// Free-DOF components of a nodal field (fixed components dropped).
-pub(crate) fn reduce_nodes(dofs: &DofMap, field: &[Vec3], out: &mut [f64]) {
-    for (r, &full) in out.iter_mut().zip(dofs.free_dofs()) {
-        *r = field[full / 3][full % 3];
-    }
-}
-
-/// A nodal field from free-DOF components (fixed components zero).
-pub(crate) fn expand_nodes(dofs: &DofMap, reduced: &[f64], out: &mut [Vec3]) {
-    out.iter_mut().for_each(|p| *p = Vec3::zeros());
-    for (r, &full) in reduced.iter().zip(dofs.free_dofs()) {
-        out[full / 3][full % 3] = *r;
-    }
-}
-
-/// Adds `scale` times the free components of a nodal field to a reduced vector.
-pub(crate) fn add_reduced(dofs: &DofMap, field: &[Vec3], scale: f64, out: &mut [f64]) {
-    for (r, &full) in out.iter_mut().zip(dofs.free_dofs()) {
-        *r += scale * field[full / 3][full % 3];
     }
 }

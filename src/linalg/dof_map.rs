@@ -4,6 +4,8 @@
 //! system, never penalised. Reduced DOFs keep the order of the full DOFs they come from, so
 //! reduced index `r` is the `r`-th free full DOF in increasing order.
 
+use crate::math::Vec3;
+
 /// Sentinel stored for a removed DOF in the full → reduced table.
 const REMOVED: usize = usize::MAX;
 
@@ -101,6 +103,33 @@ impl DofMap {
             full[d] = r;
         }
     }
+
+    /// Gathers the free components of a nodal field (3 DOFs per node, component `k` of node
+    /// `n` at full DOF `3n + k`) into `reduced`.
+    ///
+    /// Panics if a free DOF lies past the field or `reduced` is shorter than `n_reduced()`.
+    pub fn gather_nodal(&self, field: &[Vec3], reduced: &mut [f64]) {
+        for (r, &full) in reduced.iter_mut().zip(&self.reduced_to_full) {
+            *r = field[full / 3][full % 3];
+        }
+    }
+
+    /// The nodal field (3 DOFs per node) of the free components `reduced`, removed components
+    /// zero.
+    pub fn scatter_nodal(&self, reduced: &[f64], field: &mut [Vec3]) {
+        field.iter_mut().for_each(|p| *p = Vec3::zeros());
+        for (r, &full) in reduced.iter().zip(&self.reduced_to_full) {
+            field[full / 3][full % 3] = *r;
+        }
+    }
+
+    /// Adds `scale` times the free components of a nodal field (3 DOFs per node) to
+    /// `reduced`.
+    pub fn add_nodal(&self, field: &[Vec3], scale: f64, reduced: &mut [f64]) {
+        for (r, &full) in reduced.iter_mut().zip(&self.reduced_to_full) {
+            *r += scale * field[full / 3][full % 3];
+        }
+    }
 }
 
 #[cfg(test)]
@@ -122,5 +151,24 @@ mod tests {
         let mut back = [-1.0; 5];
         map.expand(&reduced, &mut back);
         assert_eq!(back, [1.0, -1.0, 3.0, 4.0, -1.0]);
+    }
+
+    /// The nodal forms against the flat ones on the same DOFs (3 per node).
+    #[test]
+    fn nodal_fields_gather_scatter_and_add_their_free_components() {
+        let removed = [false, true, false, true, true, false];
+        let map = DofMap::new(&removed);
+        let field = [Vec3::new(1.0, 2.0, 3.0), Vec3::new(4.0, 5.0, 6.0)];
+        let mut reduced = [0.0; 3];
+        map.gather_nodal(&field, &mut reduced);
+        assert_eq!(reduced, [1.0, 3.0, 6.0]);
+        map.add_nodal(&field, -2.0, &mut reduced);
+        assert_eq!(reduced, [-1.0, -3.0, -6.0]);
+        let mut back = [Vec3::repeat(9.0); 2];
+        map.scatter_nodal(&reduced, &mut back);
+        assert_eq!(
+            back,
+            [Vec3::new(-1.0, 0.0, -3.0), Vec3::new(0.0, 0.0, -6.0)]
+        );
     }
 }

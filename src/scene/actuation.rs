@@ -335,18 +335,7 @@ pub fn add_force_driven(
     if let Some(xn) = solved_at {
         act.add_solved_forces(xn, forces, 1.0, &mut ws.rows, &mut ws.nodal);
     }
-    add_reduced(dofs, &ws.nodal, scale, rhs);
-}
-
-/// Adds `scale` · the nodal vectors `nodal` to the reduced vector `out` (free DOFs only).
-pub(super) fn add_reduced(dofs: &DofMap, nodal: &[Vec3], scale: f64, out: &mut [f64]) {
-    for (n, f) in nodal.iter().enumerate() {
-        for k in 0..3 {
-            if let Some(r) = dofs.reduced_index(3 * n + k) {
-                out[r] += scale * f[k];
-            }
-        }
-    }
+    dofs.add_nodal(&ws.nodal, scale, rhs);
 }
 
 fn dot_rows(dofs: &DofMap, rows: &[(usize, Vec3)], v: &[f64]) -> f64 {

@@ -114,7 +114,7 @@ impl StepDerivative {
                 // M dv
                 col.fill(0.0);
                 if tan.velocities.iter().any(|d| *d != Vec3::zeros()) {
-                    reduce_nodes(dofs, &tan.velocities, &mut buf.red);
+                    dofs.gather_nodal(&tan.velocities, &mut buf.red);
                     pattern.symmetric_product(body.mass_values(), &buf.red, col);
                 }
                 if pinned > 0 {
@@ -138,15 +138,15 @@ impl StepDerivative {
                         (h, c_m, c_k),
                         &mut buf.nodal,
                     );
-                    add_reduced(dofs, &buf.nodal, 1.0, col);
+                    dofs.add_nodal(&buf.nodal, 1.0, col);
                 }
                 if moves_x {
                     // −h K dx − c_K T_{v⁺} dx + h ∂(H_aᵀλ)/∂x dx
-                    reduce_nodes(dofs, &tan.positions, &mut buf.red);
+                    dofs.gather_nodal(&tan.positions, &mut buf.red);
                     pattern.symmetric_product_add(rec.stiffness(), -h, &buf.red, col);
                     pattern.symmetric_product_add(&buf.t.values, -c_k, &buf.red, col);
                     if !act.actuators.is_empty() {
-                        expand_nodes(dofs, &buf.red, &mut buf.nodal2);
+                        dofs.scatter_nodal(&buf.red, &mut buf.nodal2);
                         for (n, d) in buf.nodal2.iter_mut().enumerate() {
                             if buf.prescribed.is_pinned(n) {
                                 *d = tan.positions[n];
@@ -167,7 +167,7 @@ impl StepDerivative {
                 if let Some(ci) = &contact
                     && rec.group.is_some()
                 {
-                    add_reduced(dofs, &ci.force[c][b], 1.0, col);
+                    dofs.add_nodal(&ci.force[c][b], 1.0, col);
                 }
                 for (p, q) in parameters.iter().enumerate() {
                     let dp = input.parameters[p];
@@ -207,7 +207,7 @@ impl StepDerivative {
                                 -c_k * dp,
                                 &mut buf.nodal,
                             );
-                            add_reduced(dofs, &buf.nodal, 1.0, col);
+                            dofs.add_nodal(&buf.nodal, 1.0, col);
                         }
                     }
                 }
@@ -257,8 +257,7 @@ impl StepDerivative {
                     for b in group.bodies() {
                         let nr = scene.bodies[b].pattern().n();
                         a[b].resize(scene.bodies[b].node_count(), Vec3::zeros());
-                        expand_nodes(
-                            scene.bodies[b].pattern().dofs(),
+                        scene.bodies[b].pattern().dofs().scatter_nodal(
                             &self.bodies[b].columns[c * nr..(c + 1) * nr],
                             &mut a[b],
                         );
@@ -414,10 +413,10 @@ impl StepDerivative {
                 let mut red = vec![0.0; dofs.n_reduced()];
                 let mut dx = vec![Vec3::zeros(); body.node_count()];
                 let mut dv = vec![Vec3::zeros(); body.node_count()];
-                reduce_nodes(dofs, &tan.positions, &mut red);
-                expand_nodes(dofs, &red, &mut dx);
-                reduce_nodes(dofs, &tan.velocities, &mut red);
-                expand_nodes(dofs, &red, &mut dv);
+                dofs.gather_nodal(&tan.positions, &mut red);
+                dofs.scatter_nodal(&red, &mut dx);
+                dofs.gather_nodal(&tan.velocities, &mut red);
+                dofs.scatter_nodal(&red, &mut dv);
                 let mut with_pinned = dx.clone();
                 let prescribed = &self.bodies[b].prescribed;
                 for (n, d) in with_pinned.iter_mut().enumerate() {

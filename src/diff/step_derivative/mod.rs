@@ -19,7 +19,7 @@ mod rigid_reverse;
 
 use super::parameter::Parameter;
 use super::record::StepRecord;
-use super::tangent::{BodyTangent, StateTangent, add_reduced, expand_nodes, reduce_nodes};
+use super::tangent::{BodyTangent, StateTangent};
 
 /// One input direction of a step: a tangent of the start state and one component per
 /// parameter of the list the derivative is taken for.
@@ -156,11 +156,11 @@ impl BodyBuffers {
         let [e_rhs, nu_rhs] = &mut self.material_rhs;
         let e = body.material().young_modulus();
         e_rhs.fill(0.0);
-        add_reduced(dofs, &rec.forces, h / e, e_rhs);
-        add_reduced(dofs, &self.params.action, -c_k / e, e_rhs);
+        dofs.add_nodal(&rec.forces, h / e, e_rhs);
+        dofs.add_nodal(&self.params.action, -c_k / e, e_rhs);
         nu_rhs.fill(0.0);
-        add_reduced(dofs, &self.params.forces, h, nu_rhs);
-        add_reduced(dofs, &self.params.stiffness_action, -c_k, nu_rhs);
+        dofs.add_nodal(&self.params.forces, h, nu_rhs);
+        dofs.add_nodal(&self.params.stiffness_action, -c_k, nu_rhs);
         Ok(())
     }
 
@@ -186,8 +186,8 @@ impl BodyBuffers {
             MaterialParameter::YoungModulus if !body.has_material_regions() => {
                 let e = body.material().young_modulus();
                 out.fill(0.0);
-                add_reduced(dofs, &rec.forces, h / e, out);
-                reduce_nodes(dofs, &rec.v_plus, &mut self.red2);
+                dofs.add_nodal(&rec.forces, h / e, out);
+                dofs.gather_nodal(&rec.v_plus, &mut self.red2);
                 pattern.symmetric_product_add(rec.stiffness(), -c_k / e, &self.red2, out);
                 if self.prescribed.is_active() {
                     // −c_K K_fp v_p⁺ / E, the pinned horns' coupling.
@@ -200,7 +200,7 @@ impl BodyBuffers {
                         -c_k / e,
                         &mut self.nodal,
                     );
-                    add_reduced(dofs, &self.nodal, 1.0, out);
+                    dofs.add_nodal(&self.nodal, 1.0, out);
                 }
             }
             _ => {
@@ -220,8 +220,8 @@ impl BodyBuffers {
                     )?;
                 }
                 out.fill(0.0);
-                add_reduced(dofs, &self.params.forces, h, out);
-                add_reduced(dofs, &self.params.stiffness_action, -c_k, out);
+                dofs.add_nodal(&self.params.forces, h, out);
+                dofs.add_nodal(&self.params.stiffness_action, -c_k, out);
             }
         }
         Ok(())
@@ -273,7 +273,7 @@ fn add_actuator_force_tangent(
         -c_k,
         forces,
     );
-    add_reduced(dofs, forces, 1.0, col);
+    dofs.add_nodal(forces, 1.0, col);
 }
 
 /// v⁺ of the record over the free DOFs (zero on fixed and pinned nodes) into `out`, with
@@ -284,8 +284,8 @@ fn free_velocities(
     red: &mut [f64],
     out: &mut [Vec3],
 ) {
-    reduce_nodes(dofs, &rec.v_plus, red);
-    expand_nodes(dofs, red, out);
+    dofs.gather_nodal(&rec.v_plus, red);
+    dofs.scatter_nodal(red, out);
 }
 
 fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {

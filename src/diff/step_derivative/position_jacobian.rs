@@ -55,7 +55,7 @@ impl StepDerivative {
             buf.red.fill(0.0);
             for j in 0..n {
                 buf.red[j] = 1.0;
-                expand_nodes(dofs, &buf.red, &mut buf.nodal2);
+                dofs.scatter_nodal(&buf.red, &mut buf.nodal2);
                 buf.red[j] = 0.0;
                 let mut col = jac.column_mut(j);
                 add_actuator_force_tangent(

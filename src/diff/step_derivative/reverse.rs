@@ -33,8 +33,8 @@ impl StepDerivative {
             let buf = &mut self.bodies[b];
             let dofs = body.pattern().dofs();
             let out = &output.bodies[b];
-            reduce_nodes(dofs, &out.velocities, &mut buf.red);
-            add_reduced(dofs, &out.positions, h, &mut buf.red);
+            dofs.gather_nodal(&out.velocities, &mut buf.red);
+            dofs.add_nodal(&out.positions, h, &mut buf.red);
         }
         // Per NCP: q̄ = Nᵀ Σ_b P_b h W_bᵀ ā_b, ā_b += H_bᵀ P_bᵀ q̄, and the geometry
         // cotangents x̄, v̄ of every body it touches (contact_chain).
@@ -99,12 +99,9 @@ impl StepDerivative {
                 rigid_update_cotangent(rec, cot, &mut chains);
             }
             for (b, body) in scene.bodies.iter().enumerate() {
-                add_reduced(
-                    body.pattern().dofs(),
-                    &abar[b],
-                    1.0,
-                    &mut self.bodies[b].red,
-                );
+                body.pattern()
+                    .dofs()
+                    .add_nodal(&abar[b], 1.0, &mut self.bodies[b].red);
             }
             extra = Some((xbar, vbar));
         } else if let (Some(rec), Some(cot)) = (&record.rigid, &mut rigid) {
@@ -129,11 +126,11 @@ impl StepDerivative {
             // v̄ = M r̄
             pattern.symmetric_product(body.mass_values(), &buf.red, &mut buf.red2);
             if let Some((_, vbar)) = &extra {
-                add_reduced(dofs, &vbar[b], 1.0, &mut buf.red2);
+                dofs.add_nodal(&vbar[b], 1.0, &mut buf.red2);
             }
-            expand_nodes(dofs, &buf.red2, &mut res.velocities);
+            dofs.scatter_nodal(&buf.red2, &mut res.velocities);
             // x̄ = x̄⁺ − h K r̄ − c_K T_{v⁺} r̄ + h ∂(H_aᵀλ)/∂x r̄
-            expand_nodes(dofs, &buf.red, &mut buf.nodal3); // r̄ per node
+            dofs.scatter_nodal(&buf.red, &mut buf.nodal3); // r̄ per node
             // The body's material parameters, paired with r̄ in the same element pass when the
             // record kept the material points.
             let mut materials = [MaterialParameter::YoungModulus; 2];
@@ -172,9 +169,9 @@ impl StepDerivative {
                     &mut buf.nodal2,
                 )?;
             }
-            reduce_nodes(dofs, &out.positions, &mut buf.red2);
-            add_reduced(dofs, &buf.nodal, -h, &mut buf.red2);
-            add_reduced(dofs, &buf.nodal2, -c_k, &mut buf.red2);
+            dofs.gather_nodal(&out.positions, &mut buf.red2);
+            dofs.add_nodal(&buf.nodal, -h, &mut buf.red2);
+            dofs.add_nodal(&buf.nodal2, -c_k, &mut buf.red2);
             let pinned = act.pinned.len();
             if pinned > 0 {
                 // Pinned rows (scene::prescribed_derivative): x̄_p = −h (K r̄)_p − c_K (T r̄)_p,
@@ -213,9 +210,9 @@ impl StepDerivative {
                 }
             }
             if let Some((xbar, _)) = &extra {
-                add_reduced(dofs, &xbar[b], 1.0, &mut buf.red2);
+                dofs.add_nodal(&xbar[b], 1.0, &mut buf.red2);
             }
-            expand_nodes(dofs, &buf.red2, &mut res.positions);
+            dofs.scatter_nodal(&buf.red2, &mut res.positions);
             if pinned > 0 {
                 buf.dtheta.resize(pinned, 0.0);
                 buf.prescribed.angle_cotangents(
@@ -252,7 +249,7 @@ impl StepDerivative {
                     }
                     Parameter::Material { parameter, .. } => {
                         buf.material_rhs(body, rec, h, parameter)?;
-                        reduce_nodes(dofs, &buf.nodal3, &mut buf.red);
+                        dofs.gather_nodal(&buf.nodal3, &mut buf.red);
                         let rhs = &buf.material_rhs[material_slot(parameter)];
                         rhs.iter().zip(&buf.red).map(|(a, b)| a * b).sum::<f64>()
                     }
@@ -297,8 +294,8 @@ impl StepDerivative {
             for (b, body) in scene.bodies.iter().enumerate() {
                 let dofs = body.pattern().dofs();
                 let buf = &mut self.bodies[b];
-                reduce_nodes(dofs, &xbar[b], &mut buf.red);
-                expand_nodes(dofs, &buf.red, &mut buf.nodal);
+                dofs.gather_nodal(&xbar[b], &mut buf.red);
+                dofs.scatter_nodal(&buf.red, &mut buf.nodal);
                 for (r, x) in result.state.bodies[b].positions.iter_mut().zip(&buf.nodal) {
                     *r += x;
                 }

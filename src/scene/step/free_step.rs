@@ -10,8 +10,7 @@ use crate::fem::{SoftBody, Stiffness};
 use crate::linalg::axpby;
 use crate::math::Vec3;
 use crate::scene::actuation::{
-    BodyActuation, TargetSolve, add_force_driven, add_reduced, begin_step, solve_target_driven,
-    targets_met,
+    BodyActuation, TargetSolve, add_force_driven, begin_step, solve_target_driven, targets_met,
 };
 use crate::scene::actuator_tangent::add_tangent_action;
 use crate::scene::model::BodyState;
@@ -107,7 +106,7 @@ pub(super) fn free_step(
             1.0,
             &mut ws.nodal_f,
         );
-        add_reduced(dofs, &ws.nodal_f, -c_k, &mut ws.rhs);
+        dofs.add_nodal(&ws.nodal_f, -c_k, &mut ws.rhs);
     }
     // Stage 3c: coupling of the free rows to the prescribed velocities.
     add_linear_coupling(&ws.prescribed, dofs, c_m, c_k, &mut ws.rhs);
