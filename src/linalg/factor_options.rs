@@ -65,7 +65,7 @@ pub enum FactorKind {
 
 /// Why a numeric factorisation stopped (a numerical outcome, not bad input).
 ///
-/// `dof` is the reduced DOF (index into [`SymmetricPattern`]'s free DOFs) whose pivot failed;
+/// `dof` is the reduced DOF (index into [`super::SymmetricPattern`]'s free DOFs) whose pivot failed;
 /// `step` is its position in the fill-reducing elimination order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum FactorError {

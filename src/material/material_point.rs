@@ -49,7 +49,7 @@ impl MaterialPoint {
     }
 
     /// The same state weighted with another Lamé pair: [`Lame::UNIT_MU`] /
-    /// [`Lame::UNIT_LAMBDA`] give the basis terms, a [`LameDerivatives`] field gives the
+    /// [`Lame::UNIT_LAMBDA`] give the basis terms, a [`super::LameDerivatives`] field gives the
     /// parameter derivative.
     pub fn with_lame(&self, lame: Lame) -> MaterialPoint {
         MaterialPoint {
@@ -71,7 +71,7 @@ impl MaterialPoint {
 
     /// [`Self::stress`] weighted with another Lamé pair, as [`Self::with_lame`] would give
     /// without copying the state (a co-rotational point is about 0.6 kB): with a
-    /// [`LameDerivatives`] field, ∂P/∂E or ∂P/∂ν (Pa per unit of the parameter).
+    /// [`super::LameDerivatives`] field, ∂P/∂E or ∂P/∂ν (Pa per unit of the parameter).
     pub fn stress_with(&self, lame: &Lame) -> Mat3 {
         dispatch!(self, p => p.stress(lame))
     }
