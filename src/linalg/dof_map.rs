@@ -105,17 +105,20 @@ impl DofMap {
     }
 
     /// Gathers the free components of a nodal field (3 DOFs per node, component `k` of node
-    /// `n` at full DOF `3n + k`) into `reduced`.
+    /// `n` at full DOF `3n + k`) into `reduced`, one entry per free DOF (`n_reduced()`; a
+    /// shorter `reduced` takes the leading ones).
     ///
-    /// Panics if a free DOF lies past the field or `reduced` is shorter than `n_reduced()`.
+    /// Panics if a free DOF lies past the field.
     pub fn gather_nodal(&self, field: &[Vec3], reduced: &mut [f64]) {
         for (r, &full) in reduced.iter_mut().zip(&self.reduced_to_full) {
             *r = field[full / 3][full % 3];
         }
     }
 
-    /// The nodal field (3 DOFs per node) of the free components `reduced`, removed components
-    /// zero.
+    /// The nodal field (3 DOFs per node) of the free components `reduced` (as
+    /// [`Self::gather_nodal`] lays them out), removed components zero.
+    ///
+    /// Panics if a free DOF lies past the field.
     pub fn scatter_nodal(&self, reduced: &[f64], field: &mut [Vec3]) {
         field.iter_mut().for_each(|p| *p = Vec3::zeros());
         for (r, &full) in reduced.iter().zip(&self.reduced_to_full) {
@@ -124,7 +127,9 @@ impl DofMap {
     }
 
     /// Adds `scale` times the free components of a nodal field (3 DOFs per node) to
-    /// `reduced`.
+    /// `reduced` (laid out as [`Self::gather_nodal`] fills it).
+    ///
+    /// Panics if a free DOF lies past the field.
     pub fn add_nodal(&self, field: &[Vec3], scale: f64, reduced: &mut [f64]) {
         for (r, &full) in reduced.iter_mut().zip(&self.reduced_to_full) {
             *r += scale * field[full / 3][full % 3];
