@@ -155,12 +155,18 @@ impl BodyBuffers {
         );
         let [e_rhs, nu_rhs] = &mut self.material_rhs;
         let e = body.material().young_modulus();
-        e_rhs.fill(0.0);
-        dofs.add_nodal(&rec.forces, h / e, e_rhs);
-        dofs.add_nodal(&self.params.action, -c_k / e, e_rhs);
-        nu_rhs.fill(0.0);
-        dofs.add_nodal(&self.params.forces, h, nu_rhs);
-        dofs.add_nodal(&self.params.stiffness_action, -c_k, nu_rhs);
+        force_and_action(
+            dofs,
+            (&rec.forces, h / e),
+            (&self.params.action, -c_k / e),
+            e_rhs,
+        );
+        force_and_action(
+            dofs,
+            (&self.params.forces, h),
+            (&self.params.stiffness_action, -c_k),
+            nu_rhs,
+        );
         Ok(())
     }
 
@@ -219,13 +225,29 @@ impl BodyBuffers {
                         &mut self.params,
                     )?;
                 }
-                out.fill(0.0);
-                dofs.add_nodal(&self.params.forces, h, out);
-                dofs.add_nodal(&self.params.stiffness_action, -c_k, out);
+                force_and_action(
+                    dofs,
+                    (&self.params.forces, h),
+                    (&self.params.stiffness_action, -c_k),
+                    out,
+                );
             }
         }
         Ok(())
     }
+}
+
+/// A material parameter's right-hand side over the free DOFs, `out = a·f + b·k` from its
+/// force term `(f, a)` and its stiffness-action term `(k, b)` (nodal fields).
+fn force_and_action(
+    dofs: &crate::linalg::DofMap,
+    (forces, a): (&[Vec3], f64),
+    (action, b): (&[Vec3], f64),
+    out: &mut [f64],
+) {
+    out.fill(0.0);
+    dofs.add_nodal(forces, a, out);
+    dofs.add_nodal(action, b, out);
 }
 
 fn material_slot(parameter: MaterialParameter) -> usize {
