@@ -2,7 +2,8 @@
 //! Anderson acceleration, and PGS, cold start) against the number of contacts (10, 100, 1,000), and
 //! the Delassus assembly `G = h H A⁻¹ Hᵀ` by one multi-right-hand-side solve with the step's
 //! factorisation; and ADMM with G never assembled (`FactoredDelassus`: products through the
-//! sparse factor of A, shifted solves by the Woodbury identity), which needs neither.
+//! sparse factor of A, shifted solves by the Woodbury identity), which needs neither, with and
+//! without its polish.
 //!
 //! The problems are physical (`tests/slab_ncp`, shared with `tests/contact_acceleration.rs`):
 //! a soft slab (neo-Hookean, E = 1 MPa, ν = 0.45, 1000 kg/m³) lies on the floor; its first n
@@ -93,6 +94,11 @@ fn bench_contact(c: &mut Criterion) {
             bench.iter(|| black_box(unpolished.solve(p, None).unwrap().iterations))
         });
         let mut factored_admm = AdmmSolver::default();
+        // The same through the factor without the polish (`polish_krylov`), in the same run.
+        let mut factored_unpolished = AdmmSolver::new(AdmmSettings {
+            polish: false,
+            ..Default::default()
+        });
         let mut work = FactoredDelassusWorkspace::default();
         let mut factored_solve = |solver: &mut AdmmSolver| {
             work.prepare(H, &s.jacobian, s.body.pattern()).unwrap();
@@ -104,15 +110,25 @@ fn bench_contact(c: &mut Criterion) {
         };
         let f = factored_solve(&mut factored_admm);
         eprintln!(
-            "n = {n}: ADMM through the factor {} iterations, {} factorisations (converged {}, residual {:.1e}); max |λ_factored − λ_dense| = {:.1e} N",
+            "n = {n}: ADMM through the factor {} iterations, {} factorisations, polished {} (converged {}, residual {:.1e}); max |λ_factored − λ_dense| = {:.1e} N",
             f.iterations,
             factored_admm.last_factorizations(),
+            factored_admm.last_polished(),
             f.converged,
             f.residuals.max(),
             (&a.lambda - &f.lambda).amax()
         );
+        let u = factored_solve(&mut factored_unpolished);
+        eprintln!(
+            "n = {n}: ADMM through the factor, unpolished, {} iterations (residual {:.1e})",
+            u.iterations,
+            u.residuals.max()
+        );
         group.bench_function(BenchmarkId::new("admm_factored", n), |bench| {
             bench.iter(|| black_box(factored_solve(&mut factored_admm).iterations))
+        });
+        group.bench_function(BenchmarkId::new("admm_factored_unpolished", n), |bench| {
+            bench.iter(|| black_box(factored_solve(&mut factored_unpolished).iterations))
         });
         let t = to_tolerance.solve(&p, None).unwrap();
         eprintln!(

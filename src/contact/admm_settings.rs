@@ -24,6 +24,11 @@ pub const STALLED_CHECKS: usize = 30;
 /// (apex, interior, boundary) before the iterate is polished ([`AdmmSettings::polish`]).
 pub const POLISH_STABLE_ITERATIONS: usize = 5;
 
+/// Iterations before an iterate is polished without an assembled G (`contact::polish_krylov`,
+/// whose sparse factorisation and Newton steps cost tens of ADMM iterations): a warm-started
+/// solve that converges sooner never pays for a polish.
+pub const POLISH_MATRIX_FREE_AFTER: usize = 20;
+
 /// Polishes tried while iterating, at most, in one solve (each up to three LUs of the reduced
 /// system); one more is tried at convergence, on the converged iterate's faces.
 pub const POLISH_ATTEMPTS: usize = 3;
@@ -63,7 +68,8 @@ pub struct AdmmSettings {
     pub accelerated_margin: f64,
     /// Whether an iterate whose contacts have kept their cone faces for
     /// [`POLISH_STABLE_ITERATIONS`] iterations, and a converged one, is polished: the NCP
-    /// solved on those faces by Newton's method (`contact::polish`, for an assembled G), kept
+    /// solved on those faces by Newton's method (`contact::polish` with an assembled G,
+    /// `contact::polish_krylov` without, from [`POLISH_MATRIX_FREE_AFTER`] iterations on), kept
     /// only if its residuals meet the target. Default true.
     pub polish: bool,
 }

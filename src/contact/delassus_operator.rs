@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::math::DMat;
 
 /// What an NCP solver needs of the Delassus matrix `G` of a contact problem.
-pub trait DelassusOperator {
+pub trait DelassusOperator: Send {
     /// Number of rows of `G` (3 per contact).
     fn dim(&self) -> usize;
 
@@ -47,6 +47,38 @@ pub trait DelassusOperator {
     fn assembled(&self) -> Option<&DMat> {
         None
     }
+
+    /// Prepares [`solve_projected`](Self::solve_projected) for the projected system
+    /// `E G Eᵀ + diag(shifts)` ((m/s)/N, r × r), where row `k` of `E` (r × 3n) is
+    /// `rows[k].direction` placed on contact `rows[k].contact`'s three rows, and every shift
+    /// is positive. What polishing an iterate on its cones' faces without an assembled `G`
+    /// preconditions its Newton steps with (`super::polish`).
+    ///
+    /// `Ok(false)` when the operator has no such solve (the default; a dense `G` polishes
+    /// by LU instead). Errors on a contact index out of range, lengths that differ, a shift
+    /// that is not positive, or a matrix that cannot be factorised.
+    fn factorize_projected(&mut self, rows: &[ProjectedRow], shifts: &[f64]) -> Result<bool> {
+        let _ = (rows, shifts);
+        Ok(false)
+    }
+
+    /// `rhs ← (E G Eᵀ + diag(shifts))⁻¹ rhs` (N from m/s) for the last successful
+    /// [`factorize_projected`](Self::factorize_projected). Panics if there was none.
+    fn solve_projected(&mut self, rhs: &mut [f64]) {
+        let _ = rhs;
+        panic!("solve_projected: this Delassus operator has no projected solve");
+    }
+}
+
+/// One row of a projected Delassus system ([`DelassusOperator::factorize_projected`]):
+/// contact `contact`'s three rows of `H` (tangential, tangential, normal) weighted by
+/// `direction`, a unit vector in the contact's frame (e.g. `(0, 0, 1)`, its normal row).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProjectedRow {
+    /// Index of the contact.
+    pub contact: usize,
+    /// Weights of its three rows (unit norm).
+    pub direction: [f64; 3],
 }
 
 /// The dense LLᵀ factor of `G + c I` and its workspace, kept by a solver between problems

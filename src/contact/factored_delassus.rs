@@ -22,7 +22,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 
 use super::delassus::ContactJacobian;
 use super::delassus_assembly::reduced_rows;
-use super::delassus_operator::DelassusOperator;
+use super::delassus_operator::{DelassusOperator, ProjectedRow};
 use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor, SymmetricPattern};
 
@@ -46,6 +46,14 @@ pub struct FactoredDelassusWorkspace {
     entries: Vec<(usize, f64)>,
     reduced: Vec<f64>,
     stack: Option<MemBuffer>,
+    /// The projected system's rows `E H` (row pointers and entries, as `H`'s), its shifts
+    /// and the factor of `A + h (E H)ᵀ diag(shifts)⁻¹ (E H)`
+    /// ([`DelassusOperator::factorize_projected`]).
+    projected_ptr: Vec<usize>,
+    projected_entries: Vec<(usize, f64)>,
+    projected_shifts: Vec<f64>,
+    projected: Option<NumericFactor>,
+    projected_ready: bool,
 }
 
 impl std::fmt::Debug for FactoredDelassusWorkspace {
@@ -92,30 +100,44 @@ impl FactoredDelassusWorkspace {
         self.hth.resize(pattern.nnz(), 0.0);
         for i in 0..jacobian.row_count() {
             let row = &self.entries[self.row_ptr[i]..self.row_ptr[i + 1]];
-            for a in 0..row.len() {
-                let (ra, ca) = row[a];
-                for (b, &(rb, cb)) in row.iter().enumerate().skip(a) {
-                    let k = pattern.value_index(ra, rb).ok_or_else(|| {
-                        Error::invalid(
-                            format!("contact row {i}"),
-                            format!(
-                                "couples DOFs {ra} and {rb}, which A does not couple: \
-                                 the factored Delassus operator needs rows within one element"
-                            ),
-                        )
-                    })?;
-                    // A pair of two entries stands for both (ra, rb) and (rb, ra): one stored
-                    // value off the diagonal, twice the diagonal when they share a DOF.
-                    let weight = if b != a && ra == rb { 2.0 } else { 1.0 };
-                    self.hth[k] += h * ca * cb * weight;
-                }
-            }
+            add_row_outer(pattern, row, h, &mut self.hth).map_err(|(ra, rb)| {
+                Error::invalid(
+                    format!("contact row {i}"),
+                    format!(
+                        "couples DOFs {ra} and {rb}, which A does not couple: \
+                         the factored Delassus operator needs rows within one element"
+                    ),
+                )
+            })?;
         }
         self.h = h;
         self.n_reduced = dofs.n_reduced();
         self.nnz = pattern.nnz();
         Ok(())
     }
+}
+
+/// Adds `weight · cᵀc` to the lower-triangle `values` on `pattern`, for the row
+/// `c = Σ coefficient · e_DOF` given by `row`'s `(reduced DOF, coefficient)` entries (a DOF
+/// may appear more than once). Errors with the first pair of DOFs the pattern does not
+/// couple.
+fn add_row_outer(
+    pattern: &SymmetricPattern,
+    row: &[(usize, f64)],
+    weight: f64,
+    values: &mut [f64],
+) -> std::result::Result<(), (usize, usize)> {
+    for a in 0..row.len() {
+        let (ra, ca) = row[a];
+        for (b, &(rb, cb)) in row.iter().enumerate().skip(a) {
+            let k = pattern.value_index(ra, rb).ok_or((ra, rb))?;
+            // A pair of two entries stands for both (ra, rb) and (rb, ra): one stored value
+            // off the diagonal, twice the diagonal when they share a DOF.
+            let twice = if b != a && ra == rb { 2.0 } else { 1.0 };
+            values[k] += weight * ca * cb * twice;
+        }
+    }
+    Ok(())
 }
 
 /// `G = h H A⁻¹ Hᵀ` of one soft body, applied through the factor of `A` (see the module
@@ -162,8 +184,11 @@ impl<'a> FactoredDelassus<'a> {
         let symbolic = factor.symbolic();
         if !matches!(&work.shifted, Some(s) if std::sync::Arc::ptr_eq(s.symbolic(), symbolic)) {
             work.shifted = Some(NumericFactor::new(symbolic.clone(), FactorKind::Llt));
+            work.projected = None;
             work.stack = None;
         }
+        // A projected factor of another problem is never reused.
+        work.projected_ready = false;
         if work.stack.is_none() {
             work.stack = Some(MemBuffer::new(factor.solve_scratch(1)));
         }
@@ -201,6 +226,102 @@ impl<'a> FactoredDelassus<'a> {
 }
 
 impl DelassusOperator for FactoredDelassus<'_> {
+    fn factorize_projected(&mut self, rows: &[ProjectedRow], shifts: &[f64]) -> Result<bool> {
+        let contacts = self.dim() / 3;
+        if rows.len() != shifts.len() {
+            return Err(Error::invalid(
+                "projected Delassus system",
+                format!("{} rows but {} shifts", rows.len(), shifts.len()),
+            ));
+        }
+        if let Some(k) = shifts.iter().position(|&c| !(c > 0.0) || !c.is_finite()) {
+            return Err(Error::invalid(
+                format!("projected Delassus system, shift {k}"),
+                format!("{:e} must be positive", shifts[k]),
+            ));
+        }
+        let work = &mut *self.work;
+        work.projected_ready = false;
+        // The rows E H: each contact's three rows of H, weighted by the direction.
+        work.projected_ptr.clear();
+        work.projected_ptr.push(0);
+        work.projected_entries.clear();
+        for (k, row) in rows.iter().enumerate() {
+            if row.contact >= contacts {
+                return Err(Error::invalid(
+                    format!("projected Delassus system, row {k}"),
+                    format!("contact {} of {contacts}", row.contact),
+                ));
+            }
+            for (j, &w) in row.direction.iter().enumerate() {
+                let i = 3 * row.contact + j;
+                if w != 0.0 {
+                    let entries = &work.entries[work.row_ptr[i]..work.row_ptr[i + 1]];
+                    work.projected_entries
+                        .extend(entries.iter().map(|&(r, c)| (r, w * c)));
+                }
+            }
+            work.projected_ptr.push(work.projected_entries.len());
+        }
+        // A + h (E H)ᵀ diag(shifts)⁻¹ (E H): the rows of one contact read the DOFs of H's
+        // rows, which A couples (checked by `prepare`).
+        work.values.copy_from_slice(self.a_values);
+        for (k, &c) in shifts.iter().enumerate() {
+            let row = &work.projected_entries[work.projected_ptr[k]..work.projected_ptr[k + 1]];
+            add_row_outer(self.pattern, row, self.h / c, &mut work.values)
+                .expect("the rows of H were checked against A's pattern");
+        }
+        let projected = work.projected.get_or_insert_with(|| {
+            NumericFactor::new(self.factor.symbolic().clone(), FactorKind::Llt)
+        });
+        projected
+            .factorize(self.pattern, &work.values)
+            .map_err(|e| {
+                Error::invalid(
+                    "Delassus matrix",
+                    format!("A + h HᵀH/c cannot be factorised ({e}): A is not positive definite"),
+                )
+            })?;
+        work.projected_shifts.clear();
+        work.projected_shifts.extend_from_slice(shifts);
+        work.projected_ready = true;
+        Ok(true)
+    }
+
+    fn solve_projected(&mut self, rhs: &mut [f64]) {
+        let work = &mut *self.work;
+        let projected = work
+            .projected
+            .as_ref()
+            .filter(|_| work.projected_ready)
+            .expect("solve_projected: no valid factorisation");
+        assert_eq!(
+            rhs.len(),
+            work.projected_shifts.len(),
+            "FactoredDelassus::solve_projected: length"
+        );
+        // Woodbury: (D + h Ẽ A⁻¹ Ẽᵀ)⁻¹ = D⁻¹ − D⁻¹ Ẽ h (A + h Ẽᵀ D⁻¹ Ẽ)⁻¹ Ẽᵀ D⁻¹, Ẽ = E H.
+        for (r, c) in rhs.iter_mut().zip(&work.projected_shifts) {
+            *r /= c;
+        }
+        work.reduced.fill(0.0);
+        for (k, &u) in rhs.iter().enumerate() {
+            for &(r, c) in &work.projected_entries[work.projected_ptr[k]..work.projected_ptr[k + 1]]
+            {
+                work.reduced[r] += c * u;
+            }
+        }
+        let stack = MemStack::new(work.stack.as_mut().expect("sized by new"));
+        projected.solve_vec_in_place(&mut work.reduced, stack);
+        for (k, r) in rhs.iter_mut().enumerate() {
+            let dot: f64 = work.projected_entries[work.projected_ptr[k]..work.projected_ptr[k + 1]]
+                .iter()
+                .map(|&(j, c)| c * work.reduced[j])
+                .sum();
+            *r -= self.h * dot / work.projected_shifts[k];
+        }
+    }
+
     fn dim(&self) -> usize {
         self.work.row_ptr.len() - 1
     }

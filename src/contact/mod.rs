@@ -43,6 +43,7 @@ mod ncp_derivative;
 mod pair_separation;
 mod pgs;
 mod polish;
+mod polish_krylov;
 mod problem;
 mod proximity_derivative;
 mod row_places;
@@ -56,7 +57,8 @@ pub(crate) mod test_support;
 
 pub use admm::{AdmmSolver, HINTED_POWER_ITERATIONS};
 pub use admm_settings::{
-    ACCELERATED_MARGIN, AdmmSettings, POLISH_ATTEMPTS, POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
+    ACCELERATED_MARGIN, AdmmSettings, POLISH_ATTEMPTS, POLISH_MATRIX_FREE_AFTER,
+    POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
 };
 pub use attached_reduction::{AttachedReduction, ReductionBody};
 pub use ball_segment::BallOnSegment;
@@ -69,7 +71,7 @@ pub use contact_points::{ContactPoints, EmbeddedSurface, MAX_EXPANDED};
 pub use convex_shape::{Collider, ConvexShape, ShapeEdge, ShapePose};
 pub use delassus::{ContactJacobian, PenetrationCorrection, free_contact_velocity};
 pub use delassus_assembly::{DelassusWorkspace, assemble_delassus};
-pub use delassus_operator::{DelassusOperator, DenseDelassus, DenseShiftedFactor};
+pub use delassus_operator::{DelassusOperator, DenseDelassus, DenseShiftedFactor, ProjectedRow};
 pub use detection::{
     NodeContact, Obstacle, Proximity, contact_frame, detect_nodes, push_node_contacts,
 };

@@ -49,7 +49,7 @@ const PIVOT_RATIO: f64 = 1e-12;
 
 /// One unknown of the reduced system and its equation.
 #[derive(Debug, Clone, Copy)]
-enum Unknown {
+pub(super) enum Unknown {
     /// Component `k` of contact `i`'s force (interior); equation: `σ_{3i+k} = 0`.
     Component { i: usize, k: usize },
     /// The normal force of contact `i`, on its cone's boundary; equation: `σ_N = 0`.
@@ -59,20 +59,28 @@ enum Unknown {
     Angle { i: usize },
 }
 
+/// An NCP solver's iterate to polish: the face of its cone each contact's force lies on, and
+/// the forces (3 per contact, in their cones).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Iterate<'a> {
+    pub(crate) faces: &'a [ConeFace],
+    pub(crate) forces: &'a [f64],
+}
+
 /// The polisher's buffers (reused between solves) and what it last produced.
 #[derive(Default)]
 pub(crate) struct Polisher {
-    unknowns: Vec<Unknown>,
+    pub(super) unknowns: Vec<Unknown>,
     /// Per contact on its cone's boundary: the unit direction `(cos θ, sin θ)` of its friction
     /// force (zero otherwise).
-    direction: Vec<[f64; 2]>,
+    pub(super) direction: Vec<[f64; 2]>,
     /// The current point: forces and velocities (3 per contact); after a successful
     /// [`Self::polish`], the polished point.
     pub(crate) lambda: Vec<f64>,
     pub(crate) sigma: Vec<f64>,
     /// The point of smallest residual so far.
-    best_lambda: Vec<f64>,
-    best_sigma: Vec<f64>,
+    pub(super) best_lambda: Vec<f64>,
+    pub(super) best_sigma: Vec<f64>,
     /// One column of the Jacobian in velocity space (3 per contact).
     column: Vec<f64>,
     /// The Jacobian, then its LU factors (column-major, r × r), and the row permutation.
@@ -80,7 +88,7 @@ pub(crate) struct Polisher {
     perm: Vec<usize>,
     perm_inv: Vec<usize>,
     /// Minus the equations' values, then the step.
-    step: Vec<f64>,
+    pub(super) step: Vec<f64>,
     stack: Option<MemBuffer>,
     stack_dim: usize,
 }
@@ -95,49 +103,21 @@ impl std::fmt::Debug for Polisher {
 
 impl Polisher {
     /// Solves the NCP of the assembled `delassus` G, free velocity `g` and `cones` on the
-    /// given `faces` by Newton's method from the forces `start` (3 per contact, in their
-    /// cones); true, with [`Self::lambda`] and [`Self::sigma`] filled, if a point's NCP
-    /// residuals are all ≤ `target`.
+    /// faces of `iterate` by Newton's method from its forces; true, with [`Self::lambda`] and
+    /// [`Self::sigma`] filled, if a point's NCP residuals are all ≤ `target`.
     pub(crate) fn polish(
         &mut self,
         delassus: &DMat,
         g: &[f64],
         cones: &[FrictionCone],
-        faces: &[ConeFace],
-        start: &[f64],
+        iterate: Iterate<'_>,
         target: f64,
     ) -> bool {
-        let n = cones.len();
-        let m = 3 * n;
-        debug_assert!(delassus.nrows() == m && g.len() == m && faces.len() == n);
-        self.unknowns.clear();
-        self.direction.clear();
-        self.lambda.clear();
-        self.lambda.extend_from_slice(start);
-        self.sigma.resize(m, 0.0);
-        self.column.resize(m, 0.0);
-        for (i, face) in faces.iter().enumerate() {
-            let (tx, ty) = (start[3 * i], start[3 * i + 1]);
-            let t_norm = tx.hypot(ty);
-            let mut direction = [0.0; 2];
-            match face {
-                ConeFace::Apex => self.lambda[3 * i..3 * i + 3].fill(0.0),
-                ConeFace::Interior => {
-                    self.unknowns
-                        .extend((0..3).map(|k| Unknown::Component { i, k }));
-                }
-                ConeFace::Boundary => {
-                    self.unknowns.push(Unknown::Normal { i });
-                    if cones[i].mu() > 0.0 {
-                        if !(t_norm > 0.0) {
-                            return false;
-                        }
-                        direction = [tx / t_norm, ty / t_norm];
-                        self.unknowns.push(Unknown::Angle { i });
-                    }
-                }
-            }
-            self.direction.push(direction);
+        let m = 3 * cones.len();
+        debug_assert!(delassus.nrows() == m && g.len() == m);
+        let faces = iterate.faces;
+        if !self.set_faces(cones, iterate) {
+            return false;
         }
         if !polish_pays(self.unknowns.len(), m) {
             return false;
@@ -185,8 +165,50 @@ impl Polisher {
         true
     }
 
+    /// Sets up the unknowns of `iterate`'s faces: the current point is its forces with the
+    /// open contacts' forces zero, the boundary directions are its forces'. False if a
+    /// contact sliding with friction has no tangential force to take its direction from.
+    pub(super) fn set_faces(&mut self, cones: &[FrictionCone], iterate: Iterate<'_>) -> bool {
+        let Iterate {
+            faces,
+            forces: start,
+        } = iterate;
+        let m = 3 * cones.len();
+        debug_assert!(start.len() == m && faces.len() == cones.len());
+        self.unknowns.clear();
+        self.direction.clear();
+        self.lambda.clear();
+        self.lambda.extend_from_slice(start);
+        self.sigma.resize(m, 0.0);
+        self.column.resize(m, 0.0);
+        for (i, face) in faces.iter().enumerate() {
+            let (tx, ty) = (start[3 * i], start[3 * i + 1]);
+            let t_norm = tx.hypot(ty);
+            let mut direction = [0.0; 2];
+            match face {
+                ConeFace::Apex => self.lambda[3 * i..3 * i + 3].fill(0.0),
+                ConeFace::Interior => {
+                    self.unknowns
+                        .extend((0..3).map(|k| Unknown::Component { i, k }));
+                }
+                ConeFace::Boundary => {
+                    self.unknowns.push(Unknown::Normal { i });
+                    if cones[i].mu() > 0.0 {
+                        if !(t_norm > 0.0) {
+                            return false;
+                        }
+                        direction = [tx / t_norm, ty / t_norm];
+                        self.unknowns.push(Unknown::Angle { i });
+                    }
+                }
+            }
+            self.direction.push(direction);
+        }
+        true
+    }
+
     /// λ_i = λ_N (μ τ, 1) for the contacts on their cones' boundaries.
-    fn place_boundary_forces(&mut self, cones: &[FrictionCone], faces: &[ConeFace]) {
+    pub(super) fn place_boundary_forces(&mut self, cones: &[FrictionCone], faces: &[ConeFace]) {
         for (i, face) in faces.iter().enumerate() {
             if *face == ConeFace::Boundary {
                 let mu = cones[i].mu();
@@ -264,7 +286,7 @@ impl Polisher {
     }
 
     /// Moves unknown `u` by `d` (N, or rad for an angle).
-    fn move_unknown(&mut self, u: Unknown, d: f64) {
+    pub(super) fn move_unknown(&mut self, u: Unknown, d: f64) {
         match u {
             Unknown::Component { i, k } => self.lambda[3 * i + k] += d,
             Unknown::Normal { i } => self.lambda[3 * i + 2] += d,
@@ -276,73 +298,121 @@ impl Polisher {
         }
     }
 
+    /// The contact of unknown `u` and the change of that contact's force (3 components, in
+    /// its frame) per unit change of `u` (N per N, or N per rad for an angle): a column of
+    /// the map from the unknowns to the forces.
+    pub(super) fn force_direction(&self, u: Unknown, cones: &[FrictionCone]) -> (usize, [f64; 3]) {
+        match u {
+            Unknown::Component { i, k } => {
+                let mut w = [0.0; 3];
+                w[k] = 1.0;
+                (i, w)
+            }
+            Unknown::Normal { i } => {
+                let mu = cones[i].mu();
+                let [tx, ty] = self.direction[i];
+                (i, [mu * tx, mu * ty, 1.0])
+            }
+            Unknown::Angle { i } => {
+                // ∂λ_i/∂θ = μ λ_N (−sin θ, cos θ, 0).
+                let scale = cones[i].mu() * self.lambda[3 * i + 2];
+                let [tx, ty] = self.direction[i];
+                (i, [-scale * ty, scale * tx, 0.0])
+            }
+        }
+    }
+
+    /// The contact of unknown `u`'s equation and the direction of that contact's velocity
+    /// the equation reads (its value at velocities `v` is their dot product,
+    /// [`Self::equation`]).
+    pub(super) fn equation_direction(&self, u: Unknown) -> (usize, [f64; 3]) {
+        match u {
+            Unknown::Component { i, k } => {
+                let mut w = [0.0; 3];
+                w[k] = 1.0;
+                (i, w)
+            }
+            Unknown::Normal { i } => (i, [0.0, 0.0, 1.0]),
+            Unknown::Angle { i } => {
+                let [tx, ty] = self.direction[i];
+                (i, [-ty, tx, 0.0])
+            }
+        }
+    }
+
+    /// Unknown `u`'s equation at velocities `v` (3 per contact): its row of the Jacobian
+    /// when `v` is a column G·(a force direction), its value when `v = σ`.
+    pub(super) fn equation(&self, u: Unknown, v: &[f64]) -> f64 {
+        let (i, w) = self.equation_direction(u);
+        w[0] * v[3 * i] + w[1] * v[3 * i + 1] + w[2] * v[3 * i + 2]
+    }
+
+    /// The angle equation's own dependence on its angle at the current σ (zero for the other
+    /// unknowns): with `n(θ) = (−sin θ, cos θ)`, `∂n/∂θ = −(cos θ, sin θ)`.
+    pub(super) fn own_derivative(&self, u: Unknown) -> f64 {
+        match u {
+            Unknown::Angle { i } => {
+                let [tx, ty] = self.direction[i];
+                -(tx * self.sigma[3 * i] + ty * self.sigma[3 * i + 1])
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// Minus the equations' values at the current point (λ, σ) into `self.step`.
+    pub(super) fn minus_equations(&mut self) {
+        let mut step = std::mem::take(&mut self.step);
+        step.clear();
+        step.extend(
+            self.unknowns
+                .iter()
+                .map(|&u| -self.equation(u, &self.sigma)),
+        );
+        self.step = step;
+    }
+
+    /// The reduced Jacobian at the current point (column-major, r × r), for tests.
+    #[cfg(test)]
+    pub(super) fn assembled_jacobian(
+        &mut self,
+        delassus: &DMat,
+        cones: &[FrictionCone],
+    ) -> Vec<f64> {
+        self.linearise(delassus, cones, true);
+        self.lu.clone()
+    }
+
     /// Minus the equations' values at the current point (λ, σ) into `self.step`, and, when
     /// `with_jacobian`, their Jacobian with respect to the unknowns into `self.lu`
     /// (column-major).
     fn linearise(&mut self, delassus: &DMat, cones: &[FrictionCone], with_jacobian: bool) {
-        let r = self.unknowns.len();
-        let m = delassus.nrows();
-        let gm = delassus.as_slice();
-        // An equation's value for velocities `v` (3 per contact): its row of the Jacobian when
-        // `v` is an unknown's column G·(its direction), its residual when v = σ.
-        let equation = |u: Unknown, direction: &[[f64; 2]], v: &[f64]| match u {
-            Unknown::Component { i, k } => v[3 * i + k],
-            Unknown::Normal { i } => v[3 * i + 2],
-            Unknown::Angle { i } => {
-                let [tx, ty] = direction[i];
-                -ty * v[3 * i] + tx * v[3 * i + 1]
-            }
-        };
-        self.step.clear();
-        self.step.extend(
-            self.unknowns
-                .iter()
-                .map(|&u| -equation(u, &self.direction, &self.sigma)),
-        );
+        self.minus_equations();
         if !with_jacobian {
             return;
         }
-        self.lu.resize(r * r, 0.0);
+        let r = self.unknowns.len();
+        let m = delassus.nrows();
+        let gm = delassus.as_slice();
+        let mut column = std::mem::take(&mut self.column);
+        let mut lu = std::mem::take(&mut self.lu);
+        lu.resize(r * r, 0.0);
         for (c, &u) in self.unknowns.iter().enumerate() {
             let col = |j: usize| &gm[j * m..(j + 1) * m];
-            match u {
-                Unknown::Component { i, k } => self.column.copy_from_slice(col(3 * i + k)),
-                Unknown::Normal { i } => {
-                    let mu = cones[i].mu();
-                    let [tx, ty] = self.direction[i];
-                    let (a, b) = (mu * tx, mu * ty);
-                    for (o, ((x, y), z)) in self
-                        .column
-                        .iter_mut()
-                        .zip(col(3 * i).iter().zip(col(3 * i + 1)).zip(col(3 * i + 2)))
-                    {
-                        *o = a * x + b * y + z;
-                    }
-                }
-                Unknown::Angle { i } => {
-                    // ∂λ_i/∂θ = μ λ_N (−sin θ, cos θ, 0).
-                    let scale = cones[i].mu() * self.lambda[3 * i + 2];
-                    let [tx, ty] = self.direction[i];
-                    let (a, b) = (-scale * ty, scale * tx);
-                    for (o, (x, y)) in self
-                        .column
-                        .iter_mut()
-                        .zip(col(3 * i).iter().zip(col(3 * i + 1)))
-                    {
-                        *o = a * x + b * y;
-                    }
-                }
+            let (i, [a, b, d]) = self.force_direction(u, cones);
+            for (o, ((x, y), z)) in column
+                .iter_mut()
+                .zip(col(3 * i).iter().zip(col(3 * i + 1)).zip(col(3 * i + 2)))
+            {
+                *o = a * x + b * y + d * z;
             }
-            let out = &mut self.lu[c * r..(c + 1) * r];
+            let out = &mut lu[c * r..(c + 1) * r];
             for (o, &v) in out.iter_mut().zip(&self.unknowns) {
-                *o = equation(v, &self.direction, &self.column);
+                *o = self.equation(v, &column);
             }
-            // The angle equation's own dependence on θ: ∂n(θ)/∂θ = −(cos θ, sin θ).
-            if let Unknown::Angle { i } = u {
-                let [tx, ty] = self.direction[i];
-                out[c] -= tx * self.sigma[3 * i] + ty * self.sigma[3 * i + 1];
-            }
+            out[c] += self.own_derivative(u);
         }
+        self.column = column;
+        self.lu = lu;
     }
 }
 
@@ -356,7 +426,7 @@ fn polish_pays(r: usize, m: usize) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::math::{DVec, SplitMix64};
 
@@ -395,22 +465,26 @@ mod tests {
         let mut p = Polisher::default();
         // From a point off the solution (an exact one would already meet the target).
         let start: Vec<f64> = star.iter().map(|x| 1.1 * x).collect();
-        assert!(!p.polish(&g_mat, &g, &cones, &[ConeFace::Interior; 4], &start, 1e-6));
+        let interior = |forces| Iterate {
+            faces: &[ConeFace::Interior; 4],
+            forces,
+        };
+        assert!(!p.polish(&g_mat, &g, &cones, interior(&start), 1e-6));
         // The same four contacts over a positive definite G are polished from there.
         let g_mat = g_mat + DMat::identity(12, 12);
         let g: Vec<f64> = minus_g_star(&g_mat);
-        assert!(p.polish(&g_mat, &g, &cones, &[ConeFace::Interior; 4], &start, 1e-12));
+        assert!(p.polish(&g_mat, &g, &cones, interior(&start), 1e-12));
         for (a, b) in p.lambda.iter().zip(&star) {
             assert!((a - b).abs() < 1e-12, "{a} against {b}");
         }
     }
 
-    /// The Jacobian of the reduced equations against central differences of the equations
-    /// themselves (each unknown moved by ±1e-6), at a point away from any solution.
-    #[test]
-    fn the_jacobian_is_the_derivative_of_the_equations() {
+    /// Seven contacts with μ = 0, 0.3, 0.8 in turn over a random SPD G, their faces (every
+    /// kind: boundary with and without friction, interior, apex), and a polisher set up on
+    /// them at a point away from any solution, with σ = G λ + g there. Shared with
+    /// `super::super::polish_krylov`'s tests.
+    pub(crate) fn seven_contacts() -> (DMat, Vec<f64>, Vec<FrictionCone>, [ConeFace; 7], Polisher) {
         let n = 7;
-        // μ = 0, 0.3, 0.8, 0, 0.3, 0.8, 0.
         let (g_mat, g, cones) = problem(n, 3);
         let faces = [
             ConeFace::Boundary,
@@ -432,9 +506,21 @@ mod tests {
             })
             .collect();
         let mut p = Polisher::default();
-        // A negative target: the polish never stops early, and leaves its buffers set up.
-        assert!(!p.polish(&g_mat, &g, &cones, &faces, &start, -1.0));
+        let iterate = Iterate {
+            faces: &faces,
+            forces: &start,
+        };
+        assert!(p.set_faces(&cones, iterate));
+        p.place_boundary_forces(&cones, &faces);
         dense_velocity(&g_mat, &g, &p.lambda, &mut p.sigma);
+        (g_mat, g, cones, faces, p)
+    }
+
+    /// The Jacobian of the reduced equations against central differences of the equations
+    /// themselves (each unknown moved by ±1e-6), at a point away from any solution.
+    #[test]
+    fn the_jacobian_is_the_derivative_of_the_equations() {
+        let (g_mat, g, cones, faces, mut p) = seven_contacts();
         p.linearise(&g_mat, &cones, true);
         let r = p.unknowns.len();
         let jacobian = p.lu.clone();
