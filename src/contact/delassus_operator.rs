@@ -52,7 +52,7 @@ pub trait DelassusOperator: Send {
     /// `E G Eᵀ + diag(shifts)` ((m/s)/N, r × r), where row `k` of `E` (r × 3n) is
     /// `rows[k].direction` placed on contact `rows[k].contact`'s three rows, and every shift
     /// is positive. What polishing an iterate on its cones' faces without an assembled `G`
-    /// preconditions its Newton steps with (`super::polish`).
+    /// preconditions its Newton steps with (`super::polish_krylov`).
     ///
     /// `Ok(false)` when the operator has no such solve (the default; a dense `G` polishes
     /// by LU instead). Errors on a contact index out of range, lengths that differ, a shift

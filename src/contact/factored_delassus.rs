@@ -17,6 +17,13 @@
 //! shift change one sparse factorisation, against `O(n³)`; nothing of size `n²` is stored, and
 //! forming `G` (3n sparse solves) is skipped. Worth it from a few hundred contacts on
 //! (docs/speed.md).
+//!
+//! The projected systems `E G Eᵀ + D` (`D` diagonal and positive, each row of `E` a direction
+//! in one contact's frame; [`DelassusOperator::factorize_projected`]) that precondition the
+//! polish of an ADMM iterate (`super::polish_krylov`) are solved the same way:
+//! `(D + h Ẽ A⁻¹ Ẽᵀ)⁻¹ = D⁻¹ − D⁻¹ Ẽ h (A + h Ẽᵀ D⁻¹ Ẽ)⁻¹ Ẽᵀ D⁻¹` with `Ẽ = E H`, whose rows
+//! read the DOFs of one contact's rows of `H`, so one more sparse factorisation on `A`'s own
+//! symbolic analysis.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 

@@ -19,7 +19,15 @@
 //! sliding, G's condition number 8e3) BiCGSTAB then takes 7 iterations to a relative 1e-12
 //! where unpreconditioned GMRES takes 448 and the preconditioner without `Θ` about 300
 //! (measured offline with numpy on the assembled G). `c` is ADMM's proximal weight
-//! `μ_prox = 1e-6 L`: below G's smallest eigenvalue, so that `P` stays close to `E G Eᵀ`.
+//! `μ_prox = 1e-6 L` (on the slab a hundredth of G's smallest eigenvalue), so that `P` stays
+//! close to `E G Eᵀ`; the Woodbury form divides by it, which costs a few digits of the
+//! preconditioner (not of the step: BiCGSTAB's residual is the true one).
+//!
+//! Newton's steps are inexact: the first is solved to a relative 0.1, the next ones as much
+//! more exactly as the residual fell (Eisenstat and Walker's second forcing term) but not
+//! more exactly than the target needs. On the 1,000-contact slab, polished at iteration 35,
+//! that is three steps and five BiCGSTAB iterations in all, to an NCP residual of 4e-13: the
+//! solve takes 162 ms instead of 326 ms unpolished (docs/speed.md).
 
 use std::sync::Mutex;
 
