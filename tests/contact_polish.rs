@@ -75,6 +75,10 @@ fn polished_and_unpolished_admm_find_the_same_forces_on_the_slab() {
             "n = {n}: {:?}",
             polished.residuals
         );
+        // The returned σ is the polished λ's (the polisher's, not recomputed).
+        let sigma = p.delassus() * &polished.lambda + p.free_velocity();
+        let off = (&sigma - &polished.sigma).amax();
+        assert!(off <= 1e-13 * sigma.amax(), "n = {n}: σ off by {off:e}");
         let polished_error = (&polished.lambda - &exact.lambda).amax();
         let unpolished_error = (&unpolished.lambda - &exact.lambda).amax();
         assert!(

@@ -333,6 +333,8 @@ fn admm_through_the_factor_is_polished_to_the_dense_polished_forces() {
         let (unpolished, _) = solve(false);
         assert!(was_polished, "n = {n}: never polished");
         let sigma = p.delassus() * &polished.lambda + p.free_velocity();
+        let off = (&sigma - &polished.sigma).amax();
+        assert!(off <= 1e-12 * sigma.amax(), "n = {n}: σ off by {off:e}");
         let residuals = p.residuals(polished.lambda.as_slice(), sigma.as_slice());
         let target = AdmmSettings::default().tolerance * AdmmSettings::default().accelerated_margin;
         assert!(

@@ -313,8 +313,14 @@ impl AdmmSolver {
                       delassus: &mut dyn FnMut(&[f64], &mut [f64]),
                       iterations: usize| {
             let lambda = DVec::from_column_slice(&this.y);
-            let mut sigma = DVec::zeros(m);
-            delassus(lambda.as_slice(), sigma.as_mut_slice());
+            // A polished point comes with its σ = G λ + g, computed as `delassus` would.
+            let sigma = if this.polished {
+                DVec::from_column_slice(&this.polisher.sigma)
+            } else {
+                let mut sigma = DVec::zeros(m);
+                delassus(lambda.as_slice(), sigma.as_mut_slice());
+                sigma
+            };
             let residuals = cone_residuals(cones, lambda.as_slice(), sigma.as_slice());
             NcpSolution {
                 converged: residuals.max() <= settings.tolerance,

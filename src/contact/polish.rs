@@ -341,10 +341,17 @@ impl Polisher {
     }
 
     /// Unknown `u`'s equation at velocities `v` (3 per contact): its row of the Jacobian
-    /// when `v` is a column G·(a force direction), its value when `v = σ`.
+    /// when `v` is a column G·(a force direction), its value when `v = σ`; the dot product
+    /// of [`Self::equation_direction`] with `v`, written out (it runs r² times per Jacobian).
     pub(super) fn equation(&self, u: Unknown, v: &[f64]) -> f64 {
-        let (i, w) = self.equation_direction(u);
-        w[0] * v[3 * i] + w[1] * v[3 * i + 1] + w[2] * v[3 * i + 2]
+        match u {
+            Unknown::Component { i, k } => v[3 * i + k],
+            Unknown::Normal { i } => v[3 * i + 2],
+            Unknown::Angle { i } => {
+                let [tx, ty] = self.direction[i];
+                -ty * v[3 * i] + tx * v[3 * i + 1]
+            }
+        }
     }
 
     /// The angle equation's own dependence on its angle at the current σ (zero for the other
@@ -398,12 +405,25 @@ impl Polisher {
         lu.resize(r * r, 0.0);
         for (c, &u) in self.unknowns.iter().enumerate() {
             let col = |j: usize| &gm[j * m..(j + 1) * m];
-            let (i, [a, b, d]) = self.force_direction(u, cones);
-            for (o, ((x, y), z)) in column
-                .iter_mut()
-                .zip(col(3 * i).iter().zip(col(3 * i + 1)).zip(col(3 * i + 2)))
-            {
-                *o = a * x + b * y + d * z;
+            // G·(the unknown's force direction): a column of G for a force component, a
+            // combination of the contact's columns otherwise (the tangential ones alone for
+            // an angle, whose direction has no normal part).
+            match (u, self.force_direction(u, cones)) {
+                (Unknown::Component { i, k }, _) => column.copy_from_slice(col(3 * i + k)),
+                (Unknown::Angle { .. }, (i, [a, b, _])) => {
+                    for (o, (x, y)) in column.iter_mut().zip(col(3 * i).iter().zip(col(3 * i + 1)))
+                    {
+                        *o = a * x + b * y;
+                    }
+                }
+                (_, (i, [a, b, d])) => {
+                    for (o, ((x, y), z)) in column
+                        .iter_mut()
+                        .zip(col(3 * i).iter().zip(col(3 * i + 1)).zip(col(3 * i + 2)))
+                    {
+                        *o = a * x + b * y + d * z;
+                    }
+                }
             }
             let out = &mut lu[c * r..(c + 1) * r];
             for (o, &v) in out.iter_mut().zip(&self.unknowns) {
@@ -514,6 +534,19 @@ pub(super) mod tests {
         p.place_boundary_forces(&cones, &faces);
         dense_velocity(&g_mat, &g, &p.lambda, &mut p.sigma);
         (g_mat, g, cones, faces, p)
+    }
+
+    /// An equation's value is the dot product of its direction with the velocities, for every
+    /// kind of unknown (the matrix-free polish's preconditioner reads the directions).
+    #[test]
+    fn an_equation_reads_along_its_direction() {
+        let (_, _, _, _, p) = seven_contacts();
+        let v: Vec<f64> = (0..21).map(|j| (0.37 * j as f64).sin()).collect();
+        for &u in &p.unknowns {
+            let (i, w) = p.equation_direction(u);
+            let dot = w[0] * v[3 * i] + w[1] * v[3 * i + 1] + w[2] * v[3 * i + 2];
+            assert!((p.equation(u, &v) - dot).abs() <= 1e-15, "{u:?}");
+        }
     }
 
     /// The Jacobian of the reduced equations against central differences of the equations
