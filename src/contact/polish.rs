@@ -20,7 +20,9 @@
 //! the ADMM iterate and converges quadratically. A polished point is kept only if the NCP's own
 //! residuals ([`super::problem::cone_residuals`]) are within the target: a wrong face, a
 //! singular system (non-unique forces) or an iteration that does not settle leaves ADMM to go
-//! on, so polishing changes how fast a solution is found, never what counts as one.
+//! on, so polishing changes how fast a solution is found, never what counts as one. Without an
+//! assembled G (a factored Delassus operator) `super::polish_krylov` solves the same
+//! equations, read through this polisher's unknowns and directions, by Newton–Krylov steps.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::lu::partial_pivoting::{factor, solve};
