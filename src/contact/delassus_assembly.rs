@@ -55,7 +55,7 @@ impl SolveStack {
 
 /// `Y = L⁻¹ P Bᵀ` into `y` (n × rows.len(), column-major) for the rows `rows` of the CSR
 /// (`row_ptr`, `entries` over the reduced DOFs, [`reduced_rows`]), `P A Pᵀ = L Lᵀ` the
-/// factor's: the forward half of a solve (`NumericFactor::forward_solve_reach`, or
+/// factor's: the forward half of a solve (`NumericFactor::forward_solve_reach_supported`, or
 /// `forward_solve_permuted` for the simplicial layout). False, and `y` unsolved, unless the
 /// factor is a factorised `L Lᵀ`.
 pub(super) fn forward_rows(
@@ -77,8 +77,14 @@ pub(super) fn forward_rows(
     }
     // Each row's column carried through its reach in the supernodal layout (a few non-zeros
     // per column: most of L's leaves skipped), faer's forward solve in the simplicial one.
+    // Each column's non-zero rows are those of its row of H, not scanned for.
+    let support = |c: usize| {
+        entries[row_ptr[rows[c]]..row_ptr[rows[c] + 1]]
+            .iter()
+            .map(|&(r, _)| symbolic.step_of_dof(r))
+    };
     k == 0
-        || factor.forward_solve_reach(y, k, &mut stack.reach)
+        || factor.forward_solve_reach_supported(y, k, support, &mut stack.reach)
         || factor.forward_solve_permuted(y, k, stack.for_columns(factor, k))
 }
 

@@ -5,7 +5,8 @@
 //! by supernodes). A contact row of `H_c` reads the three DOFs of one node, or the nine of a
 //! triangle's, so its column of `B = P H_cᵀ` starts with a few non-zeros and its reach skips
 //! most of the factor's leaves: on box meshes with a face in contact, 26–44 % of the dense
-//! right-hand sides' flops. `contact::assemble_delassus` uses it for `G = h YᵀY`.
+//! right-hand sides' flops. `contact::assemble_delassus` uses it for `G = h YᵀY`, telling it
+//! each column's rows (`forward_solve_reach_supported`) rather than having them scanned for.
 
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
@@ -74,13 +75,53 @@ pub struct ForwardReach {
 impl NumericFactor {
     /// `Y = L⁻¹ B` in place for the `k` right-hand sides `rhs` (n × k column-major, rows in
     /// elimination order), as [`forward_solve_permuted`](Self::forward_solve_permuted) gives,
-    /// each column carried through its reach only (module doc). `false`, and `rhs` untouched,
-    /// unless the factor is a factorised `L Lᵀ` with the supernodal layout (callers then take
-    /// `forward_solve_permuted`). Panics if `rhs.len() != n·k`.
+    /// each column carried through its reach only (module doc), found from the column's
+    /// non-zero entries. `false`, and `rhs` untouched, unless the factor is a factorised
+    /// `L Lᵀ` with the supernodal layout (callers then take `forward_solve_permuted`). Panics
+    /// if `rhs.len() != n·k`.
     pub fn forward_solve_reach(&self, rhs: &mut [f64], k: usize, work: &mut ForwardReach) -> bool {
-        let symbolic = self.symbolic();
-        let n = symbolic.n();
+        let n = self.symbolic().n();
         assert_eq!(rhs.len(), n * k, "forward_solve_reach: rhs length");
+        let columns: &[f64] = rhs;
+        let support = |j: usize| (0..n).filter(move |&r| columns[j * n + r] != 0.0);
+        if !self.mark_reaches(k, support, work) {
+            return false;
+        }
+        self.solve_marked_reaches(rhs, k, work);
+        true
+    }
+
+    /// As [`forward_solve_reach`](Self::forward_solve_reach), with the rows (in elimination
+    /// order) where column `j` may be non-zero given by `support(j)` instead of scanned for:
+    /// a caller that built `B` knows them (`contact::assemble_delassus`: the few DOFs of a
+    /// contact row). Rows listed where the column is zero cost a little work, never a
+    /// different result; a non-zero row left out gives a wrong one.
+    pub fn forward_solve_reach_supported<I: IntoIterator<Item = usize>>(
+        &self,
+        rhs: &mut [f64],
+        k: usize,
+        support: impl Fn(usize) -> I,
+        work: &mut ForwardReach,
+    ) -> bool {
+        let n = self.symbolic().n();
+        assert_eq!(rhs.len(), n * k, "forward_solve_reach: rhs length");
+        if !self.mark_reaches(k, support, work) {
+            return false;
+        }
+        self.solve_marked_reaches(rhs, k, work);
+        true
+    }
+
+    /// The supernodes of each column's reach (`work.start`, `work.columns`: for each
+    /// supernode, the columns whose reach holds it, in increasing order), from each
+    /// column's support; false unless the factor is a factorised supernodal `L Lᵀ`.
+    fn mark_reaches<I: IntoIterator<Item = usize>>(
+        &self,
+        k: usize,
+        support: impl Fn(usize) -> I,
+        work: &mut ForwardReach,
+    ) -> bool {
+        let symbolic = self.symbolic();
         if !self.is_factorized() || self.kind() != FactorKind::Llt {
             return false;
         }
@@ -89,8 +130,6 @@ impl NumericFactor {
         else {
             return false;
         };
-        let (begin, end) = (s.supernode_begin(), s.supernode_end());
-        let (row_ptr, rows, val_ptr) = (s.col_ptr_for_row_idx(), s.row_idx(), s.col_ptr_for_val());
         let ns = s.n_supernodes();
         // Each column's reach: from each non-zero row's supernode up to the root, stopping at
         // a supernode this column already marked.
@@ -98,10 +137,7 @@ impl NumericFactor {
         work.mark.clear();
         work.mark.resize(ns, usize::MAX);
         for j in 0..k {
-            for (r, &v) in rhs[j * n..(j + 1) * n].iter().enumerate() {
-                if v == 0.0 {
-                    continue;
-                }
+            for r in support(j) {
                 let mut q = tree.supernode_of[r];
                 while q != usize::MAX && work.mark[q] != j {
                     work.mark[q] = j;
@@ -110,7 +146,8 @@ impl NumericFactor {
                 }
             }
         }
-        // Columns by supernode (a counting sort).
+        // Columns by supernode (a counting sort, which keeps each supernode's columns in
+        // increasing order).
         work.start.clear();
         work.start.resize(ns + 1, 0);
         for &(q, _) in &work.pairs {
@@ -125,7 +162,19 @@ impl NumericFactor {
             work.columns[work.next[q]] = j;
             work.next[q] += 1;
         }
-        for q in 0..ns {
+        true
+    }
+
+    /// The forward solve of `rhs`'s `k` columns on the reaches [`Self::mark_reaches`] found.
+    fn solve_marked_reaches(&self, rhs: &mut [f64], k: usize, work: &mut ForwardReach) {
+        let SymbolicCholeskyRaw::Supernodal(s) = self.symbolic().inner.raw() else {
+            unreachable!("marked on a supernodal factor");
+        };
+        let n = self.symbolic().n();
+        debug_assert_eq!(rhs.len(), n * k);
+        let (begin, end) = (s.supernode_begin(), s.supernode_end());
+        let (row_ptr, rows, val_ptr) = (s.col_ptr_for_row_idx(), s.row_idx(), s.col_ptr_for_val());
+        for q in 0..s.n_supernodes() {
             let active = &work.columns[work.start[q]..work.start[q + 1]];
             let a = active.len();
             if a == 0 {
@@ -175,7 +224,6 @@ impl NumericFactor {
                 }
             }
         }
-        true
     }
 }
 
@@ -236,6 +284,22 @@ mod tests {
             let mut again = b.clone();
             assert!(factor.forward_solve_reach(&mut again, k, &mut work));
             assert_eq!(again, got);
+            // The supports given instead of scanned for: each column's non-zero rows, listed
+            // with repeats and with rows where the column is zero (the last row, and the
+            // first of every fourth column), the same bits.
+            let support = |j: usize| {
+                let column = &b[j * n..(j + 1) * n];
+                let mut rows: Vec<usize> = (0..n).filter(|&r| column[r] != 0.0).collect();
+                rows.extend(rows.clone());
+                rows.push(n - 1);
+                if j.is_multiple_of(4) {
+                    rows.push(0);
+                }
+                rows
+            };
+            let mut supported = b.clone();
+            assert!(factor.forward_solve_reach_supported(&mut supported, k, support, &mut work));
+            assert_eq!(supported, got);
         }
     }
 }
