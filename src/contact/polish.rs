@@ -410,13 +410,15 @@ impl Polisher {
             // G·(the unknown's force direction): a column of G for a force component, a
             // combination of the contact's columns otherwise (the tangential ones alone for
             // an angle, whose direction has no normal part).
-            match (u, self.force_direction(u, cones)) {
-                (Unknown::Component { i, k }, _) => column.copy_from_slice(col(3 * i + k)),
+            let velocities: &[f64] = match (u, self.force_direction(u, cones)) {
+                // Read in place: G's own column.
+                (Unknown::Component { i, k }, _) => col(3 * i + k),
                 (Unknown::Angle { .. }, (i, [a, b, _])) => {
                     for (o, (x, y)) in column.iter_mut().zip(col(3 * i).iter().zip(col(3 * i + 1)))
                     {
                         *o = a * x + b * y;
                     }
+                    &column
                 }
                 (_, (i, [a, b, d])) => {
                     for (o, ((x, y), z)) in column
@@ -425,11 +427,12 @@ impl Polisher {
                     {
                         *o = a * x + b * y + d * z;
                     }
+                    &column
                 }
-            }
+            };
             let out = &mut lu[c * r..(c + 1) * r];
             for (o, &v) in out.iter_mut().zip(&self.unknowns) {
-                *o = self.equation(v, &column);
+                *o = self.equation(v, velocities);
             }
             out[c] += self.own_derivative(u);
         }
