@@ -210,26 +210,28 @@ impl<'a> FactoredDelassus<'a> {
             shift: 0.0,
         })
     }
+}
 
-    /// `reduced = Hᵀ x` over the reduced DOFs.
-    fn transpose_apply(work: &mut FactoredDelassusWorkspace, x: &[f64]) {
-        work.reduced.fill(0.0);
-        for (i, &xi) in x.iter().enumerate() {
-            if xi != 0.0 {
-                for &(r, c) in &work.entries[work.row_ptr[i]..work.row_ptr[i + 1]] {
-                    work.reduced[r] += c * xi;
-                }
+/// `reduced = Σᵢ xᵢ rowᵢ` (rows with `xᵢ = 0` skipped) for rows over the reduced DOFs in
+/// compressed form: row `i`'s `(reduced DOF, coefficient)` entries are
+/// `entries[ptr[i]..ptr[i + 1]]` (`H`'s rows, or the projected system's `E H`).
+fn transpose_apply(ptr: &[usize], entries: &[(usize, f64)], x: &[f64], reduced: &mut [f64]) {
+    reduced.fill(0.0);
+    for (i, &xi) in x.iter().enumerate() {
+        if xi != 0.0 {
+            for &(r, c) in &entries[ptr[i]..ptr[i + 1]] {
+                reduced[r] += c * xi;
             }
         }
     }
+}
 
-    /// `(H reduced)_i`.
-    fn row_dot(work: &FactoredDelassusWorkspace, i: usize) -> f64 {
-        work.entries[work.row_ptr[i]..work.row_ptr[i + 1]]
-            .iter()
-            .map(|&(r, c)| c * work.reduced[r])
-            .sum()
-    }
+/// `rowᵢ · reduced` for rows in the form of [`transpose_apply`].
+fn row_dot(ptr: &[usize], entries: &[(usize, f64)], i: usize, reduced: &[f64]) -> f64 {
+    entries[ptr[i]..ptr[i + 1]]
+        .iter()
+        .map(|&(r, c)| c * reduced[r])
+        .sum()
 }
 
 impl DelassusOperator for FactoredDelassus<'_> {
@@ -311,20 +313,12 @@ impl DelassusOperator for FactoredDelassus<'_> {
         for (r, c) in rhs.iter_mut().zip(&work.projected_shifts) {
             *r /= c;
         }
-        work.reduced.fill(0.0);
-        for (k, &u) in rhs.iter().enumerate() {
-            for &(r, c) in &work.projected_entries[work.projected_ptr[k]..work.projected_ptr[k + 1]]
-            {
-                work.reduced[r] += c * u;
-            }
-        }
+        let (ptr, entries) = (&work.projected_ptr, &work.projected_entries);
+        transpose_apply(ptr, entries, rhs, &mut work.reduced);
         let stack = MemStack::new(work.stack.as_mut().expect("sized by new"));
         projected.solve_vec_in_place(&mut work.reduced, stack);
         for (k, r) in rhs.iter_mut().enumerate() {
-            let dot: f64 = work.projected_entries[work.projected_ptr[k]..work.projected_ptr[k + 1]]
-                .iter()
-                .map(|&(j, c)| c * work.reduced[j])
-                .sum();
+            let dot = row_dot(ptr, entries, k, &work.reduced);
             *r -= self.h * dot / work.projected_shifts[k];
         }
     }
@@ -340,11 +334,11 @@ impl DelassusOperator for FactoredDelassus<'_> {
             "FactoredDelassus::apply: lengths"
         );
         let work = &mut *self.work;
-        Self::transpose_apply(work, x);
+        transpose_apply(&work.row_ptr, &work.entries, x, &mut work.reduced);
         let stack = MemStack::new(work.stack.as_mut().expect("sized by new"));
         self.factor.solve_vec_in_place(&mut work.reduced, stack);
         for (i, o) in out.iter_mut().enumerate() {
-            *o = self.h * Self::row_dot(work, i);
+            *o = self.h * row_dot(&work.row_ptr, &work.entries, i, &work.reduced);
         }
     }
 
@@ -376,14 +370,14 @@ impl DelassusOperator for FactoredDelassus<'_> {
         let m = self.dim();
         assert_eq!(rhs.len(), m, "FactoredDelassus::solve_shifted: length");
         let work = &mut *self.work;
-        Self::transpose_apply(work, rhs);
+        transpose_apply(&work.row_ptr, &work.entries, rhs, &mut work.reduced);
         let shifted = work.shifted.as_ref().expect("allocated by new");
         let stack = MemStack::new(work.stack.as_mut().expect("sized by new"));
         // Panics (as the trait says) if the last factorisation failed.
         shifted.solve_vec_in_place(&mut work.reduced, stack);
         let c = self.shift;
         for (i, r) in rhs.iter_mut().enumerate() {
-            *r = (*r - self.h * Self::row_dot(work, i)) / c;
+            *r = (*r - self.h * row_dot(&work.row_ptr, &work.entries, i, &work.reduced)) / c;
         }
     }
 }

@@ -298,8 +298,7 @@ impl InverseController {
         self.columns.resize(n * columns, 0.0);
         if let Some((m, _, _)) = &step {
             self.reduced.resize(n, 0.0);
-            for (r, &full) in self.reduced.iter_mut().zip(dofs.free_dofs()) {
-                let (node, c) = (full / 3, full % 3);
+            for (r, (node, c)) in self.reduced.iter_mut().zip(dofs.free_components()) {
                 let (v, vp) = (m.v[node][c], m.v_plus[node][c]);
                 *r = (vp - v) / m.h + m.alpha * vp;
             }

@@ -473,10 +473,9 @@ impl JointLinearizer {
                 model.options().rayleigh_stiffness,
             );
             let reduced: Vec<f64> = dofs
-                .free_dofs()
-                .iter()
-                .map(|&full| {
-                    let (v, vp) = (rec.v[full / 3][full % 3], rec.v_plus[full / 3][full % 3]);
+                .free_components()
+                .map(|(node, c)| {
+                    let (v, vp) = (rec.v[node][c], rec.v_plus[node][c]);
                     (vp - v) / h + alpha * vp
                 })
                 .collect();

@@ -210,7 +210,7 @@ impl SoftBody {
             .for_each(|(e, ((((tet, point), f), a), own))| {
                 let [dp, action] =
                     point.tangent_actions_with([&lame, &point.lame()], &field_gradient(tet, v));
-                *own = nodal_action(tet, &action);
+                *own = tet.stress_action(&action);
                 (*f, *a) = if self.in_region(e) {
                     Default::default()
                 } else {
@@ -223,24 +223,13 @@ impl SoftBody {
     }
 }
 
-// The three helpers below are inlined into the passes' element closures: called out of line,
+// The two helpers below are inlined into the passes' element closures: called out of line,
 // their returned arrays went through memory (the Trunk's 10-column JVP 0.77 → 0.80–0.82 ms).
 
 /// One element's dF_V = Σₙ Vₙ gₙᵀ for the nodal field `v`.
 #[inline(always)]
 fn field_gradient(tet: &super::Tetrahedron, v: &[Vec3]) -> Mat3 {
     tet.deformation_gradient_variation(tet.nodes.map(|n| v[n]))
-}
-
-/// One element's nodal vectors V_e (dP gₙ) of a stress action dP (Pa): its part of K V
-/// when dP = ∂P/∂F : dF_V.
-#[inline(always)]
-fn nodal_action(tet: &super::Tetrahedron, dp: &Mat3) -> [Vec3; 4] {
-    let mut out = [Vec3::zeros(); 4];
-    for (o, g) in out.iter_mut().zip(&tet.gradients) {
-        *o = tet.volume * (dp * g);
-    }
-    out
 }
 
 /// One element's `∂fₑ/∂p` and `∂(K V)ₑ/∂p` at its material point, from the parameter's Lamé
@@ -252,12 +241,7 @@ fn element_terms(
     lame: &Lame,
     dp: &Mat3,
 ) -> ([Vec3; 4], [Vec3; 4]) {
-    let p = point.stress_with(lame);
-    let mut forces = [Vec3::zeros(); 4];
-    for (f, g) in forces.iter_mut().zip(&tet.gradients) {
-        *f = -tet.volume * (p * g);
-    }
-    (forces, nodal_action(tet, dp))
+    (tet.forces(&point.stress_with(lame)), tet.stress_action(dp))
 }
 
 #[cfg(test)]

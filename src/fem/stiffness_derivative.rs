@@ -220,10 +220,7 @@ fn element_actions(
     out: &mut [f64],
 ) -> ([Vec3; 4], [Vec3; 4]) {
     let (dp, ddp) = point.reverse_terms(dfv, dfw, forms, out);
-    (
-        tet.gradients.map(|g| tet.volume * (dp * g)),
-        tet.gradients.map(|g| tet.volume * (ddp * g)),
-    )
+    (tet.stress_action(&dp), tet.stress_action(&ddp))
 }
 
 #[cfg(test)]

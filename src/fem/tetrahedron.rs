@@ -71,9 +71,26 @@ impl Tetrahedron {
     }
 
     /// Nodal internal forces fₙ = −V P gₙ (N) for the first Piola-Kirchhoff stress `p` (Pa).
-    #[inline]
+    #[inline(always)]
     pub fn forces(&self, p: &Mat3) -> [Vec3; 4] {
-        self.gradients.map(|g| -self.volume * (p * g))
+        let mut out = [Vec3::zeros(); 4];
+        for (o, g) in out.iter_mut().zip(&self.gradients) {
+            *o = -self.volume * (p * g);
+        }
+        out
+    }
+
+    /// Nodal vectors V dP gₙ (N) of a stress variation `dp` (Pa): this element's part of a
+    /// stiffness action K V when dP = ∂P/∂F : dF_V (a loop, not an array `map`, which
+    /// compiled to copies in the element passes; always inlined, as out of line the arrays
+    /// went through memory).
+    #[inline(always)]
+    pub fn stress_action(&self, dp: &Mat3) -> [Vec3; 4] {
+        let mut out = [Vec3::zeros(); 4];
+        for (o, g) in out.iter_mut().zip(&self.gradients) {
+            *o = self.volume * (dp * g);
+        }
+        out
     }
 
     /// The 12×12 stiffness block K_e = V Bᵀ (∂P/∂F) B (N/m), written row-major into `out`
@@ -202,7 +219,7 @@ impl Tetrahedron {
     /// this element, as nodal vectors (N) — `V (∂P/∂F : dF) gₙ` with dF from `dx`.
     pub fn stiffness_action(&self, point: &MaterialPoint, dx: [Vec3; 4]) -> [Vec3; 4] {
         let dp = point.tangent_action(&self.deformation_gradient_variation(dx));
-        self.gradients.map(|g| self.volume * (dp * g))
+        self.stress_action(&dp)
     }
 
     /// The action of this element's stiffness derivative `T_V = ∂(K_e V)/∂x` on `dx`, for the
@@ -219,7 +236,7 @@ impl Tetrahedron {
             &self.deformation_gradient_variation(v),
             &self.deformation_gradient_variation(dx),
         );
-        self.gradients.map(|g| self.volume * (ddp * g))
+        self.stress_action(&ddp)
     }
 }
 

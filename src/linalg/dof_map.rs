@@ -104,14 +104,22 @@ impl DofMap {
         }
     }
 
+    /// The free DOFs as `(node, component)` pairs of a nodal field (3 DOFs per node), in
+    /// reduced order: what [`Self::gather_nodal`] reads and [`Self::scatter_nodal`] writes.
+    pub fn free_components(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.reduced_to_full
+            .iter()
+            .map(|&full| (full / 3, full % 3))
+    }
+
     /// Gathers the free components of a nodal field (3 DOFs per node, component `k` of node
     /// `n` at full DOF `3n + k`) into `reduced`, one entry per free DOF (`n_reduced()`; a
     /// shorter `reduced` takes the leading ones).
     ///
     /// Panics if a free DOF lies past the field.
     pub fn gather_nodal(&self, field: &[Vec3], reduced: &mut [f64]) {
-        for (r, &full) in reduced.iter_mut().zip(&self.reduced_to_full) {
-            *r = field[full / 3][full % 3];
+        for (r, (n, k)) in reduced.iter_mut().zip(self.free_components()) {
+            *r = field[n][k];
         }
     }
 
@@ -121,8 +129,8 @@ impl DofMap {
     /// Panics if a free DOF lies past the field.
     pub fn scatter_nodal(&self, reduced: &[f64], field: &mut [Vec3]) {
         field.iter_mut().for_each(|p| *p = Vec3::zeros());
-        for (r, &full) in reduced.iter().zip(&self.reduced_to_full) {
-            field[full / 3][full % 3] = *r;
+        for (r, (n, k)) in reduced.iter().zip(self.free_components()) {
+            field[n][k] = *r;
         }
     }
 
@@ -131,8 +139,8 @@ impl DofMap {
     ///
     /// Panics if a free DOF lies past the field.
     pub fn add_nodal(&self, field: &[Vec3], scale: f64, reduced: &mut [f64]) {
-        for (r, &full) in reduced.iter_mut().zip(&self.reduced_to_full) {
-            *r += scale * field[full / 3][full % 3];
+        for (r, (n, k)) in reduced.iter_mut().zip(self.free_components()) {
+            *r += scale * field[n][k];
         }
     }
 }
@@ -167,6 +175,10 @@ mod tests {
         let mut reduced = [0.0; 3];
         map.gather_nodal(&field, &mut reduced);
         assert_eq!(reduced, [1.0, 3.0, 6.0]);
+        assert_eq!(
+            map.free_components().collect::<Vec<_>>(),
+            [(0, 0), (0, 2), (1, 2)]
+        );
         map.add_nodal(&field, -2.0, &mut reduced);
         assert_eq!(reduced, [-1.0, -3.0, -6.0]);
         let mut back = [Vec3::repeat(9.0); 2];

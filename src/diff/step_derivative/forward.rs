@@ -333,8 +333,7 @@ impl StepDerivative {
                 let o = &mut out.bodies[b];
                 // dv⁺ and dx⁺ = dx + h dv⁺ on the free DOFs, in one pass (the outputs start
                 // zero, so fixed components stay zero).
-                for (d, &full) in col.iter().zip(dofs.free_dofs()) {
-                    let (n, k) = (full / 3, full % 3);
+                for (d, (n, k)) in col.iter().zip(dofs.free_components()) {
                     o.velocities[n][k] = *d;
                     o.positions[n][k] = tan.positions[n][k] + h * d;
                 }
