@@ -65,7 +65,7 @@ fn pad_part(name: &str, nx: usize, y: [f64; 2], ny: usize) -> PathBuf {
             text += &format!("f {} {} {}\n", v(i, j), v(i, j + 1), v(i + 1, j + 1));
         }
     }
-    std::fs::write(&path, text).unwrap();
+    scene_support::write_atomically(&path, &text);
     path
 }
 

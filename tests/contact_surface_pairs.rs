@@ -103,7 +103,7 @@ fn pad(name: &str, lo: f64, hi: f64, z: f64, down: bool) -> PathBuf {
     } else {
         "f 1 2 3\nf 1 3 4\n"
     };
-    std::fs::write(&path, text).unwrap();
+    scene_support::write_atomically(&path, &text);
     path
 }
 

@@ -14,6 +14,15 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Writes `text` to `path` through a file of this thread's own, renamed into place (atomic):
+/// tests running at once that write the same input file never read one half written.
+pub fn write_atomically(path: &Path, text: &str) {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(format!(".{:?}.partial", std::thread::current().id()));
+    std::fs::write(&partial, text).unwrap();
+    std::fs::rename(&partial, path).unwrap();
+}
+
 /// The scene of the TOML `text`, parsed, validated and built as if it were a file of
 /// `scenes/` (panics on any error).
 pub fn scene(text: &str) -> Scene {
