@@ -156,12 +156,14 @@ impl DelassusOperator for Counting<'_> {
     }
 }
 
-/// The spectrum hint (`AdmmSolver::set_spectrum_hint`) replaces the cold start's 20 power
-/// iterations by 3 and leaves the solution where the cold solve finds it. Before its first
+/// The spectrum hint (`AdmmSolver::set_spectrum_hint`) replaces the cold start's 8 Lanczos
+/// steps by 3 and leaves the solution where the cold solve finds it. Before its first
 /// factorisation ADMM applies G for the start's σ = G y + g (the default `velocity` goes
-/// through `apply`), then once per power iteration: 1 + 20 cold, 1 + 3 hinted.
+/// through `apply`), then once per Lanczos step: 1 + 8 cold, 1 + 3 hinted at most (fewer when
+/// the hint is G's eigenvector to round-off: the Krylov space closes, and the estimate is
+/// exact).
 #[test]
-fn a_spectrum_hint_takes_three_power_iterations_and_keeps_the_solution() {
+fn a_spectrum_hint_takes_three_lanczos_steps_and_keeps_the_solution() {
     let s = SlabContacts::new(100);
     let p = s.problem();
     let mut dense = diffsoro::contact::DenseShiftedFactor::default();
@@ -183,12 +185,15 @@ fn a_spectrum_hint_takes_three_power_iterations_and_keeps_the_solution() {
         )
     };
     let (cold, cold_products, eigenvector) = solve(None);
-    assert_eq!(cold_products, Some(21));
+    assert_eq!(cold_products, Some(9));
     assert_eq!(eigenvector.len(), 300);
     let norm = eigenvector.iter().map(|x| x * x).sum::<f64>().sqrt();
     assert!((norm - 1.0).abs() < 1e-12, "unit eigenvector, norm {norm}");
     let (hinted, hinted_products, _) = solve(Some(&eigenvector));
-    assert_eq!(hinted_products, Some(4));
+    assert!(
+        matches!(hinted_products, Some(2..=4)),
+        "{hinted_products:?} products"
+    );
     assert!(cold.converged && hinted.converged);
     // The same NCP solved to 1e-10 twice: λ within 1e-7 N (forces ~1e-2 N), as in
     // `admm_through_the_factor_finds_the_dense_solvers_forces`.
@@ -196,7 +201,7 @@ fn a_spectrum_hint_takes_three_power_iterations_and_keeps_the_solution() {
     assert!(d < 1e-7, "{d:e} N apart");
     // A hint of the wrong length is ignored: the cold start.
     let (_, ignored_products, _) = solve(Some(&eigenvector[..3]));
-    assert_eq!(ignored_products, Some(21));
+    assert_eq!(ignored_products, Some(9));
 }
 
 /// The projected system `E G Eᵀ + diag(shifts)` solved through the factor

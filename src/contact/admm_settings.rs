@@ -52,8 +52,9 @@ pub struct AdmmSettings {
     pub ratio_primal_dual: f64,
     /// Iterations between two applications of the penalty rule (≥ 1).
     pub rho_update_period: usize,
-    /// Power iterations to estimate the largest eigenvalue L of G.
-    pub power_iterations: usize,
+    /// Lanczos steps (products with G) to estimate the largest eigenvalue L of G from the
+    /// all-ones vector (`crate::linalg::largest_eigenpair`).
+    pub lanczos_steps: usize,
     /// The NCP residuals (one product with G, as costly as the iteration's solve) are scored
     /// at least every `check_period` iterations, and whenever ADMM's own primal and dual
     /// residuals are both below the tolerance.
@@ -85,7 +86,7 @@ impl Default for AdmmSettings {
             rho_power_factor: 0.05,
             ratio_primal_dual: 10.0,
             rho_update_period: 10,
-            power_iterations: 20,
+            lanczos_steps: 8,
             check_period: 10,
             anderson_memory: 5,
             accelerated_margin: ACCELERATED_MARGIN,

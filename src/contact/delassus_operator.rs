@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::math::DMat;
 
 /// What an NCP solver needs of the Delassus matrix `G` of a contact problem.
-pub trait DelassusOperator: Send {
+pub trait DelassusOperator {
     /// Number of rows of `G` (3 per contact).
     fn dim(&self) -> usize;
 

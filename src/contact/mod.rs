@@ -55,7 +55,7 @@ mod surface_tree;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use admm::{AdmmSolver, HINTED_POWER_ITERATIONS};
+pub use admm::{AdmmSolver, HINTED_LANCZOS_STEPS};
 pub use admm_settings::{
     ACCELERATED_MARGIN, AdmmSettings, POLISH_ATTEMPTS, POLISH_MATRIX_FREE_AFTER,
     POLISH_STABLE_ITERATIONS, STALLED_CHECKS,

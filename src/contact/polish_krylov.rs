@@ -1,7 +1,7 @@
 //! Polishing an ADMM iterate without an assembled `G` (e.g. [`super::FactoredDelassus`]):
 //! the same equations on the same faces as `super::polish`, solved by Newton's method whose
-//! steps are found by a Krylov method (faer's BiCGSTAB) instead of an LU of the reduced
-//! Jacobian (docs/step.md).
+//! steps are found by a Krylov method (GMRES, [`crate::linalg::gmres`]) instead of an LU of the
+//! reduced Jacobian (docs/step.md).
 //!
 //! The reduced Jacobian is `J = E G D + Θ`: `D` maps the unknowns to forces
 //! ([`Polisher::force_direction`]), `E` reads the equations from velocities
@@ -16,187 +16,89 @@
 //! solved through the operator's own factorisation ([`DelassusOperator::factorize_projected`],
 //! one sparse factorisation per polish): `J` differs from `P` by the friction forces a sliding
 //! contact's normal force brings with it and by `c`. On a slab of 1,000 contacts (612
-//! sliding, G's condition number 8e3) BiCGSTAB then takes 7 iterations to a relative 1e-12
-//! where unpreconditioned GMRES takes 448 and the preconditioner without `Θ` about 300
-//! (measured offline with numpy on the assembled G). `c` is ADMM's proximal weight
+//! sliding, G's condition number 8e3), measured offline with numpy on the assembled G to a
+//! relative 1e-12: unpreconditioned GMRES takes 448 iterations, the preconditioner without
+//! `Θ` about 300, and with it BiCGSTAB 7 (14 products). `c` is ADMM's proximal weight
 //! `μ_prox = 1e-6 L` (on the slab a hundredth of G's smallest eigenvalue), so that `P` stays
 //! close to `E G Eᵀ`; the Woodbury form divides by it, which costs a few digits of the
-//! preconditioner (not of the step: BiCGSTAB's residual is the true one).
+//! preconditioner (not of the step: GMRES minimises the true residual).
+//!
+//! GMRES rather than BiCGSTAB: one product with `G` and one preconditioner solve per
+//! iteration instead of two of each, it stops at any iteration, and both kinds of solve go
+//! through one `&mut` operator without a lock. On the slab benchmark the solve through the
+//! factor went from 5.35 to 4.74 ms at 100 contacts and from 1.16 to 0.90 ms at 10
+//! (docs/speed.md); at 1,000 contacts the step products alternate between two sparse factors
+//! of 12.7 MB each, and a product and a projected solve together cost 4.7 ms against 1.4 +
+//! 1.3 ms apart (the two factors do not share the 32 MB cache): there GMRES's 10 iterations
+//! cost what BiCGSTAB's 5 did.
 //!
 //! Newton's steps are inexact: the first is solved to a relative 0.1, the next ones as much
 //! more exactly as the residual fell (Eisenstat and Walker's second forcing term) but not
-//! more exactly than the target needs. On the 1,000-contact slab, polished at iteration 35,
-//! that is three steps and five BiCGSTAB iterations in all, to an NCP residual of 4e-13: the
-//! solve takes 162 ms instead of 326 ms unpolished (docs/speed.md).
-
-use std::sync::Mutex;
-
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::matrix_free::bicgstab::{BicgParams, bicgstab, bicgstab_scratch};
-use faer::matrix_free::{IdentityPrecond, InitialGuessStatus, LinOp, Precond};
-use faer::{MatMut, MatRef, Par};
+//! more exactly than the target needs. On the 1,000-contact slab, polished at iteration 34,
+//! that is four steps and 2 + 2 + 5 + 1 GMRES iterations, to an NCP residual of 7e-14.
 
 use super::cone::FrictionCone;
 use super::delassus_operator::{DelassusOperator, ProjectedRow};
 use super::polish::{Iterate, Polisher, Unknown};
 use super::problem::cone_residuals;
+use crate::linalg::{GmresWorkspace, PreconditionedOperator, gmres};
 
-/// Newton steps of one matrix-free polish at most.
-const NEWTON_STEPS: usize = 4;
+/// The buffers of one polish's Newton steps: a force and a velocity (3 per contact) and
+/// GMRES's workspace.
+struct KrylovWork {
+    force: Vec<f64>,
+    velocity: Vec<f64>,
+    gmres: GmresWorkspace,
+}
 
-/// Relative residual to which BiCGSTAB solves the first Newton step's linear system, and the
+/// Newton steps of one matrix-free polish at most (each must lower the NCP residual).
+const NEWTON_STEPS: usize = 6;
+
+/// Relative residual to which GMRES solves the first Newton step's linear system, and the
 /// largest it solves any to (the forcing terms of inexact Newton, `polish_matrix_free`).
 const FIRST_FORCING: f64 = 0.1;
 
-/// The smallest relative residual BiCGSTAB solves a Newton step's linear system to.
+/// The smallest relative residual GMRES solves a Newton step's linear system to.
 const KRYLOV_TOLERANCE: f64 = 1e-11;
 
-/// BiCGSTAB iterations (two products with `G` and two preconditioner solves each) per Newton
-/// step at most; a step that needs more says the faces or the preconditioner are wrong.
+/// GMRES iterations (one product with `G` and one preconditioner solve each) per Newton step
+/// at most; a step that needs more says the faces or the preconditioner are wrong.
 const KRYLOV_ITERATIONS: usize = 60;
 
-/// What the Jacobian's product and the preconditioner share: the operator, the current point
-/// and a force and a velocity buffer (3 per contact).
-struct Shared<'a, O> {
+/// The Newton step's system at the polisher's current point: the reduced Jacobian `J` (r × r)
+/// and the preconditioner `S⁻¹ P⁻¹` of the module documentation (`S` scales the angle
+/// unknowns by μ λ_N), with a force and a velocity buffer (3 per contact).
+struct NewtonSystem<'a, O> {
     op: &'a mut O,
     polisher: &'a Polisher,
     cones: &'a [FrictionCone],
-    force: Vec<f64>,
-    velocity: Vec<f64>,
+    force: &'a mut [f64],
+    velocity: &'a mut [f64],
 }
 
-/// `J d` for the reduced Jacobian `J` (r × r) at the polisher's current point.
-struct Jacobian<'s, 'a, O>(&'s Mutex<Shared<'a, O>>, usize);
-
-/// `S⁻¹ P⁻¹ y` (the preconditioner of the module documentation; `S` scales the angle
-/// unknowns by μ λ_N).
-struct Preconditioner<'s, 'a, O>(&'s Mutex<Shared<'a, O>>, usize);
-
-impl<O> std::fmt::Debug for Jacobian<'_, '_, O> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("polish Jacobian")
-    }
-}
-
-impl<O> std::fmt::Debug for Preconditioner<'_, '_, O> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("polish preconditioner")
-    }
-}
-
-impl<O: DelassusOperator + Send> LinOp<f64> for Jacobian<'_, '_, O> {
-    fn apply_scratch(&self, _rhs_ncols: usize, _par: Par) -> faer::dyn_stack::StackReq {
-        faer::dyn_stack::StackReq::EMPTY
-    }
-
-    fn nrows(&self) -> usize {
-        self.1
-    }
-
-    fn ncols(&self) -> usize {
-        self.1
-    }
-
-    fn apply(
-        &self,
-        mut out: MatMut<'_, f64>,
-        rhs: MatRef<'_, f64>,
-        _par: Par,
-        _stack: &mut MemStack,
-    ) {
-        let mut guard = self.0.lock().expect("not poisoned");
-        let Shared {
-            op,
-            polisher,
-            cones,
-            force,
-            velocity,
-        } = &mut *guard;
-        for j in 0..rhs.ncols() {
-            if (0..rhs.nrows()).all(|c| rhs[(c, j)] == 0.0) {
-                (0..rhs.nrows()).for_each(|c| out[(c, j)] = 0.0);
-                continue;
+impl<O: DelassusOperator> PreconditionedOperator for NewtonSystem<'_, O> {
+    fn apply(&mut self, d: &[f64], out: &mut [f64]) {
+        let p = self.polisher;
+        self.force.fill(0.0);
+        for (&u, &dc) in p.unknowns.iter().zip(d) {
+            let (i, w) = p.force_direction(u, self.cones);
+            for (f, wk) in self.force[3 * i..3 * i + 3].iter_mut().zip(w.iter()) {
+                *f += wk * dc;
             }
-            force.fill(0.0);
-            for (c, &u) in polisher.unknowns.iter().enumerate() {
-                let (i, w) = polisher.force_direction(u, cones);
-                let d = rhs[(c, j)];
-                for k in 0..3 {
-                    force[3 * i + k] += w[k] * d;
-                }
-            }
-            op.apply(force, velocity);
-            for (c, &u) in polisher.unknowns.iter().enumerate() {
-                out[(c, j)] =
-                    polisher.equation(u, velocity) + polisher.own_derivative(u) * rhs[(c, j)];
-            }
+        }
+        self.op.apply(self.force, self.velocity);
+        for ((o, &u), &dc) in out.iter_mut().zip(&p.unknowns).zip(d) {
+            *o = p.equation(u, self.velocity) + p.own_derivative(u) * dc;
         }
     }
 
-    fn conj_apply(
-        &self,
-        out: MatMut<'_, f64>,
-        rhs: MatRef<'_, f64>,
-        par: Par,
-        stack: &mut MemStack,
-    ) {
-        self.apply(out, rhs, par, stack);
-    }
-}
-
-impl<O: DelassusOperator + Send> LinOp<f64> for Preconditioner<'_, '_, O> {
-    fn apply_scratch(&self, _rhs_ncols: usize, _par: Par) -> faer::dyn_stack::StackReq {
-        faer::dyn_stack::StackReq::EMPTY
-    }
-
-    fn nrows(&self) -> usize {
-        self.1
-    }
-
-    fn ncols(&self) -> usize {
-        self.1
-    }
-
-    fn apply(
-        &self,
-        mut out: MatMut<'_, f64>,
-        rhs: MatRef<'_, f64>,
-        _par: Par,
-        _stack: &mut MemStack,
-    ) {
-        let mut guard = self.0.lock().expect("not poisoned");
-        let Shared {
-            op,
-            polisher,
-            cones,
-            force,
-            ..
-        } = &mut *guard;
-        let r = self.1;
-        for j in 0..rhs.ncols() {
-            let column = &mut force[..r];
-            for (c, o) in column.iter_mut().enumerate() {
-                *o = rhs[(c, j)];
-            }
-            op.solve_projected(column);
-            for (c, &u) in polisher.unknowns.iter().enumerate() {
-                out[(c, j)] = column[c] / angle_scale(polisher, cones, u);
-            }
+    fn precondition(&mut self, y: &mut [f64]) {
+        self.op.solve_projected(y);
+        for (o, &u) in y.iter_mut().zip(&self.polisher.unknowns) {
+            *o /= angle_scale(self.polisher, self.cones, u);
         }
     }
-
-    fn conj_apply(
-        &self,
-        out: MatMut<'_, f64>,
-        rhs: MatRef<'_, f64>,
-        par: Par,
-        stack: &mut MemStack,
-    ) {
-        self.apply(out, rhs, par, stack);
-    }
 }
-
-impl<O: DelassusOperator + Send> Precond<f64> for Preconditioner<'_, '_, O> {}
 
 /// `μ λ_N` for an angle unknown (its column of `D` is `μ λ_N` times its equation's
 /// direction), 1 for the others.
@@ -212,7 +114,7 @@ impl Polisher {
     /// has a projected solve ([`DelassusOperator::factorize_projected`]; false, with nothing
     /// changed but the buffers, if it has none), with `shift` (> 0, (m/s)/N) the
     /// preconditioner's `c`. Stops as soon as a point's NCP residuals are ≤ `target`.
-    pub(crate) fn polish_matrix_free<O: DelassusOperator + Send>(
+    pub(crate) fn polish_matrix_free<O: DelassusOperator>(
         &mut self,
         delassus: &mut O,
         g: &[f64],
@@ -232,6 +134,7 @@ impl Polisher {
         if best <= target {
             return true;
         }
+
         let r = self.unknowns.len();
         if r == 0 {
             return false;
@@ -254,16 +157,15 @@ impl Polisher {
         self.best_lambda.clone_from(&self.lambda);
         self.best_sigma.clone_from(&self.sigma);
         let mut step = vec![0.0; r];
-        let mut stack = MemBuffer::new(bicgstab_scratch::<f64>(
-            IdentityPrecond { dim: r },
-            IdentityPrecond { dim: r },
-            IdentityPrecond { dim: r },
-            1,
-            Par::Seq,
-        ));
+        let m = self.lambda.len();
+        let mut work = KrylovWork {
+            force: vec![0.0; m],
+            velocity: vec![0.0; m],
+            gmres: GmresWorkspace::default(),
+        };
         for _ in 0..NEWTON_STEPS {
             self.minus_equations();
-            let solved = self.newton_step(delassus, cones, &mut step, &mut stack, forcing);
+            let solved = self.newton_step(delassus, cones, &mut step, &mut work, forcing);
             if !solved || !step.iter().all(|d| d.is_finite()) {
                 break;
             }
@@ -282,6 +184,7 @@ impl Polisher {
             forcing = (0.9 * (score / best).powi(2))
                 .max(0.1 * target / score)
                 .clamp(KRYLOV_TOLERANCE, FIRST_FORCING);
+
             best = score;
             self.best_lambda.clone_from(&self.lambda);
             self.best_sigma.clone_from(&self.sigma);
@@ -297,48 +200,33 @@ impl Polisher {
         true
     }
 
-    /// Solves `J step = self.step` (minus the equations) by BiCGSTAB, right-preconditioned
-    /// by the projected system `delassus` was factorised with; false if it did not converge.
-    fn newton_step<O: DelassusOperator + Send>(
+    /// Solves `J step = self.step` (minus the equations) by GMRES to the relative residual
+    /// `tolerance`, right-preconditioned by the projected system `delassus` was factorised
+    /// with; false if it did not converge in [`KRYLOV_ITERATIONS`].
+    fn newton_step<O: DelassusOperator>(
         &self,
         delassus: &mut O,
         cones: &[FrictionCone],
         step: &mut [f64],
-        stack: &mut MemBuffer,
+        work: &mut KrylovWork,
         tolerance: f64,
     ) -> bool {
-        let r = self.unknowns.len();
-        let m = self.lambda.len();
-        let shared = Mutex::new(Shared {
+        let mut system = NewtonSystem {
             op: delassus,
             polisher: self,
             cones,
-            force: vec![0.0; m],
-            velocity: vec![0.0; m],
-        });
-        // faer 0.24's BiCGSTAB leaves its residual uninitialised when told the initial guess
-        // is zero (`InitialGuessStatus::Zero`): the guess is zero, but faer is told it may
-        // not be, and computes the residual b − J·0 (a product the Jacobian skips).
-        step.fill(0.0);
-        let params = BicgParams {
-            initial_guess: InitialGuessStatus::MaybeNonZero,
-            abs_tolerance: 0.0,
-            rel_tolerance: tolerance,
-            max_iters: KRYLOV_ITERATIONS,
-            ..Default::default()
+            force: &mut work.force,
+            velocity: &mut work.velocity,
         };
-        bicgstab(
-            MatMut::from_column_major_slice_mut(step, r, 1),
-            IdentityPrecond { dim: r },
-            Preconditioner(&shared, r),
-            Jacobian(&shared, r),
-            MatRef::from_column_major_slice(&self.step, r, 1),
-            params,
-            |_| {},
-            Par::Seq,
-            MemStack::new(stack),
+        gmres(
+            &mut system,
+            &self.step,
+            step,
+            tolerance,
+            KRYLOV_ITERATIONS,
+            &mut work.gmres,
         )
-        .is_ok()
+        .converged
     }
 }
 
@@ -403,7 +291,7 @@ mod tests {
         }
     }
 
-    /// A Newton step by BiCGSTAB against the dense LU solve of the assembled Jacobian, on
+    /// A Newton step by GMRES against the dense LU solve of the assembled Jacobian, on
     /// the unknowns of every kind.
     #[test]
     fn a_step_is_the_solve_with_the_assembled_jacobian() {
@@ -412,6 +300,7 @@ mod tests {
         let jacobian = DMat::from_column_slice(r, r, &p.assembled_jacobian(&g_mat, &cones));
         p.minus_equations();
         let expected = jacobian
+            .clone()
             .lu()
             .solve(&crate::math::DVec::from_column_slice(&p.step))
             .unwrap();
@@ -427,18 +316,21 @@ mod tests {
             shifts.push(1e-3);
         }
         assert!(op.factorize_projected(&rows, &shifts).unwrap());
-        let mut stack = MemBuffer::new(bicgstab_scratch::<f64>(
-            IdentityPrecond { dim: r },
-            IdentityPrecond { dim: r },
-            IdentityPrecond { dim: r },
-            1,
-            Par::Seq,
-        ));
+        let m = 3 * cones.len();
+        let mut work = KrylovWork {
+            force: vec![0.0; m],
+            velocity: vec![0.0; m],
+            gmres: GmresWorkspace::default(),
+        };
         let mut step = vec![0.0; r];
-        assert!(p.newton_step(&mut op, &cones, &mut step, &mut stack, 1e-11));
-        for (a, b) in step.iter().zip(expected.iter()) {
-            assert!((a - b).abs() <= 1e-9 * expected.amax(), "{a} against {b}");
-        }
+        let tolerance = 1e-11;
+        assert!(p.newton_step(&mut op, &cones, &mut step, &mut work, tolerance));
+        // ‖step − J⁻¹b‖ ≤ ‖J⁻¹‖ ‖b − J step‖ ≤ tolerance ‖b‖ / σ_min(J), plus round-off.
+        let b = crate::math::DVec::from_column_slice(&p.step);
+        let sigma_min = jacobian.singular_values().min();
+        let bound = tolerance * b.norm() / sigma_min + 1e-13 * expected.norm();
+        let error = (crate::math::DVec::from_vec(step) - &expected).norm();
+        assert!(error <= bound, "{error:e} against {bound:e}");
     }
 
     /// The Jacobian's product against the dense polish's assembled Jacobian (itself checked
@@ -453,24 +345,19 @@ mod tests {
             g: g_mat.clone(),
             projected: None,
         };
-        let shared = Mutex::new(Shared {
+        let (mut force, mut velocity) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
+        let mut system = NewtonSystem {
             op: &mut op,
             polisher: &p,
             cones: &cones,
-            force: vec![0.0; 3 * n],
-            velocity: vec![0.0; 3 * n],
-        });
-        let product = Jacobian(&shared, r);
+            force: &mut force,
+            velocity: &mut velocity,
+        };
         for c in 0..r {
             let mut e = vec![0.0; r];
             e[c] = 1.0;
             let mut out = vec![0.0; r];
-            product.apply(
-                MatMut::from_column_major_slice_mut(&mut out, r, 1),
-                MatRef::from_column_major_slice(&e, r, 1),
-                Par::Seq,
-                MemStack::new(&mut []),
-            );
+            system.apply(&e, &mut out);
             for q in 0..r {
                 let exact = jacobian[c * r + q];
                 assert!(

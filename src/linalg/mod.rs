@@ -9,6 +9,8 @@ mod cholesky;
 mod dof_map;
 mod factor_options;
 mod forward_reach;
+mod gmres;
+mod lanczos;
 mod nested_dissection;
 mod ordering;
 mod pattern;
@@ -23,6 +25,8 @@ pub use cholesky::{NumericFactor, SymbolicFactor};
 pub use dof_map::DofMap;
 pub use factor_options::{FactorError, FactorKind, FactorMethod, FactorOrdering, SymbolicOptions};
 pub use forward_reach::ForwardReach;
+pub use gmres::{GmresInfo, GmresWorkspace, PreconditionedOperator, gmres};
+pub use lanczos::{LanczosWorkspace, largest_eigenpair};
 pub use pattern::SymmetricPattern;
 
 /// faer's workspace types, re-exported so callers of the solves need not name faer.
