@@ -16,8 +16,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use diffsoro::contact::{
-    AdmmSettings, AdmmSolver, DelassusWorkspace, FactoredDelassus, FactoredDelassusWorkspace,
-    PgsSettings, PgsSolver, assemble_delassus,
+    AdmmSettings, AdmmSolver, DelassusWorkspace, FactoredDelassusWorkspace, PgsSettings, PgsSolver,
+    assemble_delassus,
 };
 use diffsoro::math::DMat;
 
@@ -101,9 +101,7 @@ fn bench_contact(c: &mut Criterion) {
         });
         let mut work = FactoredDelassusWorkspace::default();
         let mut factored_solve = |solver: &mut AdmmSolver| {
-            work.prepare(H, &s.jacobian, s.body.pattern()).unwrap();
-            let mut op =
-                FactoredDelassus::new(s.body.pattern(), &s.a_values, &s.factor, &mut work).unwrap();
+            let mut op = s.factored(&mut work);
             solver
                 .solve_with(&mut op, p.free_velocity().as_slice(), p.cones(), None)
                 .unwrap()

@@ -6,8 +6,8 @@
 //! solves and the polish without an assembled G.
 
 use diffsoro::contact::{
-    AdmmSettings, AdmmSolver, ContactJacobian, DelassusOperator, FactoredDelassus,
-    FactoredDelassusWorkspace, ProjectedRow,
+    AdmmSettings, AdmmSolver, ContactJacobian, DelassusOperator, FactoredDelassusWorkspace,
+    ProjectedRow,
 };
 use diffsoro::math::{DVec, Mat3};
 
@@ -35,9 +35,7 @@ fn products_and_shifted_solves_match_the_assembled_matrix() {
         let g = p.delassus();
         let m = 3 * n;
         let mut work = FactoredDelassusWorkspace::default();
-        work.prepare(H, &s.jacobian, s.body.pattern()).unwrap();
-        let mut op =
-            FactoredDelassus::new(s.body.pattern(), &s.a_values, &s.factor, &mut work).unwrap();
+        let mut op = s.factored(&mut work);
         assert_eq!(op.dim(), m);
         let x = pseudo_random(m, 7 + n as u64);
         let mut gx = vec![0.0; m];
@@ -82,9 +80,7 @@ fn admm_through_the_factor_finds_the_dense_solvers_forces() {
         };
         let dense = AdmmSolver::new(settings).solve(&p, None).unwrap();
         let mut work = FactoredDelassusWorkspace::default();
-        work.prepare(H, &s.jacobian, s.body.pattern()).unwrap();
-        let mut op =
-            FactoredDelassus::new(s.body.pattern(), &s.a_values, &s.factor, &mut work).unwrap();
+        let mut op = s.factored(&mut work);
         let factored = AdmmSolver::new(settings)
             .solve_with(&mut op, p.free_velocity().as_slice(), p.cones(), None)
             .unwrap();
@@ -263,9 +259,7 @@ fn projected_solves_invert_the_projected_assembled_matrix() {
             projected[(k, k)] += c;
         }
         let mut work = FactoredDelassusWorkspace::default();
-        work.prepare(H, &s.jacobian, s.body.pattern()).unwrap();
-        let mut op =
-            FactoredDelassus::new(s.body.pattern(), &s.a_values, &s.factor, &mut work).unwrap();
+        let mut op = s.factored(&mut work);
         assert!(op.factorize_projected(&rows, &shifts).unwrap());
         let rhs = pseudo_random(r, 13 + n as u64);
         let mut y = rhs.clone();
@@ -286,9 +280,7 @@ fn projected_solves_invert_the_projected_assembled_matrix() {
 fn bad_projected_systems_are_refused_by_name() {
     let s = SlabContacts::new(10);
     let mut work = FactoredDelassusWorkspace::default();
-    work.prepare(H, &s.jacobian, s.body.pattern()).unwrap();
-    let mut op =
-        FactoredDelassus::new(s.body.pattern(), &s.a_values, &s.factor, &mut work).unwrap();
+    let mut op = s.factored(&mut work);
     let row = |contact| ProjectedRow {
         contact,
         direction: [0.0, 0.0, 1.0],
@@ -322,9 +314,7 @@ fn admm_through_the_factor_is_polished_to_the_dense_polished_forces() {
         assert!(dense_solver.last_polished(), "n = {n}: dense not polished");
         let mut work = FactoredDelassusWorkspace::default();
         let mut solve = |polish: bool| {
-            work.prepare(H, &s.jacobian, s.body.pattern()).unwrap();
-            let mut op =
-                FactoredDelassus::new(s.body.pattern(), &s.a_values, &s.factor, &mut work).unwrap();
+            let mut op = s.factored(&mut work);
             let mut solver = AdmmSolver::new(AdmmSettings {
                 polish,
                 ..AdmmSettings::default()

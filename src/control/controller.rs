@@ -297,12 +297,14 @@ impl InverseController {
         self.columns.clear();
         self.columns.resize(n * columns, 0.0);
         if let Some((m, _, _)) = &step {
-            self.reduced.resize(n, 0.0);
-            for (r, (node, c)) in self.reduced.iter_mut().zip(dofs.free_components()) {
-                let (v, vp) = (m.v[node][c], m.v_plus[node][c]);
-                *r = (vp - v) / m.h + m.alpha * vp;
-            }
-            pattern.symmetric_product(model.mass_values(), &self.reduced, &mut self.columns[..n]);
+            StaticCompliance::momentum_column(
+                model,
+                (m.v, m.v_plus),
+                m.h,
+                m.alpha,
+                &mut self.reduced,
+                &mut self.columns[..n],
+            );
         }
         self.compliance.actuation_columns(
             scene,

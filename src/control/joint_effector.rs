@@ -207,6 +207,8 @@ pub struct JointLinearizer {
     held: HeldRows,
     compliance: Vec<Option<StaticCompliance>>,
     columns: Vec<f64>,
+    /// One value per free DOF (scratch of [`StaticCompliance::momentum_column`]).
+    reduced: Vec<f64>,
 }
 
 impl JointLinearizer {
@@ -217,6 +219,7 @@ impl JointLinearizer {
             held,
             compliance: (0..scene.bodies.len()).map(|_| None).collect(),
             columns: Vec::new(),
+            reduced: Vec::new(),
         }
     }
 
@@ -472,14 +475,14 @@ impl JointLinearizer {
                 model.options().rayleigh_mass,
                 model.options().rayleigh_stiffness,
             );
-            let reduced: Vec<f64> = dofs
-                .free_components()
-                .map(|(node, c)| {
-                    let (v, vp) = (rec.v[node][c], rec.v_plus[node][c]);
-                    (vp - v) / h + alpha * vp
-                })
-                .collect();
-            pattern.symmetric_product(model.mass_values(), &reduced, &mut self.columns[..n]);
+            StaticCompliance::momentum_column(
+                model,
+                (&rec.v, &rec.v_plus),
+                h,
+                alpha,
+                &mut self.reduced,
+                &mut self.columns[..n],
+            );
             compliance.actuation_columns(scene, parameters, &rec.x, &mut self.columns[n..]);
             for (c, &(_, r)) in local.iter().enumerate() {
                 self.columns[(1 + k + c) * n + r] = 1.0;

@@ -7,6 +7,7 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 
 use crate::diff::Parameter;
 use crate::error::Result;
+use crate::fem::SoftBody;
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor};
 use crate::math::Vec3;
 use crate::scene::{ActuatorTangent, Scene};
@@ -36,6 +37,28 @@ pub(super) struct StaticCompliance {
 }
 
 impl StaticCompliance {
+    /// `out = M ((v⁺ − v)/h + α v⁺)` (N, one entry per free DOF of `model`): what a recorded
+    /// step's equilibrium holds beyond the static one (`v`, `v_plus` the step's velocities in
+    /// m/s, `h` its time step in s, `alpha` the Rayleigh mass coefficient in 1/s), the first
+    /// column both controllers solve with the compliance. `scratch` is resized to the free
+    /// DOFs.
+    pub(super) fn momentum_column(
+        model: &SoftBody,
+        (v, v_plus): (&[Vec3], &[Vec3]),
+        h: f64,
+        alpha: f64,
+        scratch: &mut Vec<f64>,
+        out: &mut [f64],
+    ) {
+        let pattern = model.pattern();
+        scratch.resize(pattern.n(), 0.0);
+        for (r, (node, c)) in scratch.iter_mut().zip(pattern.dofs().free_components()) {
+            let (v, vp) = (v[node][c], v_plus[node][c]);
+            *r = (vp - v) / h + alpha * vp;
+        }
+        pattern.symmetric_product(model.mass_values(), scratch, out);
+    }
+
     /// The compliance of soft body `body` of `scene`. Errors as [`ActuatorTangent::new`].
     pub(super) fn new(scene: &Scene, body: usize) -> Result<Self> {
         let model = &scene.bodies[body];

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use diffsoro::contact::{
-    AdmmSettings, AdmmSolver, ContactJacobian, ContactProblem, DelassusWorkspace, NcpSolution,
-    assemble_delassus, free_contact_velocity,
+    AdmmSettings, AdmmSolver, ContactJacobian, ContactProblem, DelassusWorkspace, FactoredDelassus,
+    FactoredDelassusWorkspace, NcpSolution, assemble_delassus, free_contact_velocity,
 };
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness};
 use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
@@ -25,7 +25,7 @@ pub const H: f64 = 0.01;
 /// Jacobian of its first `n` bottom nodes.
 pub struct SlabContacts {
     pub body: SoftBody,
-    /// Read by `benches/contact.rs` and `tests/factored_delassus.rs`, not by every includer.
+    /// Read by [`SlabContacts::factored`], which not every includer calls.
     #[allow(dead_code)]
     pub a_values: Vec<f64>,
     pub factor: NumericFactor,
@@ -77,6 +77,15 @@ impl SlabContacts {
 
     /// The NCP: G = h H A⁻¹ Hᵀ by one multi-right-hand-side solve with the factor, and the
     /// free contact velocity.
+    /// The slab's Delassus operator through its factor, on the rows of its contacts
+    /// (`work` prepared for them).
+    #[allow(dead_code)] // the bench and some tests use it
+    pub fn factored<'a>(&'a self, work: &'a mut FactoredDelassusWorkspace) -> FactoredDelassus<'a> {
+        work.prepare(H, &self.jacobian, self.body.pattern())
+            .unwrap();
+        FactoredDelassus::new(self.body.pattern(), &self.a_values, &self.factor, work).unwrap()
+    }
+
     pub fn problem(&self) -> ContactProblem {
         let mut g_mat = DMat::zeros(0, 0);
         assemble_delassus(
