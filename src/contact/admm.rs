@@ -31,7 +31,13 @@
 //! [`super::DenseDelassus`], or the sparse one of [`super::FactoredDelassus`]). The
 //! rule is applied every `rho_update_period` iterations only: applied every iteration it can
 //! flip ρ up and down forever on problems with sliding contacts (the De Saxcé shift moves
-//! with z) and pays one O(m³) factorisation per iteration.
+//! with z) and pays one O(m³) factorisation per iteration. Through a factor (G not assembled)
+//! with the polish on, ρ is held for the first [`POLISH_MATRIX_FREE_AFTER`] iterations: there
+//! a change costs a sparse factorisation (as much as ten iterations on the 1,000-contact slab)
+//! and restarts Anderson's memory, which also delays the faces settling, while the solve is
+//! finished by the polish from that iteration on. On the slab the faces then settle by
+//! iteration 20 instead of 30 and the solve takes 144–155 ms instead of 174–183 ms; the coarse
+//! PneuNet on the floor's contact stage 7.92–8.11 ms instead of 8.83–8.90 ms (docs/speed.md).
 //! Here `μ_prox = prox_ratio · L`, so the solver is invariant to the units of `G`.
 //!
 //! **Anderson acceleration** (`anderson_memory`, default 5): the three updates above are a
@@ -59,9 +65,8 @@
 //! and a polish instead of 110 iterations (docs/speed.md). With an assembled G, only where one
 //! LU of the reduced system costs at most a hundred iterations; with G never formed (a
 //! [`super::FactoredDelassus`]), by Newton–Krylov steps through its factor (`super::polish_krylov`),
-//! while iterating only and from [`POLISH_MATRIX_FREE_AFTER`] iterations on: 34 iterations and
-//! a polish instead of 210 on the 1,000-contact slab, 171–177 against 353–357 ms
-//! (docs/speed.md).
+//! while iterating only and from [`POLISH_MATRIX_FREE_AFTER`] iterations on: 25 iterations and
+//! a polish instead of 210 on the 1,000-contact slab (docs/speed.md).
 //!
 //! **Stopping rule**: the iterate `λ = y` (in the cone by construction) and `σ = Gλ + g` are
 //! scored with [`ContactProblem::residuals`] whenever ADMM's own primal and dual residuals are
@@ -483,8 +488,10 @@ impl AdmmSolver {
                     *z = v * tr;
                 }
             }
-            // Spectral penalty update, every `rho_update_period` iterations.
-            let new_rho = if iterations % settings.rho_update_period.max(1) != 0 {
+            // Spectral penalty update, every `rho_update_period` iterations; held through a
+            // factor until the matrix-free polish may run (module documentation).
+            let held = !assembled && settings.polish && iterations < POLISH_MATRIX_FREE_AFTER;
+            let new_rho = if held || iterations % settings.rho_update_period.max(1) != 0 {
                 rho
             } else if primal > settings.ratio_primal_dual * dual {
                 rho * increment

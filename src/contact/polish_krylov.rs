@@ -30,12 +30,14 @@
 //! (docs/speed.md); at 1,000 contacts the step products alternate between two sparse factors
 //! of 12.7 MB each, and a product and a projected solve together cost 4.7 ms against 1.4 +
 //! 1.3 ms apart (the two factors do not share the 32 MB cache): there GMRES's 10 iterations
-//! cost what BiCGSTAB's 5 did.
+//! cost what BiCGSTAB's 5 did (before the penalty was held, when the polish ran at iteration
+//! 34).
 //!
 //! Newton's steps are inexact: the first is solved to a relative 0.1, the next ones as much
 //! more exactly as the residual fell (Eisenstat and Walker's second forcing term) but not
-//! more exactly than the target needs. On the 1,000-contact slab, polished at iteration 34,
-//! that is four steps and 2 + 2 + 5 + 1 GMRES iterations, to an NCP residual of 7e-14.
+//! more exactly than the target needs. On the 1,000-contact slab, polished at iteration 25
+//! (ADMM holds its penalty until the polish may run, `super::admm`), that is three steps of 2,
+//! 3 and 6 GMRES iterations, from an NCP residual of 6.1e-6 to 1.3e-13.
 
 use super::cone::FrictionCone;
 use super::delassus_operator::{DelassusOperator, ProjectedRow};
@@ -52,7 +54,7 @@ struct KrylovWork {
 }
 
 /// Newton steps of one matrix-free polish at most (each must lower the NCP residual).
-const NEWTON_STEPS: usize = 6;
+const NEWTON_STEPS: usize = 4;
 
 /// Relative residual to which GMRES solves the first Newton step's linear system, and the
 /// largest it solves any to (the forcing terms of inexact Newton, `polish_matrix_free`).

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use diffsoro::contact::{
     AdmmSettings, AdmmSolver, ContactJacobian, ContactProblem, DelassusWorkspace, FactoredDelassus,
-    FactoredDelassusWorkspace, NcpSolution, assemble_delassus, free_contact_velocity,
+    FactoredDelassusWorkspace, FrictionCone, NcpSolution, assemble_delassus, free_contact_velocity,
 };
 use diffsoro::fem::{MassKind, SoftBody, SoftBodyOptions, Stiffness};
 use diffsoro::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
@@ -20,6 +20,9 @@ use diffsoro::mesh::box_mesh;
 
 /// Time step (s).
 pub const H: f64 = 0.01;
+
+/// The friction coefficient at every contact of the slab.
+pub const FRICTION: f64 = 0.5;
 
 /// The slab, its A (lower-triangle values on the body's pattern) and their factor, and the
 /// Jacobian of its first `n` bottom nodes.
@@ -97,6 +100,18 @@ impl SlabContacts {
             &mut g_mat,
         )
         .unwrap();
+        let n = self.jacobian.contact_count();
+        ContactProblem::new(
+            g_mat,
+            DVec::from_vec(self.free_velocity()),
+            &vec![FRICTION; n],
+        )
+        .unwrap()
+    }
+
+    /// The free contact velocity g (m/s, 3 per contact) of [`Self::problem`]: the slab moving
+    /// down at 0.1 m/s plus a step of gravity, its left 30 % pushed sideways at 0.02 m/s.
+    pub fn free_velocity(&self) -> Vec<f64> {
         let x = self.body.rest_positions();
         let side = x.iter().map(|p| p.x).fold(0.0, f64::max);
         let v_free: Vec<Vec3> = x
@@ -108,14 +123,17 @@ impl SlabContacts {
             .collect();
         let mut g = vec![0.0; self.jacobian.row_count()];
         free_contact_velocity(&self.jacobian, &v_free, &mut g);
+        g
+    }
+
+    /// The friction cones of [`Self::problem`] (μ = [`FRICTION`] at every contact).
+    #[allow(dead_code)] // some tests use it
+    pub fn cones(&self) -> Vec<FrictionCone> {
         let n = self.jacobian.contact_count();
-        ContactProblem::new(g_mat, DVec::from_vec(g), &vec![0.5; n]).unwrap()
+        vec![FrictionCone::new(FRICTION).unwrap(); n]
     }
 }
 
-/// The reference solution of a slab NCP: plain ADMM (no extrapolation) to 1e-13, which the
-/// tests compare other solvers with (λ is unique: every row is a node of the slab, G is
-/// positive definite). Panics if it does not converge.
 #[allow(dead_code)] // the tests use it, the bench does not
 pub fn reference(p: &ContactProblem) -> NcpSolution {
     // Plain ADMM alone: neither extrapolated nor polished, so that it checks both.
