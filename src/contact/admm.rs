@@ -338,11 +338,16 @@ impl AdmmSolver {
         }
 
         // Penalty from the spectrum of G.
+        // A unit start, so that the eigenvector kept is a unit vector even where Lanczos
+        // leaves its start unchanged (G v = 0).
         let steps = if hinted {
-            self.rhs.copy_from_slice(&self.eigenvector);
+            let norm = self.eigenvector.iter().map(|x| x * x).sum::<f64>().sqrt();
+            for (v, h) in self.rhs.iter_mut().zip(&self.eigenvector) {
+                *v = h / norm;
+            }
             HINTED_LANCZOS_STEPS
         } else {
-            self.rhs.fill(1.0);
+            self.rhs.fill(1.0 / (m as f64).sqrt());
             settings.lanczos_steps
         };
         let mut l = largest_eigenpair(
