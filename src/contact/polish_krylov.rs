@@ -136,7 +136,6 @@ impl Polisher {
         if best <= target {
             return true;
         }
-
         let r = self.unknowns.len();
         if r == 0 {
             return false;
@@ -186,7 +185,6 @@ impl Polisher {
             forcing = (0.9 * (score / best).powi(2))
                 .max(0.1 * target / score)
                 .clamp(KRYLOV_TOLERANCE, FIRST_FORCING);
-
             best = score;
             self.best_lambda.clone_from(&self.lambda);
             self.best_sigma.clone_from(&self.sigma);
