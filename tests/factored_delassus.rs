@@ -127,15 +127,31 @@ fn rows_coupling_distant_nodes_are_refused_by_name() {
     );
 }
 
-/// A Delassus operator that counts its products (`apply`) before its first shifted
-/// factorisation, around the dense one.
-struct Counting<'a> {
-    inner: diffsoro::contact::DenseDelassus<'a>,
+/// A Delassus operator around another that counts its products (`apply`) before its first
+/// shifted factorisation and records, at each shifted factorisation after the first, how many
+/// shifted solves (one per ADMM iteration) came before it: the iteration at which ADMM
+/// changed its penalty.
+struct Counting<O> {
+    inner: O,
     products: usize,
     before_factorising: Option<usize>,
+    solves: usize,
+    changed_at: Vec<usize>,
 }
 
-impl DelassusOperator for Counting<'_> {
+impl<O: DelassusOperator> Counting<O> {
+    fn new(inner: O) -> Self {
+        Counting {
+            inner,
+            products: 0,
+            before_factorising: None,
+            solves: 0,
+            changed_at: Vec::new(),
+        }
+    }
+}
+
+impl<O: DelassusOperator> DelassusOperator for Counting<O> {
     fn dim(&self) -> usize {
         self.inner.dim()
     }
@@ -144,11 +160,25 @@ impl DelassusOperator for Counting<'_> {
         self.inner.apply(x, out)
     }
     fn factorize_shifted(&mut self, shift: f64) -> diffsoro::Result<()> {
+        if self.before_factorising.is_some() {
+            self.changed_at.push(self.solves);
+        }
         self.before_factorising.get_or_insert(self.products);
         self.inner.factorize_shifted(shift)
     }
     fn solve_shifted(&mut self, rhs: &mut [f64]) {
+        self.solves += 1;
         self.inner.solve_shifted(rhs)
+    }
+    fn factorize_projected(
+        &mut self,
+        rows: &[ProjectedRow],
+        shifts: &[f64],
+    ) -> diffsoro::Result<bool> {
+        self.inner.factorize_projected(rows, shifts)
+    }
+    fn solve_projected(&mut self, rhs: &mut [f64]) {
+        self.inner.solve_projected(rhs)
     }
 }
 
@@ -166,11 +196,10 @@ fn a_spectrum_hint_takes_three_lanczos_steps_and_keeps_the_solution() {
     let mut solve = |hint: Option<&[f64]>| {
         let mut solver = AdmmSolver::new(AdmmSettings::default());
         solver.set_spectrum_hint(hint);
-        let mut op = Counting {
-            inner: diffsoro::contact::DenseDelassus::new(p.delassus(), &mut dense),
-            products: 0,
-            before_factorising: None,
-        };
+        let mut op = Counting::new(diffsoro::contact::DenseDelassus::new(
+            p.delassus(),
+            &mut dense,
+        ));
         let solution = solver
             .solve_with(&mut op, p.free_velocity().as_slice(), p.cones(), None)
             .unwrap();
@@ -351,46 +380,6 @@ fn admm_through_the_factor_is_polished_to_the_dense_polished_forces() {
     }
 }
 
-/// A factored Delassus operator that records, at each shifted factorisation after the first,
-/// how many shifted solves (one per ADMM iteration) came before it: the iteration at which
-/// ADMM changed its penalty.
-struct Recording<'a> {
-    inner: diffsoro::contact::FactoredDelassus<'a>,
-    solves: usize,
-    factorisations: usize,
-    changed_at: Vec<usize>,
-}
-
-impl DelassusOperator for Recording<'_> {
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn apply(&mut self, x: &[f64], out: &mut [f64]) {
-        self.inner.apply(x, out)
-    }
-    fn factorize_shifted(&mut self, shift: f64) -> diffsoro::Result<()> {
-        if self.factorisations > 0 {
-            self.changed_at.push(self.solves);
-        }
-        self.factorisations += 1;
-        self.inner.factorize_shifted(shift)
-    }
-    fn solve_shifted(&mut self, rhs: &mut [f64]) {
-        self.solves += 1;
-        self.inner.solve_shifted(rhs)
-    }
-    fn factorize_projected(
-        &mut self,
-        rows: &[ProjectedRow],
-        shifts: &[f64],
-    ) -> diffsoro::Result<bool> {
-        self.inner.factorize_projected(rows, shifts)
-    }
-    fn solve_projected(&mut self, rhs: &mut [f64]) {
-        self.inner.solve_projected(rhs)
-    }
-}
-
 /// Through a factor with the polish on, ADMM holds its penalty until the matrix-free polish
 /// may run (`POLISH_MATRIX_FREE_AFTER` iterations); without the polish the spectral rule
 /// changes it earlier on the same problem (checked first, so that the test can fail), and
@@ -402,12 +391,7 @@ fn through_the_factor_the_penalty_waits_for_the_polish() {
     let (g, cones) = (s.free_velocity(), s.cones());
     let mut work = FactoredDelassusWorkspace::default();
     let mut run = |polish: bool| {
-        let mut op = Recording {
-            inner: s.factored(&mut work),
-            solves: 0,
-            factorisations: 0,
-            changed_at: Vec::new(),
-        };
+        let mut op = Counting::new(s.factored(&mut work));
         let mut solver = AdmmSolver::new(AdmmSettings {
             polish,
             ..AdmmSettings::default()

@@ -10,6 +10,8 @@
 //! bounds the iterations), and the preconditioned vectors `z_k = P⁻¹ v_k` are kept, so the
 //! answer costs no further solve.
 
+use super::dot::{dot, norm};
+
 /// A square operator `J` and its preconditioner `P` (`n × n`), for [`gmres`].
 pub trait PreconditionedOperator {
     /// `out = J x`.
@@ -60,7 +62,7 @@ pub fn gmres(
     let n = b.len();
     assert_eq!(x.len(), n, "gmres: x and b lengths");
     x.fill(0.0);
-    let beta = dot(b, b).sqrt();
+    let beta = norm(b);
     if !(beta > 0.0) {
         return GmresInfo {
             iterations: 0,
@@ -100,7 +102,7 @@ pub fn gmres(
                 *w -= *h * a;
             }
         }
-        let next = dot(&work.w, &work.w).sqrt();
+        let next = norm(&work.w);
         column[j + 1] = next;
         // The earlier rotations, then the one that zeroes h_{j+1, j}.
         for (i, &(c, s)) in work.rotations.iter().enumerate() {
@@ -151,10 +153,6 @@ pub fn gmres(
         relative_residual,
         converged: relative_residual <= tolerance,
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[cfg(test)]

@@ -12,12 +12,17 @@
 //! appear twice. A fixed step count keeps the estimate a smooth function of `G` (what the
 //! derivatives' finite-difference checks of a solve that uses it see).
 
+use super::dot::{dot, norm};
 use crate::math::DMat;
 
-/// The Krylov basis of [`largest_eigenpair`], kept between calls (`k · n` values).
+/// The Krylov basis, the tridiagonal's entries and the product buffer of
+/// [`largest_eigenpair`], kept between calls (`(k + 1) · n` values).
 #[derive(Debug, Default, Clone)]
 pub struct LanczosWorkspace {
     basis: Vec<f64>,
+    alpha: Vec<f64>,
+    beta: Vec<f64>,
+    w: Vec<f64>,
 }
 
 /// Largest eigenvalue of the symmetric positive semi-definite operator `apply` (`out = G x`)
@@ -35,23 +40,29 @@ pub fn largest_eigenpair(
     work: &mut LanczosWorkspace,
 ) -> f64 {
     let n = v.len();
-    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    if n == 0 || !(norm > 0.0) {
+    let start = norm(v);
+    if n == 0 || !(start > 0.0) {
         return 0.0;
     }
     let steps = steps.clamp(1, n);
-    work.basis.clear();
-    work.basis.extend(v.iter().map(|x| x / norm));
-    let mut alpha = Vec::with_capacity(steps);
-    let mut beta: Vec<f64> = Vec::with_capacity(steps);
-    let mut w = vec![0.0; n];
+    let LanczosWorkspace {
+        basis,
+        alpha,
+        beta,
+        w,
+    } = work;
+    basis.clear();
+    basis.extend(v.iter().map(|x| x / start));
+    alpha.clear();
+    beta.clear();
+    w.resize(n, 0.0);
     for j in 0..steps {
-        apply(&work.basis[j * n..(j + 1) * n], &mut w);
+        apply(&basis[j * n..(j + 1) * n], w);
         // Full reorthogonalisation: w ← w − V (Vᵀ w), twice is not needed at these sizes
         // (modified Gram–Schmidt, one pass).
         for i in 0..=j {
-            let vi = &work.basis[i * n..(i + 1) * n];
-            let c = vi.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+            let vi = &basis[i * n..(i + 1) * n];
+            let c = dot(vi, w);
             if i == j {
                 alpha.push(c);
             }
@@ -59,14 +70,14 @@ pub fn largest_eigenpair(
                 *wk -= c * a;
             }
         }
-        let b = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let b = norm(w);
         // The space closed (or G v = 0): T holds G's eigenvalues on it exactly.
         let scale = alpha.iter().map(|a| a.abs()).fold(0.0, f64::max);
         if j + 1 == steps || !(b > 1e-12 * scale) {
             break;
         }
         beta.push(b);
-        work.basis.extend(w.iter().map(|x| x / b));
+        basis.extend(w.iter().map(|x| x / b));
     }
     let k = alpha.len();
     let mut t = DMat::zeros(k, k);
@@ -87,13 +98,13 @@ pub fn largest_eigenpair(
     v.fill(0.0);
     for i in 0..k {
         let s = eigen.eigenvectors[(i, top)];
-        for (vk, a) in v.iter_mut().zip(&work.basis[i * n..(i + 1) * n]) {
+        for (vk, a) in v.iter_mut().zip(&basis[i * n..(i + 1) * n]) {
             *vk += s * a;
         }
     }
-    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let length = norm(v);
     for x in v.iter_mut() {
-        *x /= norm;
+        *x /= length;
     }
     value
 }

@@ -7,6 +7,7 @@
 mod assembly;
 mod cholesky;
 mod dof_map;
+mod dot;
 mod factor_options;
 mod forward_reach;
 mod gmres;
@@ -23,6 +24,7 @@ mod trailing_block;
 pub use assembly::{AssemblyPlan, axpby};
 pub use cholesky::{NumericFactor, SymbolicFactor};
 pub use dof_map::DofMap;
+pub use dot::{dot, norm};
 pub use factor_options::{FactorError, FactorKind, FactorMethod, FactorOrdering, SymbolicOptions};
 pub use forward_reach::ForwardReach;
 pub use gmres::{GmresInfo, GmresWorkspace, PreconditionedOperator, gmres};

@@ -28,7 +28,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 
 use crate::error::{Error, Result};
 use crate::fem::{SoftBody, Stiffness};
-use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby};
+use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby, dot, norm};
 use crate::material::{Law, Material};
 use crate::math::Vec3;
 
@@ -145,10 +145,6 @@ pub fn solve_static(
             solve_body(body, act, bs, forces, g, options)
         })
         .collect()
-}
-
-fn norm(v: &[f64]) -> f64 {
-    v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
 /// The total potential of one body under the load factor `s`: evaluates
@@ -449,10 +445,6 @@ impl Refinement {
             q: vec![0.0; n],
         }
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// q = (K − J_a) p on the free DOFs, J_a = s ∂f_a/∂x (matrix-free: the actuators' coupling
