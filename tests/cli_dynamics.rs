@@ -3,14 +3,19 @@
 
 use std::process::Command;
 
+mod cli_support;
+
 use serde_json::Value;
 
+/// `diffsoro dynamics` of the double pendulum on the case `case` (JSON), written to a file of
+/// a scratch folder of this call's own (tests run in parallel), removed with the run.
 fn run(case: &str) -> std::process::Output {
-    let dir = std::env::temp_dir().join(format!("diffsoro-dyn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("case{}.json", case.len()));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = cli_support::scratch(&format!("case{call}"));
+    let path = dir.join("case.json");
     std::fs::write(&path, case).unwrap();
-    let urdf = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("urdf/double_pendulum.urdf");
+    let urdf = cli_support::root().join("urdf/double_pendulum.urdf");
     Command::new(env!("CARGO_BIN_EXE_diffsoro"))
         .arg("dynamics")
         .arg(urdf)

@@ -150,8 +150,10 @@ fn words(command: &str) -> Vec<String> {
 }
 
 fn run_all() -> (HashMap<String, Ran>, PathBuf) {
-    let scratch =
-        std::env::temp_dir().join(format!("diffsoro-doc-examples-{}", std::process::id()));
+    // Under cargo's own scratch folder for integration tests (`target/tmp`), replaced by each
+    // run: the documented commands' outputs stay there to look at, and nothing collects in the
+    // system's temporary folder (a static is never dropped, so it could not be removed).
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("doc-examples");
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).unwrap();
     for folder in ["scenes", "meshes", "urdf"] {

@@ -12,8 +12,14 @@ mod cli_support;
 use serde_json::Value;
 
 /// The double pendulum hanging from a fixed base, a PD holding it near `target` (a line
-/// `target = [...]` or `target_path = [...]`), kp and kd per joint.
-fn pendulum(name: &str, kp: [f64; 2], kd: [f64; 2], target: &str) -> String {
+/// `target = [...]` or `target_path = [...]`), kp and kd per joint: the scene file's path, in
+/// a scratch folder that lives as long as the returned guard.
+fn pendulum(
+    name: &str,
+    kp: [f64; 2],
+    kd: [f64; 2],
+    target: &str,
+) -> (cli_support::Scratch, String) {
     let dir = cli_support::scratch(name);
     let urdf = cli_support::root().join("urdf/double_pendulum.urdf");
     let text = format!(
@@ -37,7 +43,8 @@ kd = {kd:?}
     );
     let path = dir.join("pendulum.toml");
     std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    let path = path.to_str().unwrap().to_string();
+    (dir, path)
 }
 
 /// The final-state JSON of `simulate` with `args`.
@@ -123,7 +130,7 @@ fn close(what: &str, got: ([f64; 2], [f64; 2]), want: ([f64; 2], [f64; 2])) {
 #[test]
 fn the_target_sensitivities_of_a_pd_pendulum_are_differences_of_two_runs() {
     let (a, b) = (0.3, 0.1);
-    let scene = pendulum(
+    let (_scene_dir, scene) = pendulum(
         "fixed",
         [40.0, 20.0],
         [2.0, 1.0],
@@ -171,7 +178,7 @@ fn a_moving_targets_sensitivity_offsets_every_waypoint() {
         )
     };
     let (a, b) = (0.3, 0.1);
-    let scene = pendulum(
+    let (_scene_dir, scene) = pendulum(
         "path",
         [40.0, 20.0],
         [2.0, 1.0],
@@ -193,7 +200,7 @@ fn a_moving_targets_sensitivity_offsets_every_waypoint() {
 /// The reverse sweep (`--gradient-of`) gives the forward sensitivities' entries.
 #[test]
 fn the_target_gradient_by_the_reverse_sweep_is_the_forward_one() {
-    let scene = pendulum(
+    let (_scene_dir, scene) = pendulum(
         "gradient",
         [40.0, 20.0],
         [2.0, 1.0],
@@ -229,7 +236,7 @@ fn the_target_gradient_by_the_reverse_sweep_is_the_forward_one() {
 #[test]
 fn a_joint_held_at_its_effort_limit_has_no_target_derivative() {
     let (a, b) = (0.3, 2.0);
-    let scene = pendulum(
+    let (_scene_dir, scene) = pendulum(
         "clamped",
         [40.0, 1000.0],
         [2.0, 1.0],
@@ -249,7 +256,7 @@ fn a_joint_held_at_its_effort_limit_has_no_target_derivative() {
     let shoulder = analytic(&v, "target:arm[0]");
     assert!(shoulder.1[0].abs() > 1e-3, "{shoulder:?}");
     // The differences of two 5-step runs.
-    let five = pendulum(
+    let (_five_dir, five) = pendulum(
         "clamped5",
         [40.0, 1000.0],
         [2.0, 1.0],
@@ -270,13 +277,13 @@ fn a_joint_held_at_its_effort_limit_has_no_target_derivative() {
 /// out of range.
 #[test]
 fn target_errors_name_the_parameter() {
-    let torque = pendulum("torque", [1.0, 1.0], [0.0, 0.0], "");
+    let (_torque_dir, torque) = pendulum("torque", [1.0, 1.0], [0.0, 0.0], "");
     let text = std::fs::read_to_string(&torque)
         .unwrap()
         .replace("kp = [1.0, 1.0]", "torque = [0.0, 0.5]")
         .replace("kd = [0.0, 0.0]", "");
     std::fs::write(&torque, text).unwrap();
-    let pd = pendulum(
+    let (_pd_dir, pd) = pendulum(
         "errors",
         [40.0, 20.0],
         [2.0, 1.0],
@@ -306,7 +313,7 @@ fn the_target_parameter_reads_and_offsets_the_waypoints() {
     use diffsoro::diff::Parameter;
     use diffsoro::scene::{RigidInput, Scene};
     let line = "target_path = [[0.0, 0.9950041652780258, 0.09983341664682815, 0.1], [0.1, 1.0, 0.0, -0.2]]";
-    let path = pendulum("value", [40.0, 20.0], [2.0, 1.0], line);
+    let (_path_dir, path) = pendulum("value", [40.0, 20.0], [2.0, 1.0], line);
     let mut scene = Scene::load(std::path::Path::new(&path), &[]).unwrap();
     let (shoulder, elbow) = (
         Parameter::parse(&scene, "target:arm[0]").unwrap(),

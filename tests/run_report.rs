@@ -159,7 +159,8 @@ fn log_labels_cover(svg: &str, values: &[f64]) {
 
 #[test]
 fn control_writes_a_complete_summary_with_a_line_per_actuator() {
-    let dir = scratch("control").join("out");
+    let folder = scratch("control");
+    let dir = folder.join("out");
     let steps = 10;
     let json = control(&dir, steps, &[]);
     holds_exactly(
@@ -455,7 +456,8 @@ fn page_data(html: &str) -> Value {
 
 #[test]
 fn control_view_writes_the_frames_of_the_run_and_its_page() {
-    let dir = scratch("control-view").join("out");
+    let folder = scratch("control-view");
+    let dir = folder.join("out");
     let steps = 5;
     let json = control(&dir, steps, &["--view"]);
     // A frame per body (the Trunk has one) at the start and after each step.
@@ -588,7 +590,8 @@ fn simulate_summarises_a_scene_with_an_effector_and_only_then() {
 
 #[test]
 fn contact_force_limiting_summarises_the_first_effector_and_the_contact_forces() {
-    let dir = scratch("grasp").join("out");
+    let folder = scratch("grasp");
+    let dir = folder.join("out");
     let steps = 5;
     let ran = run(&[
         "control",

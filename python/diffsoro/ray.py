@@ -23,10 +23,12 @@ back in the order of the cases; `progress(done, total)` is called as tasks finis
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -151,11 +153,12 @@ class ScenePackage:
 
     def base_dir(self) -> Path:
         """The base folder on this machine: the files written under a temporary folder of
-        this process (once per package)."""
+        this process (once per package), removed when the process exits."""
         key = self.digest
         root = _MATERIALISED.get(key)
         if root is None or not root.is_dir():
-            root = Path(tempfile.mkdtemp(prefix=f"diffsoro-{key[:12]}-"))
+            _remove_stale_materialised()
+            root = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-{key[:12]}-"))
             for name, data in self.files.items():
                 target = root / PurePosixPath(name)
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -174,6 +177,34 @@ class ScenePackage:
 
 # Per process: package digest → the temporary folder its files were written to.
 _MATERIALISED: dict[str, Path] = {}
+
+
+# A materialised package's folder: this prefix, the pid of its process, the digest's start.
+_PREFIX = "diffsoro-package-"
+
+
+@atexit.register
+def _remove_materialised() -> None:
+    """Removes this process's materialised packages (a process that exits leaves none)."""
+    for root in _MATERIALISED.values():
+        shutil.rmtree(root, ignore_errors=True)
+    _MATERIALISED.clear()
+
+
+def _remove_stale_materialised() -> None:
+    """Removes the materialised packages of processes that are gone (a worker killed before
+    its exit handlers ran). Best effort: a folder whose process may be alive is kept."""
+    tmp = Path(tempfile.gettempdir())
+    for folder in tmp.glob(f"{_PREFIX}*-*"):
+        pid = folder.name[len(_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass  # alive under another user, or undecidable: keep it
 
 
 # --- the serial computations (one task each) ----------------------------------------------

@@ -5,6 +5,9 @@ scenes reach the workers as TOML text plus mesh bytes. Skipped without Ray (the 
 import json
 import os
 import shutil
+import tempfile
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,8 +30,37 @@ CASES = [
 def local_ray():
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
+    workers = set()
+    yield workers
     ray.shutdown()
+    # The workers are killed without running their exit handlers: the folders they
+    # materialised go at the next materialisation of any process once they are gone.
+    deadline = time.monotonic() + 30.0
+    while True:
+        dray._remove_stale_materialised()
+        left = [f for f in Path(tempfile.gettempdir()).glob("diffsoro-package-*") if _pid(f) in workers]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert not left, f"left behind by the workers: {left}"
+
+
+def _pid(folder):
+    return int(folder.name[len("diffsoro-package-") :].split("-", 1)[0])
+
+
+@ray.remote
+def _worker_pid(package):
+    package.base_dir()
+    return os.getpid()
+
+
+def test_the_workers_folders_are_removed_once_they_are_gone(local_ray):
+    # Records the workers that materialise a package; the fixture's teardown checks that their
+    # folders are gone after the shutdown.
+    package = dray.ScenePackage.load(SCENES / "trunk.toml")
+    local_ray.update(ray.get([_worker_pid.remote(package) for _ in range(4)]))
+    assert local_ray and os.getpid() not in local_ray
 
 
 def _serial_final_state(overrides, path=SCENES / "trunk.toml", steps=STEPS):

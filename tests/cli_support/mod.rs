@@ -37,8 +37,9 @@ pub fn run_json(args: &[&str]) -> serde_json::Value {
 }
 
 /// An empty folder `name` under the temporary folder, private to this test binary and
-/// process.
-pub fn scratch(name: &str) -> PathBuf {
+/// process, removed with everything in it when the returned guard is dropped (also when the
+/// test fails), so that no run leaves folders behind.
+pub fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!(
         "diffsoro-{}-{}-{name}",
         env!("CARGO_CRATE_NAME"),
@@ -46,5 +47,35 @@ pub fn scratch(name: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// A scratch folder ([`scratch`]) that is removed when dropped; derefs to its path.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Already removed by the test itself, or never filled: either way nothing is left.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
