@@ -381,9 +381,12 @@ fn admm_through_the_factor_is_polished_to_the_dense_polished_forces() {
 }
 
 /// Through a factor with the polish on, ADMM holds its penalty until the matrix-free polish
-/// may run (`POLISH_MATRIX_FREE_AFTER` iterations); without the polish the spectral rule
-/// changes it earlier on the same problem (checked first, so that the test can fail), and
-/// both find the same forces.
+/// may run (`POLISH_MATRIX_FREE_AFTER` iterations), and past that while the faces settle before
+/// the first polish (`FACES_SETTLING_RATIO`); without the polish the spectral rule changes it
+/// earlier on the same problem (checked first, so that the test can fail), and both find the
+/// same forces. On this slab the faces settle over iterations 11–20 (1,337 changes, then 71)
+/// and the polish ends the solve at iteration 25: ρ never changes (without the settling rule
+/// it changed at iteration 20).
 #[test]
 fn through_the_factor_the_penalty_waits_for_the_polish() {
     // 1,000 contacts (G never assembled): on 100 the rule changes nothing before iteration 20.
@@ -407,7 +410,7 @@ fn through_the_factor_the_penalty_waits_for_the_polish() {
     );
     let (polished, held) = run(true);
     assert!(
-        held.iter().all(|&k| k >= POLISH_MATRIX_FREE_AFTER),
+        held.is_empty(),
         "with the polish the penalty changed at iterations {held:?}"
     );
     // The same NCP solved twice to 1e-10: λ within 1e-7 N (forces ~1e-2 N), as above.

@@ -38,6 +38,13 @@
 //! finished by the polish from that iteration on. On the slab the faces then settle by
 //! iteration 20 instead of 30 and the solve takes 144–155 ms instead of 174–183 ms; the coarse
 //! PneuNet on the floor's contact stage 7.92–8.11 ms instead of 8.83–8.90 ms (docs/speed.md).
+//! Past those iterations ρ is still held at an update while no polish has been tried and the
+//! faces are settling (a tenth as many face changes over the last period as over the one
+//! before, [`FACES_SETTLING_RATIO`]): the polish is then a few iterations away. On the
+//! 1,000-contact slab, 1,337 and then 71 contacts change face over iterations 1–10 and 11–20,
+//! and the change of ρ at iteration 20 (a factorisation, 15 ms) came five iterations before
+//! the polish that ended the solve; held, one factorisation instead of two, and the slab
+//! bench's median 136 ms instead of 144 ms (docs/speed.md).
 //! Here `μ_prox = prox_ratio · L`, so the solver is invariant to the units of `G`.
 //!
 //! **Anderson acceleration** (`anderson_memory`, default 5): the three updates above are a
@@ -76,8 +83,8 @@
 //! (`converged = false`, the last iterate returned).
 
 use super::admm_settings::{
-    AdmmSettings, POLISH_ATTEMPTS, POLISH_MATRIX_FREE_AFTER, POLISH_STABLE_ITERATIONS,
-    STALLED_CHECKS,
+    AdmmSettings, FACES_SETTLING_RATIO, POLISH_ATTEMPTS, POLISH_MATRIX_FREE_AFTER,
+    POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
 };
 use super::anderson::Anderson;
 use super::cone::{ConeFace, FrictionCone};
@@ -384,6 +391,9 @@ impl AdmmSolver {
         self.faces.clear();
         self.faces.resize(n, ConeFace::Apex);
         let (mut faces_since, mut faces_polished, mut attempts) = (0, false, 0);
+        // Face changes over the current penalty period and over the one before (None before
+        // the first period ends).
+        let (mut changed, mut changed_before) = (0usize, None);
         // Without an assembled G a polish costs a sparse factorisation and Newton steps: only
         // while iterating, and only for solves that take long (POLISH_MATRIX_FREE_AFTER).
         let assembled = delassus.assembled().is_some();
@@ -410,6 +420,7 @@ impl AdmmSolver {
                 let z = block(&self.z, i);
                 let (y, face) = cone.project_with_face(&(x - z / tr));
                 if face != self.faces[i] {
+                    changed += 1;
                     self.faces[i] = face;
                     (faces_since, faces_polished) = (iterations, false);
                 }
@@ -494,8 +505,19 @@ impl AdmmSolver {
                 }
             }
             // Spectral penalty update, every `rho_update_period` iterations; held through a
-            // factor until the matrix-free polish may run (module documentation).
-            let held = !assembled && settings.polish && iterations < POLISH_MATRIX_FREE_AFTER;
+            // factor until the matrix-free polish may run, and while the faces settle before
+            // the first polish (module documentation).
+            let mut settling = false;
+            if iterations % settings.rho_update_period.max(1) == 0 {
+                settling = attempts == 0
+                    && changed_before.is_some_and(|before| {
+                        changed.saturating_mul(FACES_SETTLING_RATIO) < before
+                    });
+                (changed_before, changed) = (Some(changed), 0);
+            }
+            let held = !assembled
+                && settings.polish
+                && (iterations < POLISH_MATRIX_FREE_AFTER || settling);
             let new_rho = if held || iterations % settings.rho_update_period.max(1) != 0 {
                 rho
             } else if primal > settings.ratio_primal_dual * dual {

@@ -29,6 +29,13 @@ pub const POLISH_STABLE_ITERATIONS: usize = 5;
 /// solve that converges sooner never pays for a polish.
 pub const POLISH_MATRIX_FREE_AFTER: usize = 20;
 
+/// Through a factor with the polish on, ADMM's penalty is also held at an update while no
+/// polish has been tried and the faces are settling: the face changes over the last
+/// `rho_update_period` iterations number less than 1/`FACES_SETTLING_RATIO` of those over the
+/// period before. A polish is then a few iterations away, and a change of the penalty would
+/// cost a sparse factorisation that the polish makes useless (docs/speed.md).
+pub const FACES_SETTLING_RATIO: usize = 10;
+
 /// Polishes tried while iterating, at most, in one solve (each up to three LUs of the reduced
 /// system); one more is tried at convergence, on the converged iterate's faces.
 pub const POLISH_ATTEMPTS: usize = 3;

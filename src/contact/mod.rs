@@ -57,8 +57,8 @@ pub(crate) mod test_support;
 
 pub use admm::{AdmmSolver, HINTED_LANCZOS_STEPS};
 pub use admm_settings::{
-    ACCELERATED_MARGIN, AdmmSettings, POLISH_ATTEMPTS, POLISH_MATRIX_FREE_AFTER,
-    POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
+    ACCELERATED_MARGIN, AdmmSettings, FACES_SETTLING_RATIO, POLISH_ATTEMPTS,
+    POLISH_MATRIX_FREE_AFTER, POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
 };
 pub use attached_reduction::{AttachedReduction, ReductionBody};
 pub use ball_segment::BallOnSegment;
