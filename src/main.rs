@@ -529,12 +529,18 @@ const DEMO_SCENE: &str = include_str!("../scenes/trunk.toml");
 /// The demo scene's mesh, built into the binary.
 const DEMO_MESH: &[u8] = include_bytes!("../meshes/trunk.msh");
 
+/// The prefix of the folder the demo unpacks into, followed by the pid of its run.
+const DEMO_PREFIX: &str = "diffsoro-demo-";
+
 /// The built-in demo: the Trunk under gravity for 1 s (with the `--set` overrides), frames in
 /// `out/demo/` under the working folder. The scene and its mesh are the ones built into the
 /// binary, unpacked into a private temporary folder for the run (as `scenes/trunk.toml` and
-/// `meshes/trunk.msh`, so the scene's relative mesh path holds) and removed afterwards.
+/// `meshes/trunk.msh`, so the scene's relative mesh path holds) and removed afterwards; the
+/// folders of earlier demos that were killed before removing theirs go first.
 fn demo(set: &[String]) -> diffsoro::Result<()> {
-    let unpacked = std::env::temp_dir().join(format!("diffsoro-demo-{}", std::process::id()));
+    let tmp = std::env::temp_dir();
+    diffsoro::scene::remove_stale_folders(&tmp, DEMO_PREFIX);
+    let unpacked = tmp.join(format!("{DEMO_PREFIX}{}", std::process::id()));
     let result = unpack_demo(&unpacked).and_then(|scene| demo_run(&scene, set));
     let _ = std::fs::remove_dir_all(&unpacked);
     result

@@ -108,11 +108,30 @@ fn the_demo_runs_from_an_empty_folder_and_writes_only_there() {
     let work = scratch("demo-work");
     let bin = bin_dir.join("diffsoro");
     std::fs::copy(env!("CARGO_BIN_EXE_diffsoro"), &bin).unwrap();
+    // Its own temporary folder, holding the unpacked folder of an earlier demo whose process
+    // is gone (killed before it could remove it) and one of a live process (this one).
+    let tmp = scratch("demo-tmp");
+    let mut gone = Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    gone.wait().unwrap();
+    let stale = tmp.join(format!("diffsoro-demo-{gone_pid}"));
+    let live = tmp.join(format!("diffsoro-demo-{}", std::process::id()));
+    for folder in [&stale, &live] {
+        std::fs::create_dir_all(folder.join("scenes")).unwrap();
+    }
     let out = Command::new(&bin)
         .arg("demo")
         .current_dir(&work)
+        .env("TMPDIR", &tmp)
         .output()
         .unwrap();
+    // The stale folder is gone, the live one kept, and the run left none of its own.
+    assert!(!stale.exists() && live.exists());
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [live.file_name().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -153,4 +172,5 @@ fn the_demo_runs_from_an_empty_folder_and_writes_only_there() {
     assert_eq!(entries, ["out"]);
     std::fs::remove_dir_all(&bin_dir).unwrap();
     std::fs::remove_dir_all(&work).unwrap();
+    std::fs::remove_dir_all(&tmp).unwrap();
 }

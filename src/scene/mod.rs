@@ -96,5 +96,6 @@ pub use scene_contact::SceneContact;
 pub use scene_path::scene_path;
 pub use soft_point::SoftPoint;
 pub use soft_rigid::{Attachment, SoftRigid, SoftRigidRow};
+pub use stale_staging::remove_stale_folders;
 pub use statics::{StaticOptions, StaticReport, solve_static};
 pub use step::{BodyWorkspace, FreeStageTimes, StageTimes, StepReport, Stepper};
