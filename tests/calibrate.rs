@@ -25,12 +25,10 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("diffsoro-calib-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+// Scratch folders removed when dropped, also when a test fails (`cli_support::scratch`).
+use cli_support::scratch;
+
+mod cli_support;
 
 /// A cantilever 100 × 10 × 10 mm (the coarse `meshes/beam_1.msh`, 190 nodes) clamped at
 /// x = 0, sagging under gravity for 30 steps of 10 ms with mass damping (it nearly settles, so
