@@ -120,7 +120,7 @@ fn the_demo_runs_from_an_empty_folder_and_writes_only_there() {
     let out = Command::new(&bin)
         .arg("demo")
         .current_dir(&work)
-        .env("TMPDIR", &tmp)
+        .env("TMPDIR", &*tmp)
         .output()
         .unwrap();
     // The stale folder is gone, the live one kept, and the run left none of its own.

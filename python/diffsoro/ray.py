@@ -191,16 +191,24 @@ def _remove_materialised() -> None:
     _MATERIALISED.clear()
 
 
+def _folder_pid(folder: Path) -> int | None:
+    """The pid in a materialised package's folder name, or None for any other name."""
+    if not folder.name.startswith(_PREFIX):
+        return None
+    pid = folder.name[len(_PREFIX) :].split("-", 1)[0]
+    return int(pid) if pid.isdigit() else None
+
+
 def _remove_stale_materialised() -> None:
     """Removes the materialised packages of processes that are gone (a worker killed before
     its exit handlers ran). Best effort: a folder whose process may be alive is kept."""
     tmp = Path(tempfile.gettempdir())
     for folder in tmp.glob(f"{_PREFIX}*-*"):
-        pid = folder.name[len(_PREFIX) :].split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
+        pid = _folder_pid(folder)
+        if pid is None or pid == os.getpid():
             continue
         try:
-            os.kill(int(pid), 0)
+            os.kill(pid, 0)
         except ProcessLookupError:
             shutil.rmtree(folder, ignore_errors=True)
         except OSError:

@@ -38,15 +38,11 @@ def local_ray():
     deadline = time.monotonic() + 30.0
     while True:
         dray._remove_stale_materialised()
-        left = [f for f in Path(tempfile.gettempdir()).glob("diffsoro-package-*") if _pid(f) in workers]
+        left = [f for f in Path(tempfile.gettempdir()).glob("diffsoro-package-*") if dray._folder_pid(f) in workers]
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     assert not left, f"left behind by the workers: {left}"
-
-
-def _pid(folder):
-    return int(folder.name[len("diffsoro-package-") :].split("-", 1)[0])
 
 
 @ray.remote

@@ -344,17 +344,13 @@ impl AdmmSolver {
             return Ok(finish(self, &mut |x, out| delassus.velocity(g, x, out), 0));
         }
 
-        // Penalty from the spectrum of G.
-        // A unit start, so that the eigenvector kept is a unit vector even where Lanczos
-        // leaves its start unchanged (G v = 0).
+        // Penalty from the spectrum of G (Lanczos normalises the start in place, so the
+        // eigenvector kept is a unit vector, also where G v = 0).
         let steps = if hinted {
-            let norm = self.eigenvector.iter().map(|x| x * x).sum::<f64>().sqrt();
-            for (v, h) in self.rhs.iter_mut().zip(&self.eigenvector) {
-                *v = h / norm;
-            }
+            self.rhs.copy_from_slice(&self.eigenvector);
             HINTED_LANCZOS_STEPS
         } else {
-            self.rhs.fill(1.0 / (m as f64).sqrt());
+            self.rhs.fill(1.0);
             settings.lanczos_steps
         };
         let mut l = largest_eigenpair(
@@ -507,18 +503,18 @@ impl AdmmSolver {
             // Spectral penalty update, every `rho_update_period` iterations; held through a
             // factor until the matrix-free polish may run, and while the faces settle before
             // the first polish (module documentation).
-            let mut settling = false;
-            if iterations % settings.rho_update_period.max(1) == 0 {
-                settling = attempts == 0
-                    && changed_before.is_some_and(|before| {
-                        changed.saturating_mul(FACES_SETTLING_RATIO) < before
-                    });
+            let update = iterations % settings.rho_update_period.max(1) == 0;
+            let settling = update
+                && attempts == 0
+                && changed_before
+                    .is_some_and(|before| changed.saturating_mul(FACES_SETTLING_RATIO) < before);
+            if update {
                 (changed_before, changed) = (Some(changed), 0);
             }
             let held = !assembled
                 && settings.polish
                 && (iterations < POLISH_MATRIX_FREE_AFTER || settling);
-            let new_rho = if held || iterations % settings.rho_update_period.max(1) != 0 {
+            let new_rho = if held || !update {
                 rho
             } else if primal > settings.ratio_primal_dual * dual {
                 rho * increment

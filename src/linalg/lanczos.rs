@@ -27,9 +27,9 @@ pub struct LanczosWorkspace {
 
 /// Largest eigenvalue of the symmetric positive semi-definite operator `apply` (`out = G x`)
 /// of size `v.len()`, by `steps` (≥ 1) Lanczos steps from `v` (any non-zero vector on entry;
-/// normalised first). On return `v` holds the unit Ritz vector of that eigenvalue (the
-/// start of a later estimate for a nearby `G`). Returns 0 for `G v = 0` or an empty or zero
-/// `v` (then `v` is unchanged).
+/// normalised first, in place). On return `v` holds the unit Ritz vector of that eigenvalue
+/// (the start of a later estimate for a nearby `G`). Returns 0 for `G v = 0` (then `v` is the
+/// unit start) or an empty or zero `v` (then `v` is unchanged).
 ///
 /// Costs `steps` products with `G` at most (fewer if the Krylov space closes: then the value
 /// is exact).
@@ -51,8 +51,11 @@ pub fn largest_eigenpair(
         beta,
         w,
     } = work;
+    for x in v.iter_mut() {
+        *x /= start;
+    }
     basis.clear();
-    basis.extend(v.iter().map(|x| x / start));
+    basis.extend_from_slice(v);
     alpha.clear();
     beta.clear();
     w.resize(n, 0.0);
@@ -182,9 +185,14 @@ mod tests {
         assert_eq!(products, 1);
         assert_eq!(value, 5.0);
         assert_eq!(v, vec![0.0, 1.0, 0.0]);
-        // G = 0 and a zero start give 0.
-        let (value, _) = estimate(&DMat::zeros(3, 3), 4, &mut [1.0; 3]);
+        // G = 0 and a zero start give 0; G = 0 leaves the start normalised, 1/√3 each.
+        let mut ones = [1.0; 3];
+        let (value, _) = estimate(&DMat::zeros(3, 3), 4, &mut ones);
         assert_eq!(value, 0.0);
+        assert!(
+            ones.iter().all(|x| (x - 3f64.sqrt().recip()).abs() < 1e-15),
+            "{ones:?}"
+        );
         let (value, products) = estimate(&g, 4, &mut [0.0; 3]);
         assert_eq!((value, products), (0.0, 0));
     }

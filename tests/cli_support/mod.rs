@@ -67,12 +67,6 @@ impl AsRef<Path> for Scratch {
     }
 }
 
-impl AsRef<std::ffi::OsStr> for Scratch {
-    fn as_ref(&self) -> &std::ffi::OsStr {
-        self.0.as_os_str()
-    }
-}
-
 impl Drop for Scratch {
     fn drop(&mut self) {
         // Already removed by the test itself, or never filled: either way nothing is left.

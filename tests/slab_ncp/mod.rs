@@ -134,6 +134,9 @@ impl SlabContacts {
     }
 }
 
+/// The reference solution of a slab NCP: plain ADMM (no extrapolation) to 1e-13, which the
+/// tests compare other solvers with (λ is unique: every row is a node of the slab, G is
+/// positive definite). Panics if it does not converge.
 #[allow(dead_code)] // the tests use it, the bench does not
 pub fn reference(p: &ContactProblem) -> NcpSolution {
     // Plain ADMM alone: neither extrapolated nor polished, so that it checks both.
