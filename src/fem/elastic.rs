@@ -5,7 +5,7 @@ use rayon::iter::Either;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::material::{Law, MaterialPoint, WarmRotation};
+use crate::material::{DeformationError, Law, MaterialPoint, WarmRotation};
 use crate::math::{Mat3, Vec3};
 
 /// Elements evaluated together (see [`SoftBody::evaluate_elastic`]).
@@ -59,6 +59,19 @@ fn lanes_of<T: Send>(
         Either::Left(items.par_chunks_mut(LANES).map(Some))
     } else {
         Either::Right((0..elements.div_ceil(LANES)).into_par_iter().map(|_| None))
+    }
+}
+
+/// The sequential counterpart of [`lanes_of`], for the one-thread loop.
+fn lane_groups<T>(
+    items: &mut [T],
+    on: bool,
+    elements: usize,
+) -> impl Iterator<Item = Option<&mut [T]>> {
+    if on {
+        Either::Left(items.chunks_mut(LANES).map(Some))
+    } else {
+        Either::Right((0..elements.div_ceil(LANES)).map(|_| None))
     }
 }
 
@@ -122,64 +135,104 @@ impl SoftBody {
         if warm && state.rotations.len() != ne {
             state.rotations = vec![WarmRotation::COLD; ne];
         }
-        let kept = lanes_of(&mut state.points, state.keep_points, ne);
-        let rotations = lanes_of(&mut state.rotations, warm, ne);
-        let failures: Option<(usize, crate::material::DeformationError)> = self
-            .elements()
-            .par_chunks(LANES)
-            .zip(state.element_energy.par_chunks_mut(LANES))
-            .zip(state.element_forces.par_chunks_mut(LANES))
-            .zip(state.blocks.par_chunks_mut(144 * LANES))
-            .zip(kept)
-            .zip(rotations)
-            .enumerate()
-            .filter_map(
-                |(group, (((((tets, energies), forces), blocks), mut kept), rotations))| {
-                    // A short last group is padded with F = I (evaluated, then ignored).
-                    let mut fs = [Mat3::identity(); LANES];
-                    for (f, tet) in fs.iter_mut().zip(tets) {
-                        *f = tet.deformation_gradient(x);
+        // One group of LANES elements: their energies, forces and (if asked) stiffness blocks,
+        // or the first element of the group whose law failed.
+        let evaluate_group = |group: usize,
+                              tets: &[super::Tetrahedron],
+                              energies: &mut [f64],
+                              forces: &mut [[Vec3; 4]],
+                              blocks: &mut [f64],
+                              mut kept: Option<&mut [MaterialPoint]>,
+                              rotations: Option<&mut [WarmRotation]>|
+         -> Option<(usize, DeformationError)> {
+            // A short last group is padded with F = I (evaluated, then ignored).
+            let mut fs = [Mat3::identity(); LANES];
+            for (f, tet) in fs.iter_mut().zip(tets) {
+                *f = tet.deformation_gradient(x);
+            }
+            let mut failure = None;
+            self.material_lanes(group * LANES, fs.each_ref(), rotations, |k, point| {
+                let Some(tet) = tets.get(k) else { return };
+                let point = match point {
+                    Ok(p) => p,
+                    Err(err) => {
+                        failure.get_or_insert((group * LANES + k, err));
+                        return;
                     }
-                    let mut failure = None;
-                    self.material_lanes(group * LANES, fs.each_ref(), rotations, |k, point| {
-                        let Some(tet) = tets.get(k) else { return };
-                        let point = match point {
-                            Ok(p) => p,
-                            Err(err) => {
-                                failure.get_or_insert((group * LANES + k, err));
-                                return;
-                            }
-                        };
-                        if let Some(points) = kept.as_deref_mut() {
-                            points[k] = *point;
-                        }
-                        energies[k] = tet.volume * point.energy_density();
-                        if with_k {
-                            let block = &mut blocks[144 * k..144 * (k + 1)];
-                            if let Some(low_rank) = point.low_rank_tangent() {
-                                forces[k] = tet.forces(&point.stress());
-                                tet.stiffness_low_rank(&low_rank, block);
-                            } else {
-                                let (p, t) = point.stress_and_tangent();
-                                forces[k] = tet.forces(&p);
-                                tet.stiffness(&t, block);
-                            }
-                        } else {
-                            forces[k] = tet.forces(&point.stress());
-                        }
-                    });
-                    failure
-                },
-            )
-            .min_by_key(|(e, _)| *e);
-        if let Some((e, err)) = failures {
+                };
+                if let Some(points) = kept.as_deref_mut() {
+                    points[k] = *point;
+                }
+                energies[k] = tet.volume * point.energy_density();
+                if with_k {
+                    let block = &mut blocks[144 * k..144 * (k + 1)];
+                    if let Some(low_rank) = point.low_rank_tangent() {
+                        forces[k] = tet.forces(&point.stress());
+                        tet.stiffness_low_rank(&low_rank, block);
+                    } else {
+                        let (p, t) = point.stress_and_tangent();
+                        forces[k] = tet.forces(&p);
+                        tet.stiffness(&t, block);
+                    }
+                } else {
+                    forces[k] = tet.forces(&point.stress());
+                }
+            });
+            failure
+        };
+        let failure = if with_k && rayon::current_num_threads() == 1 {
+            // One thread: each group's blocks are added into K while still in cache
+            // (`AssemblyPlan::scatter_add`, the gather's sums bit for bit), not written to the
+            // block buffer and gathered after.
+            let plan = self.pattern().plan();
+            state.stiffness.fill(0.0);
+            let mut blocks = [0.0; 144 * LANES];
+            let mut first_failure = None;
+            let groups = self
+                .elements()
+                .chunks(LANES)
+                .zip(state.element_energy.chunks_mut(LANES))
+                .zip(state.element_forces.chunks_mut(LANES))
+                .zip(lane_groups(&mut state.points, state.keep_points, ne))
+                .zip(lane_groups(&mut state.rotations, warm, ne))
+                .enumerate();
+            for (group, ((((tets, energies), forces), kept), rotations)) in groups {
+                // Every group is evaluated, as by the parallel loop, so that the rotations
+                // kept for the next evaluation are the same whatever the thread count.
+                let failure =
+                    evaluate_group(group, tets, energies, forces, &mut blocks, kept, rotations);
+                first_failure = first_failure.or(failure);
+                for (k, block) in blocks.chunks_exact(144).take(tets.len()).enumerate() {
+                    plan.scatter_add(group * LANES + k, block, &mut state.stiffness);
+                }
+            }
+            first_failure
+        } else {
+            let failure = self
+                .elements()
+                .par_chunks(LANES)
+                .zip(state.element_energy.par_chunks_mut(LANES))
+                .zip(state.element_forces.par_chunks_mut(LANES))
+                .zip(state.blocks.par_chunks_mut(144 * LANES))
+                .zip(lanes_of(&mut state.points, state.keep_points, ne))
+                .zip(lanes_of(&mut state.rotations, warm, ne))
+                .enumerate()
+                .filter_map(
+                    |(group, (((((tets, energies), forces), blocks), kept), rotations))| {
+                        evaluate_group(group, tets, energies, forces, blocks, kept, rotations)
+                    },
+                )
+                .min_by_key(|(e, _)| *e);
+            if failure.is_none() && with_k {
+                self.pattern().assemble(&state.blocks, &mut state.stiffness);
+            }
+            failure
+        };
+        if let Some((e, err)) = failure {
             return Err(err.at_element(e));
         }
         state.energy = state.element_energy.iter().sum();
         self.gather(&state.element_forces, &mut state.forces);
-        if with_k {
-            self.pattern().assemble(&state.blocks, &mut state.stiffness);
-        }
         Ok(())
     }
 }
@@ -257,6 +310,49 @@ mod tests {
             assert_eq!(state.rotations.len(), body.elements().len());
             assert!(state.rotations.iter().all(WarmRotation::is_warm));
             assert_same(&state, &by_svd(&body, &x));
+        }
+    }
+
+    #[test]
+    fn one_thread_and_two_give_the_same_bits() {
+        // One thread adds every element's block into K as it goes (`scatter_add`), two write
+        // the blocks and gather them: the same sums in the same order, so the same bits, warm
+        // or by SVD, over successive evaluations (the kept rotations the same too).
+        let run = |threads: usize, keep: bool| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let (body, _) = twisted_beam(0.0);
+                let mut state = body.elastic_state();
+                state.keep_material_points(keep);
+                let mut bits = Vec::new();
+                for step in 0..3 {
+                    let (body, x) = twisted_beam(0.3 * step as f64);
+                    body.evaluate_elastic(&x, Stiffness::Assemble, &mut state)
+                        .unwrap();
+                    bits.push(state.energy.to_bits());
+                    bits.extend(
+                        state
+                            .forces
+                            .iter()
+                            .flat_map(|f| f.iter().map(|v| v.to_bits())),
+                    );
+                    bits.extend(state.stiffness.iter().map(|v| v.to_bits()));
+                }
+                bits
+            })
+        };
+        for keep in [false, true] {
+            let one = run(1, keep);
+            let two = run(2, keep);
+            assert_eq!(one.len(), two.len());
+            let differing = one.iter().zip(&two).filter(|(a, b)| a != b).count();
+            assert_eq!(
+                differing, 0,
+                "keep points {keep}: {differing} values differ"
+            );
         }
     }
 

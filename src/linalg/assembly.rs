@@ -10,27 +10,31 @@
 //!
 //! Assembly is a gather: every stored value sums its contributions in a fixed order (the order
 //! of their positions in the block buffer), so the result is bit-identical whatever the number
-//! of rayon threads. No atomics.
+//! of rayon threads. No atomics. A one-thread loop may instead add each block into the values
+//! as soon as it is computed ([`AssemblyPlan::scatter_add`], clique by clique): the same sums
+//! in the same order, so the same bits, without the buffer.
 
 use super::pattern::SymmetricPattern;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
-/// Marks a clique block entry that does not land in the stored triangle.
-const NOT_STORED: u32 = u32::MAX;
-
 /// Values handled per rayon task in the parallel loops of this module.
 const CHUNK: usize = 4096;
 
-/// For every clique block entry, the value index it adds to (or none), and the inverse lists
-/// used by the parallel gather.
+/// For every clique block entry that lands in the stored triangle, the value index it adds
+/// to, and the inverse lists used by the parallel gather.
 #[derive(Debug, Clone, Default)]
 pub struct AssemblyPlan {
     /// Start of each clique's block in the flat buffer (`n_cliques + 1` entries).
     block_offsets: Vec<usize>,
     /// `k·b` of each clique.
     block_dims: Vec<usize>,
-    /// Per block-buffer entry: the value index, or `NOT_STORED`.
+    /// Per clique: range into `entry_local` and `entry_value` (`n_cliques + 1` entries).
+    entry_ptr: Vec<usize>,
+    /// The stored entries of each clique's block, in block order: their position in the
+    /// block (`R·(k·b) + C`)…
+    entry_local: Vec<u16>,
+    /// …and the value index each adds to.
     entry_value: Vec<u32>,
     /// Per value: range into `contrib_src`.
     contrib_ptr: Vec<usize>,
@@ -55,7 +59,7 @@ impl AssemblyPlan {
             block_offsets.push(end);
         }
         let total = block_offsets[cliques.len()];
-        if total >= NOT_STORED as usize || pattern.nnz() >= NOT_STORED as usize {
+        if total >= u32::MAX as usize || pattern.nnz() >= u32::MAX as usize {
             return Err(Error::invalid(
                 "assembly plan",
                 format!(
@@ -64,8 +68,20 @@ impl AssemblyPlan {
                 ),
             ));
         }
+        if let Some(kb) = block_dims
+            .iter()
+            .find(|&&kb| kb * kb > usize::from(u16::MAX) + 1)
+        {
+            return Err(Error::invalid(
+                "assembly plan",
+                format!("a clique block of side {kb} exceeds the plan's 16-bit local positions"),
+            ));
+        }
 
-        let mut entry_value = vec![NOT_STORED; total];
+        let mut entry_ptr = Vec::with_capacity(cliques.len() + 1);
+        entry_ptr.push(0usize);
+        let mut entry_local = Vec::new();
+        let mut entry_value = Vec::new();
         let mut count = vec![0usize; pattern.nnz() + 1];
         let mut reduced = Vec::new();
         for (e, clique) in cliques.iter().enumerate() {
@@ -76,7 +92,6 @@ impl AssemblyPlan {
                     reduced.push(pattern.dofs.reduced_index(node * b + p));
                 }
             }
-            let offset = block_offsets[e];
             for (rl, row) in reduced.iter().enumerate() {
                 let Some(row) = *row else { continue };
                 for (cl, col) in reduced.iter().enumerate() {
@@ -90,10 +105,12 @@ impl AssemblyPlan {
                         .binary_search(&row)
                         .expect("clique entry missing from its own pattern");
                     let v = start + k;
-                    entry_value[offset + rl * kb + cl] = v as u32;
+                    entry_local.push((rl * kb + cl) as u16);
+                    entry_value.push(v as u32);
                     count[v + 1] += 1;
                 }
             }
+            entry_ptr.push(entry_local.len());
         }
         for v in 0..pattern.nnz() {
             count[v + 1] += count[v];
@@ -101,16 +118,22 @@ impl AssemblyPlan {
         let contrib_ptr = count;
         let mut fill = contrib_ptr.clone();
         let mut contrib_src = vec![0u32; contrib_ptr[pattern.nnz()]];
-        for (pos, &v) in entry_value.iter().enumerate() {
-            if v != NOT_STORED {
+        for (e, offset) in block_offsets[..cliques.len()].iter().enumerate() {
+            let entries = entry_ptr[e]..entry_ptr[e + 1];
+            for (&local, &v) in entry_local[entries.clone()]
+                .iter()
+                .zip(&entry_value[entries])
+            {
                 let v = v as usize;
-                contrib_src[fill[v]] = pos as u32;
+                contrib_src[fill[v]] = (offset + usize::from(local)) as u32;
                 fill[v] += 1;
             }
         }
         Ok(Self {
             block_offsets,
             block_dims,
+            entry_ptr,
+            entry_local,
             entry_value,
             contrib_ptr,
             contrib_src,
@@ -142,17 +165,35 @@ impl AssemblyPlan {
     /// Value index that entry (local row `r`, local column `c`) of clique `e`'s block adds
     /// to, or `None` when it lands outside the stored lower triangle (upper triangle, or a
     /// removed DOF).
-    #[inline]
     pub fn value_index(&self, e: usize, r: usize, c: usize) -> Option<usize> {
-        let v = self.entry_value[self.block_offsets[e] + r * self.block_dims[e] + c];
-        (v != NOT_STORED).then_some(v as usize)
+        let entries = self.entry_ptr[e]..self.entry_ptr[e + 1];
+        let local = u16::try_from(r * self.block_dims[e] + c).ok()?;
+        let k = self.entry_local[entries.clone()]
+            .binary_search(&local)
+            .ok()?;
+        Some(self.entry_value[entries][k] as usize)
     }
 
-    /// Per entry of the flat block buffer, the value index it adds to, `u32::MAX` for none.
-    /// A sequential scatter `values[v] += blocks[pos]` over this list equals
-    /// [`SymmetricPattern::assemble`] up to summation order.
-    pub fn entry_value_indices(&self) -> &[u32] {
-        &self.entry_value
+    /// Adds clique `e`'s row-major block `block` (`block_dim(e)²` values; only its entries in
+    /// the stored triangle are read) into `values` (one per stored entry), in block order.
+    ///
+    /// Called for the cliques in increasing order on values first set to zero, this is
+    /// [`SymmetricPattern::assemble`] bit for bit: the gather sums every value's contributions
+    /// from 0 in the order of their positions in the block buffer, which is clique order and,
+    /// inside a clique, block order. What a one-thread element loop uses to add each block
+    /// while it is still in cache, instead of writing every block to the buffer first.
+    ///
+    /// Panics if `block` is shorter than the clique's block.
+    #[inline]
+    pub fn scatter_add(&self, e: usize, block: &[f64], values: &mut [f64]) {
+        let block = &block[..self.block_dims[e] * self.block_dims[e]];
+        let entries = self.entry_ptr[e]..self.entry_ptr[e + 1];
+        for (&local, &v) in self.entry_local[entries.clone()]
+            .iter()
+            .zip(&self.entry_value[entries])
+        {
+            values[v as usize] += block[usize::from(local)];
+        }
     }
 }
 
@@ -316,15 +357,32 @@ mod tests {
             let got = to_dense(&p, &values);
             let err = (&got - &reference).abs().max();
             assert!(err <= 1e-14 * reference.abs().max(), "max error {err}");
-            // A sequential scatter through the per-entry plan gives the same matrix.
+            // A scatter through the plan's value index of every block entry gives the same
+            // matrix.
             let mut scattered = vec![0.0; p.nnz()];
-            for (pos, &v) in p.plan().entry_value_indices().iter().enumerate() {
-                if v != u32::MAX {
-                    scattered[v as usize] += blocks[pos];
+            for e in 0..p.plan().n_cliques() {
+                let kb = p.plan().block_dim(e);
+                for (r, c) in (0..kb).flat_map(|r| (0..kb).map(move |c| (r, c))) {
+                    if let Some(v) = p.plan().value_index(e, r, c) {
+                        scattered[v] += blocks[p.plan().block_offset(e) + r * kb + c];
+                    }
                 }
             }
             let err = (&to_dense(&p, &scattered) - &reference).abs().max();
             assert!(err <= 1e-14 * reference.abs().max(), "max error {err}");
+            // Clique by clique, the scatter is the gather bit for bit, the repeated-node
+            // clique (two entries of one clique on one value) included.
+            let mut by_clique = vec![0.0; p.nnz()];
+            for e in 0..p.plan().n_cliques() {
+                let o = p.plan().block_offset(e);
+                p.plan().scatter_add(e, &blocks[o..], &mut by_clique);
+            }
+            assert!(
+                by_clique
+                    .iter()
+                    .zip(&values)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
         }
     }
 
