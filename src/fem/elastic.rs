@@ -104,7 +104,14 @@ impl SoftBody {
     /// Evaluates the elastic energy, the internal forces f(x) = −∂E/∂x (paper 004 Eq. 3,
     /// fₑ,ₙ = −Vₑ P(Fₑ) gₙ) and, if asked, the stiffness K(x) = ∂²E/∂x² at positions `x` (m),
     /// in parallel over elements. Errors name the first element (lowest index) where the law
-    /// cannot be evaluated (an inverted element under Neo-Hookean, a non-finite F).
+    /// cannot be evaluated (an inverted element under Neo-Hookean, a non-finite F); after an
+    /// error the state's energy, forces and stiffness are not meaningful (every element was
+    /// still evaluated, so the rotations kept for the next evaluation are).
+    ///
+    /// With more than one thread every element's stiffness block is written to a buffer and
+    /// gathered into K ([`crate::linalg::SymmetricPattern::assemble`]); on one thread each
+    /// block is added as soon as it is computed ([`crate::linalg::AssemblyPlan::scatter_add`]).
+    /// Both sum in the same order: the same bits for any thread count.
     pub fn evaluate_elastic(
         &self,
         x: &[Vec3],
