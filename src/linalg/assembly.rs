@@ -418,6 +418,18 @@ mod tests {
     }
 
     #[test]
+    fn a_clique_beyond_16_bit_positions_is_refused_by_name() {
+        // 85 nodes of 3 DOFs: a 255 × 255 block, 65,025 positions, the largest that fits; 86
+        // nodes (66,564) do not.
+        let fits: Vec<usize> = (0..85).collect();
+        let p = SymmetricPattern::new(85, 3, &[fits], &[false; 255]).unwrap();
+        assert_eq!(p.plan().value_index(0, 254, 254), Some(p.nnz() - 1));
+        let too_big: Vec<usize> = (0..86).collect();
+        let err = SymmetricPattern::new(86, 3, &[too_big], &[false; 258]).unwrap_err();
+        assert!(err.to_string().contains("side 258"), "{err}");
+    }
+
+    #[test]
     fn diagonal_and_linear_combination_match_dense_algebra() {
         let n_nodes = 12;
         let b = 3;
