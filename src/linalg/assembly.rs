@@ -5,8 +5,10 @@
 //! The per-clique blocks live in one flat buffer: clique `e` with `k` nodes owns the
 //! `(k·b)²` values starting at [`AssemblyPlan::block_offset`]`(e)`, **row-major**: entry
 //! (local row `R`, local column `C`) sits at `offset + R·(k·b) + C`, where local index
-//! `R = a·b + p` is component `p` of the clique's `a`-th node. Blocks are expected to be
-//! symmetric; only the entries that land in the stored lower triangle are read.
+//! `R = a·b + p` is component `p` of the clique's `a`-th node. Blocks are symmetric, and only
+//! their upper triangle (`R ≤ C`) is read: an entry that lands in the stored lower triangle of
+//! the matrix is read at its mirror position when it lies below the block's diagonal, so a
+//! producer may fill the upper triangle only (`fem::Tetrahedron::stiffness_low_rank` does).
 //!
 //! Assembly is a gather: every stored value sums its contributions in a fixed order (the order
 //! of their positions in the block buffer), so the result is bit-identical whatever the number
@@ -31,14 +33,15 @@ pub struct AssemblyPlan {
     block_dims: Vec<usize>,
     /// Per clique: range into `entry_local` and `entry_value` (`n_cliques + 1` entries).
     entry_ptr: Vec<usize>,
-    /// The stored entries of each clique's block, in block order: their position in the
-    /// block (`R·(k·b) + C`)…
+    /// The stored entries of each clique's block, in block order: the position in the block
+    /// they are read from, in its upper triangle (`min(R, C)·(k·b) + max(R, C)`)…
     entry_local: Vec<u16>,
     /// …and the value index each adds to.
     entry_value: Vec<u32>,
     /// Per value: range into `contrib_src`.
     contrib_ptr: Vec<usize>,
-    /// Positions in the block buffer contributing to each value, increasing.
+    /// Positions in the block buffer contributing to each value, in clique order and, inside a
+    /// clique, in block order of the entries (the order in which `scatter_add` adds them).
     contrib_src: Vec<u32>,
 }
 
@@ -105,7 +108,7 @@ impl AssemblyPlan {
                         .binary_search(&row)
                         .expect("clique entry missing from its own pattern");
                     let v = start + k;
-                    entry_local.push((rl * kb + cl) as u16);
+                    entry_local.push((rl.min(cl) * kb + rl.max(cl)) as u16);
                     entry_value.push(v as u32);
                     count[v + 1] += 1;
                 }
@@ -162,25 +165,12 @@ impl AssemblyPlan {
         self.block_dims[e]
     }
 
-    /// Value index that entry (local row `r`, local column `c`) of clique `e`'s block adds
-    /// to, or `None` when it lands outside the stored lower triangle (upper triangle, or a
-    /// removed DOF).
-    pub fn value_index(&self, e: usize, r: usize, c: usize) -> Option<usize> {
-        let entries = self.entry_ptr[e]..self.entry_ptr[e + 1];
-        let local = u16::try_from(r * self.block_dims[e] + c).ok()?;
-        let k = self.entry_local[entries.clone()]
-            .binary_search(&local)
-            .ok()?;
-        Some(self.entry_value[entries][k] as usize)
-    }
-
-    /// Adds clique `e`'s row-major block `block` (`block_dim(e)²` values; only its entries in
-    /// the stored triangle are read) into `values` (one per stored entry), in block order.
+    /// Adds clique `e`'s row-major symmetric block `block` (`block_dim(e)²` values; only its
+    /// upper triangle is read) into `values` (one per stored entry), in block order.
     ///
     /// Called for the cliques in increasing order on values first set to zero, this is
     /// [`SymmetricPattern::assemble`] bit for bit: the gather sums every value's contributions
-    /// from 0 in the order of their positions in the block buffer, which is clique order and,
-    /// inside a clique, block order. What a one-thread element loop uses to add each block
+    /// from 0 in clique order and, inside a clique, in block order. What a one-thread element loop uses to add each block
     /// while it is still in cache, instead of writing every block to the buffer first.
     ///
     /// Panics if `block` is shorter than the clique's block.
@@ -357,19 +347,23 @@ mod tests {
             let got = to_dense(&p, &values);
             let err = (&got - &reference).abs().max();
             assert!(err <= 1e-14 * reference.abs().max(), "max error {err}");
-            // A scatter through the plan's value index of every block entry gives the same
-            // matrix.
-            let mut scattered = vec![0.0; p.nnz()];
+            // Only the upper triangle of each block is read: with every entry below the
+            // diagonals NaN, assembly gives the same bits.
+            let mut upper_only = blocks.clone();
             for e in 0..p.plan().n_cliques() {
-                let kb = p.plan().block_dim(e);
-                for (r, c) in (0..kb).flat_map(|r| (0..kb).map(move |c| (r, c))) {
-                    if let Some(v) = p.plan().value_index(e, r, c) {
-                        scattered[v] += blocks[p.plan().block_offset(e) + r * kb + c];
-                    }
+                let (o, kb) = (p.plan().block_offset(e), p.plan().block_dim(e));
+                for r in 0..kb {
+                    upper_only[o + r * kb..o + r * kb + r].fill(f64::NAN);
                 }
             }
-            let err = (&to_dense(&p, &scattered) - &reference).abs().max();
-            assert!(err <= 1e-14 * reference.abs().max(), "max error {err}");
+            let mut from_upper = vec![0.0; p.nnz()];
+            p.assemble(&upper_only, &mut from_upper);
+            assert!(
+                from_upper
+                    .iter()
+                    .zip(&values)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
             // Clique by clique, the scatter is the gather bit for bit, the repeated-node
             // clique (two entries of one clique on one value) included.
             let mut by_clique = vec![0.0; p.nnz()];
@@ -423,7 +417,13 @@ mod tests {
         // nodes (66,564) do not.
         let fits: Vec<usize> = (0..85).collect();
         let p = SymmetricPattern::new(85, 3, &[fits], &[false; 255]).unwrap();
-        assert_eq!(p.plan().value_index(0, 254, 254), Some(p.nnz() - 1));
+        // The block's last diagonal entry is the last value of the dense lower triangle.
+        let mut block = vec![0.0; 255 * 255];
+        block[255 * 255 - 1] = 1.0;
+        let mut values = vec![0.0; p.nnz()];
+        p.plan().scatter_add(0, &block, &mut values);
+        assert_eq!(values[p.nnz() - 1], 1.0);
+        assert_eq!(values.iter().sum::<f64>(), 1.0);
         let too_big: Vec<usize> = (0..86).collect();
         let err = SymmetricPattern::new(86, 3, &[too_big], &[false; 258]).unwrap_err();
         assert!(err.to_string().contains("side 258"), "{err}");
