@@ -93,6 +93,8 @@ pub(crate) struct Polisher {
     pub(super) step: Vec<f64>,
     stack: Option<MemBuffer>,
     stack_dim: usize,
+    /// The matrix-free polish's buffers (`polish_krylov`).
+    pub(super) krylov: super::polish_krylov::KrylovWork,
 }
 
 impl std::fmt::Debug for Polisher {

@@ -45,9 +45,14 @@ use super::polish::{Iterate, Polisher, Unknown};
 use super::problem::cone_residuals;
 use crate::linalg::{GmresWorkspace, PreconditionedOperator, gmres};
 
-/// The buffers of one polish's Newton steps: a force and a velocity (3 per contact) and
-/// GMRES's workspace.
-struct KrylovWork {
+/// The buffers of the matrix-free polish, kept by the [`Polisher`] between solves: the
+/// preconditioner's rows and shifts, the Newton step (one per unknown), a force and a
+/// velocity (3 per contact) and GMRES's workspace.
+#[derive(Default)]
+pub(super) struct KrylovWork {
+    rows: Vec<ProjectedRow>,
+    shifts: Vec<f64>,
+    step: Vec<f64>,
     force: Vec<f64>,
     velocity: Vec<f64>,
     gmres: GmresWorkspace,
@@ -131,42 +136,71 @@ impl Polisher {
         }
         self.place_boundary_forces(cones, faces);
         delassus.velocity(g, &self.lambda, &mut self.sigma);
-        let mut best = cone_residuals(cones, &self.lambda, &self.sigma).max();
-        let mut forcing = FIRST_FORCING;
-        if best <= target {
+        let residual = cone_residuals(cones, &self.lambda, &self.sigma).max();
+        if residual <= target {
             return true;
         }
-        let r = self.unknowns.len();
-        if r == 0 {
+        if self.unknowns.is_empty() {
             return false;
         }
+        // The buffers are taken out of `self` for the solve and put back after, so that the
+        // Newton steps can borrow both.
+        let mut work = std::mem::take(&mut self.krylov);
+        let polished = self.newton_steps(
+            delassus,
+            g,
+            cones,
+            faces,
+            [residual, target, shift],
+            &mut work,
+        );
+        self.krylov = work;
+        polished
+    }
+
+    /// The Newton steps of [`Self::polish_matrix_free`] from the current point, whose NCP
+    /// residual `residual` is above `target`, with the preconditioner's `shift`, in the
+    /// buffers `work`.
+    fn newton_steps<O: DelassusOperator>(
+        &mut self,
+        delassus: &mut O,
+        g: &[f64],
+        cones: &[FrictionCone],
+        faces: &[super::cone::ConeFace],
+        [residual, target, shift]: [f64; 3],
+        work: &mut KrylovWork,
+    ) -> bool {
+        let mut best = residual;
+        let mut forcing = FIRST_FORCING;
         // The preconditioner: E's rows, and c plus the angle equations' own (scaled,
         // non-negative) dependence on their angles.
-        let mut rows = Vec::with_capacity(r);
-        let mut shifts = Vec::with_capacity(r);
+        work.rows.clear();
+        work.shifts.clear();
         for &u in &self.unknowns {
             let (contact, direction) = self.equation_direction(u);
-            rows.push(ProjectedRow { contact, direction });
+            work.rows.push(ProjectedRow { contact, direction });
             let own = self.own_derivative(u) / angle_scale(self, cones, u);
-            shifts.push(shift + own.max(0.0));
+            work.shifts.push(shift + own.max(0.0));
         }
-        if !shifts.iter().all(|c| c.is_finite())
-            || !matches!(delassus.factorize_projected(&rows, &shifts), Ok(true))
+        if !work.shifts.iter().all(|c| c.is_finite())
+            || !matches!(
+                delassus.factorize_projected(&work.rows, &work.shifts),
+                Ok(true)
+            )
         {
             return false;
         }
         self.best_lambda.clone_from(&self.lambda);
         self.best_sigma.clone_from(&self.sigma);
-        let mut step = vec![0.0; r];
+        let mut step = std::mem::take(&mut work.step);
+        step.clear();
+        step.resize(self.unknowns.len(), 0.0);
         let m = self.lambda.len();
-        let mut work = KrylovWork {
-            force: vec![0.0; m],
-            velocity: vec![0.0; m],
-            gmres: GmresWorkspace::default(),
-        };
+        work.force.resize(m, 0.0);
+        work.velocity.resize(m, 0.0);
         for _ in 0..NEWTON_STEPS {
             self.minus_equations();
-            let solved = self.newton_step(delassus, cones, &mut step, &mut work, forcing);
+            let solved = self.newton_step(delassus, cones, &mut step, work, forcing);
             if !solved || !step.iter().all(|d| d.is_finite()) {
                 break;
             }
@@ -192,6 +226,7 @@ impl Polisher {
                 break;
             }
         }
+        work.step = step;
         if !(best <= target) {
             return false;
         }
@@ -320,7 +355,7 @@ mod tests {
         let mut work = KrylovWork {
             force: vec![0.0; m],
             velocity: vec![0.0; m],
-            gmres: GmresWorkspace::default(),
+            ..KrylovWork::default()
         };
         let mut step = vec![0.0; r];
         let tolerance = 1e-11;
