@@ -10,9 +10,9 @@
 //! the matrix is read at its mirror position when it lies below the block's diagonal, so a
 //! producer may fill the upper triangle only (`fem::Tetrahedron::stiffness_low_rank` does).
 //!
-//! Assembly is a gather: every stored value sums its contributions in a fixed order (the order
-//! of their positions in the block buffer), so the result is bit-identical whatever the number
-//! of rayon threads. No atomics. A one-thread loop may instead add each block into the values
+//! Assembly is a gather: every stored value sums its contributions in a fixed order (clique
+//! order and, inside a clique, the order of the entries in its block), so the result is
+//! bit-identical whatever the number of rayon threads. No atomics. A one-thread loop may instead add each block into the values
 //! as soon as it is computed ([`AssemblyPlan::scatter_add`], clique by clique): the same sums
 //! in the same order, so the same bits, without the buffer.
 
@@ -170,8 +170,9 @@ impl AssemblyPlan {
     ///
     /// Called for the cliques in increasing order on values first set to zero, this is
     /// [`SymmetricPattern::assemble`] bit for bit: the gather sums every value's contributions
-    /// from 0 in clique order and, inside a clique, in block order. What a one-thread element loop uses to add each block
-    /// while it is still in cache, instead of writing every block to the buffer first.
+    /// from 0 in clique order and, inside a clique, in block order. What a one-thread element
+    /// loop uses to add each block while it is still in cache, instead of writing every block
+    /// to the buffer first.
     ///
     /// Panics if `block` is shorter than the clique's block.
     #[inline]
