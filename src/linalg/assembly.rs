@@ -12,9 +12,10 @@
 //!
 //! Assembly is a gather: every stored value sums its contributions in a fixed order (clique
 //! order and, inside a clique, the order of the entries in its block), so the result is
-//! bit-identical whatever the number of rayon threads. No atomics. A one-thread loop may instead add each block into the values
-//! as soon as it is computed ([`AssemblyPlan::scatter_add`], clique by clique): the same sums
-//! in the same order, so the same bits, without the buffer.
+//! bit-identical whatever the number of rayon threads. No atomics. A one-thread loop may
+//! instead add each block into the values as soon as it is computed
+//! ([`AssemblyPlan::scatter_add`], clique by clique): the same sums in the same order, so the
+//! same bits, without the buffer.
 
 use super::pattern::SymmetricPattern;
 use crate::error::{Error, Result};
