@@ -3,8 +3,14 @@
 //!
 //! Row `i` of `A` is column `i` of the stored lower triangle (entries `(r, i)`, `r ≥ i`) plus
 //! the strictly lower row `i` (entries `(i, j)`, `j < i`), which the pattern keeps as a
-//! row-wise index list. Every `y[i]` is thus a gather in a fixed order: the loop runs in
-//! parallel (rayon) and gives bit-identical results for any thread count.
+//! row-wise index list. Every `y[i]` is thus a sum in a fixed order: the strictly lower row
+//! (columns increasing), then column `i` (rows increasing).
+//!
+//! With several threads each row gathers its sum (rows in parallel, rayon). On one thread a
+//! single pass over the columns forms the same sums: column `j` finishes `y[j]` and adds its
+//! strictly lower entries to the partial sums of their rows, which columns visit in increasing
+//! order. Every value is then read once, in storage order, instead of twice (once through the
+//! row-wise index), and the results are the same bits for any thread count.
 
 use super::pattern::SymmetricPattern;
 use rayon::prelude::*;
@@ -71,6 +77,10 @@ impl SymmetricPattern {
         y: &mut [f64],
         out: impl Fn(&mut f64, f64) + Sync,
     ) {
+        if rayon::current_num_threads() == 1 {
+            self.columns_in_one_pass(value, x, y, out);
+            return;
+        }
         let row_of = |i: usize| -> f64 {
             let mut sum = 0.0;
             for k in self.row_ptr[i]..self.row_ptr[i + 1] {
@@ -89,6 +99,33 @@ impl SymmetricPattern {
                     out(yi, row_of(first + k));
                 }
             });
+    }
+
+    /// The sums of [`Self::rows_in_parallel`] in one pass over the columns, on this thread:
+    /// `partial[r]` collects row r's strictly lower entries as the columns j < r go by (the
+    /// order of the row-wise index), and column r then adds its own entries to it (the order
+    /// of the gather). Each sum is thus formed by the same operations in the same order.
+    fn columns_in_one_pass(
+        &self,
+        value: impl Fn(usize) -> f64,
+        x: &[f64],
+        y: &mut [f64],
+        out: impl Fn(&mut f64, f64),
+    ) {
+        let mut partial = vec![0.0; self.n()];
+        for (j, yj) in y.iter_mut().enumerate() {
+            let xj = x[j];
+            let column = self.col_ptr[j]..self.col_ptr[j + 1];
+            // The diagonal, stored first in its column.
+            let mut sum = partial[j] + value(column.start) * xj;
+            let strictly_lower = column.start + 1..column.end;
+            for (v, &r) in strictly_lower.clone().zip(&self.row_idx[strictly_lower]) {
+                let a = value(v);
+                sum += a * x[r];
+                partial[r] += a * xj;
+            }
+            out(yj, sum);
+        }
     }
 }
 
@@ -129,6 +166,63 @@ mod tests {
         let doubled: Vec<f64> = values.iter().map(|v| 2.0 * v).collect();
         p.symmetric_product_add_pair(&values, 0.5, &doubled, -1.0, x.as_slice(), &mut y);
         let err = (DVec::from_column_slice(&y) - &reference * -0.75).norm();
+        assert!(err <= 1e-13 * reference.norm(), "error {err}");
+    }
+
+    #[test]
+    fn one_thread_and_two_give_the_same_bits() {
+        // One thread forms every row's sum in a pass over the columns, two gather each row:
+        // the same operations in the same order, so the same bits, for all three products.
+        // Values of mixed signs and magnitudes (and a negative zero on the diagonal), so that
+        // any change in the order of the sums shows in the last bits.
+        let n_nodes = 700;
+        let cl: Vec<[usize; 4]> = (0..n_nodes - 7).map(|i| [i, i + 2, i + 5, i + 7]).collect();
+        let removed: Vec<bool> = (0..n_nodes * 3).map(|d| d % 13 == 6).collect();
+        let p = SymmetricPattern::new(n_nodes, 3, &cl, &removed).unwrap();
+        let mut rng = crate::math::SplitMix64::new(7);
+        let mut random = |len: usize| -> Vec<f64> {
+            (0..len)
+                .map(|_| rng.uniform() * 10f64.powi((rng.uniform() * 6.0) as i32))
+                .collect()
+        };
+        let mut a = random(p.nnz());
+        a[p.diagonal_index(3)] = -0.0;
+        let b = random(p.nnz());
+        let x = random(p.n());
+        let y0 = random(p.n());
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut y = vec![0.0; p.n()];
+                p.symmetric_product(&a, &x, &mut y);
+                let mut added = y0.clone();
+                p.symmetric_product_add(&a, -0.3, &x, &mut added);
+                let mut pair = y0.clone();
+                p.symmetric_product_add_pair(&a, 1.7, &b, -2.1, &x, &mut pair);
+                [y, added, pair].concat()
+            })
+        };
+        let one = run(1);
+        let two = run(2);
+        let differing = one
+            .iter()
+            .zip(&two)
+            .filter(|(u, v)| u.to_bits() != v.to_bits())
+            .count();
+        assert_eq!(differing, 0, "{differing} of {} values differ", one.len());
+        // And both are the product: the one-thread sums against the dense matrix.
+        let mut dense = DMat::zeros(p.n(), p.n());
+        for c in 0..p.n() {
+            for v in p.col_ptr()[c]..p.col_ptr()[c + 1] {
+                dense[(p.row_idx()[v], c)] = a[v];
+                dense[(c, p.row_idx()[v])] = a[v];
+            }
+        }
+        let reference = &dense * DVec::from_column_slice(&x);
+        let err = (DVec::from_column_slice(&one[..p.n()]) - &reference).norm();
         assert!(err <= 1e-13 * reference.norm(), "error {err}");
     }
 }
