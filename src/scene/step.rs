@@ -155,7 +155,8 @@ pub struct FreeStageTimes {
     /// co-rotational polar factor) and their scatter into K.
     pub elastic: f64,
     /// Stages 1b–3: actuator inputs, A = (1 + hα) M + (hβ + h²)(K + K_a) and the right-hand
-    /// side b (products with M and K).
+    /// side b (products with M and K). b is assembled while A is factorised: on two threads
+    /// at once, so that this part and [`FreeStageTimes::factorisation`] overlap.
     pub assembly: f64,
     /// Stage 4: the numeric factorisation of A (on the symbolic analysis done once).
     pub factorisation: f64,

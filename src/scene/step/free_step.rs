@@ -7,7 +7,7 @@ use faer::dyn_stack::MemStack;
 
 use crate::error::{Error, Result};
 use crate::fem::{SoftBody, Stiffness};
-use crate::linalg::axpby;
+use crate::linalg::{NumericFactor, axpby};
 use crate::math::Vec3;
 use crate::scene::actuation::{
     BodyActuation, TargetSolve, add_force_driven, begin_step, solve_target_driven, targets_met,
@@ -63,57 +63,68 @@ pub(super) fn free_step(
     ws.a.copy_from_slice(&ws.elastic.stiffness);
     axpby(c_m, body.mass_values(), c_k, &mut ws.a);
     ws.tangent.add(act, &bs.positions, forces, c_k, &mut ws.a);
-    // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs (K_a below).
-    for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
-        let f = h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
-        out.copy_from_slice(f.as_slice());
-    }
-    dofs.reduce(&ws.full, &mut ws.rhs);
-    flatten(&bs.velocities, &mut ws.full);
-    dofs.reduce(&ws.full, &mut ws.v_red);
-    pattern.symmetric_product_add_pair(
-        body.mass_values(),
-        -h * alpha,
-        &ws.elastic.stiffness,
-        -c_k,
-        &ws.v_red,
-        &mut ws.rhs,
-    );
-    // Stage 3b: force-driven actuators, + h H_aᵀλ_a at xₙ.
-    add_force_driven(
-        act,
-        &mut ws.actuation,
-        dofs,
-        &bs.positions,
-        forces,
-        None,
-        h,
-        &mut ws.rhs,
-    );
-    // Stage 3b': − (hβ + h²) K_a v over the free DOFs.
-    if !ws.tangent.is_empty() {
-        ws.full.fill(0.0);
-        dofs.expand(&ws.v_red, &mut ws.full);
-        for (n, w) in ws.nodal_v.iter_mut().enumerate() {
-            *w = Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
-        }
-        ws.nodal_f.iter_mut().for_each(|f| *f = Vec3::zeros());
-        add_tangent_action(
-            act,
-            &bs.positions,
-            forces,
-            &ws.nodal_v,
-            1.0,
-            &mut ws.nodal_f,
-        );
-        dofs.add_nodal(&ws.nodal_f, -c_k, &mut ws.rhs);
-    }
-    // Stage 3c: coupling of the free rows to the prescribed velocities.
-    add_linear_coupling(&ws.prescribed, dofs, c_m, c_k, &mut ws.rhs);
     ws.free_parts.assembly = lap();
-    // Stage 4: factorise A once and solve for Δv.
-    factorize(body, ws)?;
-    ws.free_parts.factorisation = lap();
+    // Stages 3 and 4 are independent: b is assembled while A is factorised, on two threads
+    // at once (in turn on one). Each part is timed on its own thread, so on two threads the
+    // assembly and the factorisation overlap.
+    let BodyWorkspace {
+        a,
+        factor,
+        elastic,
+        full,
+        rhs,
+        v_red,
+        actuation,
+        tangent,
+        nodal_v,
+        nodal_f,
+        prescribed,
+        ..
+    } = &mut *ws;
+    let applied = &*forces;
+    let ((factored, factorisation), ((), assembly)) = rayon::join(
+        || timed(|| factorize(body, factor, a)),
+        || {
+            timed(|| {
+                // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs (K_a
+                // below).
+                for (n, out) in full.chunks_exact_mut(3).enumerate() {
+                    let f = h * (body.node_masses()[n] * g + elastic.forces[n]);
+                    out.copy_from_slice(f.as_slice());
+                }
+                dofs.reduce(full, rhs);
+                flatten(&bs.velocities, full);
+                dofs.reduce(full, v_red);
+                pattern.symmetric_product_add_pair(
+                    body.mass_values(),
+                    -h * alpha,
+                    &elastic.stiffness,
+                    -c_k,
+                    v_red,
+                    rhs,
+                );
+                // Stage 3b: force-driven actuators, + h H_aᵀλ_a at xₙ.
+                add_force_driven(act, actuation, dofs, &bs.positions, applied, None, h, rhs);
+                // Stage 3b': − (hβ + h²) K_a v over the free DOFs.
+                if !tangent.is_empty() {
+                    full.fill(0.0);
+                    dofs.expand(v_red, full);
+                    for (n, w) in nodal_v.iter_mut().enumerate() {
+                        *w = Vec3::new(full[3 * n], full[3 * n + 1], full[3 * n + 2]);
+                    }
+                    nodal_f.iter_mut().for_each(|f| *f = Vec3::zeros());
+                    add_tangent_action(act, &bs.positions, applied, nodal_v, 1.0, nodal_f);
+                    dofs.add_nodal(nodal_f, -c_k, rhs);
+                }
+                // Stage 3c: coupling of the free rows to the prescribed velocities.
+                add_linear_coupling(prescribed, dofs, c_m, c_k, rhs);
+            })
+        },
+    );
+    ws.free_parts.assembly += assembly;
+    ws.free_parts.factorisation = factorisation;
+    factored?;
+    lap();
     let stack = MemStack::new(&mut ws.solve_buffer);
     ws.factor.solve_vec_in_place(&mut ws.rhs, stack);
     // Stage 4b: displacement-driven actuators, λ_a solved so δ(x⁺) reaches its target.
@@ -167,7 +178,7 @@ pub(super) fn free_step(
             if beta != 0.0 {
                 axpby(h * beta, &ws.k_start, 1.0, &mut ws.a);
             }
-            factorize(body, ws)?;
+            factorize(body, &mut ws.factor, &ws.a)?;
             // Newton direction d = −J⁻¹R (ws.rhs holds R), with the solved actuators' λ
             // re-solved at xₖ so that δ(xₖ) + h H d meets the targets; backtracking on ‖R‖
             // (a full step is always tried with targets: λ changes R).
@@ -226,9 +237,17 @@ pub(super) fn free_step(
     Ok((iterations, residual))
 }
 
-/// Factorises `ws.a`; a non-positive pivot becomes an error naming the body and node.
-fn factorize(body: &SoftBody, ws: &mut BodyWorkspace) -> Result<()> {
-    ws.factor.factorize(body.pattern(), &ws.a).map_err(|e| {
+/// `f()` and its wall time (s).
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let start = std::time::Instant::now();
+    let out = f();
+    (out, start.elapsed().as_secs_f64())
+}
+
+/// Factorises `a` into `factor`; a non-positive pivot becomes an error naming the body and
+/// node.
+fn factorize(body: &SoftBody, factor: &mut NumericFactor, a: &[f64]) -> Result<()> {
+    factor.factorize(body.pattern(), a).map_err(|e| {
         Error::invalid(
             format!("soft_body.{}", body.name()),
             format!("the step matrix A = M + hD + h²K is not positive definite ({e}); reduce simulation.dt or check for inverted elements"),
