@@ -248,6 +248,7 @@ impl SoftBody {
 mod tests {
     use super::*;
     use crate::fem::SoftBodyOptions;
+    use crate::linalg::test_support::on_threads;
     use crate::material::Material;
     use crate::math::SplitMix64;
     use crate::mesh::box_mesh;
@@ -326,11 +327,7 @@ mod tests {
         // the blocks and gather them: the same sums in the same order, so the same bits, warm
         // or by SVD, over successive evaluations (the kept rotations the same too).
         let run = |threads: usize, keep: bool| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            on_threads(threads, || {
                 let (body, _) = twisted_beam(0.0);
                 let mut state = body.elastic_state();
                 state.keep_material_points(keep);

@@ -166,8 +166,8 @@ impl Tetrahedron {
     /// The 12×12 stiffness block K_e = V Bᵀ (∂P/∂F) B (N/m) for a tangent of the form
     /// `a I₉ + Σₖ αₖ vec(Qₖ) vec(Qₖ)ᵀ` ([`LowRankTangent`], the co-rotational law): its upper
     /// triangle (row `r` ≤ column `c`, row-major in 144 values), all that assembly reads
-    /// (`linalg::assembly`). Below the diagonal only the entries (2p + 1, 2p) are written (as
-    /// the mirrors of theirs); the others are left as they were.
+    /// (`linalg::assembly`). Below the diagonal only the entries (2p + 1, 2p) are written
+    /// (their mirrors' values, to round-off); the others are left as they were.
     ///
     /// Since (∂P/∂F : Σₘ dxₘ gₘᵀ) gₙ = a Σₘ (gₙ·gₘ) dxₘ + Σₖ αₖ (Qₖ gₙ) Σₘ (Qₖ gₘ)·dxₘ, with wₖ
     /// the 12-vector stacking Qₖ gₙ over the four nodes
@@ -188,10 +188,10 @@ impl Tetrahedron {
             }
         }
         let s = t.weights.map(|alpha| self.volume * alpha);
-        // Rows in pairs (2p, 2p + 1) from column 2p, by 2 × 2 tiles of fixed shape (which
-        // the compiler turns into vector operations). The tiles on the diagonal also write
-        // the entry (2p + 1, 2p) below it, which is never read.
-        // Each entry is Σₖ (sₖ wₖ[r]) wₖ[c], summed over k in order, two columns at a time.
+        // Each upper entry is Σₖ (sₖ wₖ[r]) wₖ[c], summed over k in order. Rows go in pairs
+        // (2p, 2p + 1) from column 2p, by 2 × 2 tiles of fixed shape, which the compiler turns
+        // into vector operations along the columns. The tiles on the diagonal also write the
+        // entry (2p + 1, 2p) below it, which is never read.
         for p in 0..6 {
             let scaled = |r: usize| std::array::from_fn::<f64, 4, _>(|k| s[k] * w[k][r]);
             let rows = [scaled(2 * p), scaled(2 * p + 1)];

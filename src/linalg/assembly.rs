@@ -269,7 +269,7 @@ pub fn axpby(alpha: f64, x: &[f64], beta: f64, y: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_support::to_dense;
+    use crate::linalg::test_support::{on_threads, to_dense};
     use crate::math::{DMat, SplitMix64};
 
     fn random_symmetric_blocks(plan: &AssemblyPlan, rng: &mut SplitMix64) -> Vec<f64> {
@@ -392,11 +392,7 @@ mod tests {
         assert!(p.nnz() > 2 * CHUNK);
         let blocks = random_symmetric_blocks(p.plan(), &mut SplitMix64::new(3));
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            on_threads(threads, || {
                 let mut values = vec![0.0; p.nnz()];
                 p.assemble(&blocks, &mut values);
                 let other: Vec<f64> = values.iter().map(|v| v * 0.5 + 1.0).collect();

@@ -132,7 +132,8 @@ impl SymmetricPattern {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::{DMat, DVec};
+    use crate::linalg::test_support::{on_threads, to_dense};
+    use crate::math::DVec;
 
     #[test]
     fn symmetric_product_equals_dense_product() {
@@ -144,14 +145,7 @@ mod tests {
         let values: Vec<f64> = (0..p.nnz())
             .map(|v| ((v * 37 % 101) as f64 - 50.0) / 7.0)
             .collect();
-        let mut dense = DMat::zeros(p.n(), p.n());
-        for c in 0..p.n() {
-            let column = p.col_ptr()[c]..p.col_ptr()[c + 1];
-            for (&r, &value) in p.row_idx()[column.clone()].iter().zip(&values[column]) {
-                dense[(r, c)] = value;
-                dense[(c, r)] = value;
-            }
-        }
+        let dense = to_dense(&p, &values);
         let x = DVec::from_fn(p.n(), |i, _| ((i * 13 % 29) as f64 - 14.0) / 3.0);
         let reference = &dense * &x;
         let mut y = vec![0.0; p.n()];
@@ -191,11 +185,7 @@ mod tests {
         let x = random(p.n());
         let y0 = random(p.n());
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            on_threads(threads, || {
                 let mut y = vec![0.0; p.n()];
                 p.symmetric_product(&a, &x, &mut y);
                 let mut added = y0.clone();
@@ -214,14 +204,7 @@ mod tests {
             .count();
         assert_eq!(differing, 0, "{differing} of {} values differ", one.len());
         // And both are the product: the one-thread sums against the dense matrix.
-        let mut dense = DMat::zeros(p.n(), p.n());
-        for c in 0..p.n() {
-            for v in p.col_ptr()[c]..p.col_ptr()[c + 1] {
-                dense[(p.row_idx()[v], c)] = a[v];
-                dense[(c, p.row_idx()[v])] = a[v];
-            }
-        }
-        let reference = &dense * DVec::from_column_slice(&x);
+        let reference = to_dense(&p, &a) * DVec::from_column_slice(&x);
         let err = (DVec::from_column_slice(&one[..p.n()]) - &reference).norm();
         assert!(err <= 1e-13 * reference.norm(), "error {err}");
     }

@@ -1,11 +1,20 @@
 //! Test support of the `linalg` tests: the cliques of a structured grid of tetrahedra (the
-//! `mesh` module's box mesher is a layer-1 sibling, so these tests build their own) and the
-//! dense form of a stored lower triangle.
+//! `mesh` module's box mesher is a layer-1 sibling, so these tests build their own), the
+//! dense form of a stored lower triangle, and a pool of a given number of threads.
 
 use std::sync::Arc;
 
 use super::{FactorMethod, SymbolicFactor, SymbolicOptions, SymmetricPattern};
 use crate::math::{DMat, SplitMix64, Vec3};
+
+/// `f()` run on a rayon pool of `threads` threads: what the thread-count tests compare.
+pub(crate) fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a rayon pool")
+        .install(f)
+}
 
 /// Tetrahedra of an `nx × ny × nz`-cell grid with unit spacing, each cube split in 6
 /// tetrahedra around its main diagonal, node `(i, j, k)` numbered
