@@ -82,44 +82,42 @@ pub(super) fn free_step(
         ..
     } = &mut *ws;
     let applied = &*forces;
+    // Stage 3, b = h (f_ext + f − αMv) − (hβ + h²) K v over the free DOFs (K_a below).
+    let assemble_rhs = || {
+        for (n, out) in full.chunks_exact_mut(3).enumerate() {
+            let f = h * (body.node_masses()[n] * g + elastic.forces[n]);
+            out.copy_from_slice(f.as_slice());
+        }
+        dofs.reduce(full, rhs);
+        flatten(&bs.velocities, full);
+        dofs.reduce(full, v_red);
+        pattern.symmetric_product_add_pair(
+            body.mass_values(),
+            -h * alpha,
+            &elastic.stiffness,
+            -c_k,
+            v_red,
+            rhs,
+        );
+        // Stage 3b: force-driven actuators, + h H_aᵀλ_a at xₙ.
+        add_force_driven(act, actuation, dofs, &bs.positions, applied, None, h, rhs);
+        // Stage 3b': − (hβ + h²) K_a v over the free DOFs.
+        if !tangent.is_empty() {
+            full.fill(0.0);
+            dofs.expand(v_red, full);
+            for (n, w) in nodal_v.iter_mut().enumerate() {
+                *w = Vec3::new(full[3 * n], full[3 * n + 1], full[3 * n + 2]);
+            }
+            nodal_f.iter_mut().for_each(|f| *f = Vec3::zeros());
+            add_tangent_action(act, &bs.positions, applied, nodal_v, 1.0, nodal_f);
+            dofs.add_nodal(nodal_f, -c_k, rhs);
+        }
+        // Stage 3c: coupling of the free rows to the prescribed velocities.
+        add_linear_coupling(prescribed, dofs, c_m, c_k, rhs);
+    };
     let ((factored, factorisation), ((), assembly)) = rayon::join(
         || timed(|| factorize(body, factor, a)),
-        || {
-            timed(|| {
-                // Stage 3: b = h (f_ext + f − αMv) − (hβ + h²) K v, over the free DOFs (K_a
-                // below).
-                for (n, out) in full.chunks_exact_mut(3).enumerate() {
-                    let f = h * (body.node_masses()[n] * g + elastic.forces[n]);
-                    out.copy_from_slice(f.as_slice());
-                }
-                dofs.reduce(full, rhs);
-                flatten(&bs.velocities, full);
-                dofs.reduce(full, v_red);
-                pattern.symmetric_product_add_pair(
-                    body.mass_values(),
-                    -h * alpha,
-                    &elastic.stiffness,
-                    -c_k,
-                    v_red,
-                    rhs,
-                );
-                // Stage 3b: force-driven actuators, + h H_aᵀλ_a at xₙ.
-                add_force_driven(act, actuation, dofs, &bs.positions, applied, None, h, rhs);
-                // Stage 3b': − (hβ + h²) K_a v over the free DOFs.
-                if !tangent.is_empty() {
-                    full.fill(0.0);
-                    dofs.expand(v_red, full);
-                    for (n, w) in nodal_v.iter_mut().enumerate() {
-                        *w = Vec3::new(full[3 * n], full[3 * n + 1], full[3 * n + 2]);
-                    }
-                    nodal_f.iter_mut().for_each(|f| *f = Vec3::zeros());
-                    add_tangent_action(act, &bs.positions, applied, nodal_v, 1.0, nodal_f);
-                    dofs.add_nodal(nodal_f, -c_k, rhs);
-                }
-                // Stage 3c: coupling of the free rows to the prescribed velocities.
-                add_linear_coupling(prescribed, dofs, c_m, c_k, rhs);
-            })
-        },
+        || timed(assemble_rhs),
     );
     ws.free_parts.assembly += assembly;
     ws.free_parts.factorisation = factorisation;
