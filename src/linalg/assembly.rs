@@ -18,6 +18,7 @@
 //! same bits, without the buffer.
 
 use super::pattern::SymmetricPattern;
+use super::tet_runs::TetRuns;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
@@ -32,7 +33,13 @@ pub struct AssemblyPlan {
     block_offsets: Vec<usize>,
     /// `k·b` of each clique.
     block_dims: Vec<usize>,
-    /// Per clique: range into `entry_local` and `entry_value` (`n_cliques + 1` entries).
+    /// Per clique: the index of its runs in `tet_runs` (a tetrahedron of four distinct free
+    /// nodes), or `u32::MAX`.
+    runs_of: Vec<u32>,
+    /// The runs of the cliques that have them ([`TetRuns`]).
+    tet_runs: Vec<TetRuns>,
+    /// Per clique: range into `entry_local` and `entry_value` (`n_cliques + 1` entries); empty
+    /// for a clique with runs.
     entry_ptr: Vec<usize>,
     /// The stored entries of each clique's block, in block order: the position in the block
     /// they are read from, in its upper triangle (`min(R, C)·(k·b) + max(R, C)`)…
@@ -133,12 +140,29 @@ impl AssemblyPlan {
                 fill[v] += 1;
             }
         }
+        // Cliques with runs scatter through them: their entries are dropped.
+        let mut runs_of = vec![u32::MAX; cliques.len()];
+        let mut tet_runs = Vec::new();
+        let (mut kept_ptr, mut kept_local, mut kept_value) = (vec![0usize], Vec::new(), Vec::new());
+        for (e, clique) in cliques.iter().enumerate() {
+            if let Some(runs) = TetRuns::new(pattern, clique.as_ref()) {
+                runs_of[e] = tet_runs.len() as u32;
+                tet_runs.push(runs);
+            } else {
+                let entries = entry_ptr[e]..entry_ptr[e + 1];
+                kept_local.extend_from_slice(&entry_local[entries.clone()]);
+                kept_value.extend_from_slice(&entry_value[entries]);
+            }
+            kept_ptr.push(kept_local.len());
+        }
         Ok(Self {
             block_offsets,
             block_dims,
-            entry_ptr,
-            entry_local,
-            entry_value,
+            runs_of,
+            tet_runs,
+            entry_ptr: kept_ptr,
+            entry_local: kept_local,
+            entry_value: kept_value,
             contrib_ptr,
             contrib_src,
         })
@@ -167,17 +191,24 @@ impl AssemblyPlan {
     }
 
     /// Adds clique `e`'s row-major symmetric block `block` (`block_dim(e)²` values; only its
-    /// upper triangle is read) into `values` (one per stored entry), in block order.
+    /// upper triangle is read) into `values` (one per stored entry): a tetrahedron of four
+    /// distinct nodes with all DOFs free by its node pairs' column runs (`TetRuns`, 30 value
+    /// indices instead of 78), any other clique entry by entry in block order.
     ///
     /// Called for the cliques in increasing order on values first set to zero, this is
     /// [`SymmetricPattern::assemble`] bit for bit: the gather sums every value's contributions
-    /// from 0 in clique order and, inside a clique, in block order. What a one-thread element
-    /// loop uses to add each block while it is still in cache, instead of writing every block
-    /// to the buffer first.
+    /// from 0 in clique order and, inside a clique, in block order (a clique with runs adds
+    /// each value once, so its order inside the clique does not matter). What a one-thread
+    /// element loop uses to add each block while it is still in cache, instead of writing
+    /// every block to the buffer first.
     ///
     /// Panics if `block` is shorter than the clique's block.
     #[inline]
     pub fn scatter_add(&self, e: usize, block: &[f64], values: &mut [f64]) {
+        if let Some(runs) = self.tet_runs.get(self.runs_of[e] as usize) {
+            runs.scatter_add(block, values);
+            return;
+        }
         let block = &block[..self.block_dims[e] * self.block_dims[e]];
         let entries = self.entry_ptr[e]..self.entry_ptr[e + 1];
         for (&local, &v) in self.entry_local[entries.clone()]
@@ -367,18 +398,27 @@ mod tests {
                     .all(|(a, b)| a.to_bits() == b.to_bits())
             );
             // Clique by clique, the scatter is the gather bit for bit, the repeated-node
-            // clique (two entries of one clique on one value) included.
-            let mut by_clique = vec![0.0; p.nnz()];
-            for e in 0..p.plan().n_cliques() {
-                let o = p.plan().block_offset(e);
-                p.plan().scatter_add(e, &blocks[o..], &mut by_clique);
+            // clique (two entries of one clique on one value) included, from the upper
+            // triangles alone too; the tetrahedra of distinct free nodes scatter by runs
+            // (those with a removed DOF do not).
+            let with_runs = (0..p.plan().n_cliques())
+                .filter(|&e| p.plan().runs_of[e] != u32::MAX)
+                .count();
+            let all_free = !removed.contains(&true);
+            assert_eq!(with_runs, if all_free { 8 } else { 1 });
+            for blocks in [&blocks, &upper_only] {
+                let mut by_clique = vec![0.0; p.nnz()];
+                for e in 0..p.plan().n_cliques() {
+                    let o = p.plan().block_offset(e);
+                    p.plan().scatter_add(e, &blocks[o..], &mut by_clique);
+                }
+                assert!(
+                    by_clique
+                        .iter()
+                        .zip(&values)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                );
             }
-            assert!(
-                by_clique
-                    .iter()
-                    .zip(&values)
-                    .all(|(a, b)| a.to_bits() == b.to_bits())
-            );
         }
     }
 

@@ -19,6 +19,7 @@ mod permuted_pattern;
 mod symmetric_product;
 #[cfg(test)]
 pub(crate) mod test_support;
+mod tet_runs;
 mod trailing_block;
 
 pub use assembly::{AssemblyPlan, axpby};
