@@ -253,6 +253,13 @@ fn bench_reports_the_contract_fields() {
     ]);
     let t: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(t["threads"], 1);
+    // With one step the median of the per-step ratios is that step's ratio.
+    let ratio = t["step_ms"].as_f64().unwrap() / t["factorisation_ms"].as_f64().unwrap();
+    let reported = t["step_over_factorisation"].as_f64().unwrap();
+    assert!(
+        (reported - ratio).abs() <= 1e-12 * ratio,
+        "{reported} against {ratio}"
+    );
     let out = run(&[
         "bench",
         "scenes/beam.toml",
