@@ -9,8 +9,10 @@ use crate::material::{DeformationError, Law, MaterialPoint, WarmRotation};
 use crate::math::{Mat3, Vec3};
 
 /// Elements evaluated together (see [`SoftBody::evaluate_elastic`]).
-const LANES: usize = 4;
+pub(super) const LANES: usize = 4;
 
+use super::elastic_parted::PartedElastic;
+use super::rest_frame::consecutive_elements;
 use super::soft_body::SoftBody;
 
 /// Buffers written by [`SoftBody::evaluate_elastic`], allocated once per body and reused.
@@ -27,14 +29,17 @@ pub struct ElasticState {
     /// ([`ElasticState::keep_material_points`]): what derivative passes reuse instead of
     /// re-evaluating the law (for the co-rotational law, its SVD).
     pub points: Vec<MaterialPoint>,
-    keep_points: bool,
+    pub(super) keep_points: bool,
     /// Every co-rotational element's rotation at the last evaluation, when the material
     /// points are not kept: where the next evaluation's polar decomposition starts
     /// (`Material::at_lanes_warm`).
-    rotations: Vec<WarmRotation>,
-    element_energy: Vec<f64>,
-    element_forces: Vec<[Vec3; 4]>,
+    pub(super) rotations: Vec<WarmRotation>,
+    pub(super) element_energy: Vec<f64>,
+    pub(super) element_forces: Vec<[Vec3; 4]>,
     blocks: Vec<f64>,
+    /// The slabs of the element loop on more than one thread, built for the thread count of
+    /// the last evaluation that used them.
+    parted: Option<PartedElastic>,
 }
 
 impl ElasticState {
@@ -98,6 +103,7 @@ impl SoftBody {
             element_energy: vec![0.0; ne],
             element_forces: vec![[Vec3::zeros(); 4]; ne],
             blocks: vec![0.0; self.pattern().plan().block_buffer_len()],
+            parted: None,
         }
     }
 
@@ -108,10 +114,13 @@ impl SoftBody {
     /// error the state's energy, forces and stiffness are not meaningful (every element was
     /// still evaluated, so the rotations kept for the next evaluation are).
     ///
-    /// With more than one thread every element's stiffness block is written to a buffer and
-    /// gathered into K ([`crate::linalg::SymmetricPattern::assemble`]); on one thread each
-    /// block is added as soon as it is computed ([`crate::linalg::AssemblyPlan::scatter_add`]).
-    /// Both sum in the same order: the same bits for any thread count.
+    /// On one thread each element's stiffness block is added into K as soon as it is computed
+    /// ([`crate::linalg::AssemblyPlan::scatter_add`]). On more, each thread evaluates the
+    /// elements of one slab of the mesh across its longest axis and adds their blocks into the
+    /// values of K it owns ([`crate::linalg::PartedAssembly`]; the few elements across two
+    /// slabs are evaluated by both); with material points kept, every block is written to a
+    /// buffer and gathered ([`crate::linalg::SymmetricPattern::assemble`]). All sum in the
+    /// same order: the same bits for any thread count.
     pub fn evaluate_elastic(
         &self,
         x: &[Vec3],
@@ -142,51 +151,6 @@ impl SoftBody {
         if warm && state.rotations.len() != ne {
             state.rotations = vec![WarmRotation::COLD; ne];
         }
-        // One group of LANES elements: their energies, forces and (if asked) stiffness blocks,
-        // or the first element of the group whose law failed.
-        let evaluate_group = |group: usize,
-                              tets: &[super::Tetrahedron],
-                              energies: &mut [f64],
-                              forces: &mut [[Vec3; 4]],
-                              blocks: &mut [f64],
-                              mut kept: Option<&mut [MaterialPoint]>,
-                              rotations: Option<&mut [WarmRotation]>|
-         -> Option<(usize, DeformationError)> {
-            // A short last group is padded with F = I (evaluated, then ignored).
-            let mut fs = [Mat3::identity(); LANES];
-            for (f, tet) in fs.iter_mut().zip(tets) {
-                *f = tet.deformation_gradient(x);
-            }
-            let mut failure = None;
-            self.material_lanes(group * LANES, fs.each_ref(), rotations, |k, point| {
-                let Some(tet) = tets.get(k) else { return };
-                let point = match point {
-                    Ok(p) => p,
-                    Err(err) => {
-                        failure.get_or_insert((group * LANES + k, err));
-                        return;
-                    }
-                };
-                if let Some(points) = kept.as_deref_mut() {
-                    points[k] = *point;
-                }
-                energies[k] = tet.volume * point.energy_density();
-                if with_k {
-                    let block = &mut blocks[144 * k..144 * (k + 1)];
-                    if let Some(low_rank) = point.low_rank_tangent() {
-                        forces[k] = tet.forces(&point.stress());
-                        tet.stiffness_low_rank(&low_rank, block);
-                    } else {
-                        let (p, t) = point.stress_and_tangent();
-                        forces[k] = tet.forces(&p);
-                        tet.stiffness(&t, block);
-                    }
-                } else {
-                    forces[k] = tet.forces(&point.stress());
-                }
-            });
-            failure
-        };
         let failure = if with_k && rayon::current_num_threads() == 1 {
             // One thread: each group's blocks are added into K while still in cache
             // (`AssemblyPlan::scatter_add`, the gather's sums bit for bit), not written to the
@@ -206,14 +170,30 @@ impl SoftBody {
             for (group, ((((tets, energies), forces), kept), rotations)) in groups {
                 // Every group is evaluated, as by the parallel loop, so that the rotations
                 // kept for the next evaluation are the same whatever the thread count.
-                let failure =
-                    evaluate_group(group, tets, energies, forces, &mut blocks, kept, rotations);
+                let sinks = GroupSinks {
+                    energies,
+                    forces,
+                    blocks: &mut blocks,
+                    kept,
+                    rotations,
+                };
+                let lanes = consecutive_elements(group * LANES);
+                let failure = self.evaluate_group(x, with_k, lanes, tets.len(), sinks);
                 first_failure = first_failure.or(failure);
                 for (k, block) in blocks.chunks_exact(144).take(tets.len()).enumerate() {
                     plan.scatter_add(group * LANES + k, block, &mut state.stiffness);
                 }
             }
             first_failure
+        } else if with_k && !state.keep_points {
+            let threads = rayon::current_num_threads();
+            let mut parted = match state.parted.take() {
+                Some(parted) if parted.parts() == threads => parted,
+                _ => PartedElastic::new(self, threads),
+            };
+            let failure = self.evaluate_parted(x, warm, &mut parted, state);
+            state.parted = Some(parted);
+            failure
         } else {
             let failure = self
                 .elements()
@@ -226,7 +206,15 @@ impl SoftBody {
                 .enumerate()
                 .filter_map(
                     |(group, (((((tets, energies), forces), blocks), kept), rotations))| {
-                        evaluate_group(group, tets, energies, forces, blocks, kept, rotations)
+                        let sinks = GroupSinks {
+                            energies,
+                            forces,
+                            blocks,
+                            kept,
+                            rotations,
+                        };
+                        let lanes = consecutive_elements(group * LANES);
+                        self.evaluate_group(x, with_k, lanes, tets.len(), sinks)
                     },
                 )
                 .min_by_key(|(e, _)| *e);
@@ -242,6 +230,79 @@ impl SoftBody {
         self.gather(&state.element_forces, &mut state.forces);
         Ok(())
     }
+    /// Evaluates the elements `lanes[..count]` together (`Material::at_lanes`: the
+    /// co-rotational SVDs or polar iterations overlap; a short group is padded with F = I,
+    /// evaluated, then ignored) and writes lane `k`'s energy (J), forces (N), stiffness block
+    /// (144 values, row-major, N/m; if `with_k`) and material point (if kept) at index `k` of
+    /// `sinks`. `sinks.rotations`, when given, holds the lanes' kept rotations and receives
+    /// the new ones. Returns the first lane whose law failed, by element index.
+    pub(super) fn evaluate_group(
+        &self,
+        x: &[Vec3],
+        with_k: bool,
+        lanes: [usize; LANES],
+        count: usize,
+        sinks: GroupSinks<'_>,
+    ) -> Option<(usize, DeformationError)> {
+        let GroupSinks {
+            energies,
+            forces,
+            blocks,
+            mut kept,
+            rotations,
+        } = sinks;
+        let elements = self.elements();
+        let mut fs = [Mat3::identity(); LANES];
+        for (f, &e) in fs.iter_mut().zip(&lanes[..count]) {
+            *f = elements[e].deformation_gradient(x);
+        }
+        let mut failure = None;
+        self.material_lanes(lanes, fs.each_ref(), rotations, |k, point| {
+            if k >= count {
+                return;
+            }
+            let tet = &elements[lanes[k]];
+            let point = match point {
+                Ok(p) => p,
+                Err(err) => {
+                    failure.get_or_insert((lanes[k], err));
+                    return;
+                }
+            };
+            if let Some(points) = kept.as_deref_mut() {
+                points[k] = *point;
+            }
+            energies[k] = tet.volume * point.energy_density();
+            if with_k {
+                let block = &mut blocks[144 * k..144 * (k + 1)];
+                if let Some(low_rank) = point.low_rank_tangent() {
+                    forces[k] = tet.forces(&point.stress());
+                    tet.stiffness_low_rank(&low_rank, block);
+                } else {
+                    let (p, t) = point.stress_and_tangent();
+                    forces[k] = tet.forces(&p);
+                    tet.stiffness(&t, block);
+                }
+            } else {
+                forces[k] = tet.forces(&point.stress());
+            }
+        });
+        failure
+    }
+}
+
+/// Where [`SoftBody::evaluate_group`] writes its lanes' results (lane `k` at index `k`).
+pub(super) struct GroupSinks<'a> {
+    /// Element energies (J).
+    pub energies: &'a mut [f64],
+    /// Element nodal forces (N).
+    pub forces: &'a mut [[Vec3; 4]],
+    /// Stiffness blocks, 144 values per lane (N/m), written when the stiffness is asked.
+    pub blocks: &'a mut [f64],
+    /// Material points, when kept.
+    pub kept: Option<&'a mut [MaterialPoint]>,
+    /// Kept rotations, read and replaced, for a warm co-rotational evaluation.
+    pub rotations: Option<&'a mut [WarmRotation]>,
 }
 
 #[cfg(test)]
@@ -323,17 +384,28 @@ mod tests {
 
     #[test]
     fn one_thread_and_two_give_the_same_bits() {
-        // One thread adds every element's block into K as it goes (`scatter_add`), two write
-        // the blocks and gather them: the same sums in the same order, so the same bits, warm
-        // or by SVD, over successive evaluations (the kept rotations the same too).
+        // One thread adds every element's block into K as it goes (`scatter_add`); two and
+        // three split the beam into slabs along its length, each adding into the values it
+        // owns (`PartedAssembly`), or, with material points kept, write the blocks and gather
+        // them: the same sums in the same order, so the same bits, warm or by SVD, over
+        // successive evaluations (the kept rotations the same too: the third evaluation
+        // starts from the second's). Nodes 0 and 5 are pinned.
         let run = |threads: usize, keep: bool| {
             on_threads(threads, || {
-                let (body, _) = twisted_beam(0.0);
+                let pinned = |body: SoftBody| {
+                    let mut fixed = vec![false; body.node_count()];
+                    fixed[0] = true;
+                    fixed[5] = true;
+                    let mut options = body.options().clone();
+                    options.fixed = fixed;
+                    SoftBody::new("beam", body.mesh().clone(), options).unwrap()
+                };
+                let body = pinned(twisted_beam(0.0).0);
                 let mut state = body.elastic_state();
                 state.keep_material_points(keep);
                 let mut bits = Vec::new();
                 for step in 0..3 {
-                    let (body, x) = twisted_beam(0.3 * step as f64);
+                    let (_, x) = twisted_beam(0.3 * step as f64);
                     body.evaluate_elastic(&x, Stiffness::Assemble, &mut state)
                         .unwrap();
                     bits.push(state.energy.to_bits());
@@ -350,12 +422,45 @@ mod tests {
         };
         for keep in [false, true] {
             let one = run(1, keep);
-            let two = run(2, keep);
-            assert_eq!(one.len(), two.len());
-            let differing = one.iter().zip(&two).filter(|(a, b)| a != b).count();
-            assert_eq!(
-                differing, 0,
-                "keep points {keep}: {differing} values differ"
+            for threads in [2, 3] {
+                let other = run(threads, keep);
+                assert_eq!(one.len(), other.len());
+                let differing = one.iter().zip(&other).filter(|(a, b)| a != b).count();
+                assert_eq!(
+                    differing, 0,
+                    "keep points {keep}, {threads} threads: {differing} values differ"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_failing_element_is_named_on_any_thread_count() {
+        // Neo-Hookean cannot evaluate an inverted element. Nodes at both ends of the beam
+        // pushed through their elements' opposite faces: the error names the inverted element
+        // of lowest index (found here from det F), on one thread and on slabs of two and three.
+        let (beam, mut x) = twisted_beam(0.0);
+        let mut options = beam.options().clone();
+        options.material = Material::new(Law::NeoHookean, 2e5, 0.45).unwrap();
+        let body = SoftBody::new("beam", beam.mesh().clone(), options).unwrap();
+        let last = body.node_count() - 1;
+        x[0] += Vec3::new(0.02, 0.012, 0.011);
+        x[last] -= Vec3::new(0.02, 0.012, 0.011);
+        let inverted: Vec<usize> = (0..body.elements().len())
+            .filter(|&e| body.elements()[e].deformation_gradient(&x).determinant() <= 0.0)
+            .collect();
+        let (first, latest) = (inverted[0], inverted[inverted.len() - 1]);
+        assert!(first < body.elements().len() / 2 && latest >= body.elements().len() / 2);
+        for threads in [1, 2, 3] {
+            let err = on_threads(threads, || {
+                let mut state = body.elastic_state();
+                body.evaluate_elastic(&x, Stiffness::Assemble, &mut state)
+                    .unwrap_err()
+            });
+            let expected = format!("tetrahedron {first}:");
+            assert!(
+                err.to_string().contains(&expected),
+                "{threads} threads: {err}"
             );
         }
     }

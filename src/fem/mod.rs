@@ -3,9 +3,11 @@
 //! once per mesh, lumped, consistent or uniform mass, and fixed nodes (projected out of the system).
 
 mod elastic;
+mod elastic_parted;
 mod fixed;
 mod mass;
 mod material_region;
+mod node_slabs;
 mod parameter_derivative;
 mod rest_frame;
 mod soft_body;

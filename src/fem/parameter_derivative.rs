@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::material::{Lame, Material, MaterialPoint};
 use crate::math::{Mat3, Vec3};
 
+use super::rest_frame::consecutive_elements;
 use super::soft_body::SoftBody;
 use super::stiffness_derivative::first_failure;
 
@@ -124,23 +125,28 @@ impl SoftBody {
                         *f = tet.deformation_gradient(x);
                     }
                     let mut failure = None;
-                    self.material_lanes(group * LANES, fs.each_ref(), None, |k, point| {
-                        let Some(tet) = tets.get(k) else { return };
-                        match point {
-                            Ok(point) => {
-                                (forces[k], actions[k]) = if self.in_region(group * LANES + k) {
-                                    Default::default()
-                                } else {
-                                    let dp =
-                                        point.tangent_action_with(&lame, &field_gradient(tet, v));
-                                    element_terms(tet, point, &lame, &dp)
-                                };
+                    self.material_lanes(
+                        consecutive_elements(group * LANES),
+                        fs.each_ref(),
+                        None,
+                        |k, point| {
+                            let Some(tet) = tets.get(k) else { return };
+                            match point {
+                                Ok(point) => {
+                                    (forces[k], actions[k]) = if self.in_region(group * LANES + k) {
+                                        Default::default()
+                                    } else {
+                                        let dp = point
+                                            .tangent_action_with(&lame, &field_gradient(tet, v));
+                                        element_terms(tet, point, &lame, &dp)
+                                    };
+                                }
+                                Err(err) => {
+                                    failure.get_or_insert((group * LANES + k, err));
+                                }
                             }
-                            Err(err) => {
-                                failure.get_or_insert((group * LANES + k, err));
-                            }
-                        }
-                    });
+                        },
+                    );
                     failure
                 }),
         )?;

@@ -44,22 +44,22 @@ impl SoftBody {
         point.map(|p| self.in_element_material(e, p))
     }
 
-    /// The material at the deformation gradients `fs` of elements `first`, `first + 1`, …
-    /// (indices past the last element: the identity frame), handed to `each(k, point)` in
+    /// The material at the deformation gradients `fs` of the elements `elements` (an index
+    /// past the last element, e.g. `usize::MAX` for a padded lane: the identity frame), handed to `each(k, point)` in
     /// order, by reference: `Material::at_lanes` (side-by-side SVDs) when no element needs a
     /// rest frame; `Material::at_lanes_warm` when `warm` holds the elements' kept rotations
     /// (a step's evaluation: Newton's polar from the last rotation instead of the SVD).
     /// Elements of a region get its Lamé pair.
     pub(super) fn material_lanes<const N: usize>(
         &self,
-        first: usize,
+        elements: [usize; N],
         fs: [&Mat3; N],
         warm: Option<&mut [WarmRotation]>,
         mut each: impl FnMut(usize, Result<&MaterialPoint, DeformationError>),
     ) {
         let mut each = |k: usize, point: Result<&MaterialPoint, DeformationError>| match (
             point,
-            self.region_lame(first + k),
+            self.region_lame(elements[k]),
         ) {
             (Ok(p), Some(lame)) => each(k, Ok(&p.with_lame(lame))),
             (point, _) => each(k, point),
@@ -67,7 +67,7 @@ impl SoftBody {
         let frames = self.rest_frames();
         if !frames.is_empty() {
             for (k, f) in fs.iter().enumerate() {
-                let point = match frames.get(first + k) {
+                let point = match frames.get(elements[k]) {
                     Some(frame) => self.material().at_in_frame(f, frame),
                     None => self.material().at(f),
                 };
@@ -79,4 +79,10 @@ impl SoftBody {
             self.material().at_lanes(fs, each);
         }
     }
+}
+
+/// The element indices `first`, `first + 1`, … of a group of `N` lanes, for
+/// [`SoftBody::material_lanes`] (past the last element when the group is short).
+pub(super) fn consecutive_elements<const N: usize>(first: usize) -> [usize; N] {
+    std::array::from_fn(|k| first + k)
 }

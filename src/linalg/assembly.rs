@@ -190,6 +190,21 @@ impl AssemblyPlan {
         self.block_dims[e]
     }
 
+    /// Clique `e`'s stored entries: the position in its block's upper triangle each is read
+    /// from and the value it adds to (by runs for a clique that has them).
+    pub(super) fn clique_entries(&self, e: usize) -> Box<dyn Iterator<Item = (u16, u32)> + '_> {
+        if let Some(runs) = self.tet_runs.get(self.runs_of[e] as usize) {
+            return Box::new(runs.entries());
+        }
+        let entries = self.entry_ptr[e]..self.entry_ptr[e + 1];
+        Box::new(
+            self.entry_local[entries.clone()]
+                .iter()
+                .copied()
+                .zip(self.entry_value[entries].iter().copied()),
+        )
+    }
+
     /// Adds clique `e`'s row-major symmetric block `block` (`block_dim(e)²` values; only its
     /// upper triangle is read) into `values` (one per stored entry): a tetrahedron of four
     /// distinct nodes with all DOFs free by its node pairs' column runs (`TetRuns`, 30 value

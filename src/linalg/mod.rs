@@ -14,6 +14,7 @@ mod gmres;
 mod lanczos;
 mod nested_dissection;
 mod ordering;
+mod parted_assembly;
 mod pattern;
 mod permuted_pattern;
 mod symmetric_product;
@@ -30,6 +31,7 @@ pub use factor_options::{FactorError, FactorKind, FactorMethod, FactorOrdering, 
 pub use forward_reach::ForwardReach;
 pub use gmres::{GmresInfo, GmresWorkspace, PreconditionedOperator, gmres};
 pub use lanczos::{LanczosWorkspace, largest_eigenpair};
+pub use parted_assembly::{AssemblyPart, PartedAssembly};
 pub use pattern::SymmetricPattern;
 
 /// faer's workspace types, re-exported so callers of the solves need not name faer.

@@ -75,6 +75,36 @@ impl TetRuns {
         })
     }
 
+    /// Every stored entry of the block: its position in the block's upper triangle and the
+    /// value it adds to (78 of them, runs in order).
+    pub(super) fn entries(&self) -> impl Iterator<Item = (u16, u32)> + '_ {
+        let diagonal = (0..4).flat_map(move |i| {
+            (0..3).flat_map(move |p| {
+                let start = self.start[3 * i + p];
+                (p..3).map(move |q| {
+                    (
+                        ((3 * i + p) * 12 + 3 * i + q) as u16,
+                        start + (q - p) as u32,
+                    )
+                })
+            })
+        });
+        let pairs = PAIRS.iter().enumerate().flat_map(move |(k, &(i, j))| {
+            (0..3).flat_map(move |p| {
+                let start = self.start[12 + 3 * k + p];
+                (0..3).map(move |q| {
+                    let local = if self.column_first & (1 << k) != 0 {
+                        (3 * i + p) * 12 + 3 * j + q
+                    } else {
+                        (3 * i + q) * 12 + 3 * j + p
+                    };
+                    (local as u16, start + q as u32)
+                })
+            })
+        });
+        diagonal.chain(pairs)
+    }
+
     /// Adds the row-major symmetric 12 × 12 `block` (upper triangle read) into `values`, each
     /// stored entry once.
     #[inline]

@@ -1,0 +1,135 @@
+//! The element loop of a step on more than one thread: each thread evaluates the elements of
+//! its slab of the mesh and adds their stiffness blocks into the values it owns
+//! ([`crate::linalg::PartedAssembly`]), while they are still in cache; the elements across
+//! two slabs are evaluated by both. The same sums in the same order as the one-thread loop,
+//! so the same bits, without writing every block to a buffer and gathering it after.
+
+use rayon::prelude::*;
+
+use crate::linalg::PartedAssembly;
+use crate::material::{DeformationError, WarmRotation};
+use crate::math::Vec3;
+
+use super::elastic::{ElasticState, GroupSinks, LANES};
+use super::node_slabs::node_slabs;
+use super::soft_body::SoftBody;
+
+/// The parts of a body's element loop for one thread count, and each part's buffers.
+#[derive(Debug, Clone)]
+pub(super) struct PartedElastic {
+    assembly: PartedAssembly,
+    buffers: Vec<PartBuffers>,
+}
+
+/// What one part writes while the parts run, copied into the [`ElasticState`] after.
+#[derive(Debug, Clone, Default)]
+struct PartBuffers {
+    /// The stiffness values the part owns (N/m), in its slot order.
+    values: Vec<f64>,
+    /// The results of the elements whose home is this part, in increasing element order.
+    homes: Vec<HomeResult>,
+    /// The part's first element (lowest index) whose law failed.
+    failure: Option<(usize, DeformationError)>,
+}
+
+/// One element's energy (J), nodal forces (N) and new kept rotation.
+#[derive(Debug, Clone)]
+struct HomeResult {
+    element: usize,
+    energy: f64,
+    forces: [Vec3; 4],
+    rotation: WarmRotation,
+}
+
+impl PartedElastic {
+    /// The loop of `body` split into `parts` slabs across its longest axis.
+    pub(super) fn new(body: &SoftBody, parts: usize) -> PartedElastic {
+        let slabs = node_slabs(body.rest_positions(), body.elements(), parts);
+        PartedElastic {
+            assembly: body.pattern().parted_assembly(&slabs, parts),
+            buffers: vec![PartBuffers::default(); parts],
+        }
+    }
+
+    /// The number of parts.
+    pub(super) fn parts(&self) -> usize {
+        self.buffers.len()
+    }
+}
+
+impl SoftBody {
+    /// Energies, forces and stiffness of every element at positions `x` (m), the parts of
+    /// `parted` in parallel, written into `state` (its kept rotations read, when `warm`, and
+    /// replaced). Returns the first element (lowest index) whose law failed.
+    pub(super) fn evaluate_parted(
+        &self,
+        x: &[Vec3],
+        warm: bool,
+        parted: &mut PartedElastic,
+        state: &mut ElasticState,
+    ) -> Option<(usize, DeformationError)> {
+        let kept_rotations = &state.rotations;
+        parted
+            .buffers
+            .par_iter_mut()
+            .zip(parted.assembly.parts())
+            .for_each(|(buffers, part)| {
+                buffers.values.clear();
+                buffers.values.resize(part.value_count(), 0.0);
+                buffers.homes.clear();
+                buffers.failure = None;
+                let mut energies = [0.0; LANES];
+                let mut forces = [[Vec3::zeros(); 4]; LANES];
+                let mut blocks = [0.0; 144 * LANES];
+                for (g, group) in part.cliques().chunks(LANES).enumerate() {
+                    let mut lanes = [usize::MAX; LANES];
+                    for (lane, &e) in lanes.iter_mut().zip(group) {
+                        *lane = e as usize;
+                    }
+                    let mut rotations = [WarmRotation::COLD; LANES];
+                    if warm {
+                        for (r, &e) in rotations.iter_mut().zip(group) {
+                            *r = kept_rotations[e as usize];
+                        }
+                    }
+                    let sinks = GroupSinks {
+                        energies: &mut energies,
+                        forces: &mut forces,
+                        blocks: &mut blocks,
+                        kept: None,
+                        rotations: warm.then_some(&mut rotations[..group.len()]),
+                    };
+                    let failure = self.evaluate_group(x, true, lanes, group.len(), sinks);
+                    buffers.failure = buffers.failure.or(failure);
+                    for k in 0..group.len() {
+                        let i = g * LANES + k;
+                        part.scatter_add(i, &blocks[144 * k..144 * (k + 1)], &mut buffers.values);
+                        if part.is_home(i) {
+                            buffers.homes.push(HomeResult {
+                                element: lanes[k],
+                                energy: energies[k],
+                                forces: forces[k],
+                                rotation: rotations[k],
+                            });
+                        }
+                    }
+                }
+            });
+        parted.assembly.write(
+            parted.buffers.iter().map(|b| b.values.as_slice()),
+            &mut state.stiffness,
+        );
+        for home in parted.buffers.iter().flat_map(|b| &b.homes) {
+            state.element_energy[home.element] = home.energy;
+            state.element_forces[home.element] = home.forces;
+            if warm {
+                state.rotations[home.element] = home.rotation;
+            }
+        }
+        parted
+            .buffers
+            .iter_mut()
+            .filter_map(|b| b.failure.take())
+            .min_by_key(|(e, _)| *e)
+    }
+}
