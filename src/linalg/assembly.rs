@@ -315,24 +315,8 @@ pub fn axpby(alpha: f64, x: &[f64], beta: f64, y: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_support::{on_threads, to_dense};
+    use crate::linalg::test_support::{on_threads, random_symmetric_blocks, to_dense};
     use crate::math::{DMat, SplitMix64};
-
-    fn random_symmetric_blocks(plan: &AssemblyPlan, rng: &mut SplitMix64) -> Vec<f64> {
-        let mut blocks = vec![0.0; plan.block_buffer_len()];
-        for e in 0..plan.n_cliques() {
-            let kb = plan.block_dim(e);
-            let o = plan.block_offset(e);
-            for r in 0..kb {
-                for c in 0..=r {
-                    let x = rng.uniform();
-                    blocks[o + r * kb + c] = x;
-                    blocks[o + c * kb + r] = x;
-                }
-            }
-        }
-        blocks
-    }
 
     /// Naive dense assembly over the full DOFs, then removal of rows and columns.
     fn dense_reference<C: AsRef<[usize]>>(
@@ -388,7 +372,7 @@ mod tests {
         }
         for removed in [vec![false; n_nodes * b], removed_some] {
             let p = SymmetricPattern::new(n_nodes, b, &cl, &removed).unwrap();
-            let blocks = random_symmetric_blocks(p.plan(), &mut rng);
+            let blocks = random_symmetric_blocks(p.plan(), 0, &mut rng);
             let mut values = vec![f64::NAN; p.nnz()];
             p.assemble(&blocks, &mut values);
             let reference = dense_reference(n_nodes, b, &cl, &blocks, p.plan(), &removed);
@@ -445,7 +429,7 @@ mod tests {
         let removed: Vec<bool> = (0..n_nodes * 3).map(|d| d % 17 == 0).collect();
         let p = SymmetricPattern::new(n_nodes, 3, &cl, &removed).unwrap();
         assert!(p.nnz() > 2 * CHUNK);
-        let blocks = random_symmetric_blocks(p.plan(), &mut SplitMix64::new(3));
+        let blocks = random_symmetric_blocks(p.plan(), 0, &mut SplitMix64::new(3));
         let run = |threads: usize| {
             on_threads(threads, || {
                 let mut values = vec![0.0; p.nnz()];
@@ -492,7 +476,7 @@ mod tests {
         removed[20] = true;
         let p = SymmetricPattern::new(n_nodes, b, &cl, &removed).unwrap();
         let mut rng = SplitMix64::new(11);
-        let k_blocks = random_symmetric_blocks(p.plan(), &mut rng);
+        let k_blocks = random_symmetric_blocks(p.plan(), 0, &mut rng);
         let mut k = vec![0.0; p.nnz()];
         p.assemble(&k_blocks, &mut k);
         let mass: Vec<f64> = (0..n_nodes * b)

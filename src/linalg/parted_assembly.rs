@@ -171,25 +171,8 @@ impl SymmetricPattern {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::test_support::grid_tetrahedra;
+    use crate::linalg::test_support::{grid_tetrahedra, random_symmetric_blocks};
     use crate::math::SplitMix64;
-
-    /// Symmetric blocks of mixed magnitudes and signs, one per clique.
-    fn blocks(plan: &AssemblyPlan, rng: &mut SplitMix64) -> Vec<f64> {
-        let mut out = vec![0.0; plan.block_buffer_len()];
-        for e in 0..plan.n_cliques() {
-            let kb = plan.block_dim(e);
-            let block = &mut out[plan.block_offset(e)..][..kb * kb];
-            for r in 0..kb {
-                for c in r..kb {
-                    let x = rng.uniform() * 10f64.powi((rng.next_u64() % 9) as i32 - 4);
-                    block[r * kb + c] = x;
-                    block[c * kb + r] = x;
-                }
-            }
-        }
-        out
-    }
 
     /// The column of stored value `v`.
     fn column_of(pattern: &SymmetricPattern, v: usize) -> usize {
@@ -215,7 +198,7 @@ mod tests {
         let pattern = SymmetricPattern::new(n_nodes, 3, &tets, &removed).unwrap();
         let plan = pattern.plan();
         let mut rng = SplitMix64::new(11);
-        let blocks = blocks(plan, &mut rng);
+        let blocks = random_symmetric_blocks(plan, 4, &mut rng);
         let mut expected = vec![0.0; pattern.nnz()];
         for e in 0..plan.n_cliques() {
             plan.scatter_add(e, &blocks[plan.block_offset(e)..], &mut expected);

@@ -70,6 +70,33 @@ pub(crate) fn to_dense(p: &SymmetricPattern, values: &[f64]) -> DMat {
     a
 }
 
+/// Random symmetric clique blocks on `plan` (the flat buffer of
+/// [`super::AssemblyPlan`]): each entry uniform in [−1, 1), times 10ᵏ with k uniform in
+/// −`decades`..=`decades` (mixed magnitudes, so that sums in another order differ in their
+/// last bits); with `decades = 0` one draw per entry.
+pub(crate) fn random_symmetric_blocks(
+    plan: &super::AssemblyPlan,
+    decades: u64,
+    rng: &mut SplitMix64,
+) -> Vec<f64> {
+    let mut blocks = vec![0.0; plan.block_buffer_len()];
+    for e in 0..plan.n_cliques() {
+        let kb = plan.block_dim(e);
+        let o = plan.block_offset(e);
+        for r in 0..kb {
+            for c in 0..=r {
+                let mut x = rng.uniform();
+                if decades > 0 {
+                    x *= 10f64.powi((rng.next_u64() % (2 * decades + 1)) as i32 - decades as i32);
+                }
+                blocks[o + r * kb + c] = x;
+                blocks[o + c * kb + r] = x;
+            }
+        }
+    }
+    blocks
+}
+
 /// Random SPD clique blocks (`GᵀG` per clique) plus a positive diagonal: an SPD matrix.
 pub(crate) fn random_spd_values(p: &SymmetricPattern, rng: &mut SplitMix64) -> Vec<f64> {
     let plan = p.plan();
