@@ -230,6 +230,7 @@ impl SoftBody {
         self.gather(&state.element_forces, &mut state.forces);
         Ok(())
     }
+
     /// Evaluates the elements `lanes[..count]` together (`Material::at_lanes`: the
     /// co-rotational SVDs or polar iterations overlap; a short group is padded with F = I,
     /// evaluated, then ignored) and writes lane `k`'s energy (J), forces (N), stiffness block
