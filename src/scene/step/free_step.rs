@@ -89,8 +89,7 @@ pub(super) fn free_step(
             out.copy_from_slice(f.as_slice());
         }
         dofs.reduce(full, rhs);
-        flatten(&bs.velocities, full);
-        dofs.reduce(full, v_red);
+        dofs.gather_nodal(&bs.velocities, v_red);
         pattern.symmetric_product_add_pair(
             body.mass_values(),
             -h * alpha,
@@ -103,11 +102,7 @@ pub(super) fn free_step(
         add_force_driven(act, actuation, dofs, &bs.positions, applied, None, h, rhs);
         // Stage 3b': − (hβ + h²) K_a v over the free DOFs.
         if !tangent.is_empty() {
-            full.fill(0.0);
-            dofs.expand(v_red, full);
-            for (n, w) in nodal_v.iter_mut().enumerate() {
-                *w = Vec3::new(full[3 * n], full[3 * n + 1], full[3 * n + 2]);
-            }
+            dofs.scatter_nodal(v_red, nodal_v);
             nodal_f.iter_mut().for_each(|f| *f = Vec3::zeros());
             add_tangent_action(act, &bs.positions, applied, nodal_v, 1.0, nodal_f);
             dofs.add_nodal(nodal_f, -c_k, rhs);
@@ -336,10 +331,4 @@ fn residual_scale(body: &SoftBody, bs: &BodyState, h: f64, g: Vec3, forces: &[Ve
         .sum::<f64>()
         .sqrt();
     momentum + weight + elastic + f64::MIN_POSITIVE.sqrt()
-}
-
-fn flatten(v: &[Vec3], out: &mut [f64]) {
-    for (o, p) in out.chunks_exact_mut(3).zip(v) {
-        o.copy_from_slice(p.as_slice());
-    }
 }
