@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::material::{Lame, Material, MaterialPoint};
 use crate::math::{Mat3, Vec3};
 
+use super::elastic::LANES;
 use super::rest_frame::consecutive_elements;
 use super::soft_body::SoftBody;
 use super::stiffness_derivative::first_failure;
@@ -79,9 +80,6 @@ pub struct ParameterPairing {
     /// `⟨∂(K V)/∂p, w⟩` (N·(unit of V)·(unit of w)/m per unit of p).
     pub stiffness_action: f64,
 }
-
-/// Elements evaluated together (their co-rotational SVDs overlap, as in the force pass).
-const LANES: usize = 4;
 
 impl SoftBody {
     /// Buffers for [`SoftBody::evaluate_parameter_derivatives`].
