@@ -46,10 +46,10 @@ impl SoftBody {
 
     /// The material at the deformation gradients `fs` of the elements `elements` (an index
     /// past the last element, e.g. `usize::MAX` for a padded lane: the identity frame),
-    /// handed to `each(k, point)` in order, by reference: `Material::at_lanes` (side-by-side SVDs) when no element needs a
-    /// rest frame; `Material::at_lanes_warm` when `warm` holds the elements' kept rotations
-    /// (a step's evaluation: Newton's polar from the last rotation instead of the SVD).
-    /// Elements of a region get its Lamé pair.
+    /// handed to `each(k, point)` in order, by reference: `Material::at_lanes` (side-by-side
+    /// SVDs) when no element needs a rest frame; `Material::at_lanes_warm` when `warm` holds
+    /// the elements' kept rotations (a step's evaluation: Newton's polar from the last
+    /// rotation instead of the SVD). Elements of a region get its Lamé pair.
     pub(super) fn material_lanes<const N: usize>(
         &self,
         elements: [usize; N],

@@ -71,7 +71,6 @@ pub(super) fn free_step(
         a,
         factor,
         elastic,
-        full,
         rhs,
         v_red,
         actuation,
@@ -84,11 +83,7 @@ pub(super) fn free_step(
     let applied = &*forces;
     // Stage 3, b = h (f_ext + f − αMv) − (hβ + h²) K v over the free DOFs (K_a below).
     let assemble_rhs = || {
-        for (n, out) in full.chunks_exact_mut(3).enumerate() {
-            let f = h * (body.node_masses()[n] * g + elastic.forces[n]);
-            out.copy_from_slice(f.as_slice());
-        }
-        dofs.reduce(full, rhs);
+        weight_and_elastic_impulse(body, &elastic.forces, h, g, rhs);
         dofs.gather_nodal(&bs.velocities, v_red);
         pattern.symmetric_product_add_pair(
             body.mass_values(),
@@ -271,11 +266,7 @@ fn newton_residual(
             bs.positions[n] + h * Vec3::new(ws.full[3 * n], ws.full[3 * n + 1], ws.full[3 * n + 2]);
     }
     body.evaluate_elastic(&ws.x_trial, Stiffness::Assemble, &mut ws.elastic)?;
-    for (n, out) in ws.full.chunks_exact_mut(3).enumerate() {
-        let f = -h * (body.node_masses()[n] * g + ws.elastic.forces[n]);
-        out.copy_from_slice(f.as_slice());
-    }
-    dofs.reduce(&ws.full, &mut ws.rhs);
+    weight_and_elastic_impulse(body, &ws.elastic.forces, -h, g, &mut ws.rhs);
     add_force_driven(
         act,
         &mut ws.actuation,
@@ -331,4 +322,19 @@ fn residual_scale(body: &SoftBody, bs: &BodyState, h: f64, g: Vec3, forces: &[Ve
         .sum::<f64>()
         .sqrt();
     momentum + weight + elastic + f64::MIN_POSITIVE.sqrt()
+}
+
+/// `out = scale (mₙ g + fₙ)` over the free DOFs (reduced order): the weight and elastic
+/// forces `forces` (N) as an impulse (N·s for `scale = h`).
+fn weight_and_elastic_impulse(
+    body: &SoftBody,
+    forces: &[Vec3],
+    scale: f64,
+    g: Vec3,
+    out: &mut [f64],
+) {
+    let masses = body.node_masses();
+    for (o, (n, k)) in out.iter_mut().zip(body.pattern().dofs().free_components()) {
+        *o = scale * (masses[n] * g[k] + forces[n][k]);
+    }
 }
