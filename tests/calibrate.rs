@@ -28,7 +28,7 @@ fn root() -> &'static Path {
 // Scratch folders removed when dropped, also when a test fails (`cli_support::scratch`).
 use cli_support::scratch;
 
-mod cli_support;
+use crate::cli_support;
 
 /// A cantilever 100 × 10 × 10 mm (the coarse `meshes/beam_1.msh`, 190 nodes) clamped at
 /// x = 0, sagging under gravity for 30 steps of 10 ms with mass damping (it nearly settles, so

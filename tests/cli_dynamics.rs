@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-mod cli_support;
+use crate::cli_support;
 
 use serde_json::Value;
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod cli_support;
+use crate::cli_support;
 use cli_support::{root, run, run_json, scratch};
 
 use serde_json::Value;

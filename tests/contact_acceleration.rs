@@ -10,7 +10,7 @@ use diffsoro::contact::{AdmmSettings, AdmmSolver};
 use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, Stepper};
 
-mod slab_ncp;
+use crate::slab_ncp;
 use slab_ncp::SlabContacts;
 
 #[test]

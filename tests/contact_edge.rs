@@ -9,8 +9,8 @@
 //! Then the step derivatives with edge rows active (a free bar landing on the block's rim, a
 //! free block landing on a fixed bar's edge) against central differences of the forward step.
 
-mod diff_support;
-mod scene_support;
+use crate::diff_support;
+use crate::scene_support;
 
 use diffsoro::contact::ContactMode;
 use diffsoro::math::Vec3;

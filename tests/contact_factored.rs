@@ -3,7 +3,7 @@
 //! body's factor of A, a second method), the derivatives refuse it by name, and PGS is refused
 //! with it.
 
-mod scene_support;
+use crate::scene_support;
 
 use diffsoro::diff::check_differentiable;
 use diffsoro::scene::{SceneFile, Stepper};

@@ -8,7 +8,7 @@
 //! expected number comes from the mesh, the bar's mass or a balance of forces, never from an
 //! earlier run. The step derivatives with these rows active: `tests/diff_flat_face.rs`.
 
-mod scene_support;
+use crate::scene_support;
 
 use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, SoftPoint, Stepper};

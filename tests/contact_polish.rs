@@ -6,7 +6,7 @@
 use diffsoro::contact::{AdmmSettings, AdmmSolver, ContactProblem};
 use diffsoro::math::{DMat, DVec};
 
-mod slab_ncp;
+use crate::slab_ncp;
 use slab_ncp::SlabContacts;
 
 /// Three decoupled contacts, G = diag(d) per contact, μ = 0.5, whose solution is closed-form:

@@ -11,7 +11,7 @@
 //! never from an earlier run. The step derivatives with these rows active:
 //! `tests/diff_small_ball.rs`.
 
-mod scene_support;
+use crate::scene_support;
 
 use std::f64::consts::PI;
 

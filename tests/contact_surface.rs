@@ -15,8 +15,8 @@
 //! - step derivatives with the pad equal central differences of the forward step (1e-6);
 //! - contact screening on the pad's vertices gives the run with every candidate in the NCP.
 
-mod diff_support;
-mod scene_support;
+use crate::diff_support;
+use crate::scene_support;
 
 use std::path::PathBuf;
 

@@ -19,8 +19,8 @@
 //! so is their derivative with respect to the geometry, as on the flat box sliding on four
 //! corners of docs/derivatives.md.
 
-mod diff_support;
-mod scene_support;
+use crate::diff_support;
+use crate::scene_support;
 
 use std::path::PathBuf;
 

@@ -16,7 +16,7 @@
 //! derivative with respect to the one body's E is the sum of those with respect to both
 //! bodies' E).
 
-mod diff_support;
+use crate::diff_support;
 
 use diff_support::{
     check_adjoint_against_forward, check_adjointness, check_jvp_against_fd_from, parameters,

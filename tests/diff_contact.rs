@@ -7,7 +7,7 @@
 //! negative through the finite-difference perturbations (≤ 1e-6 m): the penetration
 //! correction's kink at Φ = 0 is not crossed.
 
-mod diff_support;
+use crate::diff_support;
 
 use diff_support::{
     check_adjoint_against_forward, check_adjointness, check_jvp_against_fd_from, finite_difference,

@@ -6,8 +6,8 @@
 //! one step against Richardson-extrapolated central differences of the forward step, and the
 //! VJP its adjoint.
 
-mod diff_support;
-mod scene_support;
+use crate::diff_support;
+use crate::scene_support;
 
 use diffsoro::contact::ContactMode;
 use diffsoro::math::Vec3;

@@ -16,7 +16,7 @@
 //! adjoint gradient over several steps against forward mode; the contact-force tangents
 //! dλ/dE against finite differences of λ.
 
-mod diff_support;
+use crate::diff_support;
 
 use diff_support::{
     check_adjoint_against_forward, check_adjointness, check_jvp_against_fd_from, parameters,

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-mod diff_support;
+use crate::diff_support;
 
 use diff_support::{
     check_adjointness, check_jvp_against_fd_from, parameters, random_tangent, warm_state,

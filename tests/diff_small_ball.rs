@@ -7,8 +7,8 @@
 //! the VJP its adjoint. The row's support point c − r n turns with the soft triangle
 //! (dp = dc − r dn), which these checks cover.
 
-mod diff_support;
-mod scene_support;
+use crate::diff_support;
+use crate::scene_support;
 
 use diffsoro::contact::ContactMode;
 use diffsoro::scene::{Scene, SoftPoint, State, Stepper};

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-mod diff_support;
+use crate::diff_support;
 
 use diff_support::{
     check_adjointness, check_jvp_against_fd, check_jvp_against_fd_from, parameters, random_tangent,

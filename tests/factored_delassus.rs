@@ -11,7 +11,7 @@ use diffsoro::contact::{
 };
 use diffsoro::math::{DVec, Mat3};
 
-mod slab_ncp;
+use crate::slab_ncp;
 use slab_ncp::{H, SlabContacts};
 
 /// A deterministic vector with entries in (−1, 1).

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-mod mesh_match;
-mod real_meshes;
+use crate::mesh_match;
+use crate::real_meshes;
 use mesh_match::{assert_within_two_percent, static_tip};
 use real_meshes::real_meshes;
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod real_meshes;
+use crate::real_meshes;
 use real_meshes::real_meshes;
 
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! tension F (the reachable target), and the central difference of two such runs for the
 //! sensitivity dθ_eq/dF.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::Path;
 

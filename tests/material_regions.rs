@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-mod diff_support;
+use crate::diff_support;
 
 use diff_support::{check_adjointness, check_jvp_against_fd, parameters, warm_state};
 use diffsoro::diff::Recorder;

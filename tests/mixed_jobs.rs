@@ -6,7 +6,7 @@
 //! `scenes/pianist.toml` against the constant-maximum-actuation heuristic (the direction of
 //! the paper's Table I).
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! to rigid links, in one NCP with the rigid rows. Every expectation comes from a balance of
 //! forces or a conservation law, never from an earlier run.
 
-mod scene_support;
+use crate::scene_support;
 
 use diffsoro::math::Vec3;
 use diffsoro::scene::{RigidDynamics, RigidRow, Scene, SceneFile, State, Stepper};

@@ -8,8 +8,8 @@
 //! 1e-12 m/s, so it differentiates the step itself; the soft and the rigid parts of the
 //! output are each checked to 1e-6 of their own size.
 
-mod diff_support;
-mod scene_support;
+use crate::diff_support;
+use crate::scene_support;
 
 use diffsoro::contact::{ContactMode, ModeTolerance, classify};
 use diffsoro::diff::{

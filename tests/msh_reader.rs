@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod real_meshes;
+use crate::real_meshes;
 use real_meshes::real_meshes;
 
 use diffsoro::math::Vec3;

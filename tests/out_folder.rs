@@ -21,7 +21,8 @@ fn simulate(scene: &str, steps: usize, out: &Path) {
 
 /// A fresh, empty folder under the system's temporary folder (removed by the caller).
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("diffsoro-{name}-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("diffsoro-out-folder-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

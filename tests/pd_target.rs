@@ -7,7 +7,7 @@
 //! every waypoint offset), the reverse sweep's gradient against the forward sensitivities, a
 //! joint held at its effort limit (no derivative), and the errors.
 
-mod cli_support;
+use crate::cli_support;
 
 use serde_json::Value;
 

@@ -9,7 +9,7 @@
 //! forward simulator; the tape itself is checked against the forward Jacobian away from the
 //! kink by `tests/rigid_jobs.rs`.
 
-mod scene_support;
+use crate::scene_support;
 
 use diffsoro::contact::BoundaryGradient;
 use diffsoro::diff::record_rigid_trajectory;

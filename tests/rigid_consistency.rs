@@ -1,7 +1,7 @@
 //! RNEA, CRBA, ABA and M⁻¹ checked against one another on random states (fixed seed):
 //! RNEA(q, v, ABA(q, v, τ)) = τ, CRBA · M⁻¹ = I, and ABA = M⁻¹(τ − b) by a Cholesky solve.
 
-mod rigid_support;
+use crate::rigid_support;
 
 use diffsoro::math::{DMat, DVec, relative_error};
 use diffsoro::rigid::{Base, Data, Model, aba, compute_minverse, crba, nonlinear_effects, rnea};

@@ -2,7 +2,7 @@
 //! ∂τ/∂q, ∂τ/∂v (RNEA), ∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ (ABA) and the frame Jacobians, with
 //! configuration differences taken on the manifold (`q ⊕ h e_i`).
 
-mod rigid_support;
+use crate::rigid_support;
 
 use diffsoro::math::{DMat, DVec, central_difference_jacobian, relative_error};
 use diffsoro::rigid::{

@@ -3,8 +3,8 @@
 //! keep a quadruped standing still on its four feet (contact inverse dynamics); and the rigid
 //! forward sensitivities they rest on against central differences of whole runs.
 
-mod cli_support;
-mod scene_support;
+use crate::cli_support;
+use crate::scene_support;
 
 use diffsoro::calibrate::fit_initial_velocity;
 use diffsoro::contact::BoundaryGradient;

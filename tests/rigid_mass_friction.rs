@@ -15,7 +15,7 @@
 //! and central differences of the forward runs, with the parameter set in the scene
 //! (`diff::Parameter::set`).
 
-mod scene_support;
+use crate::scene_support;
 
 use diffsoro::contact::BoundaryGradient;
 use diffsoro::diff::{

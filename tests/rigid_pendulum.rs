@@ -2,7 +2,7 @@
 //! gravity terms in closed form, conservation of its energy under RK4 (error ∝ h⁴), and the
 //! small-angle period 2π√(I/(m g d)) of a compound pendulum.
 
-mod rigid_support;
+use crate::rigid_support;
 
 use diffsoro::rigid::{Base, Data, Model, aba, crba, parse_urdf, rnea};
 use rigid_support::{model, plus};

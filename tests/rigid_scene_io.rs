@@ -2,7 +2,7 @@
 //! their scene keys, the documented example, shape masses against parry's, and one step
 //! cross-checked against Pinocchio.
 
-mod scene_support;
+use crate::scene_support;
 
 use diffsoro::scene::{FinalState, RigidDynamics, Scene, SceneFile, Stepper};
 use scene_support::{root, scene};

@@ -1,7 +1,7 @@
 //! Rigid bodies that move (issue 18 §2–§3): free bodies and robots stepping with exact
 //! frictional contact, checked against analytic solutions and conservation laws.
 
-mod scene_support;
+use crate::scene_support;
 
 use diffsoro::rigid::{Base, Data, aba, load_urdf};
 use diffsoro::scene::{FinalState, RigidDynamics, Scene, State, Stepper};

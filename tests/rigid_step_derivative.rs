@@ -5,7 +5,7 @@
 //! them. Each finite difference restarts the step from the same state with a fresh stepper
 //! and an NCP solved to 1e-12 m/s, so it differentiates the step itself.
 
-mod scene_support;
+use crate::scene_support;
 
 use diffsoro::contact::{BoundaryGradient, ContactMode, ModeTolerance, classify};
 use diffsoro::diff::{Parameter, RigidStepJacobian, rigid_step_jacobian};

@@ -1,7 +1,7 @@
 //! URDF loading: the repository's models, the clear errors on bad input, and the
 //! `dynamics_report` contract (docs/outputs.md).
 
-mod rigid_support;
+use crate::rigid_support;
 
 use diffsoro::Error;
 use diffsoro::math::{Mat3, Vec3};

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::process::Output;
 
-mod cli_support;
+use crate::cli_support;
 use cli_support::{run, scratch};
 
 use diffsoro::actuator::ActuatorKind;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-mod real_meshes;
+use crate::real_meshes;
 use real_meshes::real_meshes;
 
 use diffsoro::math::Vec3;

@@ -12,7 +12,7 @@ fn root() -> PathBuf {
 // Scratch folders removed when dropped, also when a test fails (`cli_support::scratch`).
 use cli_support::scratch;
 
-mod cli_support;
+use crate::cli_support;
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_diffsoro"))

@@ -1,14 +1,14 @@
 //! `diffsoro view DIR`: the page of a run's frames (docs/view.md). The page must embed the
 //! vendored three.js, name every body and carry every frame the `.pvd` lists; bad input is a
-//! one-line error that writes nothing. With Chromium on `PATH` (at build time, see
-//! `build.rs`), a headless screenshot of the Trunk's page at its first and last frames must
+//! one-line error that writes nothing. With Chromium on `PATH` (an ignored test: run it with
+//! `--ignored`, as `.ci/run` does where Chromium is installed), a headless screenshot of the Trunk's page at its first and last frames must
 //! show the trunk where the page's camera puts it, sagged downwards at the end, with no
 //! JavaScript error.
 
 use std::process::Output;
 
-mod cli_support;
-mod view_support;
+use crate::cli_support;
+use crate::view_support;
 use cli_support::{run, scratch};
 use view_support::{
     CANVAS_WIDTH, camera, coloured_region, embedded_run, floats, ok, projected_box, screenshot,
@@ -176,10 +176,7 @@ fn bad_json_beside_the_frames_gives_a_one_line_error_naming_it_and_writes_nothin
 }
 
 #[test]
-#[cfg_attr(
-    not(chromium),
-    ignore = "needs chromium: apt-get install chromium; run with --ignored"
-)]
+#[ignore = "needs Chromium on PATH (apt-get install chromium); run with --ignored"]
 fn headless_chromium_shows_the_trunk_sagging_without_javascript_errors() {
     let dir = scratch("trunk");
     let out = dir.join("run");

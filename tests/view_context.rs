@@ -3,13 +3,13 @@
 //! each effector's path over the frames (`final.json` effector `nodes` and `weights`) and a
 //! control run's target (`control.json`). Every number is checked against a source the page
 //! does not use: the scene file, the scene's own effector embedding applied to the `.vtu`
-//! frames, `control.json`'s `position_history`. With Chromium (see `build.rs`), a screenshot
+//! frames, `control.json`'s `position_history`. With Chromium (an ignored test, docs/testing.md), a screenshot
 //! of the inclined cube shows the plane and the tip marker where the camera puts them.
 
 use std::path::Path;
 
-mod cli_support;
-mod view_support;
+use crate::cli_support;
+use crate::view_support;
 use cli_support::{root, run, scratch};
 use view_support::{CANVAS_WIDTH, camera_up, embedded_run, ok, screenshot};
 
@@ -390,10 +390,7 @@ fn pixels_near(shot: &view_support::Shot, rgb: [u8; 3], tol: u8) -> (usize, [f64
 }
 
 #[test]
-#[cfg_attr(
-    not(chromium),
-    ignore = "needs chromium: apt-get install chromium; run with --ignored"
-)]
+#[ignore = "needs Chromium on PATH (apt-get install chromium); run with --ignored"]
 fn headless_chromium_shows_the_plane_and_the_tip_marker_where_the_camera_puts_them() {
     let dir = scratch("incline-shot");
     let steps = 10;

@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-mod cli_support;
-mod view_support;
+use crate::cli_support;
+use crate::view_support;
 use cli_support::{run, scratch};
 use view_support::{CANVAS_WIDTH, camera_up, embedded_run, floats, ok, screenshot};
 
@@ -123,10 +123,7 @@ fn luminance(p: [u8; 3]) -> f64 {
 }
 
 #[test]
-#[cfg_attr(
-    not(chromium),
-    ignore = "needs chromium: apt-get install chromium; run with --ignored"
-)]
+#[ignore = "needs Chromium on PATH (apt-get install chromium); run with --ignored"]
 fn headless_chromium_colours_the_clamp_by_stress_and_the_tip_by_displacement() {
     let dir = scratch("beam-stress-shot");
     let out = beam_run(&dir);

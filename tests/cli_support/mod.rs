@@ -36,15 +36,17 @@ pub fn run_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&run_ok(args).stdout).unwrap()
 }
 
-/// An empty folder `name` under the temporary folder, private to this test binary and
-/// process, removed with everything in it when the returned guard is dropped (also when the
-/// test fails), so that no run leaves folders behind.
+/// An empty folder `name` under the temporary folder, private to the calling test file
+/// (`tests/TOPIC.rs`: the topics share one test binary and process) and to this process,
+/// removed with everything in it when the returned guard is dropped (also when the test
+/// fails), so that no run leaves folders behind.
+#[track_caller]
 pub fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!(
-        "diffsoro-{}-{}-{name}",
-        env!("CARGO_CRATE_NAME"),
-        std::process::id()
-    ));
+    let topic = Path::new(std::panic::Location::caller().file())
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("tests");
+    let dir = std::env::temp_dir().join(format!("diffsoro-{topic}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     Scratch(dir)
