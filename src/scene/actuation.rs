@@ -164,7 +164,25 @@ impl BodyActuation {
         dx: &[Vec3],
         out: &mut [Vec3],
     ) {
+        self.add_force_derivative_of(|_| true, x, forces, scale, solved_scale, dx, out);
+    }
+
+    /// [`Self::add_driven_force_derivative`] over the actuators `include` accepts only.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_force_derivative_of(
+        &self,
+        include: impl Fn(&Actuator) -> bool,
+        x: &[Vec3],
+        forces: &[f64],
+        scale: f64,
+        solved_scale: f64,
+        dx: &[Vec3],
+        out: &mut [Vec3],
+    ) {
         for (a, f) in self.actuators.iter().zip(forces) {
+            if !include(a) {
+                continue;
+            }
             if is_solved(a) {
                 a.add_force_derivative_action(x, solved_scale * f, dx, out);
             } else if let Drive::Force(_) = a.drive {

@@ -39,7 +39,7 @@ pub fn couplings(act: &BodyActuation) -> Vec<Vec<usize>> {
 /// Whether actuator `a`'s tangent is in the step: force-driven, not solved (a cable with
 /// displacement bounds has its λ solved, its force held at xₙ as a displacement-driven
 /// cable's), and of a kind that has one.
-fn in_step(a: &Actuator) -> bool {
+pub(super) fn in_step(a: &Actuator) -> bool {
     matches!(a.drive, Drive::Force(_)) && !is_solved(a) && a.kind.tangent_in_step()
 }
 

@@ -4,8 +4,11 @@
 //! near convergence where Π is flat to round-off, a halving of the residual) and
 //! load stepping (the load factor s ∈ (0, 1] is halved when Newton fails at s).
 //! Force-driven actuators are loads too: f_a = ∂(σλδ)/∂x joins the residual and −σλδ(x) the
-//! potential, both scaled by s; their stiffness −∂f_a/∂x is left out of the Newton tangent (it
-//! couples nodes outside the pattern), which makes Newton converge linearly when they pull.
+//! potential, both scaled by s. A cable's stiffness s K_a = −s ∂f_a/∂x (λ ∂²L/∂x², positive
+//! semi-definite) is in the Newton matrix, K + s K_a, as in the step's (the body's pattern
+//! holds the cable segments' couplings, `scene::actuator_tangent`); the other actuators'
+//! (a cavity's −p ∂²V/∂x², a torque-driven servo's, a solved λ's) join the Newton step by
+//! conjugate gradients preconditioned with that matrix (`refine_with_actuators`).
 //! Displacement- and volume-driven actuators are equality constraints δ(x) = δ₀ + s(t − δ₀)
 //! with their λ as unknowns (bounds respected): each Newton iteration re-solves λ so that
 //! δ(x) + H dx meets the target (`scene::actuation::solve_target_driven`, K in place of A), and
@@ -26,6 +29,7 @@ use std::sync::Arc;
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
+use crate::actuator::Drive;
 use crate::error::{Error, Result};
 use crate::fem::{SoftBody, Stiffness};
 use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby, dot, norm};
@@ -33,8 +37,10 @@ use crate::material::{Law, Material};
 use crate::math::Vec3;
 
 use super::actuation::{
-    ActuationWorkspace, BodyActuation, TargetSolve, begin_static, solve_target_driven, targets_met,
+    ActuationWorkspace, BodyActuation, TargetSolve, begin_static, is_solved, solve_target_driven,
+    targets_met,
 };
+use super::actuator_tangent::{ActuatorTangent, in_step};
 use super::model::{BodyState, Scene, State};
 use super::prescribed::{place_pinned, servo_of};
 
@@ -138,7 +144,7 @@ pub fn solve_static(
                 .zip(act.given_forces())
                 .zip(&act.actuators)
             {
-                if let crate::actuator::Drive::Force(_) = a.drive {
+                if let Drive::Force(_) = a.drive {
                     *f = given;
                 }
             }
@@ -245,7 +251,14 @@ fn solve_body(
         vec![0.0; n],
         vec![0.0; n],
     );
-    let mut k = vec![0.0; pattern.nnz()];
+    // The Newton matrix before any shift: K + s K_a (the cables' stiffness), in `k_base`.
+    let cable_tangent = ActuatorTangent::new(act, pattern, body.rest_positions(), &what)?;
+    let (mut k_base, mut k) = (vec![0.0; pattern.nnz()], vec![0.0; pattern.nnz()]);
+    // Actuators with a stiffness outside the matrix, which conjugate gradients bring in.
+    let refine_rest = act
+        .actuators
+        .iter()
+        .any(|a| !in_step(a) && (is_solved(a) || matches!(a.drive, Drive::Force(_))));
     let mut refine = Refinement::new(body.node_count(), n);
     let mut x = bs.positions.clone();
     let x0 = bs.positions.clone();
@@ -289,7 +302,9 @@ fn solve_body(
                 }
                 _ => &potential.elastic.stiffness,
             };
-            k.copy_from_slice(newton_k);
+            k_base.copy_from_slice(newton_k);
+            cable_tangent.add(act, &x, &potential.forces, s, &mut k_base);
+            k.copy_from_slice(&k_base);
             let mut shift = 0.0;
             let mass_scale = k.iter().map(|v| v.abs()).fold(0.0, f64::max)
                 / body
@@ -310,16 +325,16 @@ fn solve_body(
                         "static solve: the stiffness cannot be made positive definite",
                     ));
                 }
-                k.copy_from_slice(newton_k);
+                k.copy_from_slice(&k_base);
                 axpby(shift, body.mass_values(), 1.0, &mut k);
             }
             dx.copy_from_slice(&r);
             factor.solve_vec_in_place(&mut dx, MemStack::new(&mut buffer));
-            if !act.actuators.is_empty() {
+            if refine_rest {
                 refine_with_actuators(
                     act,
                     body,
-                    &potential.elastic.stiffness,
+                    &k_base,
                     &x,
                     &potential.forces,
                     s,
@@ -447,8 +462,9 @@ impl Refinement {
     }
 }
 
-/// q = (K − J_a) p on the free DOFs, J_a = s ∂f_a/∂x (matrix-free: the actuators' coupling
-/// is not in the sparse pattern).
+/// q = (T − J_a) p on the free DOFs: T = K + s K_a the Newton matrix (`k`), J_a = s ∂f_a/∂x of
+/// the actuators whose stiffness is not in it (matrix-free: their coupling is not in the
+/// sparse pattern).
 fn tangent_product(
     act: &BodyActuation,
     body: &SoftBody,
@@ -466,7 +482,7 @@ fn tangent_product(
         *d = Vec3::new(w.full[3 * i], w.full[3 * i + 1], w.full[3 * i + 2]);
     }
     w.action.fill(Vec3::zeros());
-    act.add_driven_force_derivative(x, forces, s, 1.0, &w.nodes, &mut w.action);
+    act.add_force_derivative_of(|a| !in_step(a), x, forces, s, 1.0, &w.nodes, &mut w.action);
     for (o, a) in w.full.chunks_exact_mut(3).zip(&w.action) {
         o.copy_from_slice(a.as_slice());
     }
@@ -476,13 +492,13 @@ fn tangent_product(
     }
 }
 
-/// Brings the actuators' stiffness into the Newton step without putting it in the sparse
-/// pattern: solves (K − J_a) dx = r, J_a = s ∂f_a/∂x, by conjugate gradients preconditioned
-/// with the factorisation of K (shifted by τM if it had to be; `k` holds K unshifted), from
-/// dx = K⁻¹r. A cable's own geometric
-/// stiffness matters: it balances the compression the cable puts in the body. Stops on a
-/// direction of non-positive curvature (keeping the last iterate, still a descent direction
-/// of the quasi-Newton kind), at 1e-10 relative residual, or after 200 iterations.
+/// Brings the stiffness of the actuators outside the Newton matrix T = K + s K_a into the
+/// Newton step without putting it in the sparse pattern: solves (T − J_a) dx = r,
+/// J_a = s ∂f_a/∂x of those actuators (a cavity, a torque-driven servo, a solved λ), by
+/// conjugate gradients preconditioned with the factorisation of T (shifted by τM if it had
+/// to be; `k` holds T unshifted), from dx = T⁻¹r. Stops on a direction of non-positive
+/// curvature (keeping the last iterate, still a descent direction of the quasi-Newton kind),
+/// at 1e-10 relative residual, or after 200 iterations.
 #[allow(clippy::too_many_arguments)]
 fn refine_with_actuators(
     act: &BodyActuation,
