@@ -10,12 +10,26 @@
 #[path = "common/calibration_demo.rs"]
 mod calibration_demo;
 
+use std::path::Path;
+
 use calibration_demo::{Case, project_file, run_case};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    run(Path::new("out/examples/calibrate_beam_contact"))
+}
+
+/// The three fits of [`cases`], each writing its files into `out/CASE/`.
+pub fn run(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let scene = project_file("scenes/beam_supports.toml");
-    let out = std::path::PathBuf::from("out/examples/calibrate_beam_contact");
-    for case in [
+    for case in cases() {
+        run_case(&scene, &[], &case, &out.join(case.name))?;
+    }
+    Ok(())
+}
+
+/// E from 3× too large, ν from 0.3, and both.
+pub fn cases() -> [Case<'static>; 3] {
+    [
         Case {
             name: "young_modulus",
             params: &[("young_modulus:beam", 1.5e6, 4.5e6)],
@@ -31,8 +45,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ("poisson_ratio:beam", 0.45, 0.3),
             ],
         },
-    ] {
-        run_case(&scene, &[], &case, &out.join(case.name))?;
-    }
-    Ok(())
+    ]
 }

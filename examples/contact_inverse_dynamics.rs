@@ -5,10 +5,16 @@
 //!
 //! `cargo run --release --example contact_inverse_dynamics`
 
-use diffsoro::control::contact_inverse_dynamics;
+use diffsoro::control::{InverseDynamicsResult, contact_inverse_dynamics};
 use diffsoro::scene::{Scene, Stepper};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    run()?;
+    Ok(())
+}
+
+/// The settling, the Gauss–Newton solve and the printout; returns the solve.
+pub fn run() -> Result<InverseDynamicsResult, Box<dyn std::error::Error>> {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/quadruped_standing.toml");
     let overrides = [
@@ -31,5 +37,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for leg in result.tau[6..].chunks(3) {
         println!("  {:8.4} {:8.4} {:8.4}", leg[0], leg[1], leg[2]);
     }
-    Ok(())
+    Ok(result)
 }

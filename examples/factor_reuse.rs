@@ -29,7 +29,15 @@ fn main() -> diffsoro::Result<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
-    let scene = Scene::load(Path::new(path), overrides)?;
+    run(Path::new(path), overrides, lag)?;
+    Ok(())
+}
+
+/// The measurement on the scene at `path` (with `overrides`), the factor `lag` steps old;
+/// returns the CG iteration counts of the steps, sorted.
+pub fn run(path: &Path, overrides: &[String], lag: usize) -> diffsoro::Result<Vec<usize>> {
+    let scene = Scene::load(path, overrides)?;
+    let path = path.display();
     let body = &scene.bodies[0];
     let (pattern, opts, h) = (body.pattern(), body.options(), scene.simulation.dt);
     let (c_m, c_k) = (
@@ -119,5 +127,5 @@ fn main() -> diffsoro::Result<()> {
         1e3 * factorising / counts.len() as f64,
         1e3 * solving / counts.len() as f64
     );
-    Ok(())
+    Ok(counts)
 }

@@ -19,8 +19,13 @@ use diffsoro::math::Vec3;
 use diffsoro::scene::Scene;
 
 fn main() -> diffsoro::Result<()> {
+    run(Path::new("out/examples/finger_press"))
+}
+
+/// The 150 control steps, the report and `contacts.csv` written into `out`.
+pub fn run(out: &Path) -> diffsoro::Result<()> {
     let mut scene = Scene::load(
-        Path::new("scenes/finger_obstacle.toml"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/finger_obstacle.toml"),
         &[
             "soft_body.finger.cable.cable.force=0".to_string(),
             // The cable's bound, stated: control takes bounds from the scene only.
@@ -81,7 +86,7 @@ fn main() -> diffsoro::Result<()> {
         grasp: None,
         joint: None,
     };
-    let dir = Path::new("out/examples/finger_press");
+    let dir = out;
     report.write_outputs(dir, diffsoro::chart::ScaleChoice::Auto)?;
     std::fs::write(dir.join("contacts.csv"), csv)
         .map_err(|e| diffsoro::Error::io(dir.join("contacts.csv"), e))?;

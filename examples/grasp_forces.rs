@@ -16,6 +16,11 @@ use diffsoro::math::Vec3;
 use diffsoro::scene::Scene;
 
 fn main() -> diffsoro::Result<()> {
+    run(Path::new("out/examples/grasp_forces"))
+}
+
+/// Both strategies, their histories written into `out/grasp.csv`.
+pub fn run(out: &Path) -> diffsoro::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The cable's bound, stated: control takes bounds from the scene only.
     let scene = Scene::load(
@@ -74,7 +79,7 @@ fn main() -> diffsoro::Result<()> {
         "optimised loop: {steps} steps in {elapsed:.2} s ({:.1} ms per step with derivatives and QP)",
         elapsed * 1e3 / steps as f64
     );
-    let dir = root.join("out/examples/grasp_forces");
+    let dir = out.to_path_buf();
     std::fs::create_dir_all(&dir).map_err(|e| diffsoro::Error::io(&dir, e))?;
     let mut csv = String::from(
         "step,heuristic_distance_m,heuristic_force_N,heuristic_tension_N,optimised_distance_m,optimised_force_N,optimised_tension_N\n",

@@ -18,6 +18,11 @@ use diffsoro::math::Vec3;
 use diffsoro::scene::Scene;
 
 fn main() -> diffsoro::Result<()> {
+    run(Path::new("out/examples/gripper_grasp"))
+}
+
+/// Both strategies, their histories written into `out/grasp.csv`.
+pub fn run(out: &Path) -> diffsoro::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scene = Scene::load(&root.join("scenes/gripper_grasp.toml"), &[])?;
     let (effectors, options, weights) = setup();
@@ -57,7 +62,7 @@ fn main() -> diffsoro::Result<()> {
         "optimised loop: {steps} steps in {elapsed:.2} s ({:.1} ms per step with derivatives and QP)",
         elapsed * 1e3 / steps as f64
     );
-    let dir = root.join("out/examples/gripper_grasp");
+    let dir = out.to_path_buf();
     std::fs::create_dir_all(&dir).map_err(|e| diffsoro::Error::io(&dir, e))?;
     let mut csv = String::from(
         "step,heuristic_distance_m,heuristic_force_N,heuristic_angle_rad,optimised_distance_m,optimised_force_N,optimised_angle_left_rad,optimised_angle_right_rad\n",

@@ -5,11 +5,17 @@
 //!
 //! `cargo run --release --example rigid_initial_velocity`
 
-use diffsoro::calibrate::fit_initial_velocity;
+use diffsoro::calibrate::{LmResult, fit_initial_velocity};
 use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, Stepper};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    run()?;
+    Ok(())
+}
+
+/// The observation, the fit and the printout; returns the fit.
+pub fn run() -> Result<LmResult, Box<dyn std::error::Error>> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/cube_push.toml");
     let scene = Scene::load(&path, &[])?;
     let steps = scene.simulation.steps;
@@ -33,5 +39,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "recovered velocity ({:.9}, {:.9}) m/s (true 0.8, 0.3) in {} iterations",
         fit.params[0], fit.params[1], fit.iterations
     );
-    Ok(())
+    Ok(fit)
 }

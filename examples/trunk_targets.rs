@@ -15,22 +15,35 @@ use diffsoro::diff::Recorder;
 use diffsoro::math::Vec3;
 use diffsoro::scene::Scene;
 
+/// Rest positions of the tip (m) under tensions the Trunk settles with (c2 + c6 at 0.035 N,
+/// c3 + c7 at 0.035 N, c1 at 0.045 N; `diffsoro simulate --static --set`, rounded to 0.1 mm),
+/// visited in turn.
+pub const TARGETS: [[f64; 3]; 3] = [
+    [-0.0111, -0.1512, 0.0911],
+    [-0.0013, -0.1536, 0.0842],
+    [-0.0015, -0.1493, 0.0983],
+];
+
+/// Steps per target (the Trunk first falls from straight to its sag, about 3 s).
+pub const STEPS_PER_TARGET: usize = 300;
+
 fn main() -> diffsoro::Result<()> {
+    run(Path::new("out/examples/trunk_targets"))
+}
+
+/// The targets in turn ([`TARGETS`], [`STEPS_PER_TARGET`] steps each), the report (its error
+/// history one entry per step) written into `out`.
+pub fn run(out: &Path) -> diffsoro::Result<()> {
     // The cables' bound, stated (control takes bounds from the scene only): 0.3 N each.
     let caps: Vec<String> = (1..=8)
         .map(|i| format!("soft_body.trunk.cable.c{i}.max_force=0.3"))
         .collect();
-    let mut scene = Scene::load(Path::new("scenes/trunk.toml"), &caps)?;
-    // Rest positions of the tip under tensions the Trunk settles with (c2 + c6 at 0.035 N,
-    // c3 + c7 at 0.035 N, c1 at 0.045 N; `diffsoro simulate --static --set`, rounded to
-    // 0.1 mm), visited in turn; 300 steps each (the Trunk first falls from straight to its
-    // sag, about 3 s).
-    let targets = [
-        Vec3::new(-0.0111, -0.1512, 0.0911),
-        Vec3::new(-0.0013, -0.1536, 0.0842),
-        Vec3::new(-0.0015, -0.1493, 0.0983),
-    ];
-    let steps_per_target = 300;
+    let mut scene = Scene::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/trunk.toml"),
+        &caps,
+    )?;
+    let targets = TARGETS.map(|t| Vec3::new(t[0], t[1], t[2]));
+    let steps_per_target = STEPS_PER_TARGET;
     let mut controller = InverseController::new(&scene, "tip", ControlOptions::default())?;
     controller.apply(&mut scene)?;
     let mut recorder = Recorder::new(&scene)?;
@@ -71,7 +84,7 @@ fn main() -> diffsoro::Result<()> {
         grasp: None,
         joint: None,
     };
-    let dir = Path::new("out/examples/trunk_targets");
+    let dir = out;
     report.write_outputs(dir, diffsoro::chart::ScaleChoice::Auto)?;
     timings.sort_by(f64::total_cmp);
     println!(

@@ -1,9 +1,8 @@
 //! Contact-force control (paper 004 Eq. 17) against the constant-maximum-actuation heuristic
-//! (the direction of the paper's Table I): on the servo Gripper closing on the cylinder of
-//! `scenes/gripper_grasp.toml` (two bodies, two angle-driven servos) and on the cable Finger
-//! closing on the block of `scenes/finger_obstacle.toml`, and, with a rigid object in the
-//! scene, the cable Finger pressing the hinged piano key of `scenes/pianist.toml` (soft and
-//! rigid in one NCP, through the mixed step derivatives), the optimised strategy ends with a
+//! (the direction of the paper's Table I): with a rigid object in the scene, the cable Finger
+//! pressing the hinged piano key of `scenes/pianist.toml` (soft and rigid in one NCP, through
+//! the mixed step derivatives; the Gripper's and the cable Finger's grasps are the examples
+//! `gripper_grasp` and `grasp_forces`, run by `tests/examples_run.rs`), the optimised strategy ends with a
 //! smaller weighted loss and lower contact forces than the heuristic, keeping every input
 //! within its bounds and every change within the per-step maximum.
 
@@ -108,57 +107,13 @@ fn cable_finger_beats_the_maximal_tension(file: &str, steps: usize, pressing: f6
     assert!(heur.actuation.iter().all(|a| (a[0] - 3.0).abs() < 1e-12));
 }
 
-#[test]
-fn optimised_grasp_beats_the_maximal_actuation_heuristic() {
-    cable_finger_beats_the_maximal_tension("finger_obstacle.toml", 150, 0.05);
-}
-
-/// The same with a rigid object: the Finger presses the key of `pianist.toml`, hinged on a
-/// revolute joint with a torsion spring (soft and rigid rows in one NCP).
+/// With a rigid object: the Finger presses the key of `pianist.toml`, hinged on a revolute
+/// joint with a torsion spring (soft and rigid rows in one NCP). (The cable Finger on the block
+/// of `finger_obstacle.toml` and the servo Gripper on its cylinder are the examples
+/// `grasp_forces` and `gripper_grasp`, checked the same way by `tests/examples_run.rs`.)
 #[test]
 fn the_pianist_presses_the_key_with_less_force_than_the_heuristic() {
     cable_finger_beats_the_maximal_tension("pianist.toml", 100, 0.01);
-}
-
-/// The Gripper: both fingertips driven toward the middle of the gripper (x = 50 mm, at the
-/// tips' height) while limiting both fingers' contact forces on the cylinder, the actuation
-/// being the two servos' angle targets (rad), bounded by [−0.35, 0] (the scene's angle is the
-/// maximal closing) and changing by at most 4 mrad per step (below the servos' 5 mrad per
-/// step). The heuristic commands −0.35 rad all along and presses on the object.
-#[test]
-fn gripper_optimised_grasp_beats_the_maximal_closing_heuristic() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let scene = Scene::load(&root.join("scenes/gripper_grasp.toml"), &[]).unwrap();
-    let origin = Vec3::new(0.05, 0.0575, 0.01);
-    let effectors = [("tip", origin), ("tip_right", origin)];
-    let options = ControlOptions {
-        max_change: 0.004,
-        regularisation: 1e-3,
-    };
-    let weights = ForceLimiting {
-        alpha: 1.0,
-        beta: 1e-4,
-        regularisation: 1e-6,
-    };
-    let steps = scene.simulation.steps;
-    let (opt, heur) = compare_with_heuristic(
-        &scene,
-        &effectors,
-        steps,
-        options,
-        weights,
-        [-0.35 - 1e-12, 1e-12],
-    );
-    // Both strategies reach the object: the contact forces are positive at some step.
-    assert!(*heur.contact_force.last().unwrap() > 1.0);
-    assert!(opt.contact_force.iter().any(|f| *f > 0.0));
-    // The optimised fingers closed (the α term moved them).
-    assert!(opt.actuation.last().unwrap().iter().all(|t| *t < -0.05));
-    assert!(
-        heur.actuation
-            .iter()
-            .all(|a| a.iter().all(|t| (t + 0.35).abs() < 1e-12))
-    );
 }
 
 /// With β = 0 the Eq. 17 form is effector tracking, and it drives angle-driven servos: both

@@ -53,6 +53,7 @@ mod diff_small_ball;
 mod diff_step;
 mod doc_examples;
 mod embedded_points;
+mod examples_run;
 mod factored_delassus;
 mod fem;
 mod finger_mesh;

@@ -213,6 +213,45 @@ fn a_minimum_outside_the_box_ends_on_its_face_never_beyond() {
     assert!(e.to_string().contains("empty"), "{e}");
 }
 
+/// r = Mθ − b, M = [[2, 1], [1, 1]], b = M (1, 2), in the box θ₁ ≤ 1: the minimum (1, 2) is
+/// outside, and on the face θ₁ = 1 the loss ½((2θ₀ − 3)² + (θ₀ − 2)²) is least at θ₀ = 8/5,
+/// where ∂L/∂θ₁ = (2θ₀ − 3) + (θ₀ − 2) = −1/5 still pushes out of the box, the loss 1/10. The
+/// residual is linear, so once on the face the reduced Gauss-Newton step lands on the answer:
+/// a few iterations, however the start lies.
+#[test]
+fn a_minimum_on_a_face_is_reached_in_a_few_iterations() {
+    struct Coupled;
+    impl LeastSquares for Coupled {
+        fn evaluate(&mut self, p: &[f64]) -> crate::Result<(DVec, DMat)> {
+            let m = DMat::from_row_slice(2, 2, &[2.0, 1.0, 1.0, 1.0]);
+            let theta = DVec::from_column_slice(p);
+            let b = &m * DVec::from_column_slice(&[1.0, 2.0]);
+            Ok((&m * theta - b, m))
+        }
+    }
+    for start in [[0.0, 0.0], [5.0, 1.0], [-3.0, -4.0], [1.6, 0.5]] {
+        let result = levenberg_marquardt_in_box(
+            &mut Coupled,
+            &start,
+            &[f64::NEG_INFINITY, f64::NEG_INFINITY],
+            &[f64::INFINITY, 1.0],
+            &LmOptions::default(),
+        )
+        .unwrap();
+        assert!(result.converged(), "from {start:?}: {result:?}");
+        assert!(result.iterations <= 12, "from {start:?}: {result:?}");
+        assert_eq!(result.params[1], 1.0, "from {start:?}");
+        assert!(
+            (result.params[0] - 1.6).abs() < 1e-9,
+            "from {start:?}: {result:?}"
+        );
+        assert!(
+            (result.loss - 0.1).abs() < 1e-12,
+            "from {start:?}: {result:?}"
+        );
+    }
+}
+
 #[test]
 fn a_zero_gradient_start_stops_at_once_and_a_tiny_limit_is_reported() {
     let result = levenberg_marquardt(&mut Rosenbrock, &[1.0, 1.0], &LmOptions::default()).unwrap();

@@ -18,7 +18,13 @@
 //! point is `clamp(θ + h, lo, hi)`, its step `h_p` and the predicted decrease that of the
 //! linear model, `−gᵀh_p − ½ h_pᵀ A h_p` (equal to `½ hᵀ(μh − g)` when nothing is clamped),
 //! and the gradient in the stopping rule is the projected one (a component on a face of the
-//! box whose descent direction leaves it counts 0).
+//! box whose descent direction leaves it counts 0). Such a held component also stays out of
+//! the step: the free ones F solve `(A_FF + μI) h_F = −g_F` (the active-set projected
+//! Newton step of Bertsekas, "Projected Newton methods for optimization problems with simple
+//! constraints", SIAM J. Control Optim. 20(2), 1982), so that a fit ending on a face converges
+//! there at the rate of the reduced problem. (Solved with the held components
+//! in, the free ones' step would assume the held ones move, and the fit would creep along
+//! the face at a linear rate.)
 //!
 //! Stopping rules ([`LmOptions`]): the (projected) gradient `‖g‖∞ ≤ ε_g`; the step
 //! `‖h‖₂ ≤ ε_s (‖θ‖₂ + ε_s)`; the relative loss decrease of an accepted step
@@ -215,11 +221,20 @@ pub fn levenberg_marquardt_in_box(
     let mut damped = a.clone();
     for iteration in 1..=options.max_iterations {
         damped.copy_from(&a);
+        let mut rhs = -&g;
         for i in 0..n {
             damped[(i, i)] += mu;
         }
+        // A parameter held on a face of the box (its descent leaves the box) does not move:
+        // the others step on the face, by the reduced system (A_FF + μI) h_F = −g_F.
+        for i in (0..n).filter(|&i| held(&theta, &g, &lo, &hi, i)) {
+            damped.row_mut(i).fill(0.0);
+            damped.column_mut(i).fill(0.0);
+            damped[(i, i)] = 1.0;
+            rhs[i] = 0.0;
+        }
         let used = mu;
-        let step = damped.clone().cholesky().map(|c| c.solve(&(-&g)));
+        let step = damped.clone().cholesky().map(|c| c.solve(&rhs));
         let accepted = match step {
             None => false, // A + μI not positive definite numerically: damp more.
             Some(h) => {
@@ -283,13 +298,20 @@ fn entry(loss: f64, theta: &DVec, damping: f64, accepted: bool, gradient: f64) -
     }
 }
 
-/// `‖g‖∞` over the components free to descend: one on a face of the box whose descent
-/// direction `−g` leaves the box counts 0.
+/// Whether parameter `i` is held by the box: on a face whose descent direction `−gᵢ` leaves it.
+fn held(theta: &DVec, g: &DVec, lo: &DVec, hi: &DVec, i: usize) -> bool {
+    (theta[i] <= lo[i] && g[i] > 0.0) || (theta[i] >= hi[i] && g[i] < 0.0)
+}
+
+/// `‖g‖∞` over the components free to descend: a held one ([`held`]) counts 0.
 fn projected_gradient(theta: &DVec, g: &DVec, lo: &DVec, hi: &DVec) -> f64 {
     (0..g.len())
         .map(|i| {
-            let held = (theta[i] <= lo[i] && g[i] > 0.0) || (theta[i] >= hi[i] && g[i] < 0.0);
-            if held { 0.0 } else { g[i].abs() }
+            if held(theta, g, lo, hi, i) {
+                0.0
+            } else {
+                g[i].abs()
+            }
         })
         .fold(0.0, f64::max)
 }
