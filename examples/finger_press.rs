@@ -86,10 +86,9 @@ pub fn run(out: &Path) -> diffsoro::Result<()> {
         grasp: None,
         joint: None,
     };
-    let dir = out;
-    report.write_outputs(dir, diffsoro::chart::ScaleChoice::Auto)?;
-    std::fs::write(dir.join("contacts.csv"), csv)
-        .map_err(|e| diffsoro::Error::io(dir.join("contacts.csv"), e))?;
-    println!("wrote {}", dir.display());
+    report.write_outputs(out, diffsoro::chart::ScaleChoice::Auto)?;
+    std::fs::write(out.join("contacts.csv"), csv)
+        .map_err(|e| diffsoro::Error::io(out.join("contacts.csv"), e))?;
+    println!("wrote {}", out.display());
     Ok(())
 }

@@ -62,8 +62,7 @@ pub fn run(out: &Path) -> diffsoro::Result<()> {
         "optimised loop: {steps} steps in {elapsed:.2} s ({:.1} ms per step with derivatives and QP)",
         elapsed * 1e3 / steps as f64
     );
-    let dir = out.to_path_buf();
-    std::fs::create_dir_all(&dir).map_err(|e| diffsoro::Error::io(&dir, e))?;
+    std::fs::create_dir_all(out).map_err(|e| diffsoro::Error::io(out, e))?;
     let mut csv = String::from(
         "step,heuristic_distance_m,heuristic_force_N,heuristic_angle_rad,optimised_distance_m,optimised_force_N,optimised_angle_left_rad,optimised_angle_right_rad\n",
     );
@@ -79,7 +78,7 @@ pub fn run(out: &Path) -> diffsoro::Result<()> {
             optimised.actuation[s][1]
         ));
     }
-    let path = dir.join("grasp.csv");
+    let path = out.join("grasp.csv");
     std::fs::write(&path, csv).map_err(|e| diffsoro::Error::io(&path, e))?;
     println!("wrote {}", path.display());
     Ok(())

@@ -84,8 +84,7 @@ pub fn run(out: &Path) -> diffsoro::Result<()> {
         grasp: None,
         joint: None,
     };
-    let dir = out;
-    report.write_outputs(dir, diffsoro::chart::ScaleChoice::Auto)?;
+    report.write_outputs(out, diffsoro::chart::ScaleChoice::Auto)?;
     timings.sort_by(f64::total_cmp);
     println!(
         "control step (linearisation + QPs): median {:.2} ms, 95th percentile {:.2} ms, max {:.2} ms over {} steps",
@@ -94,6 +93,6 @@ pub fn run(out: &Path) -> diffsoro::Result<()> {
         timings[timings.len() - 1],
         timings.len()
     );
-    println!("wrote {}", dir.display());
+    println!("wrote {}", out.display());
     Ok(())
 }
