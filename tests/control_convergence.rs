@@ -10,7 +10,7 @@ use diffsoro::control::{
     ControlReport, ControlSetup, QpSettings, control_scene, default_qp_solver, static_control,
 };
 use diffsoro::math::Vec3;
-use diffsoro::scene::{Scene, StaticOptions, solve_static};
+use diffsoro::scene::{Scene, State, StaticOptions, solve_static};
 
 /// Every cable's bound in these tests (N), stated in the scene as a user would. The Trunk
 /// (meshes/trunk.geo, as soft as the published one) curls up on itself well below it; the
@@ -34,15 +34,21 @@ fn static_tip(tensions: &[(&str, f64)]) -> Vec3 {
     static_tip_from(tensions, None)
 }
 
-/// The tip at the static equilibrium under `tensions` (N), Newton started from `start` (the
-/// body's node positions, m) instead of the straight rest shape.
-fn static_tip_from(tensions: &[(&str, f64)], start: Option<&[Vec3]>) -> Vec3 {
+/// The Trunk and its static equilibrium under `tensions` (N), Newton started from `start`
+/// (the body's node positions, m) instead of the straight rest shape.
+fn static_state(tensions: &[(&str, f64)], start: Option<&[Vec3]>) -> (Scene, State) {
     let scene = trunk(tensions);
     let mut state = scene.initial_state();
     if let Some(start) = start {
         state.bodies[0].positions = start.to_vec();
     }
     solve_static(&scene, &mut state, StaticOptions::default()).unwrap();
+    (scene, state)
+}
+
+/// The tip at [`static_state`].
+fn static_tip_from(tensions: &[(&str, f64)], start: Option<&[Vec3]>) -> Vec3 {
+    let (scene, state) = static_state(tensions, start);
     scene.body_actuation(0).effectors[0]
         .point
         .position(&state.bodies[0].positions)
@@ -126,12 +132,7 @@ fn static_control_reaches_reachable_targets() {
 #[test]
 fn unreachable_target_ends_near_the_best_admissible_sample() {
     let target = Vec3::new(0.06, 0.06, 0.14);
-    let sagged = {
-        let scene = trunk(&[]);
-        let mut state = scene.initial_state();
-        solve_static(&scene, &mut state, StaticOptions::default()).unwrap();
-        state.bodies[0].positions.clone()
-    };
+    let sagged = static_state(&[], None).1.bodies[0].positions.clone();
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut uniform = || {
         seed = seed

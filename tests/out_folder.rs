@@ -2,8 +2,10 @@
 //! and a rerun replaces the previous run's frames as one unit (no stale frames beside a shorter
 //! `.pvd`), while files that are not diffsoro's are left alone.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+use crate::cli_support::scratch;
 
 /// Runs `diffsoro simulate SCENE --steps STEPS --out OUT` and asserts it succeeded.
 fn simulate(scene: &str, steps: usize, out: &Path) {
@@ -17,15 +19,6 @@ fn simulate(scene: &str, steps: usize, out: &Path) {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-}
-
-/// A fresh, empty folder under the system's temporary folder (removed by the caller).
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("diffsoro-out-folder-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A pid with no process: the highest free one below the kernel's `pid_max` (pids are handed
@@ -58,7 +51,7 @@ fn listing(dir: &Path) -> Vec<String> {
 #[cfg(target_os = "linux")]
 #[test]
 fn staging_folders_of_dead_runs_are_removed() {
-    let out = temp_dir("stale-staging");
+    let out = scratch("stale-staging");
     let dead = out.join(format!(".diffsoro-partial-{}", dead_pid()));
     let live = out.join(format!(".diffsoro-partial-{}", std::process::id()));
     for dir in [&dead, &live] {
@@ -71,7 +64,6 @@ fn staging_folders_of_dead_runs_are_removed() {
         std::fs::read(live.join("beam_000001.vtu")).unwrap(),
         b"partial frame"
     );
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// The frame files a `.pvd` index lists, in order (its `file="…"` attributes).
@@ -89,7 +81,7 @@ fn pvd_files(pvd: &Path) -> Vec<String> {
 /// name diffsoro never writes), untouched.
 #[test]
 fn a_rerun_replaces_the_earlier_frames() {
-    let out = temp_dir("rerun");
+    let out = scratch("rerun");
     simulate("scenes/beam.toml", 20, &out);
     assert_eq!(pvd_files(&out.join("beam.pvd")).len(), 21);
     let user_files = ["notes.txt", "other_000007.vtu", "beam_00007.vtu"];
@@ -112,17 +104,16 @@ fn a_rerun_replaces_the_earlier_frames() {
     for name in user_files {
         assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), name);
     }
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// `simulate --static --out` writes the rest state and then the equilibrium, both at step 0:
 /// one frame, the equilibrium (its displacement field is not zero), listed once.
 #[test]
 fn a_static_solve_writes_its_equilibrium_as_one_frame() {
-    let out = temp_dir("static");
+    let out = scratch("static");
     let run = Command::new(env!("CARGO_BIN_EXE_diffsoro"))
         .args(["simulate", "scenes/beam.toml", "--static", "--out"])
-        .arg(&out)
+        .arg(&*out)
         .output()
         .unwrap();
     assert!(
@@ -140,5 +131,4 @@ fn a_static_solve_writes_its_equilibrium_as_one_frame() {
         .map(|(x, x0)| (x - x0).norm())
         .fold(0.0, f64::max);
     assert!(moved > 1e-4, "the frame is the rest state: {moved} m");
-    std::fs::remove_dir_all(&out).unwrap();
 }

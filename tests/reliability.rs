@@ -1,23 +1,15 @@
 //! Bad input that used to slip through, and bookkeeping that used to drift: each case states
 //! what a user gets now.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use diffsoro::scene::{Scene, Stepper};
 
+use crate::cli_support::scratch;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_diffsoro"))
-}
-
-/// A fresh folder under the system's temporary folder (removed by the caller).
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "diffsoro-reliability-{name}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// The simulated time is steps × dt, not a drifting running sum (which gives 9.99999999999998
@@ -97,7 +89,7 @@ fn a_box_fixing_every_node_is_an_error() {
 /// `info` on a mesh with no tetrahedron is an error naming the file, not a volume of −0.
 #[test]
 fn info_on_a_mesh_without_tetrahedra_is_an_error() {
-    let dir = temp_dir("notet");
+    let dir = scratch("notet");
     let path = dir.join("triangle.msh");
     std::fs::write(
         &path,
@@ -106,7 +98,6 @@ fn info_on_a_mesh_without_tetrahedra_is_an_error() {
     )
     .unwrap();
     let out = bin().arg("info").arg(&path).output().unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -119,7 +110,7 @@ fn info_on_a_mesh_without_tetrahedra_is_an_error() {
 /// about it once, with the count and the first index.
 #[test]
 fn reoriented_tetrahedra_are_reported() {
-    let dir = temp_dir("inverted");
+    let dir = scratch("inverted");
     // Two tetrahedra sharing the face (1, 2, 3); the second is listed inverted.
     std::fs::write(
         dir.join("two.msh"),
@@ -151,7 +142,6 @@ fn reoriented_tetrahedra_are_reported() {
         .arg(dir.join("scene.toml"))
         .output()
         .unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -194,7 +184,7 @@ fn messages_name_the_argument_the_line_or_the_path() {
         "{err}"
     );
 
-    let dir = temp_dir("messages");
+    let dir = scratch("messages");
     let text = std::fs::read_to_string("scenes/beam.toml").unwrap();
     let line = 1 + text[..text.find("young_modulus").unwrap()]
         .matches('\n')
@@ -226,7 +216,6 @@ fn messages_name_the_argument_the_line_or_the_path() {
         "--out",
         file.to_str().unwrap(),
     ]);
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(
         err.contains("--out") && err.contains("not a folder"),
         "{err}"
@@ -278,7 +267,7 @@ fn a_folded_mesh_is_refused_naming_the_overlapping_elements() {
     let tets = mesh.tetrahedra().to_vec();
     let mut nodes: Vec<[f64; 3]> = mesh.positions().iter().map(|p| [p.x, p.y, p.z]).collect();
     assert_eq!(nodes[13], [0.01, 0.01, 0.01]);
-    let dir = temp_dir("folded");
+    let dir = scratch("folded");
     // Unfolded, it loads and its volume is the cube's.
     let valid = dir.join("cube.msh");
     std::fs::write(&valid, msh22(&nodes, &tets)).unwrap();
@@ -301,7 +290,6 @@ fn a_folded_mesh_is_refused_naming_the_overlapping_elements() {
     let folded = dir.join("folded.msh");
     std::fs::write(&folded, msh22(&nodes, &tets)).unwrap();
     let out = bin().arg("info").arg(&folded).output().unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     let line = err

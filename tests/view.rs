@@ -1,9 +1,9 @@
 //! `diffsoro view DIR`: the page of a run's frames (docs/view.md). The page must embed the
 //! vendored three.js, name every body and carry every frame the `.pvd` lists; bad input is a
 //! one-line error that writes nothing. With Chromium on `PATH` (an ignored test: run it with
-//! `--ignored`, as `.ci/run` does where Chromium is installed), a headless screenshot of the Trunk's page at its first and last frames must
-//! show the trunk where the page's camera puts it, sagged downwards at the end, with no
-//! JavaScript error.
+//! `--ignored`, as `.ci/run` does where Chromium is installed), a headless screenshot of the
+//! Trunk's page at its first and last frames must show the trunk where the page's camera puts
+//! it, sagged downwards at the end, with no JavaScript error.
 
 use std::process::Output;
 

@@ -3,8 +3,9 @@
 //! each effector's path over the frames (`final.json` effector `nodes` and `weights`) and a
 //! control run's target (`control.json`). Every number is checked against a source the page
 //! does not use: the scene file, the scene's own effector embedding applied to the `.vtu`
-//! frames, `control.json`'s `position_history`. With Chromium (an ignored test, docs/testing.md), a screenshot
-//! of the inclined cube shows the plane and the tip marker where the camera puts them.
+//! frames, `control.json`'s `position_history`. With Chromium (an ignored test,
+//! docs/testing.md), a screenshot of the inclined cube shows the plane and the tip marker
+//! where the camera puts them.
 
 use std::path::Path;
 

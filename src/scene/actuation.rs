@@ -154,22 +154,9 @@ impl BodyActuation {
     }
 
     /// Adds `scale` · Σ ∂f_a/∂x · dx of the force-driven actuators and `solved_scale` · that of
-    /// the solved ones (N) into `out`, λ from `forces`.
-    pub fn add_driven_force_derivative(
-        &self,
-        x: &[Vec3],
-        forces: &[f64],
-        scale: f64,
-        solved_scale: f64,
-        dx: &[Vec3],
-        out: &mut [Vec3],
-    ) {
-        self.add_force_derivative_of(|_| true, x, forces, scale, solved_scale, dx, out);
-    }
-
-    /// [`Self::add_driven_force_derivative`] over the actuators `include` accepts only.
+    /// the solved ones (N) into `out`, λ from `forces`, over the actuators `include` accepts.
     #[allow(clippy::too_many_arguments)]
-    pub fn add_force_derivative_of(
+    pub fn add_driven_force_derivative(
         &self,
         include: impl Fn(&Actuator) -> bool,
         x: &[Vec3],

@@ -39,8 +39,14 @@ pub fn couplings(act: &BodyActuation) -> Vec<Vec<usize>> {
 /// Whether actuator `a`'s tangent is in the step: force-driven, not solved (a cable with
 /// displacement bounds has its λ solved, its force held at xₙ as a displacement-driven
 /// cable's), and of a kind that has one.
-pub(super) fn in_step(a: &Actuator) -> bool {
+fn in_step(a: &Actuator) -> bool {
     matches!(a.drive, Drive::Force(_)) && !is_solved(a) && a.kind.tangent_in_step()
+}
+
+/// Whether actuator `a` has a force derivative (a solved λ's, or a force-driven actuator's)
+/// that [`in_step`] leaves out of the matrix: a cavity's, a torque-driven servo's, a solved λ's.
+pub(super) fn derivative_outside_step(a: &Actuator) -> bool {
+    !in_step(a) && (is_solved(a) || matches!(a.drive, Drive::Force(_)))
 }
 
 /// Where each entry of K_a's blocks goes in the values of the body's pattern, looked up once

@@ -37,10 +37,9 @@ use crate::material::{Law, Material};
 use crate::math::Vec3;
 
 use super::actuation::{
-    ActuationWorkspace, BodyActuation, TargetSolve, begin_static, is_solved, solve_target_driven,
-    targets_met,
+    ActuationWorkspace, BodyActuation, TargetSolve, begin_static, solve_target_driven, targets_met,
 };
-use super::actuator_tangent::{ActuatorTangent, in_step};
+use super::actuator_tangent::{ActuatorTangent, derivative_outside_step};
 use super::model::{BodyState, Scene, State};
 use super::prescribed::{place_pinned, servo_of};
 
@@ -251,14 +250,17 @@ fn solve_body(
         vec![0.0; n],
         vec![0.0; n],
     );
-    // The Newton matrix before any shift: K + s K_a (the cables' stiffness), in `k_base`.
+    // The cables' stiffness s K_a, added into K to make the Newton matrix T.
     let cable_tangent = ActuatorTangent::new(act, pattern, body.rest_positions(), &what)?;
-    let (mut k_base, mut k) = (vec![0.0; pattern.nnz()], vec![0.0; pattern.nnz()]);
-    // Actuators with a stiffness outside the matrix, which conjugate gradients bring in.
-    let refine_rest = act
-        .actuators
-        .iter()
-        .any(|a| !in_step(a) && (is_solved(a) || matches!(a.drive, Drive::Force(_))));
+    let mut k = vec![0.0; pattern.nnz()];
+    // Actuators with a stiffness outside T, which conjugate gradients bring in.
+    let refine_rest = act.actuators.iter().any(derivative_outside_step);
+    // With a tangent twin, the body's own K is not the Newton matrix: not assembled.
+    let own_stiffness = if tangent_body.is_some() {
+        Stiffness::Skip
+    } else {
+        Stiffness::Assemble
+    };
     let mut refine = Refinement::new(body.node_count(), n);
     let mut x = bs.positions.clone();
     let x0 = bs.positions.clone();
@@ -287,24 +289,25 @@ fn solve_body(
         let mut converged = false;
         for _ in 0..max_iterations {
             iterations += 1;
-            let (pi, scale) = potential.evaluate(&x, s, Stiffness::Assemble, &mut r)?;
+            let (pi, scale) = potential.evaluate(&x, s, own_stiffness, &mut r)?;
             last_residual = norm(&r) / scale.max(f64::MIN_POSITIVE);
             let met = targets_met(act, &actuation, &x, &potential.forces, 1e-10);
             if last_residual <= opts.tolerance && met {
                 converged = true;
                 break;
             }
-            // Newton direction K dx = r; shift K by τM while it is not positive definite.
-            let newton_k = match (&tangent_body, &mut tangent_state) {
+            // Newton direction T dx = r, T = K + s K_a assembled in place of K; shift T by τM
+            // (into `k`) while it is not positive definite.
+            let newton = match (&tangent_body, &mut tangent_state) {
                 (Some(b), Some(state)) => {
                     b.evaluate_elastic(&x, Stiffness::Assemble, state)?;
-                    &state.stiffness
+                    &mut state.stiffness
                 }
-                _ => &potential.elastic.stiffness,
+                _ => &mut potential.elastic.stiffness,
             };
-            k_base.copy_from_slice(newton_k);
-            cable_tangent.add(act, &x, &potential.forces, s, &mut k_base);
-            k.copy_from_slice(&k_base);
+            cable_tangent.add(act, &x, &potential.forces, s, newton);
+            let newton: &[f64] = newton;
+            k.copy_from_slice(newton);
             let mut shift = 0.0;
             let mass_scale = k.iter().map(|v| v.abs()).fold(0.0, f64::max)
                 / body
@@ -325,7 +328,7 @@ fn solve_body(
                         "static solve: the stiffness cannot be made positive definite",
                     ));
                 }
-                k.copy_from_slice(&k_base);
+                k.copy_from_slice(newton);
                 axpby(shift, body.mass_values(), 1.0, &mut k);
             }
             dx.copy_from_slice(&r);
@@ -334,7 +337,7 @@ fn solve_body(
                 refine_with_actuators(
                     act,
                     body,
-                    &k_base,
+                    newton,
                     &x,
                     &potential.forces,
                     s,
@@ -482,7 +485,15 @@ fn tangent_product(
         *d = Vec3::new(w.full[3 * i], w.full[3 * i + 1], w.full[3 * i + 2]);
     }
     w.action.fill(Vec3::zeros());
-    act.add_force_derivative_of(|a| !in_step(a), x, forces, s, 1.0, &w.nodes, &mut w.action);
+    act.add_driven_force_derivative(
+        derivative_outside_step,
+        x,
+        forces,
+        s,
+        1.0,
+        &w.nodes,
+        &mut w.action,
+    );
     for (o, a) in w.full.chunks_exact_mut(3).zip(&w.action) {
         o.copy_from_slice(a.as_slice());
     }

@@ -285,7 +285,15 @@ fn add_actuator_force_tangent(
     col: &mut [f64],
 ) {
     forces.iter_mut().for_each(|f| *f = Vec3::zeros());
-    actuation.add_driven_force_derivative(&rec.x, &rec.actuator_forces, h, 0.0, dx, forces);
+    actuation.add_driven_force_derivative(
+        |_| true,
+        &rec.x,
+        &rec.actuator_forces,
+        h,
+        0.0,
+        dx,
+        forces,
+    );
     crate::scene::add_tangent_derivative_action(
         actuation,
         &rec.x,
