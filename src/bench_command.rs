@@ -46,21 +46,11 @@ struct BenchReport {
     ncp_iterations: NcpIterations,
     /// The CPU model (`/proc/cpuinfo`'s model name, or "unknown").
     cpu: String,
+    /// What tells two CPUs of one model name apart (`crate::cpu_id::identification`: family,
+    /// model and stepping numbers, logical CPUs, widest vector extension).
+    cpu_id: String,
     /// The threads the step's parallel loops ran on (`--threads`, or the cores).
     threads: usize,
-}
-
-/// The CPU model of this machine, as `/proc/cpuinfo` names it ("unknown" elsewhere).
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// The medians of a step's stages over the timed steps (ms).
@@ -287,7 +277,8 @@ pub(crate) fn bench(
             median: median(ncp_iterations.iter().map(|&i| i as f64).collect()),
             max: ncp_iterations.iter().copied().max().unwrap_or(0),
         },
-        cpu: cpu_model(),
+        cpu: crate::cpu_id::cpu_model(),
+        cpu_id: crate::cpu_id::cpu_id(),
         threads: rayon::current_num_threads(),
     })
 }

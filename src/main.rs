@@ -15,6 +15,7 @@ use serde::Serialize;
 mod bench_command;
 mod calibrate_command;
 mod control_command;
+mod cpu_id;
 mod simulate_command;
 use control_command::{ControlFlags, control};
 use simulate_command::simulate;

@@ -242,6 +242,25 @@ fn bench_reports_the_contract_fields() {
     let factorisation = v["factorisation_ms"].as_f64().unwrap();
     assert!(factorisation > 0.0 && factorisation < 2.0 * v["stages_ms"]["free"].as_f64().unwrap());
     assert!(!v["cpu"].as_str().unwrap().is_empty());
+    // cpu_id tells CPUs of one model name apart: on Linux, this machine's family number and
+    // its count of logical CPUs, read here from /proc/cpuinfo.
+    let cpu_id = v["cpu_id"].as_str().unwrap();
+    if let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") {
+        let family = info
+            .lines()
+            .find(|l| l.starts_with("cpu family"))
+            .and_then(|l| l.split(':').nth(1))
+            .map_or("?", str::trim);
+        let logical = info.lines().filter(|l| l.starts_with("processor")).count();
+        assert!(
+            cpu_id.starts_with(&format!("family {family} model ")),
+            "{cpu_id}"
+        );
+        assert!(
+            cpu_id.contains(&format!(", {logical} logical CPUs, ")),
+            "{cpu_id}"
+        );
+    }
     // --threads sets the pool the step runs on; 0 is refused, naming the argument.
     let out = run(&[
         "bench",

@@ -184,16 +184,17 @@ impl<O: DelassusOperator> DelassusOperator for Counting<O> {
 
 /// The spectrum hint (`AdmmSolver::set_spectrum_hint`) replaces the cold start's 8 Lanczos
 /// steps by 3 and leaves the solution where the cold solve finds it. Before its first
-/// factorisation ADMM applies G for the start's σ = G y + g (the default `velocity` goes
-/// through `apply`), then once per Lanczos step: 1 + 8 cold, 1 + 3 hinted at most (fewer when
-/// the hint is G's eigenvector to round-off: the Krylov space closes, and the estimate is
-/// exact).
+/// factorisation ADMM applies G once per Lanczos step, and for the start's σ = G y + g (the
+/// default `velocity` goes through `apply`) only when y ≠ 0: a cold start has y = 0 and
+/// σ = g, so 8 cold and at most 3 hinted (fewer when the hint is G's eigenvector to
+/// round-off: the Krylov space closes, and the estimate is exact); a warm start in the cone
+/// takes 1 + 8.
 #[test]
 fn a_spectrum_hint_takes_three_lanczos_steps_and_keeps_the_solution() {
     let s = SlabContacts::new(100);
     let p = s.problem();
     let mut dense = diffsoro::contact::DenseShiftedFactor::default();
-    let mut solve = |hint: Option<&[f64]>| {
+    let mut solve = |hint: Option<&[f64]>, warm: Option<&[f64]>| {
         let mut solver = AdmmSolver::new(AdmmSettings::default());
         solver.set_spectrum_hint(hint);
         let mut op = Counting::new(diffsoro::contact::DenseDelassus::new(
@@ -201,7 +202,7 @@ fn a_spectrum_hint_takes_three_lanczos_steps_and_keeps_the_solution() {
             &mut dense,
         ));
         let solution = solver
-            .solve_with(&mut op, p.free_velocity().as_slice(), p.cones(), None)
+            .solve_with(&mut op, p.free_velocity().as_slice(), p.cones(), warm)
             .unwrap();
         (
             solution,
@@ -209,14 +210,14 @@ fn a_spectrum_hint_takes_three_lanczos_steps_and_keeps_the_solution() {
             solver.eigenvector().to_vec(),
         )
     };
-    let (cold, cold_products, eigenvector) = solve(None);
-    assert_eq!(cold_products, Some(9));
+    let (cold, cold_products, eigenvector) = solve(None, None);
+    assert_eq!(cold_products, Some(8));
     assert_eq!(eigenvector.len(), 300);
     let norm = eigenvector.iter().map(|x| x * x).sum::<f64>().sqrt();
     assert!((norm - 1.0).abs() < 1e-12, "unit eigenvector, norm {norm}");
-    let (hinted, hinted_products, _) = solve(Some(&eigenvector));
+    let (hinted, hinted_products, _) = solve(Some(&eigenvector), None);
     assert!(
-        matches!(hinted_products, Some(2..=4)),
+        matches!(hinted_products, Some(1..=3)),
         "{hinted_products:?} products"
     );
     assert!(cold.converged && hinted.converged);
@@ -225,8 +226,15 @@ fn a_spectrum_hint_takes_three_lanczos_steps_and_keeps_the_solution() {
     let d = (&cold.lambda - &hinted.lambda).amax();
     assert!(d < 1e-7, "{d:e} N apart");
     // A hint of the wrong length is ignored: the cold start.
-    let (_, ignored_products, _) = solve(Some(&eigenvector[..3]));
-    assert_eq!(ignored_products, Some(9));
+    let (_, ignored_products, _) = solve(Some(&eigenvector[..3]), None);
+    assert_eq!(ignored_products, Some(8));
+    // Warm-started at half the cold solution (forces in their cones, not all zero, not the
+    // solution): σ = G y + g is one product more.
+    assert!(cold.lambda.iter().any(|&l| l != 0.0));
+    let half: Vec<f64> = cold.lambda.iter().map(|l| 0.5 * l).collect();
+    let (warm, warm_products, _) = solve(None, Some(&half));
+    assert_eq!(warm_products, Some(9));
+    assert!(warm.converged);
 }
 
 /// The projected system `E G Eᵀ + diag(shifts)` solved through the factor

@@ -335,7 +335,13 @@ impl AdmmSolver {
             let y = cone.project(&block(&self.x, i));
             self.y[3 * i..3 * i + 3].copy_from_slice(y.as_slice());
         }
-        delassus.velocity(g, &self.y, &mut self.sigma);
+        // A cold start (or a warm start in no cone) has y = 0, so σ = g with no product: one
+        // sparse solve fewer through a factor.
+        if self.y.iter().all(|&y| y == 0.0) {
+            self.sigma.copy_from_slice(g);
+        } else {
+            delassus.velocity(g, &self.y, &mut self.sigma);
+        }
         for (i, cone) in cones.iter().enumerate() {
             let z = cone.project_dual(&cone.corrected(&block(&self.sigma, i)));
             self.z[3 * i..3 * i + 3].copy_from_slice(z.as_slice());
