@@ -335,8 +335,8 @@ impl AdmmSolver {
             let y = cone.project(&block(&self.x, i));
             self.y[3 * i..3 * i + 3].copy_from_slice(y.as_slice());
         }
-        // A cold start (or a warm start in no cone) has y = 0, so σ = g with no product: one
-        // sparse solve fewer through a factor.
+        // A cold start (or a warm start that projects to zero) has y = 0, so σ = g with no
+        // product: one sparse solve fewer through a factor.
         if self.y.iter().all(|&y| y == 0.0) {
             self.sigma.copy_from_slice(g);
         } else {
