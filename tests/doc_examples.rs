@@ -6,7 +6,9 @@
 //! once, in file and block order, in a scratch folder where `scenes/`, `meshes/` and `urdf/`
 //! link to the clone's, so `--out out/…` never writes into the clone. Every command must
 //! succeed; a ```console block's shown output must match (exactly when it is JSON, otherwise
-//! by the keys it names).
+//! by the keys it names). Under cargo-nextest, whose tests are processes of their own, the
+//! first process of a run runs the commands and the others read what they printed
+//! (`shared_run`).
 //!
 //! The other tests look a command's output up by its exact text — a test fails when the
 //! documentation no longer shows that command — and check the numbers the documentation
@@ -26,6 +28,7 @@ fn root() -> PathBuf {
 }
 
 /// One command as shown in the documentation and what it printed.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Ran {
     file: String,
     stdout: String,
@@ -38,7 +41,35 @@ struct Ran {
 /// Every documented command (whitespace-normalised text → its run), and the scratch folder.
 fn documented_commands() -> &'static (HashMap<String, Ran>, PathBuf) {
     static RUNS: OnceLock<(HashMap<String, Ran>, PathBuf)> = OnceLock::new();
-    RUNS.get_or_init(run_all)
+    RUNS.get_or_init(|| match std::env::var("NEXTEST_RUN_ID") {
+        Ok(run) => shared_run(&run),
+        Err(_) => run_all(),
+    })
+}
+
+/// Under cargo-nextest each test is a process of its own, and they ran the commands at once
+/// into the one scratch folder. Now the first process of a nextest run (`NEXTEST_RUN_ID`)
+/// runs them and saves what they printed beside the folder; the others wait on a lock and
+/// read it. The run's id is written after the outputs, so a process that died midway leaves
+/// the next one to run the commands again.
+fn shared_run(run: &str) -> (HashMap<String, Ran>, PathBuf) {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(tmp).unwrap();
+    let lock = std::fs::File::create(tmp.join("doc-examples.lock")).unwrap();
+    lock.lock().unwrap();
+    let (saved, stamp) = (
+        tmp.join("doc-examples.runs.json"),
+        tmp.join("doc-examples.run-id"),
+    );
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == run)
+        && let Ok(text) = std::fs::read_to_string(&saved)
+    {
+        return (serde_json::from_str(&text).unwrap(), scratch_folder());
+    }
+    let (runs, scratch) = run_all();
+    std::fs::write(&saved, serde_json::to_string(&runs).unwrap()).unwrap();
+    std::fs::write(&stamp, run).unwrap();
+    (runs, scratch)
 }
 
 /// The markdown files of the documentation, README first.
@@ -149,11 +180,16 @@ fn words(command: &str) -> Vec<String> {
     words
 }
 
+/// Where the documented commands run (`target/tmp/doc-examples`).
+fn scratch_folder() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("doc-examples")
+}
+
 fn run_all() -> (HashMap<String, Ran>, PathBuf) {
     // Under cargo's own scratch folder for integration tests (`target/tmp`), replaced by each
     // run: the documented commands' outputs stay there to look at, and nothing collects in the
     // system's temporary folder (a static is never dropped, so it could not be removed).
-    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("doc-examples");
+    let scratch = scratch_folder();
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).unwrap();
     for folder in ["scenes", "meshes", "urdf"] {
