@@ -246,6 +246,7 @@ pub(crate) fn bench(
                 .collect(),
         )
     });
+    let (cpu, cpu_id) = crate::cpu_id::cpu_model_and_id();
     print_json(&BenchReport {
         nodes: scene.bodies.iter().map(|b| b.node_count()).sum(),
         tetrahedra: scene.bodies.iter().map(|b| b.elements().len()).sum(),
@@ -277,8 +278,8 @@ pub(crate) fn bench(
             median: median(ncp_iterations.iter().map(|&i| i as f64).collect()),
             max: ncp_iterations.iter().copied().max().unwrap_or(0),
         },
-        cpu: crate::cpu_id::cpu_model(),
-        cpu_id: crate::cpu_id::cpu_id(),
+        cpu,
+        cpu_id,
         threads: rayon::current_num_threads(),
     })
 }

@@ -2,20 +2,17 @@
 //! virtual machine's `/proc/cpuinfo` may call two CPU generations by one name ("AMD EPYC"),
 //! and their timing ratios differ (faer's dense kernels take AVX-512 where it exists).
 
-/// The CPU model, as `/proc/cpuinfo`'s `model name` gives it ("unknown" elsewhere).
-pub fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| field(&text, "model name").map(str::to_string))
-        .unwrap_or_else(|| "unknown".to_string())
-}
-
-/// This machine's CPU identification (`"family F model M stepping S, N logical CPUs, SIMD"`,
-/// [`identification`]), or "unknown" without `/proc/cpuinfo`.
-pub fn cpu_id() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .map(|text| identification(&text))
-        .unwrap_or_else(|_| "unknown".to_string())
+/// This machine's CPU model, as `/proc/cpuinfo`'s `model name` gives it, and its
+/// [`identification`] (`"family F model M stepping S, N logical CPUs, SIMD"`), from one read
+/// of the file; "unknown" for both elsewhere.
+pub fn cpu_model_and_id() -> (String, String) {
+    match std::fs::read_to_string("/proc/cpuinfo") {
+        Ok(text) => (
+            field(&text, "model name").unwrap_or("unknown").to_string(),
+            identification(&text),
+        ),
+        Err(_) => ("unknown".to_string(), "unknown".to_string()),
+    }
 }
 
 /// The identification of the CPU a `/proc/cpuinfo` text describes: the first processor's
@@ -24,10 +21,7 @@ pub fn cpu_id() -> String {
 /// none). Missing fields read "?".
 pub fn identification(cpuinfo: &str) -> String {
     let value = |key| field(cpuinfo, key).unwrap_or("?");
-    let logical = cpuinfo
-        .lines()
-        .filter(|l| key_of(l) == Some("processor"))
-        .count();
+    let logical = entries(cpuinfo).filter(|(k, _)| *k == "processor").count();
     let flags: Vec<&str> = field(cpuinfo, "flags")
         .map(|f| f.split_whitespace().collect())
         .unwrap_or_default();
@@ -43,17 +37,17 @@ pub fn identification(cpuinfo: &str) -> String {
     )
 }
 
-/// The value of the first line whose key is `key` (`key : value`), trimmed.
-fn field<'a>(cpuinfo: &'a str, key: &str) -> Option<&'a str> {
-    cpuinfo.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        (k.trim() == key).then(|| v.trim())
-    })
+/// The `key : value` lines of a `/proc/cpuinfo` text, both sides trimmed.
+fn entries(cpuinfo: &str) -> impl Iterator<Item = (&str, &str)> {
+    cpuinfo
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim(), v.trim()))
 }
 
-/// The key of a `key : value` line, trimmed.
-fn key_of(line: &str) -> Option<&str> {
-    line.split_once(':').map(|(k, _)| k.trim())
+/// The value of the first line whose key is `key`.
+fn field<'a>(cpuinfo: &'a str, key: &str) -> Option<&'a str> {
+    entries(cpuinfo).find(|(k, _)| *k == key).map(|(_, v)| v)
 }
 
 #[cfg(test)]

@@ -38,9 +38,9 @@ struct Ran {
     shown: Option<String>,
 }
 
-/// Every documented command (whitespace-normalised text → its run), and the scratch folder.
-fn documented_commands() -> &'static (HashMap<String, Ran>, PathBuf) {
-    static RUNS: OnceLock<(HashMap<String, Ran>, PathBuf)> = OnceLock::new();
+/// Every documented command (whitespace-normalised text → its run in [`scratch_folder`]).
+fn documented_commands() -> &'static HashMap<String, Ran> {
+    static RUNS: OnceLock<HashMap<String, Ran>> = OnceLock::new();
     RUNS.get_or_init(|| match std::env::var("NEXTEST_RUN_ID") {
         Ok(run) => shared_run(&run),
         Err(_) => run_all(),
@@ -52,7 +52,7 @@ fn documented_commands() -> &'static (HashMap<String, Ran>, PathBuf) {
 /// runs them and saves what they printed beside the folder; the others wait on a lock and
 /// read it. The run's id is written after the outputs, so a process that died midway leaves
 /// the next one to run the commands again.
-fn shared_run(run: &str) -> (HashMap<String, Ran>, PathBuf) {
+fn shared_run(run: &str) -> HashMap<String, Ran> {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(tmp).unwrap();
     let lock = std::fs::File::create(tmp.join("doc-examples.lock")).unwrap();
@@ -64,12 +64,12 @@ fn shared_run(run: &str) -> (HashMap<String, Ran>, PathBuf) {
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == run)
         && let Ok(text) = std::fs::read_to_string(&saved)
     {
-        return (serde_json::from_str(&text).unwrap(), scratch_folder());
+        return serde_json::from_str(&text).unwrap();
     }
-    let (runs, scratch) = run_all();
+    let runs = run_all();
     std::fs::write(&saved, serde_json::to_string(&runs).unwrap()).unwrap();
     std::fs::write(&stamp, run).unwrap();
-    (runs, scratch)
+    runs
 }
 
 /// The markdown files of the documentation, README first.
@@ -185,7 +185,7 @@ fn scratch_folder() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("doc-examples")
 }
 
-fn run_all() -> (HashMap<String, Ran>, PathBuf) {
+fn run_all() -> HashMap<String, Ran> {
     // Under cargo's own scratch folder for integration tests (`target/tmp`), replaced by each
     // run: the documented commands' outputs stay there to look at, and nothing collects in the
     // system's temporary folder (a static is never dropped, so it could not be removed).
@@ -242,12 +242,12 @@ fn run_all() -> (HashMap<String, Ran>, PathBuf) {
             );
         }
     }
-    (runs, scratch)
+    runs
 }
 
 /// The run of the documented command `command` (its text as shown, whitespace aside).
 fn ran(command: &str) -> &'static Ran {
-    let (runs, _) = documented_commands();
+    let runs = documented_commands();
     let key = normalise(command);
     let run = runs
         .get(&key)
@@ -260,8 +260,10 @@ fn json(command: &str) -> Value {
     serde_json::from_str(&ran(command).stdout).unwrap()
 }
 
-fn scratch() -> &'static Path {
-    &documented_commands().1
+/// The scratch folder, once the documented commands have run in it.
+fn scratch() -> PathBuf {
+    documented_commands();
+    scratch_folder()
 }
 
 /// The keys named in a shown output (`"name":`).
@@ -276,7 +278,7 @@ fn named_keys(text: &str) -> Vec<String> {
 
 #[test]
 fn every_documented_command_runs_and_prints_what_is_shown() {
-    let (runs, _) = documented_commands();
+    let runs = documented_commands();
     assert!(
         runs.len() >= 20,
         "only {} documented commands found",
