@@ -2,7 +2,9 @@
 //! its slab of the mesh and adds their stiffness blocks into the values it owns
 //! ([`crate::linalg::PartedAssembly`]), while they are still in cache; the elements across
 //! two slabs are evaluated by both. The same sums in the same order as the one-thread loop,
-//! so the same bits, without writing every block to a buffer and gathering it after.
+//! so the same bits, without writing every block to a buffer and gathering it after. The
+//! slabs' shares of the elements follow the threads' measured timings
+//! ([`super::slab_balance`]), so that the threads finish together.
 
 use rayon::prelude::*;
 
@@ -12,13 +14,16 @@ use crate::math::Vec3;
 
 use super::elastic::{ElasticState, GroupSinks, LANES};
 use super::node_slabs::node_slabs;
+use super::slab_balance::{PartTiming, SlabBalance};
 use super::soft_body::SoftBody;
 
-/// The parts of a body's element loop for one thread count, and each part's buffers.
+/// The parts of a body's element loop for one thread count, each part's buffers, and the
+/// balance of their shares.
 #[derive(Debug, Clone)]
 pub(super) struct PartedElastic {
     assembly: PartedAssembly,
     buffers: Vec<PartBuffers>,
+    balance: SlabBalance,
 }
 
 /// What one part writes while the parts run, copied into the [`ElasticState`] after.
@@ -30,6 +35,8 @@ struct PartBuffers {
     homes: Vec<HomeResult>,
     /// The part's first element (lowest index) whose law failed.
     failure: Option<(usize, DeformationError)>,
+    /// When the part started and how long it took, in the last evaluation.
+    timing: PartTiming,
 }
 
 /// One element's energy (J), nodal forces (N) and new kept rotation.
@@ -42,12 +49,26 @@ struct HomeResult {
 }
 
 impl PartedElastic {
-    /// The loop of `body` split into `parts` slabs across its longest axis.
+    /// The loop of `body` split into `parts` slabs of equal element counts across its longest
+    /// axis.
     pub(super) fn new(body: &SoftBody, parts: usize) -> PartedElastic {
-        let slabs = node_slabs(body.rest_positions(), body.elements(), parts);
+        PartedElastic::with_balance(body, SlabBalance::new(parts))
+    }
+
+    /// The loop of `body` split into slabs with the element shares `shares`, one per part, as
+    /// the balance of timings may choose.
+    #[cfg(test)]
+    pub(super) fn with_shares(body: &SoftBody, shares: &[f64]) -> PartedElastic {
+        PartedElastic::with_balance(body, SlabBalance::with_shares(shares.to_vec()))
+    }
+
+    fn with_balance(body: &SoftBody, mut balance: SlabBalance) -> PartedElastic {
+        let parts = balance.shares().len();
+        let assembly = parted_assembly(body, &mut balance);
         PartedElastic {
-            assembly: body.pattern().parted_assembly(&slabs, parts),
+            assembly,
             buffers: vec![PartBuffers::default(); parts],
+            balance,
         }
     }
 
@@ -57,10 +78,23 @@ impl PartedElastic {
     }
 }
 
+/// The assembly of `body`'s elements split into slabs with the element shares of `balance`,
+/// which learns how long that took.
+fn parted_assembly(body: &SoftBody, balance: &mut SlabBalance) -> PartedAssembly {
+    let clock = std::time::Instant::now();
+    let shares = balance.shares();
+    let slabs = node_slabs(body.rest_positions(), body.elements(), shares);
+    let assembly = body.pattern().parted_assembly(&slabs, shares.len());
+    balance.set_build_time(clock.elapsed().as_secs_f64());
+    assembly
+}
+
 impl SoftBody {
     /// Energies, forces and stiffness of every element at positions `x` (m), the parts of
     /// `parted` in parallel, written into `state` (its kept rotations read, when `warm`, and
-    /// replaced). Returns the first element (lowest index) whose law failed.
+    /// replaced). Returns the first element (lowest index) whose law failed. Each part's
+    /// timing goes to the balance of the shares, which may split the slabs anew for the next
+    /// evaluation.
     pub(super) fn evaluate_parted(
         &self,
         x: &[Vec3],
@@ -69,11 +103,14 @@ impl SoftBody {
         state: &mut ElasticState,
     ) -> Option<(usize, DeformationError)> {
         let kept_rotations = &state.rotations;
+        let clock = std::time::Instant::now();
+        let caller = rayon::current_thread_index();
         parted
             .buffers
             .par_iter_mut()
             .zip(parted.assembly.parts())
             .for_each(|(buffers, part)| {
+                let start = clock.elapsed().as_secs_f64();
                 buffers.values.clear();
                 buffers.values.resize(part.value_count(), 0.0);
                 buffers.homes.clear();
@@ -114,7 +151,14 @@ impl SoftBody {
                         }
                     }
                 }
+                buffers.timing = PartTiming {
+                    start,
+                    busy: clock.elapsed().as_secs_f64() - start,
+                    elements: part.cliques().len(),
+                    caller: caller.is_some() && rayon::current_thread_index() == caller,
+                };
             });
+        let end = clock.elapsed().as_secs_f64();
         parted.assembly.write(
             parted.buffers.iter().map(|b| b.values.as_slice()),
             &mut state.stiffness,
@@ -125,6 +169,10 @@ impl SoftBody {
             if warm {
                 state.rotations[home.element] = home.rotation;
             }
+        }
+        let timings = parted.buffers.iter().map(|b| b.timing);
+        if parted.balance.record(timings, end).is_some() {
+            parted.assembly = parted_assembly(self, &mut parted.balance);
         }
         parted
             .buffers

@@ -10,6 +10,7 @@ mod material_region;
 mod node_slabs;
 mod parameter_derivative;
 mod rest_frame;
+mod slab_balance;
 mod soft_body;
 mod stiffness_derivative;
 mod tetrahedron;
