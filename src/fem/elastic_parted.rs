@@ -159,17 +159,29 @@ impl SoftBody {
                 };
             });
         let end = clock.elapsed().as_secs_f64();
-        parted.assembly.write(
-            parted.buffers.iter().map(|b| b.values.as_slice()),
-            &mut state.stiffness,
+        // Two copies into different buffers, side by side on two threads (the other thread
+        // has just finished its part and is still awake): K's values from the parts' own, and
+        // every element's results from its home part.
+        let ElasticState {
+            stiffness,
+            element_energy,
+            element_forces,
+            rotations,
+            ..
+        } = state;
+        let (assembly, buffers) = (&parted.assembly, &parted.buffers);
+        rayon::join(
+            || assembly.write(buffers.iter().map(|b| b.values.as_slice()), stiffness),
+            || {
+                for home in buffers.iter().flat_map(|b| &b.homes) {
+                    element_energy[home.element] = home.energy;
+                    element_forces[home.element] = home.forces;
+                    if warm {
+                        rotations[home.element] = home.rotation;
+                    }
+                }
+            },
         );
-        for home in parted.buffers.iter().flat_map(|b| &b.homes) {
-            state.element_energy[home.element] = home.energy;
-            state.element_forces[home.element] = home.forces;
-            if warm {
-                state.rotations[home.element] = home.rotation;
-            }
-        }
         let timings = parted.buffers.iter().map(|b| b.timing);
         if parted.balance.record(timings, end).is_some() {
             parted.assembly = parted_assembly(self, &mut parted.balance);

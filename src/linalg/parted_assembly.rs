@@ -81,7 +81,9 @@ impl PartedAssembly {
     }
 
     /// Overwrites `values` (one per stored entry) with the parts' compact buffers
-    /// (`part_values[p]` for part `p`); values no clique adds to are set to zero.
+    /// (`part_values[p]` for part `p`): every stored value is one part's, so each is written
+    /// once (one no clique adds to takes its slot's value, zero in a buffer that started at
+    /// zero).
     ///
     /// Panics if the number of buffers is not the number of parts, or a buffer is shorter
     /// than its part's [`AssemblyPart::value_count`].
@@ -95,7 +97,6 @@ impl PartedAssembly {
             self.parts.len(),
             "write: one buffer per part"
         );
-        values.fill(0.0);
         for (part, slots) in self.parts.iter().zip(part_values) {
             for (&v, &x) in part.values.iter().zip(&slots[..part.values.len()]) {
                 values[v as usize] = x;
