@@ -171,7 +171,7 @@ impl SlabBalance {
 /// The shares that make parts with the mean timings `parts` finish as the module doc says
 /// (none below [`MIN_SHARE`]), and when the model has the last of them finish (s); `None`
 /// when a part evaluated no element or took no time (nothing to model).
-pub(super) fn balanced_shares(parts: &[PartTiming]) -> Option<(Vec<f64>, f64)> {
+fn balanced_shares(parts: &[PartTiming]) -> Option<(Vec<f64>, f64)> {
     let total: usize = parts.iter().map(|t| t.elements).sum();
     if parts.iter().any(|t| t.elements == 0 || !(t.busy > 0.0)) {
         return None;
