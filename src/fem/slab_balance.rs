@@ -49,8 +49,9 @@ const PAYBACK_EVALUATIONS: f64 = 50.0;
 /// their finishing time).
 const CALLER_MARGIN: f64 = 0.05;
 
-/// The least share a part is given.
-const MIN_SHARE: f64 = 0.05;
+/// The least share a part is given, as a fraction of an equal share (so that the floors of
+/// all the parts never add up to more than the whole, on any thread count).
+const MIN_SHARE_OF_EQUAL: f64 = 0.1;
 
 /// One part's timing in one evaluation of the element loop.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -169,8 +170,9 @@ impl SlabBalance {
 }
 
 /// The shares that make parts with the mean timings `parts` finish as the module doc says
-/// (none below [`MIN_SHARE`]), and when the model has the last of them finish (s); `None`
-/// when a part evaluated no element or took no time (nothing to model).
+/// (none below [`MIN_SHARE_OF_EQUAL`] of an equal share), and when the model has the last of
+/// them finish (s); `None` when a part evaluated no element or took no time (nothing to
+/// model).
 fn balanced_shares(parts: &[PartTiming]) -> Option<(Vec<f64>, f64)> {
     let total: usize = parts.iter().map(|t| t.elements).sum();
     if parts.iter().any(|t| t.elements == 0 || !(t.busy > 0.0)) {
@@ -185,12 +187,13 @@ fn balanced_shares(parts: &[PartTiming]) -> Option<(Vec<f64>, f64)> {
         .iter()
         .map(|t| if t.caller { 1.0 + CALLER_MARGIN } else { 1.0 })
         .collect();
+    let floor = MIN_SHARE_OF_EQUAL / parts.len() as f64;
     let mut shares = vec![0.0; parts.len()];
     let mut floored = vec![false; parts.len()];
     // Parts whose share would fall below the floor get the floor; the others share the rest
     // (at most one pass per part).
     for _ in 0..parts.len() {
-        let left = 1.0 - floored.iter().filter(|&&f| f).count() as f64 * MIN_SHARE;
+        let left = 1.0 - floored.iter().filter(|&&f| f).count() as f64 * floor;
         let free = || (0..parts.len()).filter(|&p| !floored[p]);
         let inverse: f64 = free().map(|p| later[p] / rates[p]).sum();
         let weighted: f64 = free().map(|p| parts[p].start / rates[p]).sum();
@@ -198,11 +201,11 @@ fn balanced_shares(parts: &[PartTiming]) -> Option<(Vec<f64>, f64)> {
         let mut changed = false;
         for p in 0..parts.len() {
             shares[p] = if floored[p] {
-                MIN_SHARE
+                floor
             } else {
                 (later[p] * finish - parts[p].start) / rates[p]
             };
-            if !floored[p] && shares[p] < MIN_SHARE {
+            if !floored[p] && shares[p] < floor {
                 floored[p] = true;
                 changed = true;
             }
@@ -267,21 +270,33 @@ mod tests {
     #[test]
     fn a_part_too_late_for_any_work_keeps_the_least_share() {
         // The third part starts after the other two could have done everything: it keeps
-        // MIN_SHARE, the two others split the rest equally, and the loop ends with the third.
+        // the floor, a tenth of a third, the two others split the rest equally, and the loop
+        // ends with the third.
         let (shares, finish) = balanced_shares(&[
             timing(0.0, 1e-3, 100),
             timing(0.0, 1e-3, 100),
             timing(1.0, 1e-3, 100),
         ])
         .unwrap();
-        assert_eq!(shares[2], MIN_SHARE);
-        let rest = (1.0 - MIN_SHARE) / 2.0;
+        let floor = 0.1 / 3.0;
+        assert_eq!(shares[2], floor);
+        let rest = (1.0 - floor) / 2.0;
         assert!((shares[0] - rest).abs() < 1e-12 && (shares[1] - rest).abs() < 1e-12);
-        assert!(
-            (finish - (1.0 + MIN_SHARE * 3e-3)).abs() < 1e-12,
-            "{finish}"
-        );
+        assert!((finish - (1.0 + floor * 3e-3)).abs() < 1e-12, "{finish}");
         assert!(balanced_shares(&[timing(0.0, 1e-3, 100), timing(0.0, 0.0, 100)]).is_none());
+    }
+
+    #[test]
+    fn on_many_threads_the_floors_leave_the_whole_to_share() {
+        // 40 parts, the last 39 starting after the first could have done everything: each
+        // keeps the floor (a tenth of 1/40), the first takes the rest, and the shares add up
+        // to one.
+        let mut parts = vec![timing(1.0, 1e-3, 100); 40];
+        parts[0] = timing(0.0, 1e-3, 100);
+        let (shares, _) = balanced_shares(&parts).unwrap();
+        assert!(shares[1..].iter().all(|&s| s == 0.1 / 40.0), "{shares:?}");
+        assert!((shares[0] - (1.0 - 39.0 * 0.1 / 40.0)).abs() < 1e-12);
+        assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
 
     #[test]
