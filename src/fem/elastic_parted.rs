@@ -183,7 +183,7 @@ impl SoftBody {
             },
         );
         let timings = parted.buffers.iter().map(|b| b.timing);
-        if parted.balance.record(timings, end).is_some() {
+        if parted.balance.record(timings, end) {
             parted.assembly = parted_assembly(self, &mut parted.balance);
         }
         parted

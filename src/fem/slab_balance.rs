@@ -66,6 +66,16 @@ pub(super) struct PartTiming {
     pub caller: bool,
 }
 
+/// One part's timings summed over a window of evaluations.
+#[derive(Debug, Clone, Copy, Default)]
+struct WindowSum {
+    start: f64,
+    busy: f64,
+    elements: usize,
+    /// Evaluations in which the calling thread ran the part.
+    by_caller: usize,
+}
+
 /// The shares of the parts and the timings measured with them.
 #[derive(Debug, Clone)]
 pub(super) struct SlabBalance {
@@ -73,8 +83,7 @@ pub(super) struct SlabBalance {
     /// Evaluations seen since the shares were last set.
     seen: usize,
     /// Sums over the current window: per part, and of the loop's ends (s).
-    sums: Vec<PartTiming>,
-    callers: Vec<usize>,
+    sums: Vec<WindowSum>,
     ends: f64,
     resplits: usize,
     /// How long the parts took to build with the current shares (s).
@@ -93,8 +102,7 @@ impl SlabBalance {
         SlabBalance {
             shares,
             seen: 0,
-            sums: vec![PartTiming::default(); parts],
-            callers: vec![0; parts],
+            sums: vec![WindowSum::default(); parts],
             ends: 0.0,
             resplits: 0,
             build: 0.0,
@@ -113,59 +121,62 @@ impl SlabBalance {
     }
 
     /// Takes in one evaluation's timings, one per part, and the loop's end (s from its
-    /// start); returns the new shares when a window of them says the loop would end sooner
-    /// with those, by more than [`MIN_GAIN`] and by enough to gain back the parts' build
-    /// within [`PAYBACK_EVALUATIONS`], and then measures afresh with them.
+    /// start); sets new shares and returns true when a window of them says the loop would
+    /// end sooner with those, by more than [`MIN_GAIN`] and by enough to gain back the parts'
+    /// build within [`PAYBACK_EVALUATIONS`], and then measures afresh with them.
     ///
     /// Panics if there is not one timing per part.
     pub(super) fn record(
         &mut self,
         timings: impl ExactSizeIterator<Item = PartTiming>,
         end: f64,
-    ) -> Option<&[f64]> {
+    ) -> bool {
         assert_eq!(
             timings.len(),
             self.shares.len(),
             "record: one timing per part"
         );
-        self.seen += 1;
-        if self.seen <= WARM_UP || self.resplits >= MAX_RESPLITS {
-            return None;
+        if self.resplits >= MAX_RESPLITS {
+            return false;
         }
-        for ((sum, callers), t) in self.sums.iter_mut().zip(&mut self.callers).zip(timings) {
+        self.seen += 1;
+        if self.seen <= WARM_UP {
+            return false;
+        }
+        for (sum, t) in self.sums.iter_mut().zip(timings) {
             sum.start += t.start;
             sum.busy += t.busy;
             sum.elements += t.elements;
-            *callers += usize::from(t.caller);
+            sum.by_caller += usize::from(t.caller);
         }
         self.ends += end;
         if self.seen < WARM_UP + WINDOW {
-            return None;
+            return false;
         }
         let means: Vec<PartTiming> = self
             .sums
             .iter()
-            .zip(&self.callers)
-            .map(|(s, &callers)| PartTiming {
+            .map(|s| PartTiming {
                 start: s.start / WINDOW as f64,
                 busy: s.busy / WINDOW as f64,
                 elements: s.elements / WINDOW,
                 // The part the calling thread ran in most of the window.
-                caller: 2 * callers > WINDOW,
+                caller: 2 * s.by_caller > WINDOW,
             })
             .collect();
         let end = self.ends / WINDOW as f64;
         self.seen = 0;
-        self.sums.fill(PartTiming::default());
-        self.callers.fill(0);
+        self.sums.fill(WindowSum::default());
         self.ends = 0.0;
-        let (shares, finish) = balanced_shares(&means)?;
+        let Some((shares, finish)) = balanced_shares(&means) else {
+            return false;
+        };
         if finish > (1.0 - MIN_GAIN) * end || (end - finish) * PAYBACK_EVALUATIONS < self.build {
-            return None;
+            return false;
         }
         self.shares = shares;
         self.resplits += 1;
-        Some(&self.shares)
+        true
     }
 }
 
@@ -304,16 +315,17 @@ mod tests {
         let late = [timing(0.0, 1e-3, 1000), timing(100e-6, 1e-3, 1000)];
         let mut balance = SlabBalance::new(2);
         for _ in 0..WARM_UP + WINDOW - 1 {
-            assert!(balance.record(late.into_iter(), 1.1e-3).is_none());
+            assert!(!balance.record(late.into_iter(), 1.1e-3));
         }
         // The window's means: T = 1,050 µs against a loop that ended at 1,100 µs.
-        let shares = balance.record(late.into_iter(), 1.1e-3).unwrap().to_vec();
+        assert!(balance.record(late.into_iter(), 1.1e-3));
+        let shares = balance.shares().to_vec();
         assert!((shares[0] - 0.525).abs() < 1e-12, "{shares:?}");
         assert_eq!(balance.shares(), shares);
         // Balanced timings (as the new shares give, by the model) change nothing.
         let even = [timing(0.0, 1.05e-3, 1050), timing(100e-6, 0.95e-3, 950)];
         for _ in 0..3 * (WARM_UP + WINDOW) {
-            assert!(balance.record(even.into_iter(), 1.05e-3).is_none());
+            assert!(!balance.record(even.into_iter(), 1.05e-3));
         }
         assert_eq!(balance.shares(), shares);
         // Nor do timings whose loop already ends within MIN_GAIN of the model's, or whose
@@ -323,15 +335,15 @@ mod tests {
         let mut slow_build = SlabBalance::new(2);
         slow_build.set_build_time(2.6e-3);
         for _ in 0..3 * (WARM_UP + WINDOW) {
-            assert!(fresh.record(late.into_iter(), 1.06e-3).is_none());
-            assert!(slow_build.record(late.into_iter(), 1.1e-3).is_none());
+            assert!(!fresh.record(late.into_iter(), 1.06e-3));
+            assert!(!slow_build.record(late.into_iter(), 1.1e-3));
         }
         assert_eq!(fresh.shares(), [0.5, 0.5]);
         assert_eq!(slow_build.shares(), [0.5, 0.5]);
         slow_build.set_build_time(2.4e-3);
         for _ in 0..WARM_UP + WINDOW - 1 {
-            assert!(slow_build.record(late.into_iter(), 1.1e-3).is_none());
+            assert!(!slow_build.record(late.into_iter(), 1.1e-3));
         }
-        assert!(slow_build.record(late.into_iter(), 1.1e-3).is_some());
+        assert!(slow_build.record(late.into_iter(), 1.1e-3));
     }
 }
