@@ -257,3 +257,48 @@ fn position_jacobian_agrees_with_the_jvp() {
     let err = relative_error(ju.as_slice(), &jvp_red, 0.0);
     assert!(err < 1e-10, "J u vs JVP: {err:e}");
 }
+
+/// The step Jacobian of the Trunk (8 cables at 0.2 N, E and ν; supernodal factor) has the
+/// same bits on one thread as on two, for 3, 5 and 10 tangents: one interleaved solve on one
+/// thread, two interleaved halves on two (3 stays whole), and an interleaved column's bits do
+/// not depend on the columns beside it (`NumericFactor::solve_columns_in_place`).
+#[test]
+fn the_step_jacobian_has_the_same_bits_on_one_and_two_threads() {
+    let scene = Scene::load(
+        &Path::new(ROOT).join("scenes/trunk.toml"),
+        &(1..=8)
+            .map(|i| format!("soft_body.trunk.cable.c{i}.force=0.2"))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let params = diffsoro::diff::every_parameter(&scene);
+    assert_eq!(params.len(), 10);
+    let mut state = warm_state(&scene, 3);
+    let mut recorder = Recorder::new(&scene).unwrap();
+    let (_, record) = recorder.step(&scene, &mut state).unwrap();
+    let mut rng = SplitMix64::new(12);
+    let tangents: Vec<InputTangent> = (0..10)
+        .map(|_| InputTangent {
+            state: random_tangent(&scene, &mut rng, 1e-4, 1e-3),
+            parameters: (0..params.len()).map(|_| rng.uniform() - 0.5).collect(),
+        })
+        .collect();
+    let on = |threads: usize, k: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                let mut derivative = StepDerivative::new(&scene);
+                let out = derivative
+                    .jvp(&scene, &record, &params, &tangents[..k])
+                    .unwrap();
+                out.iter().map(|t| t.to_vec()).collect::<Vec<_>>()
+            })
+    };
+    for k in [3, 5, 10] {
+        let one = on(1, k);
+        assert!(one.iter().all(|t| t.iter().any(|&x| x != 0.0)));
+        assert_eq!(one, on(2, k), "{k} tangents");
+    }
+}

@@ -42,7 +42,7 @@ pub struct SymbolicFactor {
     /// faer's analysis of `P A Pᵀ` with the identity ordering.
     pub(super) inner: SymbolicCholesky<usize>,
     /// The structure of `P A Pᵀ` in the triangle faer's numeric code reads.
-    permuted: PermutedPattern,
+    pub(super) permuted: PermutedPattern,
     n: usize,
     nnz: usize,
     /// The first elimination step of the trailing block (`n` when there is none).
@@ -363,11 +363,17 @@ impl NumericFactor {
     /// Workspace needed by a solve with `ncols` right-hand sides:
     /// `MemBuffer::new(factor.solve_scratch(k))`, then `MemStack::new(&mut buffer)`.
     pub fn solve_scratch(&self, ncols: usize) -> StackReq {
-        StackReq::all_of(&[
-            StackReq::new::<f64>(self.symbolic.n * ncols),
-            self.symbolic
-                .inner
-                .solve_in_place_scratch::<f64>(ncols, Par::Seq),
+        let n = self.symbolic.n;
+        StackReq::any_of(&[
+            StackReq::all_of(&[
+                StackReq::new::<f64>(n * ncols),
+                self.symbolic
+                    .inner
+                    .solve_in_place_scratch::<f64>(ncols, Par::Seq),
+            ]),
+            // The interleaved solve's rows and gathered pattern rows, padded to whole
+            // vectors of up to 8 lanes (`super::interleaved_solve`).
+            StackReq::new::<f64>(2 * n * ncols.next_multiple_of(8)),
         ])
     }
 
@@ -397,7 +403,7 @@ impl NumericFactor {
     }
 
     /// Solves `(P A Pᵀ) Y = B` in place for a right-hand side already permuted.
-    fn solve_permuted(&self, y: MatMut<'_, f64>, stack: &mut MemStack) {
+    pub(super) fn solve_permuted(&self, y: MatMut<'_, f64>, stack: &mut MemStack) {
         match self.kind {
             FactorKind::Llt => LltRef::new(&self.symbolic.inner, &self.values)
                 .solve_in_place_with_conj(Conj::No, y, Par::Seq, stack),
@@ -410,30 +416,6 @@ impl NumericFactor {
     pub fn solve_vec_in_place(&self, rhs: &mut [f64], stack: &mut MemStack) {
         let n = rhs.len();
         self.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, 1), stack);
-    }
-
-    /// Solves `A X = B` in place for `ncols` right-hand sides stored column-major in `rhs`
-    /// (`n·ncols` entries, column `j` at `rhs[j·n..(j+1)·n]`).
-    ///
-    /// Panics if `rhs.len() != n·ncols`.
-    pub fn solve_columns_in_place(&self, rhs: &mut [f64], ncols: usize, stack: &mut MemStack) {
-        assert!(self.factorized, "solve: no valid factorisation");
-        let n = self.symbolic.n;
-        assert_eq!(rhs.len(), n * ncols, "solve_columns: rhs length");
-        // As `solve_in_place`, with the permutation applied on contiguous columns.
-        let forward = self.symbolic.permuted.forward();
-        let (mut y, stack) = stack.make_with::<f64>(n * ncols, |_| 0.0);
-        for (yj, col) in y.chunks_exact_mut(n).zip(rhs.chunks_exact(n)) {
-            for (yi, &f) in yj.iter_mut().zip(forward) {
-                *yi = col[f];
-            }
-        }
-        self.solve_permuted(MatMut::from_column_major_slice_mut(&mut y, n, ncols), stack);
-        for (yj, col) in y.chunks_exact(n).zip(rhs.chunks_exact_mut(n)) {
-            for (yi, &f) in yj.iter().zip(forward) {
-                col[f] = *yi;
-            }
-        }
     }
 }
 

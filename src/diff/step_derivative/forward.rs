@@ -212,9 +212,15 @@ impl StepDerivative {
                     }
                 }
             }
-            // The k solves, in two halves on two threads when k ≥ 2 (the factor is shared
-            // read-only; each half has its own workspace).
-            let half = k.div_ceil(2);
+            // The k solves, in two halves on two threads (the factor is shared read-only;
+            // each half has its own workspace). A number of columns that is interleaved goes
+            // in one call on one thread (reading the factor once), and on two threads too
+            // unless both halves are interleaved as well: each column then has the same bits
+            // on any thread count (`NumericFactor::solve_columns_in_place`).
+            let interleaved = &crate::linalg::INTERLEAVED_COLUMNS;
+            let whole = interleaved.contains(&k)
+                && (rayon::current_num_threads() == 1 || k < 2 * interleaved.start());
+            let half = if whole { k } else { k.div_ceil(2) };
             if buf.solve_columns < half.max(1) {
                 buf.solve = MemBuffer::new(rec.factor().solve_scratch(half.max(1)));
                 buf.solve2 = MemBuffer::new(rec.factor().solve_scratch(half.max(1)));
