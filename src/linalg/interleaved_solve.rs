@@ -11,9 +11,9 @@
 //! Every lane (right-hand side) goes through the same operations in the same order whatever
 //! the number of columns, whichever other columns share the sweep and whatever the
 //! instruction set: products, sums and quotients of two values, never a fused multiply-add
-//! (which Rust never forms unasked). So a column's solution has the same bits alone, among
-//! five or among ten, and a solve split into halves on two threads gives the bits of one
-//! call on one thread.
+//! (which Rust never forms unasked). So a column's solution has the same bits among two,
+//! five or ten columns, and a solve split into halves on two threads gives the bits of one
+//! call on one thread. One column alone still goes through faer, which is faster there.
 
 use faer::dyn_stack::MemStack;
 use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
