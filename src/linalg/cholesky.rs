@@ -412,14 +412,10 @@ impl NumericFactor {
         }
     }
 
-    /// Solves `A x = b` in place for one right-hand side (`rhs` has `n` entries): along each
-    /// supernode's rows in pulp's vectors with the supernodal layout (`super::interleaved_solve`),
-    /// by faer with the simplicial one.
+    /// Solves `A x = b` in place for one right-hand side (`rhs` has `n` entries).
     pub fn solve_vec_in_place(&self, rhs: &mut [f64], stack: &mut MemStack) {
-        if !self.solve_one_column(rhs, stack) {
-            let n = rhs.len();
-            self.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, 1), stack);
-        }
+        let n = rhs.len();
+        self.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, 1), stack);
     }
 }
 

@@ -13,11 +13,7 @@
 //! instruction set: products, sums and quotients of two values, never a fused multiply-add
 //! (which Rust never forms unasked). So a column's solution has the same bits among two,
 //! five or ten columns, and a solve split into halves on two threads gives the bits of one
-//! call on one thread.
-//!
-//! One column alone ([`NumericFactor::solve_vec_in_place`]) is vectorised along each
-//! supernode's rows instead ([`OneColumn`]): the same sweeps, without faer's per-supernode
-//! dense kernels.
+//! call on one thread. One column alone still goes through faer, which is faster there.
 
 use faer::dyn_stack::MemStack;
 use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
@@ -26,7 +22,7 @@ use super::cholesky::NumericFactor;
 use super::factor_options::FactorKind;
 
 /// The right-hand sides [`NumericFactor::solve_columns_in_place`] interleaves: from two (one
-/// column in a vector of lanes mostly empty is slower than faer's dense kernels) to
+/// column through faer's dense kernels is faster than a vector of lanes mostly empty) to
 /// sixteen (wider solves go through faer's dense kernels, whose blocking pays there).
 pub const INTERLEAVED_COLUMNS: std::ops::RangeInclusive<usize> = 2..=16;
 
@@ -75,33 +71,6 @@ impl NumericFactor {
                 col[f] = *yi;
             }
         }
-    }
-}
-
-impl NumericFactor {
-    /// Solves `A x = b` in place for one right-hand side through [`OneColumn`] when the
-    /// factor has the supernodal layout; `false`, and `rhs` untouched, otherwise.
-    pub(super) fn solve_one_column(&self, rhs: &mut [f64], stack: &mut MemStack) -> bool {
-        assert!(self.is_factorized(), "solve: no valid factorisation");
-        let n = self.symbolic.n();
-        assert_eq!(rhs.len(), n, "solve: rhs length");
-        let SymbolicCholeskyRaw::Supernodal(s) = self.symbolic.inner.raw() else {
-            return false;
-        };
-        let row_ptr = s.col_ptr_for_row_idx();
-        let longest = row_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-        let forward = self.symbolic.permuted.forward();
-        let (mut y, stack) = stack.make_with::<f64>(n, |i| rhs[forward[i]]);
-        let (mut tmp, _) = stack.make_with::<f64>(longest, |_| 0.0);
-        pulp::Arch::new().dispatch(OneColumn {
-            factor: self,
-            y: &mut y,
-            tmp: &mut tmp,
-        });
-        for (&f, &v) in forward.iter().zip(y.iter()) {
-            rhs[f] = v;
-        }
-        true
     }
 }
 
@@ -289,118 +258,6 @@ fn solve_vectors<S: pulp::Simd, const B: usize>(
     }
 }
 
-/// One column: `(P A Pᵀ) y = b` in place for `y` in elimination order, on a factorised
-/// supernodal factor, vectorised along each supernode's rows (pulp's lanes) instead of across
-/// columns: the updates of the pattern's rows `w += l x` element by element, the sums
-/// `Σ lᵢ wᵢ` of the reverse sweep lane by lane then across the lanes (so its bits depend on
-/// the lanes, as faer's do).
-struct OneColumn<'a> {
-    factor: &'a NumericFactor,
-    y: &'a mut [f64],
-    tmp: &'a mut [f64],
-}
-
-impl pulp::WithSimd for OneColumn<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, simd: S) {
-        let OneColumn { factor, y, tmp } = self;
-        let SymbolicCholeskyRaw::Supernodal(s) = factor.symbolic.inner.raw() else {
-            unreachable!("interleaved solves need the supernodal layout");
-        };
-        let unit = factor.kind() == FactorKind::Ldlt;
-        let (begin, end) = (s.supernode_begin(), s.supernode_end());
-        let (row_ptr, rows, val_ptr) = (s.col_ptr_for_row_idx(), s.row_idx(), s.col_ptr_for_val());
-        let supernode = |q: usize| {
-            let pattern = &rows[row_ptr[q]..row_ptr[q + 1]];
-            (
-                begin[q],
-                end[q],
-                pattern,
-                &factor.values[val_ptr[q]..val_ptr[q + 1]],
-            )
-        };
-        // w += l x, element by element.
-        let axpy = |w: &mut [f64], l: &[f64], x: f64| {
-            let xv = simd.splat_f64s(x);
-            let (wv, wt) = S::as_mut_simd_f64s(w);
-            let (lv, lt) = S::as_simd_f64s(l);
-            for (w, l) in wv.iter_mut().zip(lv) {
-                *w = simd.add_f64s(*w, simd.mul_f64s(*l, xv));
-            }
-            for (w, l) in wt.iter_mut().zip(lt) {
-                *w += l * x;
-            }
-        };
-        let dot = |l: &[f64], w: &[f64]| {
-            let (lv, lt) = S::as_simd_f64s(l);
-            let (wv, wt) = S::as_simd_f64s(w);
-            let mut sum = simd.splat_f64s(0.0);
-            for (l, w) in lv.iter().zip(wv) {
-                sum = simd.add_f64s(sum, simd.mul_f64s(*l, *w));
-            }
-            let mut total = simd.reduce_sum_f64s(sum);
-            for (l, w) in lt.iter().zip(wt) {
-                total += l * w;
-            }
-            total
-        };
-        for q in 0..s.n_supernodes() {
-            let (first, last, pattern, block) = supernode(q);
-            let (nc, ld) = (last - first, last - first + pattern.len());
-            let (head, tail) = y.split_at_mut(last);
-            let top = &mut head[first..];
-            let below = &mut tmp[..pattern.len()];
-            below.fill(0.0);
-            for c in 0..nc {
-                let column = &block[c * ld..(c + 1) * ld];
-                if !unit {
-                    top[c] /= column[c];
-                }
-                let xc = top[c];
-                for (yr, &l) in top[c + 1..].iter_mut().zip(&column[c + 1..nc]) {
-                    *yr -= l * xc;
-                }
-                axpy(below, &column[nc..], xc);
-            }
-            for (&r, w) in pattern.iter().zip(below.iter()) {
-                tail[r - last] -= w;
-            }
-        }
-        if unit {
-            for q in 0..s.n_supernodes() {
-                let (first, last, pattern, block) = supernode(q);
-                let ld = last - first + pattern.len();
-                for (c, yc) in y[first..last].iter_mut().enumerate() {
-                    *yc /= block[c * ld + c];
-                }
-            }
-        }
-        for q in (0..s.n_supernodes()).rev() {
-            let (first, last, pattern, block) = supernode(q);
-            let (nc, ld) = (last - first, last - first + pattern.len());
-            let below = &mut tmp[..pattern.len()];
-            for (w, &r) in below.iter_mut().zip(pattern) {
-                *w = y[r];
-            }
-            let top = &mut y[first..last];
-            for c in (0..nc).rev() {
-                let column = &block[c * ld..(c + 1) * ld];
-                let mut sum = dot(&column[nc..], below);
-                for (yr, &l) in top[c + 1..].iter().zip(&column[c + 1..nc]) {
-                    sum += l * yr;
-                }
-                let mut xc = top[c] - sum;
-                if !unit {
-                    xc /= column[c];
-                }
-                top[c] = xc;
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,8 +267,7 @@ mod tests {
     use faer::dyn_stack::MemBuffer;
 
     /// Against nalgebra's dense Cholesky (a second method), `L Lᵀ` and `L D Lᵀ`, every
-    /// interleaved width, one past it and one column (faer's paths), and one column along
-    /// the rows (`solve_vec_in_place`), to 1e-12 relative per column; and
+    /// interleaved width and one past it (faer's path), to 1e-12 relative per column; and
     /// each column's bits the same whichever interleaved call solves it: among 2, 5, 11 or
     /// 16 columns, and through pulp's scalar emulations of 1, 2, 4 and 8 lanes instead of the
     /// instruction set found at run time.
@@ -446,12 +302,6 @@ mod tests {
                     );
                 }
             }
-            // One column alone, through the kernel along the rows.
-            let mut x = b[..n].to_vec();
-            factor.solve_vec_in_place(&mut x, MemStack::new(&mut buffer));
-            let expected = dense.solve(&DVec::from_column_slice(&b[..n]));
-            let error = (DVec::from_column_slice(&x) - &expected).norm() / expected.norm();
-            assert!(error < 1e-12, "{kind:?}, one column: {error:e}");
             let sixteen = solved(most, &mut buffer);
             for k in [2, 5, 11] {
                 assert_eq!(
