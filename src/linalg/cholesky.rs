@@ -51,6 +51,9 @@ pub struct SymbolicFactor {
     step: Vec<usize>,
     /// The supernodal elimination tree (`None` for the simplicial layout).
     pub(super) supernode_tree: Option<SupernodeTree>,
+    /// The most rows below any supernode (0 for the simplicial layout): the gathered rows an
+    /// interleaved solve needs (`super::interleaved_solve`).
+    pub(super) longest_pattern: usize,
 }
 
 impl SymbolicFactor {
@@ -138,8 +141,18 @@ impl SymbolicFactor {
         } else {
             upper
         };
+        let longest_pattern = match inner.raw() {
+            SymbolicCholeskyRaw::Supernodal(s) => s
+                .col_ptr_for_row_idx()
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .max()
+                .unwrap_or(0),
+            SymbolicCholeskyRaw::Simplicial(_) => 0,
+        };
         Ok(Self {
             supernode_tree: SupernodeTree::of(&inner),
+            longest_pattern,
             inner,
             permuted,
             n,
@@ -364,17 +377,19 @@ impl NumericFactor {
     /// `MemBuffer::new(factor.solve_scratch(k))`, then `MemStack::new(&mut buffer)`.
     pub fn solve_scratch(&self, ncols: usize) -> StackReq {
         let n = self.symbolic.n;
-        StackReq::any_of(&[
-            StackReq::all_of(&[
-                StackReq::new::<f64>(n * ncols),
-                self.symbolic
-                    .inner
-                    .solve_in_place_scratch::<f64>(ncols, Par::Seq),
-            ]),
-            // The interleaved solve's rows and gathered pattern rows, padded to whole
-            // vectors of up to 8 lanes (`super::interleaved_solve`).
-            StackReq::new::<f64>(2 * n * ncols.next_multiple_of(8)),
-        ])
+        let faer = StackReq::all_of(&[
+            StackReq::new::<f64>(n * ncols),
+            self.symbolic
+                .inner
+                .solve_in_place_scratch::<f64>(ncols, Par::Seq),
+        ]);
+        if !super::INTERLEAVED_COLUMNS.contains(&ncols) {
+            return faer;
+        }
+        // The interleaved solve's rows and gathered pattern rows, padded to whole vectors of
+        // up to 8 lanes (`super::interleaved_solve`).
+        let rows = n + self.symbolic.longest_pattern;
+        StackReq::any_of(&[faer, StackReq::new::<f64>(rows * ncols.next_multiple_of(8))])
     }
 
     /// Solves `A X = B` in place: `rhs` holds `B` (`n × k`, any strides) on entry and `X` on

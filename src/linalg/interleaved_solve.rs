@@ -102,7 +102,8 @@ impl pulp::WithSimd for Interleaved<'_> {
 
 /// Gathers the `ncols` columns of `rhs` into rows of `B` vectors (permuted into elimination
 /// order, zero lanes past `ncols`) on `stack`, solves, and scatters them back. `stack` holds
-/// the rows and as many more as the longest supernode pattern.
+/// the rows and as many more as the longest supernode pattern
+/// ([`NumericFactor::solve_scratch`]).
 #[inline(always)]
 fn solve_rows<S: pulp::Simd, const B: usize>(
     simd: S,
@@ -114,11 +115,7 @@ fn solve_rows<S: pulp::Simd, const B: usize>(
     let n = factor.symbolic.n();
     let forward = factor.symbolic.permuted.forward();
     let stride = B * S::F64_LANES;
-    let SymbolicCholeskyRaw::Supernodal(s) = factor.symbolic.inner.raw() else {
-        unreachable!("interleaved solves need the supernodal layout");
-    };
-    let row_ptr = s.col_ptr_for_row_idx();
-    let longest = row_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let longest = factor.symbolic.longest_pattern;
     let (mut y, stack) = stack.make_with::<f64>(n * stride, |_| 0.0);
     let (mut tmp, _) = stack.make_with::<f64>(longest * stride, |_| 0.0);
     for (row, &f) in y.chunks_exact_mut(stride).zip(forward) {
