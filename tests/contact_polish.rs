@@ -48,6 +48,56 @@ fn polished_forces_are_the_closed_form_ones_to_round_off() {
     assert!(s.residuals.max() <= 1e-14, "{:?}", s.residuals);
 }
 
+/// A warm start that meets the tolerance but is not exact (the closed-form forces of the
+/// three contacts above, each moved by 1e-12 N, so σ is off by at most 3e-12 m/s, under the
+/// 1e-10 tolerance) is polished on its faces without an iteration, to the closed form: a
+/// resting body's steps, each warm-started from the last, then carry no error forward. The
+/// sliding contact's force lies on its cone's boundary, where the force alone cannot tell
+/// sliding from sticking; the faces come from λ − c σ̂ (Moreau's decomposition).
+#[test]
+fn a_warm_start_within_the_tolerance_is_polished_to_the_exact_forces() {
+    let mu = 0.5;
+    let d = [2.0, 0.5, 3.0];
+    let g = [0.1, -0.2, 1.0, 0.2, 0.1, -1.0, 1.0, 0.5, -1.0];
+    let mut delassus = DMat::zeros(9, 9);
+    for i in 0..9 {
+        delassus[(i, i)] = d[i / 3];
+    }
+    let p = ContactProblem::new(delassus, DVec::from_column_slice(&g), &[mu; 3]).unwrap();
+    let (gt, lambda_n) = (1.0f64.hypot(0.5), 1.0 / d[2]);
+    let exact = [
+        0.0,
+        0.0,
+        0.0,
+        -0.2 / d[1],
+        -0.1 / d[1],
+        1.0 / d[1],
+        -mu * lambda_n * 1.0 / gt,
+        -mu * lambda_n * 0.5 / gt,
+        lambda_n,
+    ];
+    // Off by 1e-12 N: the open contact pushes a little, the sliding one sits just inside
+    // its cone.
+    let warm: Vec<f64> = exact
+        .iter()
+        .enumerate()
+        .map(|(k, x)| {
+            if k < 3 {
+                [0.0, 0.0, 1e-12][k]
+            } else {
+                x * (1.0 - 1e-12)
+            }
+        })
+        .collect();
+    let mut solver = AdmmSolver::default();
+    let s = solver.solve(&p, Some(&warm)).unwrap();
+    assert!(s.converged && solver.last_polished() && s.iterations == 0);
+    for (k, (a, b)) in s.lambda.iter().zip(exact).enumerate() {
+        assert!((a - b).abs() <= 1e-15, "λ[{k}] = {a:e}, closed form {b:e}");
+    }
+    assert!(s.residuals.max() <= 1e-15, "{:?}", s.residuals);
+}
+
 /// The slab on the floor (coupled, ill-conditioned G; a quarter of the contacts sticking,
 /// the others sliding): the polished forces are at least as close to plain ADMM's to 1e-13
 /// as unpolished accelerated ADMM's, their residuals within the accelerated target, in under

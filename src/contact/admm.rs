@@ -66,9 +66,11 @@
 //! boundary: sliding). Once no contact has changed face for [`POLISH_STABLE_ITERATIONS`]
 //! iterations, Newton's method solves the NCP restricted to those faces from the iterate,
 //! and the result replaces it if its NCP residuals meet the target (up to
-//! [`POLISH_ATTEMPTS`] sets of faces per solve); a converged iterate is polished too (unless
-//! it took fewer than that many iterations), so that solutions are exact to round-off rather
-//! than wherever the iterations stopped. On the 100-contact slab benchmark: 22 iterations
+//! [`POLISH_ATTEMPTS`] sets of faces per solve); a converged iterate is polished too, and so
+//! is a warm start before any iteration (on the faces of `λ − c σ̂`), so that solutions are
+//! exact to round-off rather than wherever the iterations stopped: a resting body's steps,
+//! each warm-started from the last, otherwise carried errors of the tolerance's size from
+//! step to step (a cube on the soft block kept moving at 1e-9 rad/s; polished, 1e-14). On the 100-contact slab benchmark: 22 iterations
 //! and a polish instead of 110 iterations (docs/speed.md). With an assembled G, only where one
 //! LU of the reduced system costs at most a hundred iterations; with G never formed (a
 //! [`super::FactoredDelassus`]), by Newton–Krylov steps through its factor (`super::polish_krylov`),
@@ -222,6 +224,34 @@ impl AdmmSolver {
         true
     }
 
+    /// Polishes the warm start `y` (with `z = Π_K*(σ̂)` at it) on the faces of Moreau's
+    /// decomposition, where G is assembled: at a solution `λ = Π_K(λ − c σ̂)` for any
+    /// `c > 0` (σ̂ = σ + Γ(σ) ∈ K*, orthogonal to λ), and the point projected lies off the
+    /// faces' boundaries by `c σ̂` where λ itself does not (a sliding force lies on its
+    /// cone's boundary). `c = m / tr G` (N per m/s) puts both terms in the forces' scale.
+    /// True if the polished point meets `tolerance` (then it is in `y`).
+    fn polish_warm_start(
+        &mut self,
+        delassus: &mut impl DelassusOperator,
+        g: &[f64],
+        cones: &[FrictionCone],
+        tolerance: f64,
+    ) -> bool {
+        let Some(assembled) = delassus.assembled() else {
+            return false;
+        };
+        let m = 3 * cones.len();
+        let trace: f64 = (0..m).map(|j| assembled[(j, j)]).sum();
+        let c = if trace > 0.0 { m as f64 / trace } else { 1.0 };
+        self.faces.clear();
+        for (i, cone) in cones.iter().enumerate() {
+            let point = block(&self.y, i) - c * block(&self.z, i);
+            self.faces.push(cone.project_with_face(&point).1);
+        }
+        // (The proximal shift only preconditions the matrix-free polish.)
+        self.polish(delassus, g, cones, tolerance, 0.0)
+    }
+
     /// Solves the NCP of `problem`, starting from `warm_start` (a previous λ, 3 per contact)
     /// when given, from λ = 0 otherwise; `G` is used as assembled ([`DenseDelassus`]).
     ///
@@ -346,7 +376,16 @@ impl AdmmSolver {
             let z = cone.project_dual(&cone.corrected(&block(&self.sigma, i)));
             self.z[3 * i..3 * i + 3].copy_from_slice(z.as_slice());
         }
-        if cone_residuals(cones, &self.y, &self.sigma).max() <= settings.tolerance {
+        let assembled = delassus.assembled().is_some();
+        // A warm start is polished on its own faces first where G is assembled: a step that
+        // keeps its contacts (a resting body) is then solved exactly, to round-off, without
+        // an iteration. Kept as it is because it met the tolerance, a resting body's next
+        // step started from forces off by up to the tolerance, and the errors added up over
+        // the steps that accepted them into a motion that never decayed (docs/step.md).
+        let warm = self.y.iter().any(|&y| y != 0.0);
+        if (warm && self.polish_warm_start(delassus, g, cones, settings.tolerance))
+            || cone_residuals(cones, &self.y, &self.sigma).max() <= settings.tolerance
+        {
             return Ok(finish(self, &mut |x, out| delassus.velocity(g, x, out), 0));
         }
 
@@ -398,7 +437,6 @@ impl AdmmSolver {
         let (mut changed, mut changed_before) = (0usize, None);
         // Without an assembled G a polish costs a sparse factorisation and Newton steps: only
         // while iterating, and only for solves that take long (POLISH_MATRIX_FREE_AFTER).
-        let assembled = delassus.assembled().is_some();
         while iterations < settings.max_iterations {
             iterations += 1;
             let tr = tau * rho;
@@ -470,10 +508,8 @@ impl AdmmSolver {
                 if score <= target {
                     // Converged: polished on its faces where that works, the solution is exact
                     // to round-off, wherever the iterations stopped (what the derivatives'
-                    // finite-difference checks see of the solve). Not after fewer iterations
-                    // than a polish needs faces to hold (a warm start that was nearly right:
-                    // there the LU would cost more than the iterations it spares).
-                    if !faces_polished && iterations >= POLISH_STABLE_ITERATIONS && assembled {
+                    // finite-difference checks see of the solve).
+                    if !faces_polished && assembled {
                         self.polish(delassus, g, cones, target, mu_prox);
                     }
                     break;

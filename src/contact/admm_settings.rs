@@ -75,7 +75,8 @@ pub struct AdmmSettings {
     /// 1 for forward runs, which need the tolerance only).
     pub accelerated_margin: f64,
     /// Whether an iterate whose contacts have kept their cone faces for
-    /// [`POLISH_STABLE_ITERATIONS`] iterations, and a converged one, is polished: the NCP
+    /// [`POLISH_STABLE_ITERATIONS`] iterations, a converged one and, with an assembled G, a
+    /// warm start before the first iteration are polished: the NCP
     /// solved on those faces by Newton's method (`contact::polish` with an assembled G,
     /// `contact::polish_krylov` without, from [`POLISH_MATRIX_FREE_AFTER`] iterations on), kept
     /// only if its residuals meet the target. Default true.

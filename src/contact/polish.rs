@@ -136,6 +136,7 @@ impl Polisher {
         // differences of whole steps see), and the best point is kept.
         let mut best = f64::INFINITY;
         let (mut last_score, mut last_fresh, mut factorizations) = (f64::INFINITY, false, 0);
+        let mut stepped = false;
         for k in 0..=STEPS {
             dense_velocity(delassus, g, &self.lambda, &mut self.sigma);
             let score = cone_residuals(cones, &self.lambda, &self.sigma).max();
@@ -159,9 +160,12 @@ impl Polisher {
             if !self.step(delassus, cones, fresh) {
                 break;
             }
+            stepped = true;
             self.place_boundary_forces(cones, faces);
         }
-        if !(best <= target) {
+        // Not a single step (a singular system): the start is not a polished point, even
+        // where it meets the target.
+        if !stepped || !(best <= target) {
             return false;
         }
         std::mem::swap(&mut self.lambda, &mut self.best_lambda);
