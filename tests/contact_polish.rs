@@ -9,11 +9,11 @@ use diffsoro::math::{DMat, DVec};
 use crate::slab_ncp;
 use slab_ncp::SlabContacts;
 
-/// Three decoupled contacts, G = diag(d) per contact, μ = 0.5, whose solution is closed-form:
-/// open (g_N > 0): λ = 0; sticking (‖g_T‖ ≤ μ(−g_N)): λ = −g/d; sliding: λ_N = −g_N/d and
-/// λ_T = −μ λ_N g_T/‖g_T‖ (the sliding velocity σ_T = g_T + d λ_T keeps g_T's direction).
-#[test]
-fn polished_forces_are_the_closed_form_ones_to_round_off() {
+/// Three decoupled contacts, G = diag(d) per contact, μ = 0.5, and their closed-form
+/// solution: open (g_N > 0): λ = 0; sticking (‖g_T‖ ≤ μ(−g_N)): λ = −g/d; sliding:
+/// λ_N = −g_N/d and λ_T = −μ λ_N g_T/‖g_T‖ (the sliding velocity σ_T = g_T + d λ_T keeps
+/// g_T's direction).
+fn three_contacts() -> (ContactProblem, [f64; 9]) {
     let mu = 0.5;
     let d = [2.0, 0.5, 3.0];
     let g = [
@@ -39,6 +39,13 @@ fn polished_forces_are_the_closed_form_ones_to_round_off() {
         -mu * lambda_n * 0.5 / gt,
         lambda_n,
     ];
+    (p, exact)
+}
+
+/// The three contacts of [`three_contacts`], solved cold: polished to the closed form.
+#[test]
+fn polished_forces_are_the_closed_form_ones_to_round_off() {
+    let (p, exact) = three_contacts();
     let mut solver = AdmmSolver::default();
     let s = solver.solve(&p, None).unwrap();
     assert!(s.converged && solver.last_polished());
@@ -48,34 +55,15 @@ fn polished_forces_are_the_closed_form_ones_to_round_off() {
     assert!(s.residuals.max() <= 1e-14, "{:?}", s.residuals);
 }
 
-/// A warm start that meets the tolerance but is not exact (the closed-form forces of the
-/// three contacts above, each moved by 1e-12 N, so σ is off by at most 3e-12 m/s, under the
+/// A warm start that meets the tolerance but is not exact (the closed-form forces of
+/// [`three_contacts`], each moved by 1e-12 N, so σ is off by at most 3e-12 m/s, under the
 /// 1e-10 tolerance) is polished on its faces without an iteration, to the closed form: a
 /// resting body's steps, each warm-started from the last, then carry no error forward. The
 /// sliding contact's force lies on its cone's boundary, where the force alone cannot tell
 /// sliding from sticking; the faces come from λ − c σ̂ (Moreau's decomposition).
 #[test]
 fn a_warm_start_within_the_tolerance_is_polished_to_the_exact_forces() {
-    let mu = 0.5;
-    let d = [2.0, 0.5, 3.0];
-    let g = [0.1, -0.2, 1.0, 0.2, 0.1, -1.0, 1.0, 0.5, -1.0];
-    let mut delassus = DMat::zeros(9, 9);
-    for i in 0..9 {
-        delassus[(i, i)] = d[i / 3];
-    }
-    let p = ContactProblem::new(delassus, DVec::from_column_slice(&g), &[mu; 3]).unwrap();
-    let (gt, lambda_n) = (1.0f64.hypot(0.5), 1.0 / d[2]);
-    let exact = [
-        0.0,
-        0.0,
-        0.0,
-        -0.2 / d[1],
-        -0.1 / d[1],
-        1.0 / d[1],
-        -mu * lambda_n * 1.0 / gt,
-        -mu * lambda_n * 0.5 / gt,
-        lambda_n,
-    ];
+    let (p, exact) = three_contacts();
     // Off by 1e-12 N: the open contact pushes a little, the sliding one sits just inside
     // its cone.
     let warm: Vec<f64> = exact

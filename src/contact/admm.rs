@@ -66,16 +66,18 @@
 //! boundary: sliding). Once no contact has changed face for [`POLISH_STABLE_ITERATIONS`]
 //! iterations, Newton's method solves the NCP restricted to those faces from the iterate,
 //! and the result replaces it if its NCP residuals meet the target (up to
-//! [`POLISH_ATTEMPTS`] sets of faces per solve); a converged iterate is polished too, and so
-//! is a warm start before any iteration (on the faces of `λ − c σ̂`), so that solutions are
-//! exact to round-off rather than wherever the iterations stopped: a resting body's steps,
-//! each warm-started from the last, otherwise carried errors of the tolerance's size from
-//! step to step (a cube on the soft block kept moving at 1e-9 rad/s; polished, 1e-14). On the 100-contact slab benchmark: 22 iterations
-//! and a polish instead of 110 iterations (docs/speed.md). With an assembled G, only where one
-//! LU of the reduced system costs at most a hundred iterations; with G never formed (a
-//! [`super::FactoredDelassus`]), by Newton–Krylov steps through its factor (`super::polish_krylov`),
-//! while iterating only and from [`POLISH_MATRIX_FREE_AFTER`] iterations on: 25 iterations and
-//! a polish instead of 210 on the 1,000-contact slab (docs/speed.md).
+//! [`POLISH_ATTEMPTS`] sets of faces per solve); a converged iterate is polished too, and,
+//! with an assembled G, so is a warm start before any iteration (on the faces of
+//! `λ − c σ̂`), so that solutions are exact to round-off rather than wherever the iterations
+//! stopped: a resting body's steps, each warm-started from the last, otherwise carried errors
+//! of the tolerance's size from step to step (a cube on the soft block kept moving at 1e-9
+//! rad/s; polished, 1e-14). On the 100-contact slab benchmark: 22 iterations and a polish
+//! instead of 110 iterations (docs/speed.md). With an assembled G, only where one LU of the
+//! reduced system costs at most a hundred iterations; with G never formed (a
+//! [`super::FactoredDelassus`]), by Newton–Krylov steps through its factor
+//! (`super::polish_krylov`), while iterating only and from [`POLISH_MATRIX_FREE_AFTER`]
+//! iterations on: 25 iterations and a polish instead of 210 on the 1,000-contact slab
+//! (docs/speed.md).
 //!
 //! **Stopping rule**: the iterate `λ = y` (in the cone by construction) and `σ = Gλ + g` are
 //! scored with [`ContactProblem::residuals`] whenever ADMM's own primal and dual residuals are
