@@ -369,7 +369,8 @@ impl AdmmSolver {
         }
         // A cold start (or a warm start that projects to zero) has y = 0, so σ = g with no
         // product: one sparse solve fewer through a factor.
-        if self.y.iter().all(|&y| y == 0.0) {
+        let cold = self.y.iter().all(|&y| y == 0.0);
+        if cold {
             self.sigma.copy_from_slice(g);
         } else {
             delassus.velocity(g, &self.y, &mut self.sigma);
@@ -384,8 +385,7 @@ impl AdmmSolver {
         // an iteration. Kept as it is because it met the tolerance, a resting body's next
         // step started from forces off by up to the tolerance, and the errors added up over
         // the steps that accepted them into a motion that never decayed (docs/step.md).
-        let warm = self.y.iter().any(|&y| y != 0.0);
-        if (warm && self.polish_warm_start(delassus, g, cones, settings.tolerance))
+        if (!cold && self.polish_warm_start(delassus, g, cones, settings.tolerance))
             || cone_residuals(cones, &self.y, &self.sigma).max() <= settings.tolerance
         {
             return Ok(finish(self, &mut |x, out| delassus.velocity(g, x, out), 0));
