@@ -9,12 +9,12 @@
 
 use std::collections::BTreeMap;
 
-use diffsoro::contact::BoundaryGradient;
+use diffsoro::contact::{BoundaryGradient, ModeTolerance};
 use diffsoro::diff::{
     Parameter, RigidParameter, RigidSeed, StateTangent, TapeOptions, adjoint,
     parse_rigid_parameter, record_rigid_trajectory, record_trajectory, rigid_seeds,
 };
-use diffsoro::scene::{Scene, mode_tolerance};
+use diffsoro::scene::Scene;
 
 /// The values of `--contact-gradient`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -34,7 +34,8 @@ impl ContactGradient {
         match self {
             ContactGradient::OneSided => BoundaryGradient::OneSided,
             ContactGradient::ComplementarityAware => BoundaryGradient::ComplementarityAware {
-                tied_velocity: mode_tolerance(scene.contact.settings.tolerance).velocity,
+                tied_velocity: ModeTolerance::for_ncp_tolerance(scene.contact.settings.tolerance)
+                    .velocity,
             },
         }
     }

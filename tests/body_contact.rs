@@ -132,7 +132,7 @@ fn stacked(cells: usize, dx: f64, dy: f64) -> ([diffsoro::scene::ContactOutcome;
     assert_eq!(state.contacts, report.active_contacts);
     let [a, b]: [_; 2] = report.contact.try_into().unwrap();
     // Candidates between the bodies: those solved and those that carried nothing (left out of
-    // the NCP and checked, scene::contact_screen).
+    // the NCP and checked, scene::step::contact::screen).
     let between =
         stepper.contact().body_contacts().len() + stepper.contact().deferred_between_bodies();
     ([a, b], between, deepest)

@@ -1,5 +1,5 @@
 //! A rigid face narrower than the node spacing lying flat on a soft face (issue 19's flat-face
-//! rows, `scene::flat_face_rows`): a 60 × 6 × 6 mm bar, its bottom face flat, lying across the
+//! rows, `scene::step::contact::flat_face_rows`): a 60 × 6 × 6 mm bar, its bottom face flat, lying across the
 //! top face of the 40 × 40 × 20 mm soft block of `cube_on_block.toml` (nodes on a 10 mm
 //! grid), along x at y = 5 mm, midway between two rows of nodes. The bottom face spans
 //! y ∈ [2, 8] mm, so no node of the block lies under it, and its corners (x = ±30 mm) lie

@@ -23,7 +23,7 @@ const MU: f64 = 0.5;
 const DT: f64 = 0.01;
 /// Penetration bound (m): a converged NCP lets a plane contact sink by at most about
 /// h·tolerance per step, of which the correction removes 1 − K_p = 20 % per step, so
-/// ≈ 5·h·tolerance = 5e-12 m here (scene::contact_stage doc); 20× that is asserted. Without
+/// ≈ 5·h·tolerance = 5e-12 m here (scene::step::contact::stage doc); 20× that is asserted. Without
 /// contact the block would fall h²g ≈ 1e-3 m in the first step alone.
 const PENETRATION: f64 = 1e-10;
 

@@ -1,4 +1,4 @@
-//! Contact screening (`scene::contact_screen`): leaving out of the NCP the candidates that the
+//! Contact screening (`scene::step::contact::screen`): leaving out of the NCP the candidates that the
 //! free motion keeps open or that carried nothing in the last step, and checking them after the
 //! solve, gives the solution of the NCP of all candidates. The reference is the same run with
 //! `[contact] screen = false` (every candidate in the NCP).

@@ -303,7 +303,7 @@ fn run_counting_deferred(scene: &Scene, steps: usize) -> (State, usize) {
 #[test]
 fn screening_the_pad_s_contacts_gives_the_unscreened_trajectory() {
     // The pad's vertices near the spheres are candidates; those the free motion keeps open, or
-    // that carried nothing in the last step, wait outside the NCP (scene::contact_screen, on
+    // that carried nothing in the last step, wait outside the NCP (scene::step::contact::screen, on
     // the vertices' own velocities). The reference puts every candidate in the NCP.
     let screened = scene_support::scene(&scene_text(&with_pad(17), false));
     let full = scene_support::scene(

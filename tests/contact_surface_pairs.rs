@@ -9,7 +9,7 @@
 //!   nodes, under the falling block (its vertices meet triangles) or on top of the clamped
 //!   one (its triangles meet nodes): the step derivatives match central differences (1e-6)
 //!   and the adjoint is the transpose, and at rest the clamped block carries the cube's weight;
-//! - contact screening (`scene::contact_screen`) on the embedded points' velocities gives the
+//! - contact screening (`scene::step::contact::screen`) on the embedded points' velocities gives the
 //!   run with every candidate in the NCP (`screen = false`), contacts between the bodies and
 //!   self-contacts alike.
 //!
@@ -253,7 +253,7 @@ fn the_clamped_block_carries_the_cube_on_its_pad_at_rest() {
 
 #[test]
 fn screening_contacts_between_embedded_surfaces_gives_the_unscreened_trajectory() {
-    // Both stacks landing and settling, screened (scene::contact_screen on the embedded
+    // Both stacks landing and settling, screened (scene::step::contact::screen on the embedded
     // points' velocities) and with every candidate in the NCP. The upper body lands turning
     // about x at 10 rad/s (its bottom edges, 15 or 20 mm either side of its centre, move at
     // 0.05 ∓ 0.15 or 0.2 m/s down), so one side's contacts open while the other's close.

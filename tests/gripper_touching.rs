@@ -97,7 +97,7 @@ fn fingers_touch_through_self_contact_and_do_not_interpenetrate() {
     std::fs::remove_dir_all(&dir).unwrap();
     eprintln!("self-contact: {contacts} contacts, deepest penetration over the run {deepest:e} m");
     // A converged NCP keeps penetrations of order h·tol/(1 − K_p) = 5e-12 m, plus the
-    // linearisation error of the moving triangles over a step (scene::contact_stage doc);
+    // linearisation error of the moving triangles over a step (scene::step::contact::stage doc);
     // 1e-8 m is 1e-6 of the ~10 mm each wall travels. Without contact: millimetres.
     assert!(
         deepest > -1e-8,

@@ -30,7 +30,7 @@ pub enum Drive {
     Force(f64),
     /// δ driven to this target (m, m³ or rad): λ is solved in the step so that δ(x⁺)
     /// reaches it (to first order in the linearised step), within the bounds; an angle-driven
-    /// servo instead pins its horn nodes to the rigid rotation (`scene::prescribed`).
+    /// servo instead pins its horn nodes to the rigid rotation (`scene::step::free::prescribed`).
     Target(f64),
 }
 
@@ -49,7 +49,7 @@ pub struct Actuator {
     /// total pull between `min_displacement` and `max_displacement`, SOFA's
     /// `maxPositiveDisp` / `maxNegativeDisp` in force mode): λ is then solved in the step, the
     /// given force while δ(x⁺) stays inside, the force that holds δ at the bound otherwise
-    /// (`scene::actuation`). [−∞, ∞] for none.
+    /// (`scene::model::actuation`). [−∞, ∞] for none.
     pub value_bounds: [f64; 2],
     /// Largest change of the target-driven value per step (m, m³ or rad; SOFA's
     /// `maxDispVariation`): each step aims at the target moved from the current δ by at most

@@ -1,5 +1,5 @@
 //! Attachment rows eliminated through their soft bodies' factors, without forming G (a
-//! forward step's NCP with attachments; `scene::contact_group`).
+//! forward step's NCP with attachments; `scene::step::contact::group`).
 //!
 //! A group's G is `S + U C Uᵀ`: S the soft bodies' terms `h H A⁻¹ Hᵀ`, U the rigid rows'
 //! Jacobians side by side and C = blockdiag(h M_s⁻¹) (paper 004 Eq. 1). Its attachment rows b

@@ -1,5 +1,5 @@
 //! Bilateral rows eliminated exactly from an NCP before it is solved (attachments: soft nodes
-//! held to a rigid body, `scene::contact_group`).
+//! held to a rigid body, `scene::step::contact::group`).
 //!
 //! A bilateral contact b takes any force and keeps zero relative velocity (its cone is ℝ³,
 //! [`super::FrictionCone::bilateral`]), so with the other contacts c

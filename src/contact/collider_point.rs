@@ -1,5 +1,5 @@
 //! The closest point of a convex collider to a point: the narrow phase of a soft-body node
-//! against a rigid body's or a robot link's collision shape (`scene::soft_rigid`), the same
+//! against a rigid body's or a robot link's collision shape (`scene::model::soft_rigid`), the same
 //! question `Obstacle::closest` answers for static obstacles.
 //!
 //! Conventions as for obstacles ([`Proximity`]): the gap Φ (m) is the signed distance from the

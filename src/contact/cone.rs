@@ -11,7 +11,7 @@
 //! Γ_μ(σ) = [0, 0, μ ‖σ_T‖]                        (De Saxcé correction)
 //! ```
 //!
-//! A bilateral constraint (an attachment, `scene::soft_rigid`) is the "cone" K = ℝ³: any
+//! A bilateral constraint (an attachment, `scene::model::soft_rigid`) is the "cone" K = ℝ³: any
 //! force, no relative velocity (K* = {0}), no correction.
 //!
 //! With the correction, `σ + Γ_μ(σ) ∈ K_μ*` is exactly Signorini's `σ_N ≥ 0`, and

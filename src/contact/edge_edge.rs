@@ -1,5 +1,5 @@
 //! Two edges crossing: a soft surface edge p₀–p₁ and a rigid shape's edge a₀–a₁ (m, world
-//! frame), the geometry of the edge–edge rows of mixed scenes (`scene::soft_rigid`; with the
+//! frame), the geometry of the edge–edge rows of mixed scenes (`scene::model::soft_rigid`; with the
 //! vertex–face rows, the complete set of contacts between two piecewise-linear surfaces).
 //!
 //! With e = p₁ − p₀, f = a₁ − a₀, d = a₀ − p₀ and c = e × f, the closest points of the two

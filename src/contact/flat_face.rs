@@ -1,7 +1,7 @@
 //! A face of a box or a convex hull lying flat (face-on) on a soft surface triangle: the
 //! tests that say whether the contact region between them, the face's polygon clipped by the
 //! triangle, already has a vertex row, or only the crossings of their edges can hold it
-//! (issue 19; `scene::soft_rigid` builds the rows, `SurfaceTree::face_on_crossings` finds the
+//! (issue 19; `scene::model::soft_rigid` builds the rows, `SurfaceTree::face_on_crossings` finds the
 //! crossings).
 //!
 //! The region F ∩ T of a convex face F and a triangle T, seen along the face's normal, is a

@@ -45,6 +45,17 @@ impl Default for ModeTolerance {
     }
 }
 
+impl ModeTolerance {
+    /// The tolerance to classify the solution of an NCP solved to `tolerance` with: the
+    /// default, widened to ten times the solver tolerance.
+    pub fn for_ncp_tolerance(tolerance: f64) -> ModeTolerance {
+        ModeTolerance {
+            force: ModeTolerance::default().force.max(10.0 * tolerance),
+            velocity: ModeTolerance::default().velocity.max(10.0 * tolerance),
+        }
+    }
+}
+
 /// The mode of one contact from its force `lambda` and velocity `sigma` (contact frame).
 pub fn classify_contact(
     lambda: &crate::math::Vec3,

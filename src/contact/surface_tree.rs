@@ -33,11 +33,11 @@
 //! theirs (the same support, an NCP far more degenerate). Those crossings are
 //! [`SurfaceTree::face_on_crossings`] (−n within [`RIGID_ARC_SLACK`] of a face's normal, the
 //! same tests on Φ and the soft arc), rows only where no node or corner holds the face
-//! (`contact::flat_face`, `scene::flat_face_rows`).
+//! (`contact::flat_face`, `scene::step::contact::flat_face_rows`).
 //!
 //! Ball query ([`SurfaceTree::ball_triangles`]): every triangle onto which a rigid ball's
 //! centre projects and whose plane the ball reaches, Φ = n_T · (c − a) − r in
-//! [−thickness, margin] (`scene::ball_rows`); the ridges beside a ball
+//! [−thickness, margin] (`scene::step::contact::ball_rows`); the ridges beside a ball
 //! ([`SurfaceTree::ball_edges`]) and across a capsule's axis
 //! ([`SurfaceTree::capsule_ridges`]).
 

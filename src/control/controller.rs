@@ -46,7 +46,7 @@
 //! on the Trunk at a weight that prevents co-contraction). This is one Gauss-Newton step per time step on the static map λ ↦ p_eq(λ)
 //! with the state fed back; at a fixed point (v = v⁺ = 0, Δλ = 0) the effector sits where
 //! the QP put it. K stands for the static tangent K + K_a, the force-driven cables' tangent
-//! included (`scene::actuator_tangent`; the step holds it in A and in the damping, so the
+//! included (`scene::step::free::actuator_tangent`; the step holds it in A and in the damping, so the
 //! prediction above stays exact to first order). Neglected: the contacts' compliance (with contact, `W` is the contact-free
 //! compliance; the contact forces of the current step are in `p_eq`). When K is not
 //! positive definite (the co-rotational tangent is exact, and indefinite in the Trunk's

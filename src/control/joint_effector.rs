@@ -9,7 +9,7 @@
 //! equilibrium through the compliance W = J_e K⁻¹ H̃. A key pushed by a soft finger moves
 //! only through contact, so its compliance is the *coupled* one. The step's mixed rows
 //! (`diff::MixedRows`: `σ = H v_soft + J v_rigid`, forces `Hᵀλ` on the soft nodes and
-//! `Jᵀλ` on the robot's coordinates, as `scene::soft_rigid` builds them) are linearised at
+//! `Jᵀλ` on the robot's coordinates, as `scene::model::soft_rigid` builds them) are linearised at
 //! a static equilibrium with the held rows kept closed. With y the displacements of the
 //! soft nodes the rows touch (P picks them), q the robot's coordinates and z = [q; y]:
 //!

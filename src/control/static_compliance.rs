@@ -1,6 +1,6 @@
 //! The quasi-static compliance of one soft body, `(K + K_a)⁻¹` applied to columns: the
 //! factorisation of the static tangent (K the elastic tangent, K_a the force-driven cables'
-//! tangent, `scene::actuator_tangent`) that inverse control aims through (module doc of
+//! tangent, `scene::step::free::actuator_tangent`) that inverse control aims through (module doc of
 //! `control::controller`; paper 004 §IV-D), shifted to K + K_a + μM when indefinite.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};

@@ -1,4 +1,4 @@
-//! The variations of a ball row (`scene::ball_rows`, row kinds 9 and 10) as the step
+//! The variations of a ball row (`scene::step::contact::ball_rows`, row kinds 9 and 10) as the step
 //! derivatives chain them (`diff::row_chain`): a rigid ball of centre c and radius r resting
 //! on a soft triangle at its support point p = c − r n. Φ + r, n and the soft weights are those
 //! of c's projection on the triangle (`contact::TriangleHitDerivative` at c); p turns with the
@@ -17,7 +17,7 @@ impl ChainRow {
     /// or fixed) resting on a soft triangle whose nodes start at columns `vertex_cols`, the
     /// soft entries' weights being −w, the row's point the ball's support point
     /// p = c − r n (`d`: `contact::TriangleHitDerivative` at the centre c and the triangle's
-    /// start positions, whose Φ + r, n and weights are the ball row's: `scene::ball_rows`).
+    /// start positions, whose Φ + r, n and weights are the ball row's: `scene::step::contact::ball_rows`).
     /// The support point turns with the triangle, dp = dc − r dn: the triangle's nodes move
     /// it by −r dn, the body's motion by dc (n does not depend on c).
     pub(crate) fn add_ball_on_triangle(

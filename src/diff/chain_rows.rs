@@ -5,8 +5,8 @@
 //! shape's corner against a soft triangle (`contact::TriangleHitDerivative`, the corner
 //! moving with its body), a shape's edge crossing a soft surface edge
 //! (`contact::EdgeCrossingDerivative`, the rigid edge moving with its body; also the
-//! crossings that hold a rigid face lying flat, `scene::flat_face_rows`), an attachment (its
-//! anchor moving with its body), a ball resting on a soft triangle (`scene::ball_rows`,
+//! crossings that hold a rigid face lying flat, `scene::step::contact::flat_face_rows`), an attachment (its
+//! anchor moving with its body), a ball resting on a soft triangle (`scene::step::contact::ball_rows`,
 //! kinds 9 and 10: `contact::TriangleHitDerivative` at the ball's centre, the support point
 //! c − r n turning with the triangle).
 
@@ -141,13 +141,15 @@ fn shape_of<'a>(
 }
 
 /// The radius (m) and centre (m) of the ball of a ball row (kinds 9 and 10,
-/// `scene::ball_rows`; a ball, or a capsule's end ball, whose centre is as body-fixed as the
+/// `scene::step::contact::ball_rows`; a ball, or a capsule's end ball, whose centre is as body-fixed as the
 /// ball's): the row's point is its support point c − r n.
 fn ball_of(rigid: &RigidScene, ws: &RigidWorkspace, r: &SoftRigidRow) -> (f64, Vec3) {
     let (collider, _) = shape_of(rigid, ws, r, r.key.0 == 9);
     let (ConvexShape::Ball { radius } | ConvexShape::Capsule { radius, .. }) = *collider.shape()
     else {
-        unreachable!("scene::ball_rows makes rows of balls and capsules' end balls only")
+        unreachable!(
+            "scene::step::contact::ball_rows makes rows of balls and capsules' end balls only"
+        )
     };
     (radius, r.point + radius * r.frame.column(2))
 }
@@ -228,7 +230,7 @@ pub(crate) fn soft_rigid_rows(
             }
             (9 | 10, SoftPoint::Face { vertices, .. }) => {
                 // A ball's support point p = c − r n turns with the triangle
-                // (`scene::ball_rows`): the derivatives of the centre's projection.
+                // (`scene::step::contact::ball_rows`): the derivatives of the centre's projection.
                 let (radius, centre) = ball_of(rigid, ws, r);
                 let d = TriangleHitDerivative::new(&centre, &vertices.map(|v| x[v])).ok_or_else(
                     || {
@@ -242,7 +244,7 @@ pub(crate) fn soft_rigid_rows(
                 row.add_ball_on_triangle(offsets, cols, &d, radius);
             }
             (9 | 10, SoftPoint::Edge { nodes, .. }) => {
-                // A ball beside a surface edge (`scene::ball_rows`): n from the edge's closest
+                // A ball beside a surface edge (`scene::step::contact::ball_rows`): n from the edge's closest
                 // point to the centre turns with the edge and the centre.
                 let (radius, centre) = ball_of(rigid, ws, r);
                 let d = BallOnSegment::new(&centre, &nodes.map(|v| x[v]), radius, 0.0)
@@ -256,13 +258,13 @@ pub(crate) fn soft_rigid_rows(
                 row.add_ball_on_edge(offsets, cols, &d, radius);
             }
             (11 | 12, SoftPoint::Edge { nodes, .. }) => {
-                // A capsule's axis across a ridge (`scene::ball_rows`): the edge-crossing
+                // A capsule's axis across a ridge (`scene::step::contact::ball_rows`): the edge-crossing
                 // geometry of its axis, the support point r below a(t) along n.
                 let (collider, pose) = shape_of(rigid, ws, r, r.key.0 == 11);
                 let (radius, ends) = collider
                     .shape()
                     .capsule_axis(&pose)
-                    .expect("scene::ball_rows makes axis rows of capsules only");
+                    .expect("scene::step::contact::ball_rows makes axis rows of capsules only");
                 let normal = r.frame.column(2).into_owned();
                 let d = EdgeCrossingDerivative::new(&nodes.map(|v| x[v]), &ends, &normal)
                     .ok_or_else(|| {
@@ -275,7 +277,7 @@ pub(crate) fn soft_rigid_rows(
                 row.add_capsule_on_edge(offsets, cols, &d, radius);
             }
             (2, SoftPoint::Node(node)) => row.add_anchor(offsets, local.index(body, node)),
-            _ => unreachable!("scene::soft_rigid pairs each kind with its soft point"),
+            _ => unreachable!("scene::model::soft_rigid pairs each kind with its soft point"),
         }
         out.push(row);
     }

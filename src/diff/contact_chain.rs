@@ -17,7 +17,7 @@
 //! is expanded onto those nodes (up to 16, `ContactPointSet::embed`).
 //!
 //! One [`ContactRecord`] per NCP of the step: a group of bodies that touch each other
-//! (`scene::contact_group`), or one body alone (P_b = I). Its quantities are the group's:
+//! (`scene::step::contact::group`), or one body alone (P_b = I). Its quantities are the group's:
 //! with P_b placing body b's rows among the group's,
 //!
 //! ```text

@@ -3,10 +3,10 @@
 //! (attachments always sticking), the `contact::NcpDerivative` of its G, and the force
 //! directions of its obstacles' friction coefficients.
 
-use crate::contact::{BoundaryGradient, ContactMode, NcpDerivative, classify_into};
+use crate::contact::{BoundaryGradient, ContactMode, ModeTolerance, NcpDerivative, classify_into};
 use crate::error::Result;
 use crate::math::Vec3;
-use crate::scene::{GroupNcp, Scene, mode_tolerance};
+use crate::scene::{GroupNcp, Scene};
 
 /// Per obstacle whose friction some contact of `group` slides on, ∂λ/∂μ_o = L G p + p
 /// (`NcpDerivative::friction_tangent`, `d` the NCP's derivative).
@@ -58,7 +58,7 @@ pub(crate) fn ncp_derivative_into(
     classify_into(
         ncp.lambda(),
         ncp.sigma(),
-        mode_tolerance(scene.contact.settings.tolerance),
+        ModeTolerance::for_ncp_tolerance(scene.contact.settings.tolerance),
         modes,
     );
     for (m, &b) in modes.iter_mut().zip(ncp.bilateral()) {

@@ -20,7 +20,7 @@
 //! ```
 //!
 //! (the step's `A Δv = b` with Δv = v⁺ − v rearranged; K_a = −∂f_a/∂x of the force-driven
-//! cables, `scene::actuator_tangent`). Differentiating, with `c_K = hβ + h²`,
+//! cables, `scene::step::free::actuator_tangent`). Differentiating, with `c_K = hβ + h²`,
 //! `T_V = ∂(K V)/∂x` and `T^a_V = ∂(K_a V)/∂x`:
 //!
 //! ```text

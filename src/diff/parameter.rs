@@ -403,7 +403,7 @@ fn parse_mass(scene: &Scene, target: &str, what: &str) -> Result<Parameter> {
     ))
 }
 
-/// Whether `a` is an angle-driven servo (its horn pinned, `scene::prescribed`).
+/// Whether `a` is an angle-driven servo (its horn pinned, `scene::step::free::prescribed`).
 fn is_angle_driven(a: &Actuator) -> bool {
     matches!(a.drive, Drive::Target(_)) && matches!(a.kind, ActuatorKind::Servo(_))
 }

@@ -106,7 +106,7 @@ impl StepRecord {
 /// cavities (whose λ is solved inside the step) and per-step force limits. Contacts against
 /// obstacles, self-contacts, contacts between bodies, and contacts and attachments between
 /// soft and rigid bodies are covered.
-/// Angle-driven servos (pinned horns, `scene::prescribed`) are covered, their angle target
+/// Angle-driven servos (pinned horns, `scene::step::free::prescribed`) are covered, their angle target
 /// being the parameter `actuator:NAME`. Bodies of law `corotational_sofa` (no exact tangent,
 /// [`crate::material::Law::has_exact_tangent`]) are refused.
 pub fn check_differentiable(scene: &Scene) -> Result<()> {

@@ -1,7 +1,7 @@
 //! The row blocks of an NCP that have a rigid part, or whose geometry moves with a rigid
 //! shape, as the step derivatives chain them (paper 002 Eq. 3 and Appendix D; paper 004 Eq.
-//! 10-11 for their soft part): the rigid contacts and limits of `scene::rigid_detection`
-//! and the soft–rigid rows of `scene::soft_rigid` (a soft node against a rigid shape, a
+//! 10-11 for their soft part): the rigid contacts and limits of `scene::step::rigid::detection`
+//! and the soft–rigid rows of `scene::model::soft_rigid` (a soft node against a rigid shape, a
 //! shape's corner against a soft triangle, a shape's edge crossing a soft surface edge, a
 //! ball resting on a soft triangle (`diff::ball_chain`), an attachment).
 //!

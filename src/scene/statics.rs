@@ -6,14 +6,14 @@
 //! Force-driven actuators are loads too: f_a = ∂(σλδ)/∂x joins the residual and −σλδ(x) the
 //! potential, both scaled by s. A cable's stiffness s K_a = −s ∂f_a/∂x (λ ∂²L/∂x², positive
 //! semi-definite) is in the Newton matrix, K + s K_a, as in the step's (the body's pattern
-//! holds the cable segments' couplings, `scene::actuator_tangent`); the other actuators'
+//! holds the cable segments' couplings, `scene::step::free::actuator_tangent`); the other actuators'
 //! (a cavity's −p ∂²V/∂x², a torque-driven servo's, a solved λ's) join the Newton step by
 //! conjugate gradients preconditioned with that matrix (`refine_with_actuators`).
 //! Displacement- and volume-driven actuators are equality constraints δ(x) = δ₀ + s(t − δ₀)
 //! with their λ as unknowns (bounds respected): each Newton iteration re-solves λ so that
-//! δ(x) + H dx meets the target (`scene::actuation::solve_target_driven`, K in place of A), and
+//! δ(x) + H dx meets the target (`scene::model::actuation::solve_target_driven`, K in place of A), and
 //! the line search then works on ‖r‖ instead of Π (a full step is always tried). Angle-driven
-//! servos pin their horn nodes at the rigid rotation by θ₀ + s(θ − θ₀) (`scene::prescribed`);
+//! servos pin their horn nodes at the rigid rotation by θ₀ + s(θ − θ₀) (`scene::step::free::prescribed`);
 //! their λ is the reaction torque −Σ ((x − o) × (f + m g + f_a))·a on the horn nodes.
 //! Per-step limits (`max_*_step`) do not apply: statics has no steps.
 //! A law without exact tangent (`corotational_sofa`) solves its own equilibrium
@@ -36,12 +36,14 @@ use crate::linalg::{FactorKind, NumericFactor, SymbolicFactor, axpby, dot, norm}
 use crate::material::{Law, Material};
 use crate::math::Vec3;
 
-use super::actuation::{
-    ActuationWorkspace, BodyActuation, TargetSolve, begin_static, solve_target_driven, targets_met,
-};
-use super::actuator_tangent::{ActuatorTangent, derivative_outside_step};
 use super::model::{BodyState, Scene, State};
-use super::prescribed::{place_pinned, servo_of};
+use crate::scene::model::actuation::BodyActuation;
+use crate::scene::model::pinned_servo::servo_of;
+use crate::scene::step::free::actuation::{
+    ActuationWorkspace, TargetSolve, begin_static, solve_target_driven, targets_met,
+};
+use crate::scene::step::free::actuator_tangent::{ActuatorTangent, derivative_outside_step};
+use crate::scene::step::free::prescribed::place_pinned;
 
 /// For a law without exact tangent, the body whose stiffness is the Newton matrix: the same
 /// body under `corotational` (same E, ν), whose exact tangent includes the stress-dependent

@@ -1,4 +1,4 @@
-//! The surface's queries for a rigid ball resting on it (`scene::ball_rows`): the triangles
+//! The surface's queries for a rigid ball resting on it (`scene::step::contact::ball_rows`): the triangles
 //! whose planes hold it, and the ridges' edges that hold it where no triangle does; and the
 //! ridges a capsule's axis lies across.
 
@@ -43,7 +43,7 @@ impl SurfaceTree {
     /// to their plane, Φ = n_T · (centre − a) − radius, in [−thickness, margin]. Each hit's
     /// weights are the centre's projection's (one negative beyond a crease), its gap Φ, its
     /// frame's z the outward normal n_T (the ball's support point towards T is
-    /// centre − radius n_T, `scene::ball_rows`).
+    /// centre − radius n_T, `scene::step::contact::ball_rows`).
     pub fn ball_triangles(
         &self,
         positions: &[Vec3],
@@ -158,7 +158,7 @@ impl SurfaceTree {
     /// concave edge the capsule rests on its end balls' and the nodes' rows), with the
     /// capsule's gap Φ = n · (a(t) − p(s)) − radius in [−thickness, margin]. Each hit's
     /// crossing has that gap and, as its rigid point, the capsule's support point
-    /// a(t) − radius n (`scene::ball_rows`).
+    /// a(t) − radius n (`scene::step::contact::ball_rows`).
     pub fn capsule_ridges(
         &self,
         positions: &[Vec3],

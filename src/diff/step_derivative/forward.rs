@@ -118,7 +118,7 @@ impl StepDerivative {
                     pattern.symmetric_product(body.mass_values(), &buf.red, col);
                 }
                 if pinned > 0 {
-                    // The pinned rows' coupling (scene::prescribed_derivative).
+                    // The pinned rows' coupling (scene::step::free::prescribed_derivative).
                     buf.prescribed.motion_tangent(
                         act,
                         &buf.dtheta[c * pinned..(c + 1) * pinned],

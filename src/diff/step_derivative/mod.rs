@@ -63,7 +63,7 @@ struct BodyBuffers {
     contact_force_tangents: DMat,
     /// Columns `solve` and `solve2` each hold scratch for.
     solve_columns: usize,
-    /// The pinned servos' derivatives (`scene::prescribed_derivative`).
+    /// The pinned servos' derivatives (`scene::step::free::prescribed_derivative`).
     prescribed: PrescribedDerivative,
     /// dθ⁺ per direction and pinned servo (direction-major).
     dtheta: Vec<f64>,
@@ -270,7 +270,7 @@ fn assert_points(body: &crate::fem::SoftBody, rec: &super::record::BodyRecord) {
 /// Adds h ∂(H_aᵀλ)/∂x dx − c_K d(K_a v⁺)/dx dx, the change of the driven actuators' forces
 /// (`actuator`'s) for the nodal displacement `dx` (m per unit direction) at the record's x
 /// and λ_a, with that of the force-driven cables' tangent held in A
-/// (`scene::actuator_tangent`, applied to `v_free`, v⁺ over the free DOFs), to the reduced
+/// (`scene::step::free::actuator_tangent`, applied to `v_free`, v⁺ over the free DOFs), to the reduced
 /// `col`; `forces` (one entry per node) holds those nodal terms on return. Symmetric in
 /// `dx`, so it serves the reverse mode with the cotangent in place of `dx`.
 #[allow(clippy::too_many_arguments)]

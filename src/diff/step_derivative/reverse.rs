@@ -174,7 +174,7 @@ impl StepDerivative {
             dofs.add_nodal(&buf.nodal2, -c_k, &mut buf.red2);
             let pinned = act.pinned.len();
             if pinned > 0 {
-                // Pinned rows (scene::prescribed_derivative): x̄_p = −h (K r̄)_p − c_K (T r̄)_p,
+                // Pinned rows (scene::step::free::prescribed_derivative): x̄_p = −h (K r̄)_p − c_K (T r̄)_p,
                 // v̄_p = (M r̄)_p, and the cotangent of v_p⁺, v̄_p⁺ − c_m (M r̄)_p − c_K (K r̄)_p.
                 let c_m = 1.0 + h * opts.rayleigh_mass;
                 buf.prescribed.prepare(body, act, &rec.x);
