@@ -1,5 +1,5 @@
 //! A rigid edge across a soft face between its nodes (issue 19's edge–edge rows,
-//! `contact::edge_edge`): a 60 × 6 × 6 mm bar turned 45° about its long axis, so that one edge
+//! `contact::geometry::edge_edge`): a 60 × 6 × 6 mm bar turned 45° about its long axis, so that one edge
 //! points down, lying across the top face of the 40 × 40 × 20 mm soft block of
 //! `cube_on_block.toml` (nodes on a 10 mm grid), along x at y = 5 mm, midway between two rows
 //! of nodes. The bar's cross-section reaches 3√2 mm to either side of its edge, so no node of

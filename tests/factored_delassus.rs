@@ -335,7 +335,7 @@ fn bad_projected_systems_are_refused_by_name() {
 }
 
 /// ADMM through the factor polishes its iterate on its cones' faces (Newton's method with
-/// BiCGSTAB steps preconditioned by the projected system, `contact::polish_krylov`): the
+/// BiCGSTAB steps preconditioned by the projected system, `contact::ncp::polish_krylov`): the
 /// forces meet the accelerated target scored with the assembled G, equal the dense solver's
 /// polished forces (exact to round-off) within what that residual allows (λ moves by at most
 /// residual / σ_min(G) per unit of equation residual on fixed faces; ten times that), in under

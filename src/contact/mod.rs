@@ -13,93 +13,63 @@
 //! contact manifolds with each other and with the obstacles (parry3d-f64), for the rigid bodies
 //! `scene` places on them (docs/rigid.md).
 
-mod admm;
-mod admm_settings;
-mod anderson;
-mod attached_body;
-mod attached_reduction;
-mod ball_segment;
-mod bilateral_elimination;
-mod body_contact;
-mod broad_phase;
-mod capsule;
-mod collider_point;
-mod cone;
-mod contact_points;
-mod convex_shape;
-mod cuboid;
 mod delassus;
-mod delassus_assembly;
-mod delassus_operator;
-mod detection;
-mod edge_edge;
-mod factored_delassus;
-mod flat_face;
-mod geometry_derivative;
-mod manifold_derivative;
-mod mesh_obstacle;
-mod modes;
-mod ncp_derivative;
-mod pair_separation;
-mod pgs;
-mod polish;
-mod polish_krylov;
-mod problem;
-mod proximity_derivative;
-mod row_places;
-mod self_contact;
-mod separation_bound;
-mod shape_manifold;
-mod surface_derivative;
-mod surface_tree;
+mod geometry;
+mod ncp;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use admm::{AdmmSolver, HINTED_LANCZOS_STEPS};
-pub use admm_settings::{
-    ACCELERATED_MARGIN, AdmmSettings, FACES_SETTLING_RATIO, POLISH_ATTEMPTS,
-    POLISH_MATRIX_FREE_AFTER, POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
+pub use delassus::assembly::{DelassusWorkspace, assemble_delassus};
+pub use delassus::attached_reduction::{AttachedReduction, ReductionBody};
+pub use delassus::factored::{FactoredDelassus, FactoredDelassusWorkspace};
+pub use delassus::jacobian::{ContactJacobian, PenetrationCorrection, free_contact_velocity};
+pub(crate) use delassus::row_places::{add_blocks, gather, scatter};
+pub use geometry::ball_segment::BallOnSegment;
+pub use geometry::body_contact::{
+    BodyContact, BodySurface, detect_body_contacts, push_body_contact,
 };
-pub use attached_reduction::{AttachedReduction, ReductionBody};
-pub use ball_segment::BallOnSegment;
-pub use bilateral_elimination::BilateralElimination;
-pub use body_contact::{BodyContact, BodySurface, detect_body_contacts, push_body_contact};
-pub use broad_phase::NodeBroadPhase;
-pub use capsule::Capsule;
-pub use cone::FrictionCone;
-pub use contact_points::{ContactPoints, EmbeddedSurface, MAX_EXPANDED};
-pub use convex_shape::{Collider, ConvexShape, ShapeEdge, ShapePose};
-pub use delassus::{ContactJacobian, PenetrationCorrection, free_contact_velocity};
-pub use delassus_assembly::{DelassusWorkspace, assemble_delassus};
-pub use delassus_operator::{DelassusOperator, DenseDelassus, DenseShiftedFactor, ProjectedRow};
-pub use detection::{
+pub use geometry::broad_phase::NodeBroadPhase;
+pub use geometry::capsule::Capsule;
+pub use geometry::contact_points::{ContactPoints, EmbeddedSurface, MAX_EXPANDED};
+pub use geometry::convex_shape::{Collider, ConvexShape, ShapeEdge, ShapePose};
+pub use geometry::detection::{
     NodeContact, Obstacle, Proximity, contact_frame, detect_nodes, push_node_contacts,
 };
-pub use edge_edge::{
+pub use geometry::edge_edge::{
     EdgeCrossing, EdgeCrossingDerivative, PARALLEL_SINE, angle_between, edge_crossing, within_arc,
 };
-pub use factored_delassus::{FactoredDelassus, FactoredDelassusWorkspace};
-pub use flat_face::{
+pub use geometry::flat_face::{
     FACE_ON_ANGLE, OVER_ROUND_OFF, SAME_FACE, face_meets_triangle_at_a_vertex, lies_over_face,
 };
-pub use geometry_derivative::contact_frame_derivative;
-pub use manifold_derivative::{
+pub use geometry::geometry_derivative::contact_frame_derivative;
+pub use geometry::manifold_derivative::{
     ContactGeometryJacobian, Counterpart, GEOMETRY_STEP, contact_geometry_jacobian,
 };
-pub use mesh_obstacle::{MeshFeature, MeshObstacle, MeshPoint};
-pub use modes::{ContactMode, ModeTolerance, classify, classify_contact, classify_into};
-pub use ncp_derivative::{
-    BoundaryGradient, CotangentSide, NcpDerivative, NcpSolveScratch, RANK_TOLERANCE, ReducedStatus,
+pub use geometry::mesh_obstacle::{MeshFeature, MeshObstacle, MeshPoint};
+pub use geometry::pair_separation::PairSeparation;
+pub use geometry::proximity_derivative::{ProximityJacobian, proximity_jacobian};
+pub use geometry::self_contact::{SelfContact, detect_self_contacts, push_self_contacts};
+pub use geometry::shape_manifold::{
+    ManifoldWorkspace, ShapeContact, collider_contacts, obstacle_contacts,
 };
-pub use pair_separation::PairSeparation;
-pub use pgs::{PgsSettings, PgsSolver};
-pub use problem::{ContactProblem, NcpSolution, Residuals};
-pub use proximity_derivative::{ProximityJacobian, proximity_jacobian};
-pub(crate) use row_places::{add_blocks, gather, scatter};
-pub use self_contact::{SelfContact, detect_self_contacts, push_self_contacts};
-pub use shape_manifold::{ManifoldWorkspace, ShapeContact, collider_contacts, obstacle_contacts};
-pub use surface_derivative::TriangleHitDerivative;
-pub use surface_tree::{
+pub use geometry::surface_derivative::TriangleHitDerivative;
+pub use geometry::surface_tree::{
     EdgeHit, RIGID_ARC_SLACK, SOFT_ARC_SLACK, SurfaceEdge, SurfaceTree, TriangleHit,
     TriangleProjection, project_on_triangle,
 };
+pub use ncp::admm::{AdmmSolver, HINTED_LANCZOS_STEPS};
+pub use ncp::admm_settings::{
+    ACCELERATED_MARGIN, AdmmSettings, FACES_SETTLING_RATIO, POLISH_ATTEMPTS,
+    POLISH_MATRIX_FREE_AFTER, POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
+};
+pub use ncp::bilateral_elimination::BilateralElimination;
+pub use ncp::cone::FrictionCone;
+pub use ncp::delassus_operator::{
+    DelassusOperator, DenseDelassus, DenseShiftedFactor, ProjectedRow,
+};
+pub use ncp::derivative::{
+    BoundaryGradient, CotangentSide, NcpDerivative, NcpSolveScratch, RANK_TOLERANCE, ReducedStatus,
+};
+pub use ncp::modes::{ContactMode, ModeTolerance, classify, classify_contact, classify_into};
+pub use ncp::pgs::{PgsSettings, PgsSolver};
+pub use ncp::problem::{ContactProblem, NcpSolution, Residuals};

@@ -1,7 +1,7 @@
 //! Right-preconditioned GMRES (Saad and Schultz 1986; Saad, *Iterative Methods for Sparse
 //! Linear Systems*, 2nd ed., Alg. 9.5) for a square operator known only by its products, with
 //! a preconditioner known only by its solves: the Newton steps of a contact polish whose
-//! Jacobian goes through a sparse factor (`contact::polish_krylov`).
+//! Jacobian goes through a sparse factor (`contact::ncp::polish_krylov`).
 //!
 //! From `x₀ = 0`, iteration `k` finds the `x = P⁻¹ V_k y` that minimises the true residual
 //! `‖b − J x‖₂` over the Krylov space of `J P⁻¹` and `b` (Arnoldi with modified Gram–Schmidt,

@@ -16,7 +16,7 @@
 //!   σ = frameᵀ (v_rigid(corner) − Σ wᵢ v_i), so a corner pressing into a face between nodes
 //!   is held too.
 //! - **Contact of an edge**: an edge of a box or a convex hull (`Collider::edges`) crossing a
-//!   soft body's surface edge (`SurfaceTree::crossing_edges`, `contact::edge_edge`): the
+//!   soft body's surface edge (`SurfaceTree::crossing_edges`, `contact::geometry::edge_edge`): the
 //!   closest points of the two edges, p(s) = (1 − s) p₀ + s p₁ on the soft edge and a(t) on
 //!   the rigid one, both strictly inside their edges, normal n = ±(e_soft × e_rigid)/‖…‖ out
 //!   of the soft body, gap Φ = n · (a(t) − p(s)):

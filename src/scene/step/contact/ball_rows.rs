@@ -42,7 +42,7 @@
 //! lies across a convex ridge (its closest point a(t) to a surface edge strictly inside both,
 //! and beyond both of the edge's triangles: `SurfaceTree::capsule_ridges`) the ridge's edge
 //! is a row of kind 11 or 12 (key: the surface edge): the edge rows' crossing geometry for
-//! the axis (`contact::edge_edge`, n = ±(e × f)/‖…‖ out of the body), Φ = n · (a(t) − p(s))
+//! the axis (`contact::geometry::edge_edge`, n = ±(e × f)/‖…‖ out of the body), Φ = n · (a(t) − p(s))
 //! − r, its point the support point a(t) − r n; derivatives `ChainRow::add_capsule_on_edge`
 //! (the edge row's, with dp = da(t) − r dn). Along a flat or concave edge the axis is held
 //! by the end balls and the nodes.

@@ -9,7 +9,7 @@
 //! a bar narrower than the node spacing lying across a coarse block.
 //!
 //! Each crossing is a row of the edge rows' form (`scene::model::soft_rigid`, kinds 5 and 6), with
-//! their geometry and derivatives (`contact::edge_edge`): the closest points p(s) of the soft
+//! their geometry and derivatives (`contact::geometry::edge_edge`): the closest points p(s) of the soft
 //! edge and a(t) of the rigid one, n = ±(e_soft × e_rigid)/‖…‖ out of the soft body (for two
 //! edges lying in one plane, the plane's normal), Φ = n · (a(t) − p(s)):
 //! σ = frameᵀ (v_rigid(a(t)) − (1 − s) v_p₀ − s v_p₁). Where a vertex row holds the region

@@ -36,10 +36,10 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 
 use super::attached_body::AttachedBody;
-use super::cone::FrictionCone;
-use super::delassus::ContactJacobian;
-use super::problem::{ContactProblem, NcpSolution, cone_residuals};
+use super::jacobian::ContactJacobian;
 use super::row_places::add_blocks;
+use crate::contact::ncp::cone::FrictionCone;
+use crate::contact::ncp::problem::{ContactProblem, NcpSolution, cone_residuals};
 use crate::error::{Error, Result};
 use crate::linalg::{DofMap, NumericFactor};
 use crate::math::{DMat, DVec};

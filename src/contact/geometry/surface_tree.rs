@@ -20,7 +20,7 @@
 //! normal at the current positions (z of the frame, [`contact_frame`]).
 //!
 //! Edge query ([`SurfaceTree::crossing_edges`]): the surface edges (each the side of one or
-//! two triangles) that a rigid shape's edge crosses within the margin (`contact::edge_edge`):
+//! two triangles) that a rigid shape's edge crosses within the margin (`contact::geometry::edge_edge`):
 //! the leaves overlapping the rigid edge's bounding box name the candidate triangles, whose
 //! edges are tested in increasing edge index. A crossing is kept when its parameters lie
 //! strictly inside both edges, its normal n (turned out of the body: towards the sum of the
@@ -33,7 +33,7 @@
 //! theirs (the same support, an NCP far more degenerate). Those crossings are
 //! [`SurfaceTree::face_on_crossings`] (−n within [`RIGID_ARC_SLACK`] of a face's normal, the
 //! same tests on Φ and the soft arc), rows only where no node or corner holds the face
-//! (`contact::flat_face`, `scene::step::contact::flat_face_rows`).
+//! (`contact::geometry::flat_face`, `scene::step::contact::flat_face_rows`).
 //!
 //! Ball query ([`SurfaceTree::ball_triangles`]): every triangle onto which a rigid ball's
 //! centre projects and whose plane the ball reaches, Φ = n_T · (c − a) − r in
@@ -334,7 +334,7 @@ impl SurfaceTree {
     /// The face-on crossings of the rigid edge `rigid` = (a₀, a₁) (m), whose faces' outward
     /// unit normals are `rigid_normals`: the crossings [`Self::crossing_edges`] leaves out
     /// because −n lies within [`RIGID_ARC_SLACK`] of one of the two face normals (a face lying
-    /// flat on the surface; `contact::flat_face`), with the same tests on the gap and the soft
+    /// flat on the surface; `contact::geometry::flat_face`), with the same tests on the gap and the soft
     /// edge's arc, appended to `out` in increasing edge index.
     pub fn face_on_crossings(
         &self,

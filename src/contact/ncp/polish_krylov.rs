@@ -268,8 +268,8 @@ impl Polisher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contact::delassus_operator::add_product;
-    use crate::contact::polish::tests::seven_contacts;
+    use crate::contact::ncp::delassus_operator::add_product;
+    use crate::contact::ncp::polish::tests::seven_contacts;
     use crate::error::Result;
     use crate::math::DMat;
 
@@ -369,7 +369,7 @@ mod tests {
     }
 
     /// The Jacobian's product against the dense polish's assembled Jacobian (itself checked
-    /// against central differences in `super::super::polish`), column by column.
+    /// against central differences in `crate::contact::ncp::polish`), column by column.
     #[test]
     fn the_product_is_the_assembled_jacobian() {
         let (g_mat, _, cones, _, mut p) = seven_contacts();

@@ -121,7 +121,7 @@ impl TriangleHitDerivative {
 mod tests {
     use super::*;
     use crate::contact::contact_frame;
-    use crate::contact::surface_tree::project_on_triangle;
+    use crate::contact::geometry::surface_tree::project_on_triangle;
     use crate::math::{SplitMix64, relative_error};
 
     const H: f64 = 1e-6;
@@ -135,7 +135,7 @@ mod tests {
         a.iter().zip(&b).map(|(x, y)| (x - y) / (2.0 * H)).collect()
     }
 
-    fn projection(pts: &[Vec3; 4]) -> super::super::surface_tree::TriangleProjection {
+    fn projection(pts: &[Vec3; 4]) -> crate::contact::geometry::surface_tree::TriangleProjection {
         project_on_triangle(&pts[0], &[pts[1], pts[2], pts[3]]).unwrap()
     }
 

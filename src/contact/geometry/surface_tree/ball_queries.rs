@@ -6,9 +6,9 @@ use super::{
     EdgeHit, SurfaceTree, TriangleHit, TriangleProjection, WEIGHT_TOLERANCE, project_on_triangle,
     segment_box,
 };
-use crate::contact::ball_segment::BallOnSegment;
-use crate::contact::detection::contact_frame;
-use crate::contact::edge_edge::edge_crossing;
+use crate::contact::geometry::ball_segment::BallOnSegment;
+use crate::contact::geometry::detection::contact_frame;
+use crate::contact::geometry::edge_edge::edge_crossing;
 use crate::math::Vec3;
 
 impl SurfaceTree {

@@ -24,7 +24,7 @@ pub const STALLED_CHECKS: usize = 30;
 /// (apex, interior, boundary) before the iterate is polished ([`AdmmSettings::polish`]).
 pub const POLISH_STABLE_ITERATIONS: usize = 5;
 
-/// Iterations before an iterate is polished without an assembled G (`contact::polish_krylov`,
+/// Iterations before an iterate is polished without an assembled G (`contact::ncp::polish_krylov`,
 /// whose sparse factorisation and Newton steps cost tens of ADMM iterations): a warm-started
 /// solve that converges sooner never pays for a polish.
 pub const POLISH_MATRIX_FREE_AFTER: usize = 20;
@@ -77,8 +77,8 @@ pub struct AdmmSettings {
     /// Whether an iterate whose contacts have kept their cone faces for
     /// [`POLISH_STABLE_ITERATIONS`] iterations, a converged one and, with an assembled G, a
     /// warm start before the first iteration are polished: the NCP
-    /// solved on those faces by Newton's method (`contact::polish` with an assembled G,
-    /// `contact::polish_krylov` without, from [`POLISH_MATRIX_FREE_AFTER`] iterations on), kept
+    /// solved on those faces by Newton's method (`contact::ncp::polish` with an assembled G,
+    /// `contact::ncp::polish_krylov` without, from [`POLISH_MATRIX_FREE_AFTER`] iterations on), kept
     /// only if its residuals meet the target. Default true.
     pub polish: bool,
 }

@@ -513,7 +513,7 @@ pub(super) mod tests {
     /// Seven contacts with μ = 0, 0.3, 0.8 in turn over a random SPD G, their faces (every
     /// kind: boundary with and without friction, interior, apex), and a polisher set up on
     /// them at a point away from any solution, with σ = G λ + g there. Shared with
-    /// `super::super::polish_krylov`'s tests.
+    /// `crate::contact::ncp::polish_krylov`'s tests.
     pub(crate) fn seven_contacts() -> (DMat, Vec<f64>, Vec<FrictionCone>, [ConeFace; 7], Polisher) {
         let n = 7;
         let (g_mat, g, cones) = problem(n, 3);

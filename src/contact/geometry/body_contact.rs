@@ -12,8 +12,8 @@
 //! factorisation.
 
 use super::contact_points::ContactPoints;
-use super::delassus::ContactJacobian;
 use super::surface_tree::{SurfaceTree, TriangleHit};
+use crate::contact::delassus::jacobian::ContactJacobian;
 use crate::error::Result;
 use crate::math::Vec3;
 

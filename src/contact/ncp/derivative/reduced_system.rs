@@ -10,7 +10,7 @@ use faer::perm::PermRef;
 use faer::{MatMut, MatRef, Par, Spec};
 
 use super::{RANK_TOLERANCE, ReducedStatus, block3};
-use crate::contact::modes::ContactMode;
+use crate::contact::ncp::modes::ContactMode;
 use crate::math::{DMat, Vec3};
 
 /// One contact's place in the reduced system.

@@ -52,8 +52,8 @@ impl Collider {
 
 #[cfg(test)]
 mod tests {
-    use super::super::convex_shape::ConvexShape;
     use super::*;
+    use crate::contact::geometry::convex_shape::ConvexShape;
 
     fn turned() -> ShapePose {
         // 0.6 rad about (1, 2, 2)/3, placed at (0.1, −0.2, 0.3).

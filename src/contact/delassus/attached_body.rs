@@ -7,8 +7,8 @@ use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
 
+use super::assembly::{SolveStack, forward_rows, reduced_rows};
 use super::attached_reduction::ReductionBody;
-use super::delassus_assembly::{SolveStack, forward_rows, reduced_rows};
 use crate::math::{DMat, Mat3, Vec3};
 
 /// One attachment (3 rows): its contact in the group, the trailing-block positions of the

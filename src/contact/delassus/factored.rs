@@ -20,16 +20,16 @@
 //!
 //! The projected systems `E G Eᵀ + D` (`D` diagonal and positive, each row of `E` a direction
 //! in one contact's frame; [`DelassusOperator::factorize_projected`]) that precondition the
-//! polish of an ADMM iterate (`super::polish_krylov`) are solved the same way:
+//! polish of an ADMM iterate (`crate::contact::ncp::polish_krylov`) are solved the same way:
 //! `(D + h Ẽ A⁻¹ Ẽᵀ)⁻¹ = D⁻¹ − D⁻¹ Ẽ h (A + h Ẽᵀ D⁻¹ Ẽ)⁻¹ Ẽᵀ D⁻¹` with `Ẽ = E H`, whose rows
 //! read the DOFs of one contact's rows of `H`, so one more sparse factorisation on `A`'s own
 //! symbolic analysis.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
-use super::delassus::ContactJacobian;
-use super::delassus_assembly::reduced_rows;
-use super::delassus_operator::{DelassusOperator, ProjectedRow};
+use super::assembly::reduced_rows;
+use super::jacobian::ContactJacobian;
+use crate::contact::ncp::delassus_operator::{DelassusOperator, ProjectedRow};
 use crate::error::{Error, Result};
 use crate::linalg::{FactorKind, NumericFactor, SymmetricPattern};
 

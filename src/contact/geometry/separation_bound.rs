@@ -144,7 +144,7 @@ mod tests {
     /// below the margin are never called separated.
     #[test]
     fn separated_pairs_have_no_contacts() {
-        let mut ws = super::super::shape_manifold::ManifoldWorkspace::default();
+        let mut ws = crate::contact::geometry::shape_manifold::ManifoldWorkspace::default();
         let mut skipped = 0;
         for a in shapes() {
             for b in shapes() {
@@ -160,7 +160,7 @@ mod tests {
                     };
                     let margin = 0.01;
                     let mut out = Vec::new();
-                    super::super::shape_manifold::parry_contacts(
+                    crate::contact::geometry::shape_manifold::parry_contacts(
                         &a, &pose_a, &b, &pose_b, margin, &mut ws, &mut out,
                     )
                     .unwrap();

@@ -27,7 +27,7 @@ use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, MatMut, MatRef, Par};
 
-use super::delassus::ContactJacobian;
+use super::jacobian::ContactJacobian;
 use crate::error::{Error, Result};
 use crate::linalg::{DofMap, FactorKind, ForwardReach, NumericFactor};
 use crate::math::DMat;
