@@ -1,6 +1,6 @@
 //! The Delassus matrix `G = h H_c A⁻¹ H_cᵀ` ((m/s)/N) of one soft body, assembled with the
 //! step's factorisation of `A = M + hD + h²K` (docs/step.md; the Jacobian `H_c` in
-//! [`super::ContactJacobian`]).
+//! [`crate::contact::ContactJacobian`]).
 //!
 //! Two ways, both on the factor at hand (never a second factorisation, never an inverse of
 //! `A`):

@@ -1,5 +1,5 @@
 //! One soft body's part in the elimination of its attachment rows through its factor
-//! (`super::AttachedReduction`, whose module doc has the algebra): its attachments' 3 × 3
+//! (`crate::contact::AttachedReduction`, whose module doc has the algebra): its attachments' 3 × 3
 //! blocks of B over the trailing block of its factor, `L_tt`, the forward solves `Y` of its
 //! other rows, and the products with `E = L_ttᵀ B⁻¹`.
 

@@ -4,7 +4,7 @@
 //! A group's G is `S + U C Uᵀ`: S the soft bodies' terms `h H A⁻¹ Hᵀ`, U the rigid rows'
 //! Jacobians side by side and C = blockdiag(h M_s⁻¹) (paper 004 Eq. 1). Its attachment rows b
 //! are bilateral (σ_b = 0), so the other contacts c alone solve an NCP with the Schur
-//! complement `G/G_bb` ([`super::BilateralElimination`] forms it from G). With `μ = C Uᵀ λ`
+//! complement `G/G_bb` ([`crate::contact::BilateralElimination`] forms it from G). With `μ = C Uᵀ λ`
 //! (the rigid velocity change) kept as an unknown, eliminating b body by body gives
 //!
 //! ```text

@@ -78,7 +78,7 @@ impl FactoredDelassusWorkspace {
     ///
     /// Errors when `h` is not positive, when the Jacobian's node count does not match the
     /// pattern, or when a row couples two DOFs that `A` does not (the error names the row;
-    /// such rows need the assembled `G`, `super::assemble_delassus`).
+    /// such rows need the assembled `G`, `crate::contact::assemble_delassus`).
     pub fn prepare(
         &mut self,
         h: f64,

@@ -1,6 +1,6 @@
 //! The contact Jacobian `H_c` of one soft body, the free contact velocity `g = H_c v_free`,
 //! and the Baumgarte-like penetration correction of paper 002 Eq. 41 (the Delassus matrix
-//! `G = h H_c A⁻¹ H_cᵀ` in [`super::assemble_delassus`]).
+//! `G = h H_c A⁻¹ H_cᵀ` in [`crate::contact::assemble_delassus`]).
 //!
 //! Where `G` comes from: the step solves `A Δv = b + h H_cᵀ λ` (λ in N, `b` the free
 //! right-hand side), so `v⁺ = v_free + h A⁻¹ H_cᵀ λ` and the contact velocity is

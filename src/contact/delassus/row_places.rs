@@ -1,5 +1,5 @@
 //! A body's contact rows at their places among its group's (`scene::step::contact::group`, and the
-//! reduced problem of `super::AttachedReduction`): the body's rows i are the group's rows
+//! reduced problem of `crate::contact::AttachedReduction`): the body's rows i are the group's rows
 //! `rows[i]` (3 each), so its Delassus block, its row values and its share of λ move between
 //! the two by these index maps.
 

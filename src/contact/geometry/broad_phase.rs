@@ -3,7 +3,7 @@
 //! and then **refitted** every step (`insert_or_update_partially` on each leaf, then `refit`),
 //! never rebuilt, and queried with each bounded obstacle's box; planes (unbounded) test every
 //! candidate. The narrow phase is [`Obstacle::closest`]; the result is exactly that of
-//! [`detect_nodes`](super::detect_nodes) (a node within `margin` of an obstacle's surface has
+//! [`detect_nodes`](crate::contact::detect_nodes) (a node within `margin` of an obstacle's surface has
 //! its box overlapping the obstacle's box), in the same (node, obstacle) order.
 
 use parry3d_f64::bounding_volume::Aabb;
@@ -66,7 +66,7 @@ impl NodeBroadPhase {
 
     /// Every candidate node within `margin` (m, ≥ 0) of an obstacle becomes a contact
     /// (gap ≤ margin), appended to `out` in (node, obstacle) order, as
-    /// [`detect_nodes`](super::detect_nodes) does. Refits the tree first.
+    /// [`detect_nodes`](crate::contact::detect_nodes) does. Refits the tree first.
     pub fn detect(
         &mut self,
         obstacles: &[Obstacle],

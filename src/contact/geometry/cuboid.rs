@@ -1,4 +1,4 @@
-//! The regions of a box that both the box's closest-point query ([`super::Obstacle::closest`])
+//! The regions of a box that both the box's closest-point query ([`crate::contact::Obstacle::closest`])
 //! and its derivatives (`geometry_derivative`) branch on, classified in one place so the
 //! derivative always differentiates the branch the query took.
 

@@ -82,7 +82,7 @@ impl Obstacle {
     }
 
     /// ∂(closest point)/∂p (dimensionless, world frame): the Jacobian of
-    /// [`Proximity::point`](super::Proximity) with respect to the node position.
+    /// [`Proximity::point`](crate::contact::Proximity) with respect to the node position.
     ///
     /// Plane: `I − n nᵀ`. Sphere: `ρ (I − n nᵀ)/‖p − c‖` (0 at the centre). Box outside:
     /// `R (I − M) Rᵀ` (the unclamped axes follow the node); box inside:

@@ -5,7 +5,7 @@
 //! rigid bodies of paper 002 Appendix D).
 //!
 //! A rigid motion of the collider is a world twist `ξ = [v_O; ω]` (m, rad), as in
-//! [`super::contact_geometry_jacobian`]. parry's projection is a black box, so the
+//! [`crate::contact::contact_geometry_jacobian`]. parry's projection is a black box, so the
 //! derivative is taken by central differences of the same query at `±ε` along each of the
 //! three position and six twist components, `ε` = [`GEOMETRY_STEP`] (error about
 //! `1e-16 L / ε + ε² L / r²`, ≈ 1e-10 at 1 m): exact to round-off where the closest point

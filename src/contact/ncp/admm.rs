@@ -28,7 +28,7 @@
 //! `cond^rho_power_factor` when the primal residual `‖x − y‖∞` exceeds `ratio_primal_dual`
 //! times the dual residual `‖τρ(y − y_prev) + μ_prox (x − x_prev)‖∞`, divided by it in the
 //! opposite case; each change refactorises `G + (μ_prox + τρ) I` (the dense LLᵀ of
-//! [`super::DenseDelassus`], or the sparse one of [`super::FactoredDelassus`]). The
+//! [`crate::contact::DenseDelassus`], or the sparse one of [`crate::contact::FactoredDelassus`]). The
 //! rule is applied every `rho_update_period` iterations only: applied every iteration it can
 //! flip ρ up and down forever on problems with sliding contacts (the De Saxcé shift moves
 //! with z) and pays one O(m³) factorisation per iteration. Through a factor (G not assembled)
@@ -74,7 +74,7 @@
 //! rad/s; polished, 1e-14). On the 100-contact slab benchmark: 22 iterations and a polish
 //! instead of 110 iterations (docs/speed.md). With an assembled G, only where one LU of the
 //! reduced system costs at most a hundred iterations; with G never formed (a
-//! [`super::FactoredDelassus`]), by Newton–Krylov steps through its factor
+//! [`crate::contact::FactoredDelassus`]), by Newton–Krylov steps through its factor
 //! (`super::polish_krylov`), while iterating only and from [`POLISH_MATRIX_FREE_AFTER`]
 //! iterations on: 25 iterations and a polish instead of 210 on the 1,000-contact slab
 //! (docs/speed.md).
@@ -277,7 +277,7 @@ impl AdmmSolver {
     }
 
     /// As [`solve`](Self::solve) for the NCP with Delassus operator `delassus` (e.g. a
-    /// [`super::FactoredDelassus`], never assembled), free contact velocity `free_velocity`
+    /// [`crate::contact::FactoredDelassus`], never assembled), free contact velocity `free_velocity`
     /// (m/s, 3 per contact) and one cone per contact.
     ///
     /// Errors as [`solve`](Self::solve), and when the sizes disagree or `free_velocity` is

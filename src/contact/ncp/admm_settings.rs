@@ -1,4 +1,4 @@
-//! The settings of the ADMM contact solver ([`AdmmSolver`](super::AdmmSolver)) and the
+//! The settings of the ADMM contact solver ([`AdmmSolver`](crate::contact::AdmmSolver)) and the
 //! constants of its stopping, acceleration and polish rules (docs/step.md).
 
 use crate::error::{Error, Result};
@@ -40,7 +40,7 @@ pub const FACES_SETTLING_RATIO: usize = 10;
 /// system); one more is tried at convergence, on the converged iterate's faces.
 pub const POLISH_ATTEMPTS: usize = 3;
 
-/// Settings of [`AdmmSolver`](super::AdmmSolver) (defaults from the paper's reference implementation).
+/// Settings of [`AdmmSolver`](crate::contact::AdmmSolver) (defaults from the paper's reference implementation).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AdmmSettings {
     /// Absolute tolerance on each residual measure (N, m/s, W).

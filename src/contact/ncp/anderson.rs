@@ -2,7 +2,7 @@
 //! "Anderson acceleration for fixed-point iterations", SIAM J. Numer. Anal. 2011), with the
 //! restart safeguard of Zhang, O'Donoghue and Boyd ("Globally convergent type-I Anderson
 //! acceleration for nonsmooth fixed-point iterations", SIAM J. Optim. 2020), which applied it
-//! to ADMM/SCS. [`super::AdmmSolver`] uses it on its iterate.
+//! to ADMM/SCS. [`crate::contact::AdmmSolver`] uses it on its iterate.
 //!
 //! With `g_k = T(u_k)` and `f_k = g_k − u_k`, and the last `m` differences
 //! `Δg_j = g_{j+1} − g_j`, `Δf_j = f_{j+1} − f_j` as the columns of `ΔG`, `ΔF`:
@@ -89,7 +89,7 @@ impl Anderson {
 
     /// Turns the acceleration off for the rest of the solve (until [`Self::reset`]): the
     /// caller's own measure of progress stalled (`AdmmSolver`: the NCP residual,
-    /// [`super::STALLED_CHECKS`]).
+    /// [`crate::contact::STALLED_CHECKS`]).
     pub(crate) fn give_up(&mut self) {
         self.gave_up = true;
     }

@@ -2,7 +2,7 @@
 //! held to a rigid body, `scene::step::contact::group`).
 //!
 //! A bilateral contact b takes any force and keeps zero relative velocity (its cone is ℝ³,
-//! [`super::FrictionCone::bilateral`]), so with the other contacts c
+//! [`crate::contact::FrictionCone::bilateral`]), so with the other contacts c
 //!
 //! ```text
 //! σ_b = G_bb λ_b + G_bc λ_c + g_b = 0   ⇒   λ_b = −G_bb⁻¹ (g_b + G_bc λ_c)

@@ -3,7 +3,7 @@
 //!
 //! Two implementations: [`DenseDelassus`], the assembled matrix with a dense LLᵀ factor of
 //! `G + c I` (what every solver can use, cheap for tens of contacts), and
-//! [`super::FactoredDelassus`], one soft body's `G = h H A⁻¹ Hᵀ` never formed, applied through
+//! [`crate::contact::FactoredDelassus`], one soft body's `G = h H A⁻¹ Hᵀ` never formed, applied through
 //! the sparse factor of `A` and shift-solved by the Woodbury identity (for hundreds and
 //! thousands of contacts).
 

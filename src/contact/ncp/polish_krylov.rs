@@ -1,4 +1,4 @@
-//! Polishing an ADMM iterate without an assembled `G` (e.g. [`super::FactoredDelassus`]):
+//! Polishing an ADMM iterate without an assembled `G` (e.g. [`crate::contact::FactoredDelassus`]):
 //! the same equations on the same faces as `super::polish`, solved by Newton's method whose
 //! steps are found by a Krylov method (GMRES, [`crate::linalg::gmres`]) instead of an LU of the
 //! reduced Jacobian (docs/step.md).

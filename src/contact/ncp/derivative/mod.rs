@@ -39,7 +39,7 @@
 //! The output is never NaN for finite input.
 //!
 //! **Mode boundaries** ([`BoundaryGradient`]): the derivative is one-sided. By default it
-//! differentiates the modes as given; [`classify`](super::classify) resolves a boundary by
+//! differentiates the modes as given; [`classify`](crate::contact::classify) resolves a boundary by
 //! picking breaking before sticking before sliding, so a contact with λ ≈ 0 and σ_N ≈ 0 is
 //! differentiated as open (dλ = 0), and one with ‖σ_T‖ ≈ 0 on the cone's rim as sticking.
 
@@ -56,7 +56,7 @@ pub const RANK_TOLERANCE: f64 = 1e-11;
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum BoundaryGradient {
     /// Differentiate the modes as given (the default). With modes from
-    /// [`classify`](super::classify), a boundary contact is taken as breaking before sticking
+    /// [`classify`](crate::contact::classify), a boundary contact is taken as breaking before sticking
     /// before sliding.
     #[default]
     OneSided,
@@ -165,7 +165,7 @@ impl NcpDerivative {
     /// Builds and factorises the reduced implicit system (paper 002 Eq. 11 / Eq. 27) of the
     /// NCP with Delassus matrix `delassus` (3n×3n, (m/s)/N), friction coefficients `friction`
     /// (n), solution `lambda` (3n, N), `sigma = Gλ + g` (3n, m/s) and `modes` (n, e.g. from
-    /// [`classify`](super::classify)).
+    /// [`classify`](crate::contact::classify)).
     ///
     /// A contact given as sliding whose σ_T and λ_T both vanish has no slip direction and is
     /// differentiated as sticking; with σ_T = 0 but λ_T ≠ 0 the slip direction is −λ_T/‖λ_T‖.

@@ -68,7 +68,7 @@ impl Stack {
     }
 }
 
-/// The reusable buffers of the solves of a [`NcpDerivative`](super::NcpDerivative)
+/// The reusable buffers of the solves of a [`NcpDerivative`](crate::contact::NcpDerivative)
 /// (faer-style explicit workspace): the reduced right-hand sides and the QR solve's scratch.
 /// Sized on first use, then reused while the sizes do not grow.
 #[derive(Debug, Default)]

@@ -127,7 +127,7 @@ impl ContactWorkspace {
 }
 
 /// What the step's derivatives read of one body's part of the last step's contacts (the NCP
-/// itself, G, λ, σ and μ, is the stage's: [`super::SceneContactWorkspace::groups`]).
+/// itself, G, λ, σ and μ, is the stage's: [`crate::scene::SceneContactWorkspace::groups`]).
 impl ContactWorkspace {
     /// The points the body meets obstacles and rigid shapes with (its contacts' `node`
     /// indexes them).

@@ -14,7 +14,7 @@
 //! buckling mode): the robot never comes to rest. With both, D is positive semi-definite at
 //! every stable equilibrium (K + K_a is). K_a's blocks link the nodes of a cable segment's two
 //! embedded points, which lie in different elements: the body's pattern is widened by
-//! [`couplings`] when it is built, and [`ActuatorTangent`] looks up where every block entry
+//! [`couplings`](crate::scene::actuator_couplings) when it is built, and [`ActuatorTangent`] looks up where every block entry
 //! goes once.
 
 use crate::actuator::{Actuator, Drive};
@@ -51,11 +51,11 @@ pub struct ActuatorTangent {
 }
 
 impl ActuatorTangent {
-    /// The plan of `act`'s implicit tangents on `pattern` (which must hold [`couplings`]),
+    /// The plan of `act`'s implicit tangents on `pattern` (which must hold [`couplings`](crate::scene::actuator_couplings)),
     /// with `rest` the body's rest positions (any positions do: only the structure is read).
     ///
     /// Errors, naming `what`, if a block entry is missing from the pattern (a body built
-    /// without [`couplings`]).
+    /// without [`couplings`](crate::scene::actuator_couplings)).
     pub fn new(
         act: &BodyActuation,
         pattern: &SymmetricPattern,
