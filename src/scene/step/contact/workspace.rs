@@ -1,5 +1,5 @@
-//! One soft body's buffers in the contact stage (`scene::step::contact::stage`), kept from step to
-//! step so that a step allocates nothing: its contact points and their broad phase, its
+//! One soft body's buffers in the contact stage (`scene::step::contact::stage`), kept from step
+//! to step and grown only when a step meets more contacts than any before: its contact points and their broad phase, its
 //! surface tree, what the last step found (contacts with obstacles, itself, other bodies and
 //! rigid shapes), its rows of the NCP, the Jacobian H_b, the Delassus assembly's columns
 //! A_b⁻¹ H_bᵀ (or the factored operator's rows), and what the step's derivatives read of them.

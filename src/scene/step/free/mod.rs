@@ -5,5 +5,7 @@
 pub mod actuation;
 pub mod actuator_tangent;
 pub mod free_step;
+pub mod newton;
 pub mod prescribed;
 pub mod prescribed_derivative;
+pub mod workspace;
