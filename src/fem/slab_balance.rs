@@ -3,11 +3,9 @@
 //! the others (a system call) before it starts on its own part, and a woken thread starts
 //! tens of microseconds later, which on a 2,000-element mesh is a tenth of the loop. With equal
 //! shares the calling thread finishes first and waits; when it has gone to sleep meanwhile,
-//! the loop ends only once the last thread is done and has woken it again. Measured on the
-//! project Trunk (2-vCPU Xeon VM, two threads, parts of 999 and 1,070 elements): the calling
-//! thread's part ran from 0.04 to 0.37 ms, the other's from 0.07–0.09 to 0.47 ms, and the loop
-//! ended at 0.54–0.55 ms; with 0.6 of the elements on the calling thread it ended at 0.42 ms,
-//! as soon as that thread was done.
+//! the loop ends only once the last thread is done and has woken it again. Giving the
+//! calling thread the larger share lets the loop end as soon as that thread is done
+//! (docs/speed.md has the figures).
 //!
 //! The balance is measured, not assumed: each part's start and busy time are averaged over a
 //! window of evaluations, and a part `p` that started at `sₚ` and evaluated `cₚ` elements in
@@ -41,8 +39,7 @@ const MAX_RESPLITS: usize = 6;
 const MIN_GAIN: f64 = 0.03;
 
 /// Evaluations within which a re-split is to pay for building the parts again (by the model's
-/// gain per evaluation): on the 10,800-tetrahedron box a build takes 15–22 ms, eight
-/// evaluations' worth.
+/// gain per evaluation): a build costs several evaluations' worth.
 const PAYBACK_EVALUATIONS: f64 = 50.0;
 
 /// How much later than the others the calling thread's part is to finish (a fraction of

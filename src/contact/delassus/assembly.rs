@@ -91,9 +91,9 @@ pub(super) fn forward_rows(
 /// The forward path (module doc) is taken when `k · n ≤ FORWARD_RATIO · nnz(L)` for k rows
 /// of H_c and n DOFs: it saves a sparse substitution through L per row (`nnz(L)`
 /// multiply-adds) and pays `k n / 2` per row in the dense lower triangle of YᵀY, which runs
-/// several times faster per operation. Measured (docs/speed.md) to win up to `pianist`'s
-/// Finger, 171 rows on 420 DOFs with `nnz(L)/n = 46` (k n / nnz(L) = 3.7: contact stage 2.71
-/// → 2.56 ms), and by more below; past 4, where nothing was measured, the whole solve is kept.
+/// several times faster per operation. It wins (docs/speed.md) up to `pianist`'s Finger,
+/// 171 rows on 420 DOFs with `nnz(L)/n = 46` (k n / nnz(L) = 3.7), and by more below; past 4,
+/// untried, the whole solve is kept.
 const FORWARD_RATIO: usize = 4;
 
 /// Reusable buffers of [`assemble_delassus`]: the `n_reduced × 3n` right-hand sides (then

@@ -55,16 +55,16 @@ pub struct ContactSection {
     pub screen: bool,
     /// Whether the ADMM solver extrapolates its iterates (Anderson acceleration,
     /// `contact::AdmmSettings::anderson_memory`): the same solution to the tolerance, in a
-    /// half to a sixth of the iterations where we measured (docs/speed.md; a warm start that
-    /// already converges in a few iterations may take a few more). Groups with rows between rigid bodies alone
+    /// half to a sixth of the iterations on the committed contact scenes (docs/speed.md; a warm
+    /// start that already converges in a few iterations may take a few more). Groups with rows between rigid bodies alone
     /// (non-unique forces) are solved without it whatever this says. Default true.
     #[serde(default = "default_true")]
     pub acceleration: bool,
     /// Whether ADMM polishes its iterate once every contact's force has kept its face of the
     /// cone (apex, interior, boundary) for a few iterations: Newton's method on the NCP
     /// restricted to those faces (`contact::AdmmSettings::polish`), kept only if its
-    /// residuals meet the tolerance; the same solution, in a fraction of the iterations where
-    /// we measured (docs/speed.md). Assembled NCPs only. Default true.
+    /// residuals meet the tolerance; the same solution, in a fraction of the iterations
+    /// (docs/speed.md). Assembled NCPs only. Default true.
     #[serde(default = "default_true")]
     pub polish: bool,
     /// How the ADMM solver holds each NCP's Delassus matrix G (docs/scene-file.md):
