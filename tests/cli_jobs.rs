@@ -15,8 +15,8 @@ use serde_json::Value;
 fn assert_one_line_error(out: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "expected failure: {err}");
-    // Warnings about the scene (e.g. the Trunk's cable points extrapolated just outside its
-    // grooved surface, scenes/trunk.toml) may come first; the error itself is one line.
+    // Warnings about the scene (e.g. embedded points just outside a mesh under the default
+    // embed_tolerance) may come first; the error itself is one line.
     assert_eq!(
         err.trim_end()
             .lines()
