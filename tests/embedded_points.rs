@@ -1,4 +1,4 @@
-//! Embedded points just outside the mesh (issue 17): mapped into their nearest tetrahedron
+//! Embedded points just outside the mesh: mapped into their nearest tetrahedron
 //! with extrapolated barycentric weights within the body's `embed_tolerance`, silently when the
 //! scene states `embed_tolerance` (the user said such points are meant), with a warning naming
 //! the farthest when it is left to its default; an error naming the key beyond it. Expected
@@ -108,7 +108,7 @@ fn points_outside_within_the_default_tolerance_are_warned_about() {
 
 #[test]
 fn the_published_trunk_cables_load_with_a_tolerance() {
-    // Issue 17: the published Trunk's cable points (trunk_cables.derived.json, mm) lie up to
+    // The published Trunk's cable points (trunk_cables.derived.json, mm) lie up to
     // ~0.6 mm outside the published trunk.vtk, beyond the default 0.2 mm.
     let dir = Path::new(ROOT).join("../shared/meshes-real/trunk");
     if !dir.join("trunk.vtk").is_file() {

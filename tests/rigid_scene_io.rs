@@ -1,4 +1,4 @@
-//! Rigid scenes from the outside (issue 18 §2): their ParaView frames, the one-line errors of
+//! Rigid scenes from the outside: their ParaView frames, the one-line errors of
 //! their scene keys, the documented example, shape masses against parry's, and one step
 //! cross-checked against Pinocchio.
 

@@ -1,4 +1,4 @@
-//! Building a body's actuators and effectors from its scene-file section (DESIGN.md §4):
+//! Building a body's actuators and effectors from its scene-file section (docs/design.md):
 //! cable points, effectors and cavity-surface vertices embedded in the mesh (with
 //! extrapolated weights just outside it, `actuator::EmbeddedPoint`), cavities from a triangle
 //! group of the mesh or from their own closed surface file, servos from a group or a box.
