@@ -1,5 +1,6 @@
 //! Cost of the derivatives on the Trunk (scenes/trunk.toml, 8 cables pulled with 0.2 N),
-//! against the forward step they differentiate (issue 6's speed bars):
+//! against the forward step they differentiate (the speed goals of docs/speed.md: the step
+//! Jacobian within 0.4× a step, a VJP within 0.3×, an adjoint sweep within 1.0× the rollout):
 //! - `step` vs `jacobian_10_params` (the step Jacobian with respect to the 8 cables, E and ν,
 //!   from the step's own factorisation) and `vjp_10_params` (one reverse-mode pass);
 //! - `rollout_100` vs `adjoint_100` (record 100 steps and sweep back for a scalar loss);

@@ -1,10 +1,10 @@
-//! Would reusing the last step's factorisation pay (issue 16, goal 2)? For each step of a
-//! scene's first soft body, the step matrix A_k = (1 + hα) M + (hβ + h²) K(x_k) is solved by
-//! conjugate gradients preconditioned with the exact factor of A_{k−1} (or of an older one,
-//! `LAG=j`) to a residual of 1e-12 relative: the iteration counts printed are what an exact
-//! reuse would cost, each iteration one substitution with the old factor and one product
-//! with A_k (against one numeric factorisation per step today); it prints the mean time of both,
-//! the factorisation timed on the same matrices. The force-driven cables'
+//! Would reusing the last step's factorisation pay (toward a soft step within 1.5× its bare
+//! factorisation, docs/speed.md)? For each step of a scene's first soft body, the step matrix A_k =
+//! (1 + hα) M + (hβ + h²) K(x_k) is solved by conjugate gradients preconditioned with the exact
+//! factor of A_{k−1} (or of an older one, `LAG=j`) to a residual of 1e-12 relative: the iteration
+//! counts printed are what an exact reuse would cost, each iteration one substitution with the old
+//! factor and one product with A_k (against one numeric factorisation per step today); it prints
+//! the mean time of both, the factorisation timed on the same matrices. The force-driven cables'
 //! tangent K_a is left out of A (zero in the Trunk at rest, small otherwise).
 //!
 //! `cargo run --release --example factor_reuse -- scenes/trunk.toml simulation.steps=300`

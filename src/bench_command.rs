@@ -28,10 +28,10 @@ struct BenchReport {
     /// summed; the same symbolic analysis, one more factorisation after each timed step),
     /// ms; `null` without soft bodies.
     factorisation_ms: Option<f64>,
-    /// Median over the timed steps of each step's time over the bare factorisation timed
-    /// right after it (issue 16's "step ≤ 1.5× the factorisation"): each ratio's two times
-    /// are measured a moment apart, so the ratio drifts less with the machine's speed than
-    /// `step_ms / factorisation_ms`; `null` without soft bodies.
+    /// Median over the timed steps of each step's time over the bare factorisation timed right
+    /// after it (the speed goal of a step within 1.5× its factorisation, docs/speed.md): each
+    /// ratio's two times are measured a moment apart, so the ratio drifts less with the machine's
+    /// speed than `step_ms / factorisation_ms`; `null` without soft bodies.
     step_over_factorisation: Option<f64>,
     /// Medians of the step's stages (`scene::StageTimes`), ms.
     stages_ms: Stages,

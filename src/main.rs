@@ -35,8 +35,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Summarise a tetrahedral mesh (.msh 2.2/4.1, .vtk, .vtu): counts, volume, bounding box,
-    /// physical groups.
+    /// Summarise a tetrahedral mesh: counts, volume, bounding box, physical groups, as JSON.
+    ///
+    /// Reads Gmsh .msh 2.2 and 4.1, VTK .vtk and .vtu (the format detected from the content)
+    /// and prints the node, tetrahedron and surface-triangle counts, the volume, the bounding
+    /// box and the size of each physical group, in the file's units.
     Info {
         /// The mesh file; the format is detected from its content.
         mesh: PathBuf,
@@ -89,16 +92,20 @@ enum Command {
         gradient_of: Option<String>,
         /// How `--gradient-of` treats a contact touching with no force (a contact-mode
         /// boundary): `one-sided` (as open) or `complementarity-aware` (closed when the loss
-        /// would fall if it pushed; paper 003 §IV-D). Forward tangents are always one-sided.
+        /// would fall if it pushed; Werling et al. 2021, §IV-D). Forward tangents are always
+        /// one-sided.
         #[arg(long, value_enum, default_value = "one-sided")]
         contact_gradient: ContactGradient,
     },
-    /// Fit material parameters (Young's modulus, Poisson's ratio per body) or actuator inputs
-    /// so that the scene's final state matches an observed one, by Levenberg-Marquardt with
-    /// every iterate strictly inside each parameter's range; prints `{"params", "iterations",
-    /// "loss", "converged", "stopped", "at_bound", "restarts", …}`. `converged` is true only
-    /// when the loss fell to 1e-6 of the initial loss with no parameter held by a bound;
-    /// `stopped` says why it stopped otherwise (a local minimum, a bound, the iteration limit).
+    /// Fit a scene's parameters to an observed final state (Levenberg-Marquardt), as JSON.
+    ///
+    /// Fits material parameters (Young's modulus, Poisson's ratio per body), actuator inputs,
+    /// an obstacle's friction, a free rigid body's mass or initial velocity so that the scene's
+    /// final state matches an observed one, by Levenberg-Marquardt with every iterate strictly
+    /// inside each parameter's range; prints `{"params", "iterations", "loss", "converged",
+    /// "stopped", "at_bound", "restarts", …}`. `converged` is true only when the loss fell to
+    /// 1e-6 of the initial loss with no parameter held by a bound; `stopped` says why it
+    /// stopped otherwise (a local minimum, a bound, the iteration limit).
     Calibrate {
         /// The scene file (TOML, SI units).
         scene: PathBuf,
@@ -148,10 +155,12 @@ enum Command {
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
     },
-    /// Drive an effector to a target by QP inverse control of the actuators; prints
-    /// `{"target", "final_position", "final_error", "error_history", "actuation_history"}`.
-    /// With `--contact-weight`, limit the contact forces while driving one or more effectors
-    /// toward their grasp origins (paper 004 Eq. 17; the Gripper: one effector per finger).
+    /// Drive an effector to a target by QP inverse control of the actuators, as JSON.
+    ///
+    /// Prints `{"target", "final_position", "final_error", "error_history",
+    /// "actuation_history"}`. With `--contact-weight`, limit the contact forces while driving
+    /// one or more effectors toward their grasp origins (Ménager et al. 2025, Eq. 17; the
+    /// Gripper: one effector per finger).
     Control {
         /// The scene file (TOML, SI units).
         scene: PathBuf,
@@ -198,8 +207,8 @@ enum Command {
         /// `--contact-weight`), which keeps steps small.
         #[arg(long = "max-force", value_name = "NAME=VALUE")]
         max_force: Vec<String>,
-        /// β (1/N²): minimise α‖X_e‖² + β‖λ_c‖² (paper 004 Eq. 17) over every force-driven
-        /// actuator and angle-driven servo, with the contact forces' derivatives.
+        /// β (1/N²): minimise α‖X_e‖² + β‖λ_c‖² (Ménager et al. 2025, Eq. 17) over every
+        /// force-driven actuator and angle-driven servo, with the contact forces' derivatives.
         #[arg(long, value_name = "BETA")]
         contact_weight: Option<f64>,
         /// α (1/m²) of Eq. 17.
@@ -242,8 +251,10 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
     },
-    /// Rigid-body dynamics of a URDF robot at one state: RNEA, CRBA, ABA and their
-    /// analytical derivatives, as JSON.
+    /// A URDF robot's dynamics at one state (RNEA, CRBA, ABA, derivatives), as JSON.
+    ///
+    /// Rigid-body dynamics of a URDF robot at the state `--case` gives: RNEA, CRBA, ABA and
+    /// their analytical derivatives.
     Dynamics {
         /// The robot (URDF).
         urdf: PathBuf,
@@ -252,8 +263,10 @@ enum Command {
         #[arg(long)]
         case: PathBuf,
     },
-    /// Write an interactive 3D view of a run's output folder (from `simulate --out DIR`) as
-    /// one self-contained HTML page: surfaces coloured by displacement, a time slider.
+    /// Write a run's output folder as one interactive 3D HTML page.
+    ///
+    /// The folder a run wrote (`simulate --out DIR`), viewed in one self-contained page:
+    /// surfaces coloured by displacement, a time slider.
     View {
         /// The run's output folder (its `NAME.pvd` files and `.vtu` frames).
         dir: PathBuf,
@@ -261,8 +274,10 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Run the built-in demo: the Trunk scene of `scenes/trunk.toml` (built into the binary)
-    /// under gravity, written to `out/demo/` in the working folder for ParaView.
+    /// Run the built-in demo (the Trunk under gravity) into `out/demo/`.
+    ///
+    /// The Trunk scene of `scenes/trunk.toml` (built into the binary) under gravity, written
+    /// to `out/demo/` in the working folder for ParaView.
     Demo {
         /// Override one scene value by dotted path, as for `simulate` (e.g.
         /// `soft_body.trunk.cable.c2.force=0.3`); repeatable.

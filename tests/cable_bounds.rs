@@ -1,4 +1,4 @@
-//! A force-driven cable with SOFA's bounds (issue 17): `max_displacement` / `min_displacement`
+//! A force-driven cable with SOFA's bounds: `max_displacement` / `min_displacement`
 //! on its total pull (rest length − length) and `min_force` / `max_force` on its tension. When
 //! the given force would pull further than `max_displacement`, the step holds the pull at the
 //! bound with the tension that does so (a complementarity solved inside each step). Expected

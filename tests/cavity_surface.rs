@@ -1,4 +1,4 @@
-//! A pneumatic cavity given as its own closed surface file (issue 17, SOFA's
+//! A pneumatic cavity given as its own closed surface file (SOFA's
 //! `SurfacePressureConstraint` on a cavity `.stl`): its vertices are embedded in the volume
 //! mesh, placed with the body's scale, rotation and translation. Expected numbers: the
 //! analytic volume of a box, det(F) times it under an affine map, central finite differences

@@ -2,7 +2,7 @@
 //! a bad `--init` or `--bounds`, an observation whose node count differs from the mesh, an
 //! unknown effector, a malformed target, an unusable `--out` each give a one-line error naming
 //! the culprit; `--set` works on every scene-reading command; a failed run leaves no `--out`
-//! folder behind.
+//! folder behind. `diffsoro --help` lists them one line each, their own `--help` in full.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -15,8 +15,8 @@ use serde_json::Value;
 fn assert_one_line_error(out: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "expected failure: {err}");
-    // Warnings about the scene (e.g. the Trunk's cable points extrapolated just outside its
-    // grooved surface, scenes/trunk.toml) may come first; the error itself is one line.
+    // Warnings about the scene (e.g. embedded points just outside a mesh under the default
+    // embed_tolerance) may come first; the error itself is one line.
     assert_eq!(
         err.trim_end()
             .lines()
@@ -29,6 +29,65 @@ fn assert_one_line_error(out: &Output, needles: &[&str]) {
         assert!(err.contains(needle), "`{needle}` not in: {err}");
     }
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn the_command_list_is_one_line_per_command_and_each_help_is_in_full() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    // The lines between `Commands:` and the blank line after them: one per command, each
+    // `  NAME  summary`, no continuation lines.
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let names: Vec<&str> = commands
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "info",
+            "simulate",
+            "calibrate",
+            "control",
+            "bench",
+            "dynamics",
+            "view",
+            "demo",
+            "help"
+        ],
+        "{help}"
+    );
+    // Each a summary of one sentence that fits a 100-column terminal with its name (the long
+    // texts of `calibrate` and `control` were whole paragraphs on one line).
+    for l in &commands {
+        assert!(
+            l.starts_with("  ") && !l.starts_with("   "),
+            "{l:?} in {help}"
+        );
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+        assert!(!l.contains(". ") && !l.contains("; "), "{l}");
+    }
+    // The long texts stay in the commands' own help.
+    let calibrate = String::from_utf8_lossy(&run(&["calibrate", "--help"]).stdout).to_string();
+    assert!(
+        calibrate.contains("`converged` is true only when the loss fell to 1e-6"),
+        "{calibrate}"
+    );
+    let control = String::from_utf8_lossy(&run(&["control", "--help"]).stdout).to_string();
+    assert!(
+        control.contains("With `--contact-weight`, limit the contact forces"),
+        "{control}"
+    );
 }
 
 /// The beam's final state after one step, as `simulate` writes it.

@@ -1,13 +1,13 @@
-//! A rigid edge across a soft face between its nodes (issue 19's edge–edge rows,
-//! `contact::geometry::edge_edge`): a 60 × 6 × 6 mm bar turned 45° about its long axis, so that one edge
-//! points down, lying across the top face of the 40 × 40 × 20 mm soft block of
-//! `cube_on_block.toml` (nodes on a 10 mm grid), along x at y = 5 mm, midway between two rows
-//! of nodes. The bar's cross-section reaches 3√2 mm to either side of its edge, so no node of
-//! the face lies under it, and its corners lie beyond the block's sides: only the edge rows
-//! (the bar's lower edge crossing the face's surface edges) can hold it. Every expected number
-//! comes from the mesh, the bar's mass or a balance of forces, never from an earlier run.
-//! Then the step derivatives with edge rows active (a free bar landing on the block's rim, a
-//! free block landing on a fixed bar's edge) against central differences of the forward step.
+//! A rigid edge across a soft face between its nodes (the edge–edge rows of mixed rigid/soft
+//! scenes, `contact::geometry::edge_edge`): a 60 × 6 × 6 mm bar turned 45° about its long axis, so
+//! that one edge points down, lying across the top face of the 40 × 40 × 20 mm soft block of
+//! `cube_on_block.toml` (nodes on a 10 mm grid), along x at y = 5 mm, midway between two rows of
+//! nodes. The bar's cross-section reaches 3√2 mm to either side of its edge, so no node of the face
+//! lies under it, and its corners lie beyond the block's sides: only the edge rows (the bar's lower
+//! edge crossing the face's surface edges) can hold it. Every expected number comes from the mesh,
+//! the bar's mass or a balance of forces, never from an earlier run. Then the step derivatives with
+//! edge rows active (a free bar landing on the block's rim, a free block landing on a fixed bar's
+//! edge) against central differences of the forward step.
 
 use crate::diff_support;
 use crate::scene_support;

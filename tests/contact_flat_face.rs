@@ -1,4 +1,4 @@
-//! A rigid face narrower than the node spacing lying flat on a soft face (issue 19's flat-face
+//! A rigid face narrower than the node spacing lying flat on a soft face (the flat-face
 //! rows, `scene::step::contact::flat_face_rows`): a 60 × 6 × 6 mm bar, its bottom face flat, lying across the
 //! top face of the 40 × 40 × 20 mm soft block of `cube_on_block.toml` (nodes on a 10 mm
 //! grid), along x at y = 5 mm, midway between two rows of nodes. The bottom face spans

@@ -282,9 +282,9 @@ fn frictionless_and_singular_problems() {
     }
 }
 
-/// An NCP the Anderson-accelerated ADMM used to stall on (tests/data/stalled_ball_ncp.txt:
-/// six nearly parallel ball rows, G's condition number 3.5e12; residual 1.5e-4 after 100,000
-/// iterations). Solved now with the default settings at the scene's tolerance, in a few hundred
+/// An NCP on which the Anderson acceleration of ADMM stalls (tests/data/stalled_ball_ncp.txt:
+/// six nearly parallel ball rows, G's condition number 3.5e12). The default settings go on
+/// plain when the acceleration stalls and solve it at the scene's tolerance in a few hundred
 /// iterations, Signorini and Coulomb checked from G and g directly; PGS solves it too.
 #[test]
 fn an_accelerated_solve_that_stalls_goes_on_plain() {

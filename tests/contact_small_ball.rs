@@ -1,4 +1,4 @@
-//! A rigid ball smaller than the node spacing on a soft face between nodes (issue 19's ball
+//! A rigid ball smaller than the node spacing on a soft face between nodes (the ball
 //! rows, `scene::step::contact::ball_rows`, row kinds 9 and 10): a steel ball of radius 3 mm on the top face
 //! of the 40 × 40 × 20 mm soft block of `cube_on_block.toml` (nodes on a 10 mm grid, at
 //! x, y ∈ {−20, −10, 0, 10, 20} mm). Over (2.5, 5) mm the nearest nodes are 5.59 mm away in

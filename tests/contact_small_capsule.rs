@@ -1,6 +1,6 @@
-//! A rigid capsule thinner than the node spacing lying on a soft face between nodes (issue 19:
-//! a capsule's end balls get the ball rows, `scene::step::contact::ball_rows`, row kinds 9 and 10): a steel
-//! capsule of radius 2 mm and axis length 8 mm lying along x on the top face of the
+//! A rigid capsule thinner than the node spacing lying on a soft face between nodes (a
+//! capsule's end balls get the ball rows, `scene::step::contact::ball_rows`, row kinds 9 and
+//! 10): a steel capsule of radius 2 mm and axis length 8 mm lying along x on the top face of the
 //! 40 × 40 × 20 mm soft block of `cube_on_block.toml` (nodes on a 10 mm grid, at
 //! x, y ∈ {−20, −10, 0, 10, 20} mm), its axis over y = 5 mm from x = −4 to 4 mm. The nearest
 //! nodes, (0, 0) and (0, 10) mm, are 5 mm from the axis in the plane and 5.4 mm from it in

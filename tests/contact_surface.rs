@@ -1,5 +1,5 @@
 //! A soft body's contact surface given as a file of its own and embedded in the volume mesh
-//! (issue 17, `[soft_body.contact] surface`, SOFA's collision model on a barycentric mapping).
+//! (`[soft_body.contact] surface`, SOFA's collision model on a barycentric mapping).
 //!
 //! The body is `meshes/soft_block.msh` (40 × 40 × 20 mm, nodes every 10 mm), its contact
 //! surface a finer pad on its bottom face (a grid every 2.5 mm, written here as an OBJ). Four

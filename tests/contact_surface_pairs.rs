@@ -1,4 +1,4 @@
-//! An embedded contact surface (`[soft_body.contact] surface`, issue 17) in self-contact and
+//! An embedded contact surface (`[soft_body.contact] surface`) in self-contact and
 //! in contact between soft bodies: its vertices meet triangles, its triangles meet vertices.
 //!
 //! Second methods and finite differences, no numbers read off runs:

@@ -137,7 +137,7 @@ fn a_target_outside_the_workspace_ends_at_the_closest_reachable_point_within_bou
     assert_admissible(&report, &options);
     // Independent candidates: admissible tensions simulated for as long. The controller must
     // end about as close as the best of them, to 3 mm (the tip's jitter when four cables pulled
-    // at once on the solid-cone Trunk of before issue 17, docs/step.md).
+    // at once on the earlier solid-cone Trunk mesh, before the grooved one, docs/step.md).
     let cap = CAP;
     let mut best = f64::INFINITY;
     for lambda in [

@@ -1,4 +1,4 @@
-//! The step derivatives with flat-face rows active (issue 19, `scene::step::contact::flat_face_rows`, row
+//! The step derivatives with flat-face rows active (`scene::step::contact::flat_face_rows`, row
 //! kinds 7 and 8): a 60 × 6 × 6 mm bar lying flat across the top face of the soft block of
 //! `cube_on_block.toml` (nodes on a 10 mm grid) at y = 5 mm, between two rows of nodes, its
 //! ends beyond the block (`tests/contact_flat_face.rs` has it at rest). A free bar landing flat

@@ -1,4 +1,4 @@
-//! The step derivatives with ball rows active (issue 19, `scene::step::contact::ball_rows`, row kinds 9 and
+//! The step derivatives with ball rows active (`scene::step::contact::ball_rows`, row kinds 9 and
 //! 10): a steel ball of radius 3 mm landing on the top face of the soft block of
 //! `cube_on_block.toml` (nodes on a 10 mm grid) over (2.5, 5) mm, between nodes
 //! (`tests/contact_small_ball.rs` has it at rest), sliding and spinning or sticking, and the

@@ -1,4 +1,4 @@
-//! A robot's joint coordinate as the effector of inverse control (issue 19, the pianist of
+//! A robot's joint coordinate as the effector of inverse control (the pianist of
 //! paper 004 §IV): the cable Finger of `scenes/pianist.toml` presses the hinged piano key to
 //! a target angle (`control --effector q:key[0] --target θ`). Every asserted number comes
 //! from independent forward runs: the key's resting angle θ(F) under a constant cable

@@ -1,4 +1,4 @@
-//! The jobs in scenes where soft and rigid bodies share an NCP (issue 19 §4), through the
+//! The jobs in scenes where soft and rigid bodies share an NCP, through the
 //! derivatives of mixed steps: calibrating a soft body's Young's modulus with a rigid body
 //! attached to it (the observation made by the plain stepper at a known E; the fit starts
 //! three times too small and must recover it to 1e-4 relative), and contact-force control

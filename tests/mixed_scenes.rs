@@ -1,4 +1,4 @@
-//! Mixed rigid/soft scenes (issue 19): soft nodes against rigid shapes and soft nodes attached
+//! Mixed rigid/soft scenes: soft nodes against rigid shapes and soft nodes attached
 //! to rigid links, in one NCP with the rigid rows. Every expectation comes from a balance of
 //! forces or a conservation law, never from an earlier run.
 

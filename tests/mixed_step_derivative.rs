@@ -1,4 +1,4 @@
-//! The derivatives of steps where soft and rigid bodies share an NCP (issue 19 §4): the
+//! The derivatives of steps where soft and rigid bodies share an NCP: the
 //! forward mode (`StepDerivative::jvp`) over a few steps, with soft inputs (x, v, E) and rigid
 //! ones (q, v, the cube's mass) together (`diff_support::unit_directions`), against Richardson-extrapolated central differences of the forward
 //! simulator, in sticking and sliding configurations: a rigid cube resting on a soft block

@@ -1,4 +1,4 @@
-//! Derivatives with respect to a PD robot's target (`target:ROBOT`, issue 19): a constant
+//! Derivatives with respect to a PD robot's target (`target:ROBOT`): a constant
 //! offset added to the target over the run, which moves the input before the effort clamp
 //! by kp per unit (docs/derivatives.md). On the double pendulum of `urdf/double_pendulum.urdf`
 //! held by a PD, without contact: the forward sensitivities of `simulate` against central

@@ -1,5 +1,5 @@
-//! Bad input that used to slip through, and bookkeeping that used to drift: each case states
-//! what a user gets now.
+//! Bad input that must not slip through, and bookkeeping that must not drift: each case states
+//! what a user gets.
 
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The rigid step's Jacobian ∂(q⁺, v⁺)/∂(q, v, τ) with a reused workspace: a counting global
 //! allocator watches `RigidStepJacobian::of_step_into` on the quadruped standing on its four
 //! feet (four sticking contacts). The first call sizes the workspace; the later ones allocate
-//! nothing (issue 18, "No allocation in the step"): the NCP derivative is refilled in place
+//! nothing (no allocation in the step): the NCP derivative is refilled in place
 //! (`contact::NcpDerivative::refill`) and solves with reused buffers.
 
 mod counting_allocator;

@@ -1,4 +1,4 @@
-//! The rigid jobs of papers 002 and 003 (issue 18 §5), on the rigid step's derivatives:
+//! The rigid jobs of papers 002 and 003, on the rigid step's derivatives:
 //! recovering a sliding cube's initial velocity from where it stopped, and the torques that
 //! keep a quadruped standing still on its four feet (contact inverse dynamics); and the rigid
 //! forward sensitivities they rest on against central differences of whole runs.

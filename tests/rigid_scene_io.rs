@@ -1,4 +1,4 @@
-//! Rigid scenes from the outside (issue 18 §2): their ParaView frames, the one-line errors of
+//! Rigid scenes from the outside: their ParaView frames, the one-line errors of
 //! their scene keys, the documented example, shape masses against parry's, and one step
 //! cross-checked against Pinocchio.
 
@@ -141,6 +141,98 @@ fn bad_rigid_sections_are_refused_naming_the_key() {
         let e = scene_error(&text);
         assert!(e.contains(expected), "expected {expected:?} in: {e}");
     }
+}
+
+/// The 0.5 kg cube of [`CUBE`] given the rotational inertia `rows` (kg·m²), run for one step by
+/// the command: its output.
+fn cube_with_inertia(rows: &str, tag: &str) -> std::process::Output {
+    let file = std::env::temp_dir().join(format!(
+        "diffsoro-inertia-{tag}-{}.toml",
+        std::process::id()
+    ));
+    std::fs::write(&file, format!("{CUBE}inertia = {rows}\n")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_diffsoro"))
+        .args(["simulate", file.to_str().unwrap(), "--steps", "1"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    out
+}
+
+#[test]
+fn an_inertia_no_body_has_is_a_one_line_error_naming_the_body_and_the_rule() {
+    // A rod heavier about its own axis than across it: principal moments 1e-6, 1e-6, 1e-5
+    // kg·m² (the diagonal of a diagonal matrix), 1e-6 + 1e-6 < 1e-5.
+    // The same moments turned so that the axis is (1, 1, 1)/√3:
+    // 1e-6·1 + 9e-6·n nᵀ = [[4, 3, 3], [3, 4, 3], [3, 3, 4]]·1e-6, whose diagonal entries
+    // (4, 4, 4)·1e-6 satisfy the inequality: the rule is on the eigenvalues, not the diagonal.
+    for (tag, rows) in [
+        (
+            "axes",
+            "[[1e-5, 0.0, 0.0], [0.0, 1e-6, 0.0], [0.0, 0.0, 1e-6]]",
+        ),
+        (
+            "turned",
+            "[[4e-6, 3e-6, 3e-6], [3e-6, 4e-6, 3e-6], [3e-6, 3e-6, 4e-6]]",
+        ),
+    ] {
+        let out = cube_with_inertia(rows, tag);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "accepted: {rows}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "one line expected: {err}"
+        );
+        assert!(err.contains("rigid_body.cube.inertia: "), "{err}");
+        assert!(err.contains("triangle inequality I₁ + I₂ ≥ I₃"), "{err}");
+        assert!(
+            err.contains("[1.0000e-6, 1.0000e-6, 1.0000e-5] kg·m²"),
+            "{tag}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn a_physical_inertia_off_the_axes_and_thin_shapes_load() {
+    // 4e-6·1 + 1e-6·𝟙𝟙ᵀ: off-diagonal, principal moments 4e-6, 4e-6 and 4e-6 + 3·1e-6 =
+    // 7e-6 kg·m² (4 + 4 ≥ 7).
+    let rows = [[5e-6, 1e-6, 1e-6], [1e-6, 5e-6, 1e-6], [1e-6, 1e-6, 5e-6]];
+    let out = cube_with_inertia(&format!("{rows:?}"), "physical");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = scene(&format!("{CUBE}inertia = {rows:?}\n"));
+    let RigidDynamics::Free(body) = &s.rigid.systems[0].dynamics else {
+        unreachable!()
+    };
+    assert_eq!(body.inertia, nalgebra::Matrix3::from_fn(|r, c| rows[r][c]));
+    // Shapes whose inertia lies on the boundary up to their thickness: a plate 0.2 × 0.2 m and
+    // 0.2 µm thick (I₁ + I₂ − I₃ = 2z²/3 per unit mass, z the half thickness) and a rod 0.2 m
+    // long and 2 nm across (I₁ = r²/2 per unit mass, I₂ = I₃): both bodies exist.
+    let s = scene(
+        r#"
+[simulation]
+dt = 0.01
+
+[[rigid_body]]
+name = "plate"
+shape = "box"
+half_extents = [0.1, 0.1, 1e-7]
+mass = 0.1
+
+[[rigid_body]]
+name = "rod"
+shape = "cylinder"
+radius = 1e-9
+half_length = 0.1
+mass = 0.1
+"#,
+    );
+    assert_eq!(s.rigid.systems.len(), 2);
 }
 
 /// docs/rigid.md's first example: the tilted cube lands and rests on a face at z = 0.05 m,

@@ -1,4 +1,4 @@
-//! Rigid bodies that move (issue 18 §2–§3): free bodies and robots stepping with exact
+//! Rigid bodies that move: free bodies and robots stepping with exact
 //! frictional contact, checked against analytic solutions and conservation laws.
 
 use crate::scene_support;

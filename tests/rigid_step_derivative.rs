@@ -1,4 +1,4 @@
-//! The rigid step's Jacobian (issue 18 §4) against central finite differences of the forward
+//! The rigid step's Jacobian against central finite differences of the forward
 //! step, in sticking and sliding configurations: a box on a plane, a box on a box, a ball and a
 //! capsule on a triangle mesh, a quadruped's feet on the floor, a pendulum held at its joint
 //! limit; the columns of each free body's mass and each obstacle's friction coefficient with

@@ -417,6 +417,66 @@ fn a_massless_link_between_two_moving_joints_is_accepted() {
 }
 
 #[test]
+fn a_moving_body_whose_principal_moments_break_the_triangle_inequality_is_refused() {
+    // A 5 g link 100 times heavier about z than a disc of its size, and no heavier about x
+    // and y: principal moments 5.0375e-7, 5.0375e-7, 1e-4 kg·m² (a diagonal inertia), and
+    // 5.0375e-7 + 5.0375e-7 < 1e-4.
+    let horn = r#"<inertial><mass value="0.005"/><inertia ixx="5.0375e-7" ixy="0" ixz="0" iyy="5.0375e-7" iyz="0" izz="1e-4"/></inertial>"#;
+    let e = err_text(&two_links(horn, ""));
+    assert!(
+        e.starts_with("test.urdf: link 'b': the body of joint 'j': "),
+        "{e}"
+    );
+    assert!(e.contains("triangle inequality I₁ + I₂ ≥ I₃"), "{e}");
+    assert!(e.contains("[5.0375e-7, 5.0375e-7, 1.0000e-4] kg·m²"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+    // Links welded to it are named with it; a massless frame adds nothing.
+    let welded = format!(
+        r#"<robot name="r"><link name="a">{INERTIAL}</link><link name="b">{horn}</link><link name="tip"/>
+        <joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint>
+        <joint name="weld" type="fixed"><parent link="b"/><child link="tip"/></joint></robot>"#
+    );
+    let e = err_text(&welded);
+    assert!(
+        e.starts_with(
+            "test.urdf: link 'b': the body of joint 'j' (with the links welded to it: tip): "
+        ),
+        "{e}"
+    );
+    // A thin disc, ixx = iyy = izz/2, lies on the boundary and is accepted.
+    let disc = r#"<inertial><mass value="0.005"/><inertia ixx="5e-5" ixy="0" ixz="0" iyy="5e-5" iyz="0" izz="1e-4"/></inertial>"#;
+    parse(&two_links(disc, "")).unwrap();
+    // The root body of a fixed base does not move and is not checked.
+    let root_only = format!(
+        r#"<robot name="r"><link name="a">{horn}</link><link name="b">{INERTIAL}</link>
+        <joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint></robot>"#
+    );
+    parse(&root_only).unwrap();
+}
+
+#[test]
+fn every_committed_urdf_loads() {
+    // The triangle-inequality check must leave every robot shipped in urdf/ loadable: on a
+    // fixed base, and the Go1 (whose dummy `base` link alone breaks the rule) on a free-flyer,
+    // its `base` welded to its trunk.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("urdf");
+    let mut files = Vec::new();
+    for d in [dir.clone(), dir.join("real")] {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "urdf") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 17, "{files:?}");
+    for path in &files {
+        load_urdf(path, Base::Fixed).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    load_urdf(&dir.join("real/go1.urdf"), Base::FreeFlyer).unwrap();
+}
+
+#[test]
 fn a_tiny_dummy_root_link_with_a_semi_definite_inertia_is_accepted() {
     // Go1's `base`: mass 1e-6 and all six inertia entries 1e-6 (eigenvalues 3e-6, 0, 0).
     let m = parse_ff(&dummy_root(GO1_BASE, LEG, "")).unwrap();

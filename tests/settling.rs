@@ -52,7 +52,7 @@ fn settle(scene: &Scene, seconds: f64) -> (f64, f64, f64) {
 
 /// The Trunk under strong constant cable tensions (its cables compress it past its own
 /// buckling load) settles on the static answer within 8 s of simulated time: tip within
-/// 0.01 mm, every node slower than 1e-5 m/s (issue: "robots that come to rest").
+/// 0.01 mm, every node slower than 1e-5 m/s: a robot that comes to rest.
 #[test]
 fn trunk_settles_under_strong_constant_tensions() {
     let cases: [&[(&str, f64)]; 4] = [

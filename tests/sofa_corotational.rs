@@ -1,4 +1,4 @@
-//! The `corotational_sofa` law (SOFA's TetrahedronFEMForceField `polar`, issue 20 §4): held
+//! The `corotational_sofa` law (SOFA's TetrahedronFEMForceField `polar`): held
 //! against an independent numpy implementation (tests/data/sofa_corotational_reference.py and
 //! its committed output), rigid motions, the small-strain limit, its node-order dependence and
 //! net torque, the refusal of derivatives, and a static solve.
@@ -320,11 +320,11 @@ fn real_trunk() -> std::path::PathBuf {
 #[test]
 #[ignore = "needs the published SoftRobots meshes (docs/real-meshes.md); run with --ignored"]
 fn on_the_real_trunk_under_sideways_gravity_the_laws_differ_by_about_two_tenths_of_a_percent() {
-    // Issue 20 §4: E 450 kPa, ν 0.45, density-lumped mass (ρ = 1000 kg/m³), base slab
+    // The published Trunk: E 450 kPa, ν 0.45, density-lumped mass (ρ = 1000 kg/m³), base slab
     // z ∈ [0, 20] mm fixed, gravity −y, `--static`: a sag of about 150 mm. Measured here
     // (2026-11): sag 150.80 mm (corotational) and 150.63 mm (corotational_sofa), i.e. the sags
     // differ by 0.11 %, and the largest distance between the two equilibria is 0.22 % of the
-    // sag (the issue quotes 0.19 %); the test checks the latter in [0.1 %, 0.3 %].
+    // sag (an earlier measurement gave 0.19 %); the test checks the latter in [0.1 %, 0.3 %].
     let mesh = real_trunk();
     assert!(
         mesh.is_file(),

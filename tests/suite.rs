@@ -2,8 +2,8 @@
 //!
 //! One binary instead of one per file: the crate's generic code is compiled and linked once
 //! rather than 75 times, and the test harness spreads all the tests over the machine's
-//! threads instead of running the files one after another (the longest file used to hold a
-//! core alone while the other idled). Run one topic with its module path as the filter,
+//! threads instead of running the files one after another (where the longest file holds a
+//! core alone while the other idles). Run one topic with its module path as the filter,
 //! `cargo test --release --test suite calibrate::`. The two allocation-counting tests
 //! (`rigid_no_alloc`, `rigid_jacobian_no_alloc`) stay binaries of their own: their global
 //! allocator counts every thread's allocations, so nothing else may run beside them.

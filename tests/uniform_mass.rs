@@ -1,4 +1,4 @@
-//! `mass = "uniform"` with `total_mass` (SOFA's UniformMass, issue 20 §4): the total mass is
+//! `mass = "uniform"` with `total_mass` (SOFA's UniformMass): the total mass is
 //! spread evenly over all the mesh's nodes, a freely falling body's centre of mass accelerates
 //! at g, and scenes without the new keys are unchanged.
 

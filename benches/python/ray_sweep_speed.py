@@ -1,4 +1,4 @@
-"""Speed of the Ray sweep against the serial one (issue 13: ≤ 1.1 × serial / 2 on 2 cores).
+"""Speed of the Ray sweep against the serial one (the goal: ≤ 1.1 × serial / 2 on 2 cores).
 
 64 rollouts of the Trunk (`scenes/trunk.toml`, E × cable tension, 100 steps each), first
 serially in this process (`diffsoro.ray.rollout`, the function every Ray task runs), then over

@@ -37,7 +37,9 @@ fn rotation(q: &[f64]) -> Mat3 {
 impl FreeBody {
     /// A body of mass `mass` (kg) and inertia `inertia` about its centre of mass (kg·m², body
     /// axes). Errors, naming `rigid_body.NAME.mass` / `.inertia`, on a mass that is not
-    /// positive or an inertia that is not symmetric positive definite.
+    /// positive, an inertia that is not symmetric positive definite, or one whose principal
+    /// moments break the triangle inequality I₁ + I₂ ≥ I₃ (no body has them:
+    /// [`breaks_triangle_inequality`](super::breaks_triangle_inequality)).
     pub fn new(name: &str, mass: f64, inertia: Mat3) -> Result<FreeBody> {
         if !(mass > 0.0) || !mass.is_finite() {
             return Err(Error::invalid(
@@ -47,8 +49,16 @@ impl FreeBody {
         }
         let symmetric = (inertia - inertia.transpose()).amax() <= 1e-12 * inertia.amax();
         let inverse = inertia.cholesky().map(|c| c.inverse());
+        let key = || format!("rigid_body.{name}.inertia");
         match inverse {
             Some(inertia_inv) if symmetric && inertia.iter().all(|x| x.is_finite()) => {
+                let moments = super::principal_moments(&inertia);
+                if super::breaks_triangle_inequality(moments) {
+                    return Err(Error::invalid(
+                        key(),
+                        super::principal_moments::triangle_message(moments),
+                    ));
+                }
                 Ok(FreeBody {
                     mass,
                     inertia,
@@ -56,7 +66,7 @@ impl FreeBody {
                 })
             }
             _ => Err(Error::invalid(
-                format!("rigid_body.{name}.inertia"),
+                key(),
                 "must be symmetric positive definite (kg·m², about the centre of mass)",
             )),
         }
@@ -167,7 +177,8 @@ mod tests {
         let body = FreeBody::new(
             "b",
             2.0,
-            Mat3::new(0.1, 0.01, 0.0, 0.01, 0.2, 0.02, 0.0, 0.02, 0.3),
+            // Off the axes, principal moments ≈ 0.148, 0.198, 0.304 kg·m²: 0.148 + 0.198 ≥ 0.304.
+            Mat3::new(0.15, 0.01, 0.0, 0.01, 0.2, 0.02, 0.0, 0.02, 0.3),
         )
         .unwrap();
         let s = (0.4f64).sin();
@@ -189,5 +200,12 @@ mod tests {
         assert!(e.to_string().contains("rigid_body.cube.mass"), "{e}");
         let e = FreeBody::new("cube", 1.0, -Mat3::identity()).unwrap_err();
         assert!(e.to_string().contains("rigid_body.cube.inertia"), "{e}");
+        // Positive definite, yet no body has it: 1e-6 + 1e-6 < 1e-5.
+        let rod = Mat3::from_diagonal(&Vec3::new(1e-5, 1e-6, 1e-6));
+        let e = FreeBody::new("cube", 1.0, rod).unwrap_err().to_string();
+        assert!(
+            e.starts_with("rigid_body.cube.inertia: ") && e.contains("I₁ + I₂ ≥ I₃"),
+            "{e}"
+        );
     }
 }

@@ -8,8 +8,10 @@
 //! Accepted as Pinocchio accepts them: links without `<inertial>`, frame-only links of mass 0
 //! and zero inertia (skipped), and positive semi-definite inertias that are not definite (a
 //! dummy root link). Refused with an error naming the link or joint: a negative mass, a
-//! non-finite number, an indefinite inertia, a loop, a zero axis, and a moving joint whose
-//! subtree carries no inertia (singular mass matrix). `<visual>` is ignored; `<collision>`
+//! non-finite number, an indefinite inertia, a loop, a zero axis, a moving joint whose
+//! subtree carries no inertia (singular mass matrix), and a moving body (its links and those
+//! welded to it) whose principal moments break the triangle inequality I₁ + I₂ ≥ I₃, as
+//! MuJoCo refuses it. `<visual>` is ignored; `<collision>`
 //! forms the collision model ([`Geometry`]); `<limit>` and `<dynamics>` fill
 //! [`Model::limits`], [`Model::damping`] and [`Model::friction`].
 
@@ -170,7 +172,49 @@ pub fn parse_urdf_ordered(
     }
     let model = b.model;
     check_mass_matrix(&model, file)?;
+    check_principal_moments(&model, file)?;
     Ok(model)
+}
+
+/// Refuses a moving body whose rotational inertia about its centre of mass (its links' and
+/// those welded to them by fixed joints, added) has principal moments that break the triangle
+/// inequality I₁ + I₂ ≥ I₃ ([`breaks_triangle_inequality`](super::breaks_triangle_inequality)):
+/// no distribution of mass has them, and MuJoCo refuses them too. The bodies as simulated are
+/// checked, not each `<inertial>`, as MuJoCo does once it has fused static bodies: a dummy link
+/// of negligible mass welded to a real one (Go1's `base`, all six entries 1e-6, eigenvalues
+/// 3e-6, 0, 0) leaves the body it joins physical. The error names the body's first link and
+/// the links welded to it.
+fn check_principal_moments(model: &Model, file: &str) -> Result<()> {
+    for j in 1..model.njoints() {
+        let moments = super::principal_moments(&model.inertias[j].inertia_com);
+        if !super::breaks_triangle_inequality(moments) {
+            continue;
+        }
+        let links: Vec<&str> = model
+            .frames
+            .iter()
+            .filter(|f| f.parent_joint == j && f.kind == FrameKind::Body)
+            .map(|f| f.name.as_str())
+            .collect();
+        let welded = match links.get(1..) {
+            Some(rest) if !rest.is_empty() => {
+                format!(" (with the links welded to it: {})", rest.join(", "))
+            }
+            _ => String::new(),
+        };
+        return Err(Error::invalid(
+            format!(
+                "{file}: link '{}'",
+                links.first().copied().unwrap_or(&model.joints[j].name)
+            ),
+            format!(
+                "the body of joint '{}'{welded}: {}",
+                model.joints[j].name,
+                super::principal_moments::triangle_message(moments)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses models whose mass matrix is singular, naming a joint: first a moving joint whose

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent reference of the `corotational_sofa` law (SOFA's TetrahedronFEMForceField,
-method `polar`/`svd`; issue 20 §4), written from the formulas, not from the Rust code, for
+method `polar`/`svd`), written from the formulas, not from the Rust code, for
 tests/sofa_corotational.rs. Writes tests/data/sofa_corotational_reference.json.
 
 Per tetrahedron with nodes in the listed order (a, b, c, d):

@@ -127,7 +127,7 @@ pub fn parameters(scene: &Scene, names: &[&str]) -> Vec<Parameter> {
         .collect()
 }
 
-/// The directions of the issue, one at a time: x (with the rigid configurations), v (with
+/// The input directions, one at a time: x (with the rigid configurations), v (with
 /// the rigid velocities), E, ν, each actuator.
 pub fn unit_directions(
     scene: &Scene,

@@ -1,6 +1,6 @@
 //! What the tests matching a project mesh to a published one share (`trunk_mesh.rs`,
 //! `finger_mesh.rs`, `pneunet_mesh.rs`): the static displacement of a scene's effector under
-//! its own loads, and the 2 % comparison of the issue.
+//! its own loads, and the comparison of a project mesh's to a published mesh's, within 2 %.
 
 use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, StaticOptions, solve_static};

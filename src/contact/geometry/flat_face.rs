@@ -1,8 +1,8 @@
 //! A face of a box or a convex hull lying flat (face-on) on a soft surface triangle: the
 //! tests that say whether the contact region between them, the face's polygon clipped by the
 //! triangle, already has a vertex row, or only the crossings of their edges can hold it
-//! (issue 19; `scene::model::soft_rigid` builds the rows, `SurfaceTree::face_on_crossings` finds the
-//! crossings).
+//! (rigid faces on soft surfaces in mixed rigid/soft scenes; `scene::model::soft_rigid` builds
+//! the rows, `SurfaceTree::face_on_crossings` finds the crossings).
 //!
 //! The region F ∩ T of a convex face F and a triangle T, seen along the face's normal, is a
 //! convex polygon whose vertices are the face's corners inside T, T's vertices over F, and

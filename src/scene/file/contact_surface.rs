@@ -59,8 +59,10 @@ impl SurfaceFiles {
 
 /// The contact points of body `section` on `mesh` (m, placed): its boundary nodes, or its
 /// `[soft_body.contact] surface`'s vertices (those its triangles use, in file order) embedded
-/// in `mesh` (`embedded_surface_file`), with a warning when some lie outside it. `what` is `soft_body.NAME`, `dir` the scene file's folder. Errors name the key:
-/// a missing or unreadable file, a vertex farther than `embed_tolerance` from the mesh.
+/// in `mesh` (`embedded_surface::BodyEmbedding`), with a warning when some lie outside it and the scene
+/// did not state `embed_tolerance`. `what` is `soft_body.NAME`, `dir` the scene file's folder.
+/// Errors name the key: a missing or unreadable file, a vertex farther than `embed_tolerance`
+/// from the mesh.
 pub(in crate::scene) fn contact_points(
     section: &SoftBodySection,
     mesh: &Mesh,
@@ -114,7 +116,7 @@ pub(in crate::scene) fn contact_points(
         .filter(|(k, _)| used[*k])
         .map(|(k, v)| embedding.locate(*v, name(k)))
         .collect::<Result<Vec<_>>>()?;
-    let warning = embedding.outside().map(|o| {
+    let warning = embedding.outside_to_warn().map(|o| {
         format!(
             "{key}: {} of its {} vertices {}",
             o.count,

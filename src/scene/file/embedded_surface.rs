@@ -4,7 +4,7 @@
 //! key), placed as the body's mesh is placed (`scale`, then `rotation` and `translation`), and
 //! its vertices are embedded in their tetrahedra within the body's `embed_tolerance`
 //! ([`BodyEmbedding`], which also embeds cable points and effectors), keeping count of those
-//! just outside the mesh for one warning.
+//! just outside the mesh for one warning when the scene did not state `embed_tolerance`.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -73,6 +73,9 @@ pub(in crate::scene) struct BodyEmbedding<'a> {
     /// How far outside the mesh a point may lie (m): `embed_tolerance`, by default
     /// [`EMBEDDING_TOLERANCE`] of the mesh's bounding-box diagonal.
     tolerance: f64,
+    /// Whether the scene stated `embed_tolerance`: then points outside the mesh within it are
+    /// what the user asked for, and no warning reports them.
+    stated: bool,
     outside: RefCell<Option<Outside>>,
 }
 
@@ -85,16 +88,17 @@ pub(in crate::scene) struct Outside {
     pub farthest: String,
     /// Its distance to the mesh (m).
     pub distance: f64,
-    /// The tolerance they are within (m).
+    /// The default tolerance they are within (m).
     pub tolerance: f64,
 }
 
 impl Outside {
-    /// What happens to them, for a warning: `lie outside the mesh and follow … (embed_tolerance
-    /// … m)`, the farthest called `farthest`.
+    /// What happens to them, for a warning: `lie outside the mesh and follow … (within the
+    /// default embed_tolerance … m …)`, the farthest called `farthest`, and how to accept them
+    /// silently.
     pub fn consequence(&self, farthest: &str) -> String {
         format!(
-            "lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, {farthest}, by {:.3e} m (embed_tolerance {:.1e} m)",
+            "lie outside the mesh and follow their nearest tetrahedron (extrapolated barycentric weights); the farthest, {farthest}, by {:.3e} m (within the default embed_tolerance, {:.3e} m = {EMBEDDING_TOLERANCE:e} of the mesh's bounding-box diagonal; stating embed_tolerance accepts them without this warning)",
             self.distance, self.tolerance
         )
     }
@@ -109,6 +113,7 @@ impl<'a> BodyEmbedding<'a> {
             tolerance: section
                 .embed_tolerance
                 .unwrap_or(EMBEDDING_TOLERANCE * (hi - lo).norm()),
+            stated: section.embed_tolerance.is_some(),
             outside: RefCell::new(None),
         }
     }
@@ -139,8 +144,14 @@ impl<'a> BodyEmbedding<'a> {
         Ok(e)
     }
 
-    /// The points embedded so far that lie outside the mesh, if any.
-    pub fn outside(self) -> Option<Outside> {
-        self.outside.into_inner()
+    /// The points embedded so far that lie outside the mesh, for a warning: none when the
+    /// scene stated the body's `embed_tolerance` (the user said points within it are meant),
+    /// those found within the default tolerance otherwise.
+    pub fn outside_to_warn(self) -> Option<Outside> {
+        if self.stated {
+            None
+        } else {
+            self.outside.into_inner()
+        }
     }
 }

@@ -18,7 +18,8 @@ pub struct BodyActuation {
     /// must have these nodes fixed (removed from the system).
     pub pinned: Vec<PinnedServo>,
     /// What the user should hear about the build, one line each naming the key (points
-    /// outside the mesh mapped with extrapolated weights); `Scene::warnings` reports them.
+    /// outside the mesh mapped with extrapolated weights, when the scene did not state the
+    /// body's `embed_tolerance`); `Scene::warnings` reports them.
     pub warnings: Vec<String>,
 }
 

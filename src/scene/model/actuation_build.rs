@@ -1,4 +1,4 @@
-//! Building a body's actuators and effectors from its scene-file section (DESIGN.md §4):
+//! Building a body's actuators and effectors from its scene-file section (docs/design.md):
 //! cable points, effectors and cavity-surface vertices embedded in the mesh (with
 //! extrapolated weights just outside it, `actuator::EmbeddedPoint`), cavities from a triangle
 //! group of the mesh or from their own closed surface file, servos from a group or a box.
@@ -204,7 +204,7 @@ impl BodyActuation {
             })
             .collect::<Result<_>>()?;
         let mut warnings = Vec::new();
-        if let Some(o) = embedding.outside() {
+        if let Some(o) = embedding.outside_to_warn() {
             warnings.push(format!(
                 "{}: {} embedded point(s) of {what} {}",
                 o.farthest,
@@ -236,7 +236,7 @@ fn group_cavity(mesh: &Mesh, group: &str, at: &str) -> Result<Cavity> {
 }
 
 /// Reads a cavity's surface file (`.stl` / `.obj`, `file` relative to `dir`) and places it as
-/// the body's mesh is placed (`embedded_surface_file::read_placed_surface`): m, in the world
+/// the body's mesh is placed (`embedded_surface::read_placed_surface`): m, in the world
 /// frame. It must be closed and consistently oriented; it is turned, if needed, so its normals
 /// point out of the cavity (a positive enclosed volume). `key` names the scene key in errors.
 fn read_cavity_surface(

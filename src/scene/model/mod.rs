@@ -287,9 +287,9 @@ impl Scene {
     /// What a user should hear about the scene as built, one line each, naming the key:
     /// meshes whose tetrahedra were re-oriented (`mesh::Mesh::reoriented`), bodies whose
     /// size suggests a unit mistake (see [`size_warning`]), embedded points outside their mesh
-    /// (`BodyActuation::warnings`) and embedded contact surfaces' vertices outside it, and
-    /// the rigid part's (`RigidScene::warnings`). The CLI
-    /// prints them on stderr.
+    /// (`BodyActuation::warnings`) and embedded contact surfaces' vertices outside it when the
+    /// scene did not state the body's `embed_tolerance`, and the rigid part's
+    /// (`RigidScene::warnings`). The CLI prints them on stderr.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings: Vec<String> = self
             .bodies

@@ -1,6 +1,6 @@
-//! The rows of a rigid ball resting on a soft face (issue 19; row kinds 9, a free body's or a
-//! link's ball, and 10, a fixed body's): a ball smaller than the node spacing touches a soft
-//! surface triangle inside it, where no node row (a node against the ball) holds it (a ball
+//! The rows of a rigid ball resting on a soft face (mixed rigid/soft scenes; row kinds 9, a free
+//! body's or a link's ball, and 10, a fixed body's): a ball smaller than the node spacing touches a
+//! soft surface triangle inside it, where no node row (a node against the ball) holds it (a ball
 //! has no corners for corner rows), and without these rows falls through the face.
 //!
 //! A ball of centre c and radius r over a triangle T (outward unit normal n, vertex x₀) whose

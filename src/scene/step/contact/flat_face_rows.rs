@@ -1,12 +1,12 @@
-//! The rows of a rigid face lying flat on a soft face where no vertex row holds it (issue 19;
-//! row kinds 7, a collider's face, and 8, a fixed body's): a box or a convex hull whose face
-//! lies face-on on a soft surface triangle (the face's outward normal m within
-//! `contact::RIGID_ARC_SLACK` of −n) meets it in the face's polygon clipped by the triangle,
-//! and when none of that region's vertices is a row already (no vertex of the soft edge's
-//! face-on triangles lies over the face, no corner of the face over them:
+//! The rows of a rigid face lying flat on a soft face where no vertex row holds it (mixed
+//! rigid/soft scenes; row kinds 7, a collider's face, and 8, a fixed body's): a box or a convex
+//! hull whose face lies face-on on a soft surface triangle (the face's outward normal m within
+//! `contact::RIGID_ARC_SLACK` of −n) meets it in the face's polygon clipped by the triangle, and
+//! when none of that region's vertices is a row already (no vertex of the soft edge's face-on
+//! triangles lies over the face, no corner of the face over them:
 //! `contact::face_meets_triangle_at_a_vertex`) the crossings of the face's edges with the
-//! triangle's edges hold it (`SurfaceTree::face_on_crossings`): a thin key under a fingertip,
-//! a bar narrower than the node spacing lying across a coarse block.
+//! triangle's edges hold it (`SurfaceTree::face_on_crossings`): a thin key under a fingertip, a bar
+//! narrower than the node spacing lying across a coarse block.
 //!
 //! Each crossing is a row of the edge rows' form (`scene::model::soft_rigid`, kinds 5 and 6), with
 //! their geometry and derivatives (`contact::geometry::edge_edge`): the closest points p(s) of the soft
