@@ -62,6 +62,7 @@ pub use ncp::admm_settings::{
     ACCELERATED_MARGIN, AdmmSettings, FACES_SETTLING_RATIO, POLISH_ATTEMPTS,
     POLISH_MATRIX_FREE_AFTER, POLISH_STABLE_ITERATIONS, STALLED_CHECKS,
 };
+pub use ncp::admm_trace::{AdmmTraceEntry, TracedPolish};
 pub use ncp::bilateral_elimination::BilateralElimination;
 pub use ncp::cone::FrictionCone;
 pub use ncp::delassus_operator::{

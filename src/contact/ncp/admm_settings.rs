@@ -14,10 +14,10 @@ pub const ACCELERATED_MARGIN: f64 = 1e-2;
 /// Residual checks (every [`AdmmSettings::check_period`] iterations) without a new smallest
 /// NCP residual after which an accelerated solve goes on without Anderson extrapolation.
 /// Anderson's own safeguard counts its steps since the last penalty change only, and a
-/// penalty that changes every few checks restarts it for ever: six ball rows under a free
-/// steel ball, their normals within 4e-4 rad (G's condition number 3.5e12), kept the
-/// extrapolated iterates at an NCP residual of 1.5e-4 for 100,000 iterations and 6,661
-/// penalty changes, where plain ADMM takes 212 iterations (`tests/contact_ncp.rs`).
+/// penalty that changes every few checks restarts it for ever: on a nearly singular G (six
+/// ball rows under a free steel ball, their normals within 4e-4 rad) the extrapolated iterates
+/// stall far from the tolerance through any number of iterations and penalty changes, where
+/// plain ADMM converges in a few hundred (`tests/contact_ncp.rs`).
 pub const STALLED_CHECKS: usize = 30;
 
 /// Iterations for which every contact's force must have stayed on the same face of its cone
@@ -81,6 +81,11 @@ pub struct AdmmSettings {
     /// `contact::ncp::polish_krylov` without, from [`POLISH_MATRIX_FREE_AFTER`] iterations on), kept
     /// only if its residuals meet the target. Default true.
     pub polish: bool,
+    /// Whether a solve records its iterations
+    /// ([`AdmmSolver::last_trace`](crate::contact::AdmmSolver::last_trace): ADMM's residuals,
+    /// ρ, the NCP residuals where scored, acceleration and polishes), for debugging a solve's
+    /// convergence. Changes nothing else of the solve. Default false.
+    pub trace: bool,
 }
 
 impl Default for AdmmSettings {
@@ -99,6 +104,7 @@ impl Default for AdmmSettings {
             anderson_memory: 5,
             accelerated_margin: ACCELERATED_MARGIN,
             polish: true,
+            trace: false,
         }
     }
 }

@@ -51,6 +51,9 @@ pub(crate) struct Anderson {
     best_norm: f64,
     since_best: usize,
     gave_up: bool,
+    /// Whether the last [`Self::extrapolate`] combined past differences (false: the plain
+    /// step).
+    extrapolated: bool,
 }
 
 impl Anderson {
@@ -97,6 +100,12 @@ impl Anderson {
     /// Whether acceleration is on: a memory of at least one difference, and not given up.
     pub(crate) fn is_on(&self) -> bool {
         self.memory > 0 && !self.gave_up
+    }
+
+    /// Whether the last [`Self::extrapolate`] extrapolated (false: it returned the plain
+    /// image, the memory being empty, restarting or given up).
+    pub(crate) fn extrapolated(&self) -> bool {
+        self.extrapolated
     }
 
     /// The slots to fill before [`Self::extrapolate`]: `(u_k, T(u_k))`.
@@ -153,11 +162,11 @@ impl Anderson {
         self.last_residual.copy_from_slice(&self.residual);
         self.has_last = true;
         self.last_norm = norm;
-        if self.gave_up || self.count == 0 || !self.solve_weights() {
-            self.input.copy_from_slice(&self.image);
+        self.extrapolated = !self.gave_up && self.count > 0 && self.solve_weights();
+        self.input.copy_from_slice(&self.image);
+        if !self.extrapolated {
             return &self.input;
         }
-        self.input.copy_from_slice(&self.image);
         for p in 0..self.count {
             let gamma = self.gamma[p];
             for (u, dg) in self.input.iter_mut().zip(&self.dg[p * len..(p + 1) * len]) {

@@ -4,7 +4,12 @@
 //! eliminated before a solve, and the NCP's implicit derivative.
 
 pub mod admm;
+mod admm_faces;
+mod admm_iterate;
+mod admm_loop;
+mod admm_penalty;
 pub mod admm_settings;
+pub mod admm_trace;
 pub mod anderson;
 pub mod bilateral_elimination;
 pub mod cone;

@@ -15,29 +15,25 @@
 //!
 //! solved through the operator's own factorisation ([`DelassusOperator::factorize_projected`],
 //! one sparse factorisation per polish): `J` differs from `P` by the friction forces a sliding
-//! contact's normal force brings with it and by `c`. On a slab of 1,000 contacts (612
-//! sliding, G's condition number 8e3), measured offline with numpy on the assembled G to a
-//! relative 1e-12: unpreconditioned GMRES takes 448 iterations, the preconditioner without
-//! `Θ` about 300, and with it BiCGSTAB 7 (14 products). `c` is ADMM's proximal weight
-//! `μ_prox = 1e-6 L` (on the slab a hundredth of G's smallest eigenvalue), so that `P` stays
-//! close to `E G Eᵀ`; the Woodbury form divides by it, which costs a few digits of the
-//! preconditioner (not of the step: GMRES minimises the true residual).
+//! contact's normal force brings with it and by `c`. Without a preconditioner, or with `P`
+//! but without `Θ`, a Krylov method needs hundreds of iterations on a slab of 1,000 contacts
+//! (most of them sliding, G's condition number 8e3); with `Θ`, a handful. `c` is ADMM's
+//! proximal weight `μ_prox = 1e-6 L` (on the slab a hundredth of G's smallest eigenvalue), so
+//! that `P` stays close to `E G Eᵀ`; the Woodbury form divides by it, which costs a few digits
+//! of the preconditioner (not of the step: GMRES minimises the true residual).
 //!
 //! GMRES rather than BiCGSTAB: one product with `G` and one preconditioner solve per
 //! iteration instead of two of each, it stops at any iteration, and both kinds of solve go
-//! through one `&mut` operator without a lock. On the slab benchmark the solve through the
-//! factor went from 5.35 to 4.74 ms at 100 contacts and from 1.16 to 0.90 ms at 10
-//! (docs/speed.md); at 1,000 contacts the step products alternate between two sparse factors
-//! of 12.7 MB each, and a product and a projected solve together cost 4.7 ms against 1.4 +
-//! 1.3 ms apart (the two factors do not share the 32 MB cache): there GMRES's 10 iterations
-//! cost what BiCGSTAB's 5 did (before the penalty was held, when the polish ran at iteration
-//! 34).
+//! through one `&mut` operator without a lock. Where the products and the projected solves
+//! alternate between two sparse factors too large to share the cache, an iteration costs more
+//! than the two solves do apart, and GMRES's iterations cost about what BiCGSTAB's half as
+//! many do (docs/speed.md).
 //!
 //! Newton's steps are inexact: the first is solved to a relative 0.1, the next ones as much
 //! more exactly as the residual fell (Eisenstat and Walker's second forcing term) but not
-//! more exactly than the target needs. On the 1,000-contact slab, polished at iteration 25
-//! (ADMM holds its penalty until the polish may run, `super::admm`), that is three steps of 2,
-//! 3 and 6 GMRES iterations, from an NCP residual of 6.1e-6 to 1.3e-13.
+//! more exactly than the target needs: on the right faces, a few steps of a few GMRES
+//! iterations each take an iterate whose NCP residual is still far above the tolerance to
+//! round-off (ADMM holds its penalty until the polish may run, `super::admm`).
 
 use super::cone::FrictionCone;
 use super::delassus_operator::{DelassusOperator, ProjectedRow};
