@@ -16,6 +16,7 @@ pub use file::contact::{
 };
 pub use file::contact_surface::{SoftContactSection, SurfaceFiles};
 pub use file::embedded_surface::EMBEDDING_TOLERANCE;
+pub use file::marker::MarkerSection;
 pub use file::overrides::apply_override;
 pub use file::path::scene_path;
 pub use file::region::RegionSection;
@@ -28,6 +29,7 @@ pub use model::RigidState;
 pub use model::actuation::{BodyActuation, couplings as actuator_couplings};
 pub use model::contact::SceneContact;
 pub use model::energy::Energy;
+pub use model::markers::{Marker, MarkerPoint, Markers};
 pub use model::pinned_servo::PinnedServo;
 pub use model::rigid::RigidSide;
 pub use model::rigid::{
