@@ -1,14 +1,18 @@
 //! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`, `rigid`, `contact`): the scene file and its
 //! `--set` overrides, the model and state built from it (soft bodies, free rigid bodies and
 //! robots), the time step as a readable list of stages (with its contact stage),
-//! the static-equilibrium solve, and the final-state output.
+//! the static-equilibrium solve, the final-state output, and the files an experiment brings
+//! (marker tracks).
 
+mod experiment;
 mod file;
 mod model;
 mod output;
 mod statics;
 mod step;
 
+pub use experiment::interpolate::interpolate;
+pub use experiment::tracks::{MarkerTracks, MarkerUnit, TRACKS_HEADER, Track};
 pub use file::attachment::AttachmentSection;
 pub use file::contact::{
     ContactSection, ContactSolverKind, DelassusKind, ObstacleKind, ObstacleSection,
