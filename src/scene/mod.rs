@@ -48,7 +48,7 @@ pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };
 pub use output::final_state::{
-    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, RigidTangentOutput,
+    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, MarkerOutput, RigidTangentOutput,
 };
 pub use output::frames::FrameSeries;
 pub use output::obstacles::{ObstacleOutput, obstacle_outputs};
