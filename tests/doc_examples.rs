@@ -473,8 +473,7 @@ fn the_trunk_markers_file_holds_every_saved_state() {
         "diffsoro simulate scenes/trunk.toml --steps 50 --set soft_body.trunk.cable.c2.force=0.5 \
          --out out/trunk_markers --markers-out out/trunk_markers/markers.csv --marker-unit mm",
     );
-    let text =
-        std::fs::read_to_string(scratch().join("out/trunk_markers/markers.csv")).unwrap();
+    let text = std::fs::read_to_string(scratch().join("out/trunk_markers/markers.csv")).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("time,marker,x,y,z"));
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
@@ -494,7 +493,10 @@ fn the_trunk_markers_file_holds_every_saved_state() {
         assert_eq!(marker["name"], row[1]);
         for (i, got) in mm(row).into_iter().enumerate() {
             let metres = f(&marker["position"][i]);
-            assert!((got - 1000.0 * metres).abs() <= 1e-12 * got.abs(), "{got} {metres}");
+            assert!(
+                (got - 1000.0 * metres).abs() <= 1e-12 * got.abs(),
+                "{got} {metres}"
+            );
         }
     }
     assert_eq!(state["markers"][0]["position"], *node);
