@@ -57,6 +57,15 @@ enum Command {
         /// With `--out DIR`: also write `DIR/view.html`, the run in 3D (`diffsoro view DIR`).
         #[arg(long, requires = "out")]
         view: bool,
+        /// Write every marker's position (`[[soft_body.marker]]`) at every saved state to
+        /// this CSV file (`time,marker,x,y,z`: the initial state at t = 0 and the state after
+        /// each step; with `--static`, the equilibrium at t = 0), written completely or not at
+        /// all; with or without `--out`. An error if the scene has no marker.
+        #[arg(long, value_name = "FILE.csv")]
+        markers_out: Option<PathBuf>,
+        /// The unit of the coordinates of `--markers-out`: `m` (default) or `mm`; times are in s.
+        #[arg(long, value_name = "m|mm", requires = "markers_out")]
+        marker_unit: Option<diffsoro::scene::MarkerUnit>,
         /// Override one scene value by dotted path, e.g. `soft_body.beam.young_modulus=3e5`
         /// (arrays of tables addressed by `name`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -321,6 +330,8 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             steps,
             out,
             view,
+            markers_out,
+            marker_unit,
             set,
             statics,
             strict,
@@ -337,6 +348,9 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             &sensitivity,
             gradient_of.as_deref(),
             contact_gradient,
+            markers_out
+                .as_deref()
+                .map(|p| (p, marker_unit.unwrap_or_default())),
         )
         .and_then(|f| {
             if let (true, Some(dir)) = (view, out.as_deref()) {
@@ -591,6 +605,7 @@ fn demo_run(scene: &Path, set: &[String]) -> diffsoro::Result<()> {
         &[],
         None,
         ContactGradient::OneSided,
+        None,
     )?;
     let body = &final_state.soft_bodies[0];
     let sag = body

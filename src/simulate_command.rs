@@ -8,7 +8,8 @@ use diffsoro::diff::{
 };
 use diffsoro::math::DMat;
 use diffsoro::scene::{
-    FinalState, FrameSeries, RigidTangentOutput, StaticOptions, Stepper, solve_static,
+    FinalState, FrameSeries, MarkerTracks, MarkerUnit, RigidTangentOutput, Scene, StaticOptions,
+    Stepper, solve_static,
 };
 
 use crate::gradient_command::{self, ContactGradient};
@@ -17,7 +18,8 @@ use crate::{load_scene, progress};
 /// `simulate`: steps (or solves statically) and returns the final state; with `out`, writes the
 /// frames, `.pvd` indexes and `final.json` (all or nothing). `gradient_of`: the loss of a
 /// reverse-mode gradient (its boundary `contact_gradient`) instead of the forward
-/// sensitivities.
+/// sensitivities. `markers_out`: the marker track file to write (`--markers-out`, all or
+/// nothing, committed after the `out` folder's files) and its coordinates' unit.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     path: &Path,
@@ -29,6 +31,7 @@ pub(crate) fn simulate(
     sensitivity: &[String],
     gradient_of: Option<&str>,
     contact_gradient: ContactGradient,
+    markers_out: Option<(&Path, MarkerUnit)>,
 ) -> diffsoro::Result<FinalState> {
     if gradient_of.is_none() && contact_gradient == ContactGradient::ComplementarityAware {
         return Err(diffsoro::Error::invalid(
@@ -37,6 +40,13 @@ pub(crate) fn simulate(
         ));
     }
     let scene = load_scene(path, set)?;
+    if let Some((file, _)) = markers_out {
+        check_markers_out(&scene, file, out)?;
+    }
+    // The markers' tracks, and the run's time origin in their clock (0: the run starts the
+    // file's time).
+    let mut tracks = markers_out.map(|_| MarkerTracks::for_scene(&scene));
+    let t0 = 0.0;
     // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
     let mut parameters = Vec::new();
     let mut rigid_parameters = Vec::new();
@@ -153,6 +163,9 @@ pub(crate) fn simulate(
             t.record(&scene, &state);
         }
     }
+    if let (Some(t), false) = (tracks.as_mut(), statics) {
+        t.record_state(&scene, &state, t0);
+    }
     let mut sensitivities = std::collections::BTreeMap::new();
     let mut rigid_sensitivities = std::collections::BTreeMap::new();
     if statics {
@@ -171,6 +184,9 @@ pub(crate) fn simulate(
             if let Some(t) = trace.as_mut() {
                 t.record(&scene, &state);
             }
+        }
+        if let Some(t) = tracks.as_mut() {
+            t.record_state(&scene, &state, t0);
         }
     } else {
         let steps = steps.unwrap_or(scene.simulation.steps);
@@ -250,6 +266,9 @@ pub(crate) fn simulate(
                     t.record(&scene, &state);
                 }
             }
+            if let Some(t) = tracks.as_mut() {
+                t.record_state(&scene, &state, t0);
+            }
             bar.inc(1);
         }
         bar.finish_and_clear();
@@ -321,6 +340,11 @@ pub(crate) fn simulate(
     final_state.sensitivities = sensitivities;
     final_state.rigid_sensitivities = rigid_sensitivities;
     final_state.gradient = gradient.unwrap_or_default();
+    // Staged beside its destination now, moved into place once the `--out` files are.
+    let staged_markers = match (&tracks, markers_out) {
+        (Some(t), Some((file, unit))) => Some((t.stage(file, unit)?, t.samples())),
+        _ => None,
+    };
     if let (Some(f), Some(dir)) = (frames, out) {
         let json = serde_json::to_vec(&final_state)
             .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
@@ -349,5 +373,40 @@ pub(crate) fn simulate(
             );
         }
     }
+    if let Some((staged, rows)) = staged_markers {
+        let file = staged.path().display().to_string();
+        staged.commit()?;
+        eprintln!(
+            "wrote {file}: {rows} rows of {} markers",
+            scene.markers.len()
+        );
+    }
     Ok(final_state)
+}
+
+/// Checks `--markers-out FILE` before the run: the scene has a marker, `FILE` is not a
+/// folder, and its folder exists or is the `--out` folder `out` (which the run creates), so
+/// that a run does not fail only at its end.
+fn check_markers_out(scene: &Scene, file: &Path, out: Option<&Path>) -> diffsoro::Result<()> {
+    let what = || format!("--markers-out `{}`", file.display());
+    if scene.markers.is_empty() {
+        return Err(diffsoro::Error::invalid(
+            what(),
+            "the scene has no marker: add a [[soft_body.marker]] (docs/scene-file.md)",
+        ));
+    }
+    if file.is_dir() {
+        return Err(diffsoro::Error::invalid(what(), "is a folder, not a file"));
+    }
+    let folder = file.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(folder) = folder
+        && !folder.is_dir()
+        && out != Some(folder)
+    {
+        return Err(diffsoro::Error::invalid(
+            what(),
+            format!("folder {} does not exist", folder.display()),
+        ));
+    }
+    Ok(())
 }

@@ -464,6 +464,45 @@ fn pulling_c1_lifts_the_trunk_tip() {
     }
 }
 
+/// docs/cli.md: `--markers-out` writes the Trunk's two markers at the 51 saved states, in
+/// mm, the last ones the final state's `markers` (m), the node marker its node; c2 (on −x)
+/// pulls the tip toward −x.
+#[test]
+fn the_trunk_markers_file_holds_every_saved_state() {
+    let state = json(
+        "diffsoro simulate scenes/trunk.toml --steps 50 --set soft_body.trunk.cable.c2.force=0.5 \
+         --out out/trunk_markers --markers-out out/trunk_markers/markers.csv --marker-unit mm",
+    );
+    let text = std::fs::read_to_string(scratch().join("out/trunk_markers/markers.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("time,marker,x,y,z"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 102);
+    for (k, pair) in rows.chunks(2).enumerate() {
+        // Times are steps × dt, the state's time, exactly.
+        let t = k as f64 * 0.01;
+        assert_eq!(pair[0][0].parse::<f64>().unwrap(), t);
+        assert_eq!(pair[1][0].parse::<f64>().unwrap(), t);
+        assert_eq!((pair[0][1], pair[1][1]), ("tip", "tip_post"));
+    }
+    let mm = |row: &[&str]| [2, 3, 4].map(|i| row[i].parse::<f64>().unwrap());
+    // At rest the tip node is at the centre of the tip face, 195 mm up the axis.
+    assert_eq!(mm(&rows[0]), [0.0, 0.0, 195.0]);
+    let node = &state["soft_bodies"][0]["positions"][1];
+    for (row, marker) in rows[100..].iter().zip(state["markers"].as_array().unwrap()) {
+        assert_eq!(marker["name"], row[1]);
+        for (i, got) in mm(row).into_iter().enumerate() {
+            let metres = f(&marker["position"][i]);
+            assert!(
+                (got - 1000.0 * metres).abs() <= 1e-12 * got.abs(),
+                "{got} {metres}"
+            );
+        }
+    }
+    assert_eq!(state["markers"][0]["position"], *node);
+    assert!(mm(&rows[100])[0] < -10.0, "{:?}", mm(&rows[100]));
+}
+
 /// README and docs/calibration.md: E recovered from guesses 3× too small and too large.
 #[test]
 fn calibration_recovers_the_modulus_of_the_observation() {

@@ -153,6 +153,7 @@ fn folder_layer(module: &str, path: &[&str]) -> Option<u32> {
         ("scene", ["model", ..]) => Some(1),
         ("scene", ["step", ..]) => Some(2),
         ("scene", ["statics", ..]) | ("scene", ["output", ..]) => Some(3),
+        ("scene", ["experiment", ..]) => Some(4),
         ("contact", ["ncp", ..]) => Some(0),
         ("contact", ["delassus", ..]) => Some(1),
         ("contact", ["geometry", ..]) => Some(2),
@@ -277,6 +278,15 @@ fn the_folder_order_flags_a_later_folder_and_a_later_stage() {
     assert_eq!(
         folder_violations("contact", &["ncp", "admm"], ncp_uses_geometry).len(),
         1
+    );
+    let output_uses_experiment = "use crate::scene::experiment::tracks::MarkerTracks;";
+    assert_eq!(
+        folder_violations("scene", &["output", "final_state"], output_uses_experiment).len(),
+        1
+    );
+    let experiment_uses_model = "use crate::scene::model::{Scene, State};";
+    assert!(
+        folder_violations("scene", &["experiment", "tracks"], experiment_uses_model).is_empty()
     );
     let re_export = "use crate::scene::Scene;";
     assert!(folder_violations("scene", &["file", "rigid"], re_export).is_empty());

@@ -62,6 +62,7 @@ mod gripper_touching;
 mod info_counts;
 mod joint_control;
 mod layering;
+mod markers;
 mod material_laws;
 mod material_regions;
 mod mixed_jobs;

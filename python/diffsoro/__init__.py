@@ -12,6 +12,7 @@ actuator inputs in N (cables), Pa (cavities), N·m or rad (servos). Arrays are N
     sim.run(100)
     x = sim.positions("trunk")           # (n, 3), m
     state = sim.final_state()            # the CLI's final-state JSON as a dict
+    tips = sim.markers()                 # {marker name: (3,) m}, [[soft_body.marker]]
 
 Optional modules (import them explicitly): `diffsoro.linalg` (one step's Jacobian in (x, v)
 as a SciPy LinearOperator), `diffsoro.torch` (rollouts as a torch.autograd.Function; extra
@@ -27,6 +28,7 @@ from ._diffsoro import (
     __version__,
     calibrate,
     control,
+    read_marker_tracks,
 )
 
 __all__ = [
@@ -37,4 +39,5 @@ __all__ = [
     "__version__",
     "calibrate",
     "control",
+    "read_marker_tracks",
 ]

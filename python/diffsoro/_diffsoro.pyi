@@ -10,7 +10,16 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Scene", "Simulation", "Tape", "calibrate", "control", "ConvergenceError", "__version__"]
+__all__ = [
+    "Scene",
+    "Simulation",
+    "Tape",
+    "calibrate",
+    "control",
+    "read_marker_tracks",
+    "ConvergenceError",
+    "__version__",
+]
 
 __version__: str
 
@@ -69,6 +78,10 @@ class Scene:
     @property
     def effectors(self) -> list[str]:
         """Effector names, body by body."""
+    @property
+    def marker_names(self) -> list[str]:
+        """Marker names (`[[soft_body.marker]]`), body by body in scene order, file order
+        within a body: the row order of `Simulation.marker_positions()`."""
     @property
     def dt(self) -> float:
         """Time step (s)."""
@@ -131,6 +144,12 @@ class Simulation:
         """Sets a rigid body's or robot's configuration (nq) and velocity (nv)."""
     def effector(self, name: str) -> _Array:
         """Effector position (m), shape (3,)."""
+    def markers(self) -> dict[str, _Array]:
+        """Every marker's position in the current state: {name: (3,) float64, m, scene frame},
+        in `Scene.marker_names` order; empty without markers."""
+    def marker_positions(self) -> _Array:
+        """Every marker's position in the current state, (M, 3) float64 in m (scene frame),
+        one row per marker in `Scene.marker_names` order."""
     def static_equilibrium(self) -> dict[str, dict[str, float]]:
         """Static equilibrium from the current state: {body: {"iterations", "load_steps",
         "residual"}}."""
@@ -203,3 +222,15 @@ def control(
 ) -> dict[str, Any]:
     """QP inverse control of an effector to a target: a soft effector's (x, y, z) in m, or a
     robot joint `q:ROBOT[k]`'s one coordinate (rad or m); the CLI's control report."""
+
+def read_marker_tracks(
+    path: str | os.PathLike[str],
+    scene: Scene,
+    unit: str = "m",
+) -> dict[str, tuple[_Array, _Array]]:
+    """Reads a marker track file (CSV `time,marker,x,y,z`, coordinates in `unit`, "m" or
+    "mm"; times in s) for the scene's markers: {name: (times (T,) in s, positions (T, 3) in
+    m)} for every marker in `Scene.marker_names` order (T = 0 for a marker never sampled).
+    Rows with empty or NaN values are no samples. Raises FileNotFoundError (missing file),
+    ValueError (the reader's one-line message naming the file and line: header, field count,
+    not a number, unknown marker, time not after the marker's previous time; or a bad unit)."""

@@ -8,6 +8,7 @@ mod errors;
 mod jobs;
 mod scene;
 mod simulation;
+mod tracks;
 
 use pyo3::prelude::*;
 
@@ -19,6 +20,7 @@ fn _diffsoro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<simulation::PyTape>()?;
     m.add_function(wrap_pyfunction!(jobs::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::control, m)?)?;
+    m.add_function(wrap_pyfunction!(tracks::read_marker_tracks, m)?)?;
     m.add(
         "ConvergenceError",
         m.py().get_type::<errors::ConvergenceError>(),

@@ -208,6 +208,19 @@ impl PyScene {
             .collect()
     }
 
+    /// The markers' names (`[[soft_body.marker]]`), body by body in scene order and in file
+    /// order within a body: the order of `Simulation.marker_positions()` and of a marker track
+    /// file's rows at one time.
+    #[getter]
+    fn marker_names(&self) -> Vec<String> {
+        self.scene
+            .markers
+            .names()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
     /// The time step (s).
     #[getter]
     fn dt(&self) -> f64 {

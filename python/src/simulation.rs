@@ -520,6 +520,30 @@ impl PySimulation {
         Err(invalid(format!("effector `{name}`"), "not found"))
     }
 
+    /// Every marker's position (m, scene frame) in the current state: {name: owned float64
+    /// array of shape (3,)}, in the scene's marker order (`Scene.marker_names`); empty when the
+    /// scene has no `[[soft_body.marker]]`.
+    fn markers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (m, p) in self
+            .scene
+            .markers
+            .list
+            .iter()
+            .zip(self.scene.markers.positions(&self.state))
+        {
+            out.set_item(&m.name, vec3_to_array(py, p))?;
+        }
+        Ok(out)
+    }
+
+    /// Every marker's position (m, scene frame) in the current state, one row per marker in
+    /// the scene's marker order (`Scene.marker_names`): an owned (M, 3) float64 array ((0, 3)
+    /// without markers).
+    fn marker_positions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        nodes_to_array(py, &self.scene.markers.positions(&self.state))
+    }
+
     /// Solves for static equilibrium under the scene's loads from the current state
     /// (velocities set to zero; time unchanged), as `diffsoro simulate --static`. Returns
     /// {body: {"iterations", "load_steps", "residual"}} (Newton iterations, load steps,

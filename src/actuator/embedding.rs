@@ -153,6 +153,18 @@ impl EmbeddedPoint {
         ))
     }
 
+    /// Embeds `point` (m) in `mesh` as [`Self::locate_outside`] does but with no distance
+    /// limit: a point inside a tetrahedron gets its barycentric coordinates, any point outside
+    /// the mesh (however far) the extrapolated barycentric coordinates of its nearest
+    /// tetrahedron, so that it follows that element's affine motion. Returns the embedding and
+    /// the distance (m) to the mesh (0 inside). For tracked points that sit off the surface
+    /// on purpose (motion-capture markers on posts); cables, effectors and cavity surfaces
+    /// keep their tolerance. `what` names the point in errors (not finite, a mesh without
+    /// tetrahedra).
+    pub fn locate_nearest(mesh: &Mesh, point: Vec3, what: &str) -> Result<(EmbeddedPoint, f64)> {
+        Self::locate_outside(mesh, point, f64::INFINITY, what)
+    }
+
     /// The point's position (m) for node positions `x`.
     #[inline]
     pub fn position(&self, x: &[Vec3]) -> Vec3 {
@@ -270,6 +282,31 @@ mod tests {
             let moved: Vec<Vec3> = mesh.positions().iter().map(affine).collect();
             assert!((e.position(&moved) - affine(&p)).norm() < 1e-14);
         }
+    }
+
+    #[test]
+    fn locate_nearest_has_no_distance_limit_and_leaves_locate_unchanged() {
+        let mesh = box_mesh([3, 2, 2], [0.0; 3], [0.3, 0.1, 0.1]).unwrap();
+        // 2 cm beyond the face z = 0.1, and 1 m beyond the face x = 0.3.
+        for (p, distance) in [
+            (Vec3::new(0.137, 0.041, 0.12), 0.02),
+            (Vec3::new(1.3, 0.05, 0.05), 1.0),
+        ] {
+            assert!(EmbeddedPoint::locate(&mesh, p, 1e-3, "p").is_err());
+            let (e, d) = EmbeddedPoint::locate_nearest(&mesh, p, "p").unwrap();
+            assert!((d - distance).abs() < 1e-12, "{p}: {d} vs {distance}");
+            assert!((e.position(mesh.positions()) - p).norm() < 1e-13);
+            let moved: Vec<Vec3> = mesh.positions().iter().map(affine).collect();
+            assert!((e.position(&moved) - affine(&p)).norm() < 1e-12);
+        }
+        let inside = Vec3::new(0.123, 0.045, 0.067);
+        let (e, d) = EmbeddedPoint::locate_nearest(&mesh, inside, "p").unwrap();
+        assert_eq!(d, 0.0);
+        assert_eq!(e, EmbeddedPoint::locate(&mesh, inside, 1e-6, "p").unwrap());
+        let err = EmbeddedPoint::locate_nearest(&mesh, Vec3::new(f64::NAN, 0.0, 0.0), "m.position")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "m.position: must be finite");
     }
 
     #[test]

@@ -1,14 +1,18 @@
 //! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`, `rigid`, `contact`): the scene file and its
 //! `--set` overrides, the model and state built from it (soft bodies, free rigid bodies and
 //! robots), the time step as a readable list of stages (with its contact stage),
-//! the static-equilibrium solve, and the final-state output.
+//! the static-equilibrium solve, the final-state output, and the files an experiment brings
+//! (marker tracks).
 
+mod experiment;
 mod file;
 mod model;
 mod output;
 mod statics;
 mod step;
 
+pub use experiment::interpolate::interpolate;
+pub use experiment::tracks::{MarkerTracks, MarkerUnit, TRACKS_HEADER, Track};
 pub use file::attachment::AttachmentSection;
 pub use file::contact::{
     ContactSection, ContactSolverKind, DelassusKind, ObstacleKind, ObstacleSection,
@@ -16,6 +20,7 @@ pub use file::contact::{
 };
 pub use file::contact_surface::{SoftContactSection, SurfaceFiles};
 pub use file::embedded_surface::EMBEDDING_TOLERANCE;
+pub use file::marker::MarkerSection;
 pub use file::overrides::apply_override;
 pub use file::path::scene_path;
 pub use file::region::RegionSection;
@@ -28,6 +33,7 @@ pub use model::RigidState;
 pub use model::actuation::{BodyActuation, couplings as actuator_couplings};
 pub use model::contact::SceneContact;
 pub use model::energy::Energy;
+pub use model::markers::{Marker, MarkerPoint, Markers};
 pub use model::pinned_servo::PinnedServo;
 pub use model::rigid::RigidSide;
 pub use model::rigid::{
@@ -42,7 +48,7 @@ pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };
 pub use output::final_state::{
-    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, RigidTangentOutput,
+    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, MarkerOutput, RigidTangentOutput,
 };
 pub use output::frames::FrameSeries;
 pub use output::obstacles::{ObstacleOutput, obstacle_outputs};

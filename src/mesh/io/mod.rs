@@ -106,19 +106,64 @@ pub fn read_surface(path: impl AsRef<Path>) -> Result<super::TriangleSurface> {
 /// Writes `bytes` to `path` completely or not at all: into a temporary file beside it, then
 /// renamed over `path` (a rename within one directory is atomic on POSIX file systems).
 pub fn write_file_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
-    let path = path.as_ref();
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::invalid(path.display().to_string(), "is not a file path"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
+    StagedFile::write(path, bytes)?.commit()
+}
+
+/// A file written beside its destination under a temporary name (`.NAME.PID.tmp`) and moved
+/// into place by [`StagedFile::commit`]: a run can stage an output once its bytes are known
+/// and commit it only when everything else has succeeded. Dropped uncommitted (a run that
+/// failed later), it removes the temporary file: nothing is left at the destination or beside
+/// it.
+#[derive(Debug)]
+pub struct StagedFile {
+    /// The temporary file.
+    tmp: std::path::PathBuf,
+    /// The destination.
+    path: std::path::PathBuf,
+    committed: bool,
+}
+
+impl StagedFile {
+    /// Writes `bytes` into the temporary file beside `path` (its folder must exist). A write
+    /// that fails removes what it wrote and names the temporary file.
+    pub fn write(path: impl AsRef<Path>, bytes: &[u8]) -> Result<StagedFile> {
+        let path = path.as_ref();
+        let name = path
+            .file_name()
+            .ok_or_else(|| Error::invalid(path.display().to_string(), "is not a file path"))?;
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".{}.tmp", std::process::id()));
+        let staged = StagedFile {
+            tmp: path.with_file_name(tmp_name),
+            path: path.to_path_buf(),
+            committed: false,
+        };
+        // On failure `staged` is dropped, which removes a partly written file.
+        std::fs::write(&staged.tmp, bytes).map_err(|e| Error::io(&staged.tmp, e))?;
+        Ok(staged)
+    }
+
+    /// The destination path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the temporary file over the destination (atomic within one folder on POSIX
+    /// file systems); on failure the temporary file is removed.
+    pub fn commit(mut self) -> Result<()> {
+        let result = std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e));
+        self.committed = result.is_ok();
+        result
+    }
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +204,35 @@ mod tests {
         write_file_atomic(&path, b"{}").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"{}");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_staged_file_appears_on_commit_and_leaves_nothing_when_dropped() {
+        let dir = std::env::temp_dir().join(format!("diffsoro-staged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = || -> Vec<String> {
+            let mut n: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        let path = dir.join("tracks.csv");
+        let staged = StagedFile::write(&path, b"a").unwrap();
+        assert_eq!(names(), [format!(".tracks.csv.{}.tmp", std::process::id())]);
+        drop(staged);
+        assert!(names().is_empty());
+        let staged = StagedFile::write(&path, b"b").unwrap();
+        assert_eq!(staged.path(), path);
+        staged.commit().unwrap();
+        assert_eq!(names(), ["tracks.csv"]);
+        assert_eq!(std::fs::read(&path).unwrap(), b"b");
+        // A folder that does not exist: an error naming the temporary file, nothing written.
+        let err = StagedFile::write(dir.join("no/tracks.csv"), b"c").unwrap_err();
+        assert!(err.to_string().contains(".tracks.csv."), "{err}");
+        assert_eq!(names(), ["tracks.csv"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

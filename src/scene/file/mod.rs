@@ -6,6 +6,7 @@ pub mod attachment;
 pub mod contact;
 pub mod contact_surface;
 pub mod embedded_surface;
+pub mod marker;
 pub mod overrides;
 pub mod path;
 pub mod region;
@@ -151,6 +152,10 @@ pub struct SoftBodySection {
     /// `[[soft_body.effector]]`: named points whose position is reported.
     #[serde(default)]
     pub effector: Vec<EffectorSection>,
+    /// `[[soft_body.marker]]`: points an experiment tracks (motion capture, camera), at a
+    /// node or at a position carried by the mesh (no distance limit outside it).
+    #[serde(default)]
+    pub marker: Vec<self::marker::MarkerSection>,
     /// `[[soft_body.region]]`: boxes of elements made of another material.
     #[serde(default)]
     pub region: Vec<super::RegionSection>,
@@ -411,7 +416,15 @@ impl SceneFile {
                     ));
                 }
             }
+            for m in &b.marker {
+                m.validate(&b.name)?;
+            }
         }
+        self::marker::validate_marker_names(
+            self.soft_body
+                .iter()
+                .map(|b| (b.name.as_str(), b.marker.as_slice())),
+        )?;
         self.contact.validate()?;
         let obstacle_name = |j: usize| {
             self.obstacle[j]

@@ -5,6 +5,7 @@ pub mod actuation;
 pub mod actuation_build;
 pub mod contact;
 pub mod energy;
+pub mod markers;
 pub mod pinned_servo;
 pub mod rigid;
 pub mod rigid_body_shape;
@@ -23,6 +24,7 @@ use crate::mesh::read_mesh;
 
 use self::actuation::BodyActuation;
 use self::contact::SceneContact;
+use self::markers::Markers;
 use self::rigid::RigidScene;
 use self::soft_rigid::SoftRigid;
 use super::file::{SceneFile, SimulationSection};
@@ -46,6 +48,9 @@ pub struct Scene {
     /// Attachments of soft nodes to rigid bodies, and soft–rigid pairs that never touch
     /// (`Default`: none).
     pub coupling: SoftRigid,
+    /// The tracked points (`[[soft_body.marker]]`), body by body in scene order (`Default`:
+    /// none).
+    pub markers: Markers,
 }
 
 /// Largest bounding-box side (m) above which a soft body is suspected of being in millimetres.
@@ -125,6 +130,7 @@ impl Scene {
             contact: SceneContact::default(),
             rigid: RigidScene::default(),
             coupling: SoftRigid::default(),
+            markers: Markers::default(),
         }
     }
 
@@ -144,7 +150,8 @@ impl Scene {
         let mut actuation = Vec::with_capacity(file.soft_body.len());
         let mut points = Vec::with_capacity(file.soft_body.len());
         let mut point_warnings = Vec::new();
-        for b in &file.soft_body {
+        let mut markers = Markers::default();
+        for (i, b) in file.soft_body.iter().enumerate() {
             let what = format!("soft_body.{}", b.name);
             let mesh_path = crate::scene::file::path::scene_path(
                 dir,
@@ -182,6 +189,7 @@ impl Scene {
                 .map_err(|e| prefix(e, &what))?;
             let mut fixed = fixed_nodes(&mesh, b.fixed_box, b.fixed_group.as_deref(), &what)?;
             let act = BodyActuation::build(b, &mesh, &what, dir)?;
+            markers.add_body(&b.name, i, &b.marker, &mesh)?;
             let (body_points, warning) =
                 crate::scene::file::contact_surface::contact_points(b, &mesh, &what, dir)?;
             points.push(body_points);
@@ -250,6 +258,7 @@ impl Scene {
             coupling: SoftRigid::build(&file.attachment, &bodies, &rigid, &soft_ignore)?,
             rigid,
             bodies,
+            markers,
         })
     }
 

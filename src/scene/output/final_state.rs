@@ -49,6 +49,17 @@ pub struct EffectorOutput {
     pub weights: Vec<f64>,
 }
 
+/// One marker in the final state (docs/outputs.md), present when the scene has markers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MarkerOutput {
+    /// Its name.
+    pub name: String,
+    /// The soft body it is on.
+    pub body: String,
+    /// Its position (m, scene frame).
+    pub position: [f64; 3],
+}
+
 /// A free rigid body at the end of a run (docs/outputs.md, docs/rigid.md), world frame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RigidBodyOutput {
@@ -94,6 +105,9 @@ pub struct FinalState {
     /// Effectors: name, position.
     #[serde(default)]
     pub effectors: Vec<EffectorOutput>,
+    /// Markers (`[[soft_body.marker]]`): name, body, position; absent when the scene has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub markers: Vec<MarkerOutput>,
     /// Free rigid bodies: name, pose, velocities.
     #[serde(default)]
     pub rigid_bodies: Vec<RigidBodyOutput>,
@@ -194,6 +208,19 @@ impl FinalState {
                 .collect(),
             actuators,
             effectors,
+            markers: scene
+                .markers
+                .list
+                .iter()
+                .map(|m| {
+                    let p = m.position(state);
+                    MarkerOutput {
+                        name: m.name.clone(),
+                        body: scene.bodies[m.body].name().to_string(),
+                        position: [p.x, p.y, p.z],
+                    }
+                })
+                .collect(),
             rigid_bodies: rigid_bodies(scene, state),
             gravity: Some(scene.simulation.gravity),
             obstacles: obstacle_outputs(&scene.contact),
