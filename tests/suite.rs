@@ -89,6 +89,7 @@ mod settling;
 mod soak;
 mod sofa_corotational;
 mod softrobots_scenes;
+mod static_derivative;
 mod trunk_mesh;
 mod uniform_mass;
 mod user_defaults;

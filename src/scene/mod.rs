@@ -54,7 +54,7 @@ pub use output::frames::FrameSeries;
 pub use output::obstacles::{ObstacleOutput, obstacle_outputs};
 pub use output::run_trace::RunTrace;
 pub use output::stale_staging::remove_stale_folders;
-pub use statics::{StaticOptions, StaticReport, solve_static};
+pub use statics::{StaticInput, StaticOptions, StaticReport, StaticTangent, solve_static};
 pub use step::contact::group_ncp::GroupNcp;
 pub use step::contact::stage::{
     ContactBody, ContactMemory, ContactOutcome, RigidCoupling, SceneContactWorkspace,
