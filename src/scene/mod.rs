@@ -26,6 +26,7 @@ pub use file::{
 };
 pub use model::RigidState;
 pub use model::actuation::{BodyActuation, couplings as actuator_couplings};
+pub use model::actuator_input::{ActuatorInput, CommandMap, input_unit};
 pub use model::contact::SceneContact;
 pub use model::energy::Energy;
 pub use model::pinned_servo::PinnedServo;
