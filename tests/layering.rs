@@ -153,6 +153,7 @@ fn folder_layer(module: &str, path: &[&str]) -> Option<u32> {
         ("scene", ["model", ..]) => Some(1),
         ("scene", ["step", ..]) => Some(2),
         ("scene", ["statics", ..]) | ("scene", ["output", ..]) => Some(3),
+        ("scene", ["experiment", ..]) => Some(4),
         ("contact", ["ncp", ..]) => Some(0),
         ("contact", ["delassus", ..]) => Some(1),
         ("contact", ["geometry", ..]) => Some(2),
@@ -276,6 +277,20 @@ fn the_folder_order_flags_a_later_folder_and_a_later_stage() {
     let ncp_uses_geometry = "use crate::contact::geometry::detection::Obstacle;";
     assert_eq!(
         folder_violations("contact", &["ncp", "admm"], ncp_uses_geometry).len(),
+        1
+    );
+    let experiment_uses_statics = "use crate::scene::statics::solve_static;";
+    assert!(
+        folder_violations(
+            "scene",
+            &["experiment", "command_run"],
+            experiment_uses_statics
+        )
+        .is_empty()
+    );
+    let output_uses_experiment = "use crate::scene::experiment::command_log::CommandLog;";
+    assert_eq!(
+        folder_violations("scene", &["output", "final_state"], output_uses_experiment).len(),
         1
     );
     let re_export = "use crate::scene::Scene;";

@@ -1,14 +1,19 @@
 //! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`, `rigid`, `contact`): the scene file and its
 //! `--set` overrides, the model and state built from it (soft bodies, free rigid bodies and
 //! robots), the time step as a readable list of stages (with its contact stage),
-//! the static-equilibrium solve, and the final-state output.
+//! the static-equilibrium solve, the final-state output, and what an experiment brings to a
+//! run (logged actuator commands over time).
 
+mod experiment;
 mod file;
 mod model;
 mod output;
 mod statics;
 mod step;
 
+pub use experiment::command_log::CommandLog;
+pub use experiment::command_run::{CommandRun, RunStart};
+pub use experiment::command_schedule::{ChannelInput, CommandChannel, CommandSchedule, step_time};
 pub use file::attachment::AttachmentSection;
 pub use file::contact::{
     ContactSection, ContactSolverKind, DelassusKind, ObstacleKind, ObstacleSection,
@@ -43,7 +48,7 @@ pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };
 pub use output::final_state::{
-    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, RigidTangentOutput,
+    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, InputsOutput, RigidTangentOutput,
 };
 pub use output::frames::FrameSeries;
 pub use output::obstacles::{ObstacleOutput, obstacle_outputs};

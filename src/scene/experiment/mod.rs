@@ -1,0 +1,10 @@
+//! What an experiment brings to a run, beside the scene: logged actuator commands over time
+//! (`--inputs FILE.csv`, docs/cli.md#commands-over-time), read with file and line errors
+//! (`command_log`), scheduled over the steps with each actuator's gain, offset, lag and
+//! bounds (`command_schedule`), and the run that follows them from a static or scene start
+//! (`command_run`). The last folder of `scene`: it uses the model, the step, statics and
+//! the outputs.
+
+pub mod command_log;
+pub mod command_run;
+pub mod command_schedule;
