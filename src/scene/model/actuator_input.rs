@@ -230,7 +230,8 @@ mod tests {
         };
         assert_eq!(spec.input(&a), 0.1);
         assert_eq!(spec.drive(&a, -0.2), Drive::Target(-0.2));
-        assert!(ANGLE_BOUNDS[1] < std::f64::consts::PI);
+        const { assert!(ANGLE_BOUNDS[1] < std::f64::consts::PI) };
+        assert_eq!(ANGLE_BOUNDS[1].next_up(), std::f64::consts::PI);
         assert_eq!(input_unit(&a), "rad");
     }
 
