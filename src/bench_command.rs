@@ -11,9 +11,10 @@ use diffsoro::diff::{
     StepDerivative, check_differentiable, every_parameter, step_parameter_jacobian_fd,
 };
 use diffsoro::linalg::NumericFactor;
-use diffsoro::scene::Stepper;
+use diffsoro::scene::{CommandRun, Stepper};
 use serde::Serialize;
 
+use crate::simulate_command::{InputsFlags, report_start};
 use crate::{load_scene, print_json, progress};
 
 /// The `bench` result (docs/outputs.md); fields of later features are `null` until they exist.
@@ -92,18 +93,38 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
+/// `bench`: times `steps` steps (after one warm-up step) of the scene; with `inputs`, each
+/// step (the warm-up first) takes its inputs from the command file.
 pub(crate) fn bench(
     path: &Path,
     steps: usize,
     set: &[String],
     strict: bool,
+    inputs: InputsFlags<'_>,
 ) -> diffsoro::Result<()> {
     if steps == 0 {
         return Err(diffsoro::Error::invalid("--steps", "must be at least 1"));
     }
-    let scene = load_scene(path, set)?;
-    let mut state = scene.initial_state();
-    let mut stepper = Stepper::new(&scene)?;
+    let mut scene = load_scene(path, set)?;
+    let (mut state, mut stepper, mut schedule) = match inputs.read()? {
+        Some((log, start)) => {
+            let (mut run, state) = CommandRun::start(&mut scene, log, Some(steps + 1), start)?;
+            report_start(&mut run, &scene);
+            let (schedule, stepper) = run.into_parts();
+            (state, stepper, Some(schedule))
+        }
+        None => (scene.initial_state(), Stepper::new(&scene)?, None),
+    };
+    // Sets the next step's inputs of a run under commands.
+    let mut next_inputs = |scene: &mut diffsoro::scene::Scene| {
+        if let Some(s) = schedule.as_mut() {
+            s.apply_next(scene);
+            for w in s.take_warnings() {
+                eprintln!("warning: {w}");
+            }
+        }
+    };
+    next_inputs(&mut scene);
     stepper.step(&scene, &mut state)?; // warm-up: first-touch of every buffer
     // The gradient figures: the step Jacobian with respect to every actuator and both
     // material parameters of every body, analytical (from the step's record) and by central
@@ -159,6 +180,7 @@ pub(crate) fn bench(
     let mut rigid_jacobian = RigidStepJacobian::default();
     let mut rigid_workspace = RigidJacobianWorkspace::default();
     for _ in 0..steps {
+        next_inputs(&mut scene);
         let start_state = state.clone();
         let start = Instant::now();
         let report = stepper.step(&scene, &mut state)?;

@@ -6,10 +6,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use diffsoro::diff::parse_rigid_parameter;
-use diffsoro::scene::{FinalState, Scene};
+use diffsoro::scene::{CommandLog, CommandSchedule, FinalState, RunStart, Scene};
 use indicatif::ProgressBar;
 
 use crate::out_folder::with_out_folder;
+use crate::simulate_command::InputsFlags;
 use crate::{load_scene, print_json, progress, write_frames, write_run_view};
 
 /// The `calibrate` flags that define the fit.
@@ -21,6 +22,8 @@ pub(crate) struct CalibrateFlags<'a> {
     pub(crate) error_scale: diffsoro::chart::ScaleChoice,
     /// `--view`: write the fitted run's frames and the viewer page into `--out`.
     pub(crate) view: bool,
+    /// `--inputs` and `--start`: every simulation of the fit under logged commands.
+    pub(crate) inputs: InputsFlags<'a>,
 }
 
 /// `calibrate`: checks the input against the scene and `--out` (created before the fit,
@@ -46,9 +49,29 @@ pub(crate) fn calibrate(
         .iter()
         .map(|p| parse_rigid_parameter(&scene, p))
         .collect::<diffsoro::Result<_>>()?;
+    let commands = flags.inputs.read()?;
     if rigid.iter().any(Option::is_some) {
+        if commands.is_some() {
+            return Err(diffsoro::Error::invalid(
+                "--inputs",
+                "applies to the fit of soft parameters; a rigid body's initial velocity is fitted without logged commands",
+            ));
+        }
         return calibrate_rigid_velocity(&scene, observed, flags, out, &names, rigid);
     }
+    let inputs = match commands {
+        Some((_, RunStart::Static)) => {
+            return Err(diffsoro::Error::invalid(
+                "calibrate --inputs",
+                "the fit's sensitivities start from the scene's initial state; the static start's sensitivity to the parameters is not built yet: give --start scene",
+            ));
+        }
+        Some((log, RunStart::Scene)) => {
+            warn_clamps(&scene, &log)?;
+            Some(log)
+        }
+        None => None,
+    };
     let mut setup = diffsoro::calibrate::CalibrationSetup::new(
         &scene,
         observed,
@@ -61,9 +84,37 @@ pub(crate) fn calibrate(
         run_calibration(
             &scene,
             &setup,
+            inputs.as_ref(),
             out.map(|dir| (dir, flags.error_scale, flags.view)),
         )
     })
+}
+
+/// Prints the clamp warnings of `log` in `scene` once: a logged run's inputs do not depend on
+/// the fitted parameters, so every simulation of the fit clamps the same steps.
+fn warn_clamps(scene: &Scene, log: &CommandLog) -> diffsoro::Result<()> {
+    let mut scratch = scene.clone();
+    let mut schedule = CommandSchedule::new(&scratch, log.clone())?;
+    schedule.apply_start(&mut scratch);
+    for _ in 0..schedule.steps_to_last_row() {
+        schedule.apply_next(&mut scratch);
+    }
+    for w in schedule.take_warnings() {
+        eprintln!("warning: {w}");
+    }
+    let clamped: Vec<String> = schedule
+        .clamped()
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name}: {n}"))
+        .collect();
+    if !clamped.is_empty() {
+        eprintln!(
+            "warning: every simulation of the fit clamps the same steps' inputs ({})",
+            clamped.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// `calibrate` with rigid parameters: components of one free body's initial velocity
@@ -204,17 +255,20 @@ fn calibrate_rigid_velocity(
 fn run_calibration(
     scene: &Scene,
     setup: &diffsoro::calibrate::CalibrationSetup,
+    inputs: Option<&CommandLog>,
     out: Option<(&Path, diffsoro::chart::ScaleChoice, bool)>,
 ) -> diffsoro::Result<()> {
-    use diffsoro::calibrate::{CalibrationProgress, LmOptions, calibrate_scene};
+    use diffsoro::calibrate::{CalibrationProgress, LmOptions, calibrate_scene_with_inputs};
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
-    let steps = scene.simulation.steps as u64;
     let mut bar: Option<ProgressBar> = None;
     let started = Instant::now();
     let mut on_progress = |event: CalibrationProgress<'_>| match event {
         CalibrationProgress::Step {
-            evaluation, step, ..
+            evaluation,
+            step,
+            steps,
         } => {
+            let steps = steps as u64;
             let b = bar.get_or_insert_with(|| {
                 progress(steps, &format!("calibrate: simulation {evaluation}"))
             });
@@ -266,7 +320,13 @@ fn run_calibration(
             );
         }
     };
-    let report = calibrate_scene(scene, setup, &LmOptions::default(), &mut on_progress)?;
+    let report = calibrate_scene_with_inputs(
+        scene,
+        setup,
+        inputs,
+        &LmOptions::default(),
+        &mut on_progress,
+    )?;
     if let Some((dir, loss_scale, view)) = out {
         let written = report.write_outputs(dir, loss_scale)?;
         eprintln!(
@@ -277,7 +337,7 @@ fn run_calibration(
         );
         if view {
             let fitted = report.fitted_scene(scene)?;
-            write_frames(&fitted, fitted.simulation.steps, dir)?;
+            write_frames(&fitted, fitted.simulation.steps, dir, inputs)?;
             write_run_view(dir)?;
         }
     }

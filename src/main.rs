@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use diffsoro::rigid::{DynamicsCase, dynamics_report};
-use diffsoro::scene::{FinalState, FrameSeries, Scene, Stepper};
+use diffsoro::scene::{FinalState, FrameSeries, RunStart, Scene, Stepper};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
@@ -18,7 +18,7 @@ mod control_command;
 mod cpu_id;
 mod simulate_command;
 use control_command::{ControlFlags, control};
-use simulate_command::simulate;
+use simulate_command::{InputsFlags, simulate};
 mod gradient_command;
 use gradient_command::ContactGradient;
 mod out_folder;
@@ -105,6 +105,16 @@ enum Command {
         /// one-sided.
         #[arg(long, value_enum, default_value = "one-sided")]
         contact_gradient: ContactGradient,
+        /// Actuator commands over time: a CSV file `time,NAME,…` (s, then each named
+        /// actuator's command, mapped to its input by its `gain`, `offset` and
+        /// `time_constant`). Time 0 is the first row's time; step k takes the commands at
+        /// t₀ + (k+1)·dt, linear between rows; without `--steps` the run ends at the last row.
+        #[arg(long, value_name = "FILE.csv")]
+        inputs: Option<PathBuf>,
+        /// With `--inputs`: where the run starts, `static` (default: at rest at the static
+        /// equilibrium under the first commands) or `scene` (the scene's initial state).
+        #[arg(long, value_enum, value_name = "static|scene")]
+        start: Option<StartFlag>,
     },
     /// Fit a scene's parameters to an observed final state (Levenberg-Marquardt), as JSON.
     ///
@@ -163,6 +173,15 @@ enum Command {
         /// `simulation.steps=20`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
+        /// Actuator commands over time (CSV `time,NAME,…`, as for `simulate`): every
+        /// simulation of the fit runs under them, to the file's last row (not
+        /// `simulation.steps`). Needs `--start scene`.
+        #[arg(long, value_name = "FILE.csv")]
+        inputs: Option<PathBuf>,
+        /// With `--inputs`: where each simulation of the fit starts; only `scene` (the
+        /// scene's initial state) for now.
+        #[arg(long, value_enum, value_name = "static|scene")]
+        start: Option<StartFlag>,
     },
     /// Drive an effector to a target by QP inverse control of the actuators, as JSON.
     ///
@@ -259,6 +278,13 @@ enum Command {
         /// Threads for the step's parallel loops (default: RAYON_NUM_THREADS, or the cores).
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
+        /// Actuator commands over time (CSV `time,NAME,…`, as for `simulate`): each timed
+        /// step takes its inputs from the file (the warm-up step is the file's first step).
+        #[arg(long, value_name = "FILE.csv")]
+        inputs: Option<PathBuf>,
+        /// With `--inputs`: where the run starts, `static` (default) or `scene`.
+        #[arg(long, value_enum, value_name = "static|scene")]
+        start: Option<StartFlag>,
     },
     /// A URDF robot's dynamics at one state (RNEA, CRBA, ABA, derivatives), as JSON.
     ///
@@ -293,6 +319,24 @@ enum Command {
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
     },
+}
+
+/// `--start`: where a run under `--inputs` starts.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum StartFlag {
+    /// At rest at the static equilibrium under the first commands.
+    Static,
+    /// The scene's initial state.
+    Scene,
+}
+
+impl From<StartFlag> for RunStart {
+    fn from(flag: StartFlag) -> RunStart {
+        match flag {
+            StartFlag::Static => RunStart::Static,
+            StartFlag::Scene => RunStart::Scene,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -338,6 +382,8 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             sensitivity,
             gradient_of,
             contact_gradient,
+            inputs,
+            start,
         }) => simulate(
             &scene,
             steps,
@@ -351,6 +397,10 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             markers_out
                 .as_deref()
                 .map(|p| (p, marker_unit.unwrap_or_default())),
+            InputsFlags {
+                inputs: inputs.as_deref(),
+                start: start.map(RunStart::from),
+            },
         )
         .and_then(|f| {
             if let (true, Some(dir)) = (view, out.as_deref()) {
@@ -369,6 +419,8 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             error_scale,
             view,
             set,
+            inputs,
+            start,
         }) => calibrate_command::calibrate(
             &scene,
             &observed,
@@ -379,6 +431,10 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
                 restarts,
                 error_scale,
                 view,
+                inputs: InputsFlags {
+                    inputs: inputs.as_deref(),
+                    start: start.map(RunStart::from),
+                },
             },
             out.as_deref(),
             &set,
@@ -420,7 +476,18 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             set,
             strict,
             threads: _,
-        }) => bench_command::bench(&scene, steps, &set, strict),
+            inputs,
+            start,
+        }) => bench_command::bench(
+            &scene,
+            steps,
+            &set,
+            strict,
+            InputsFlags {
+                inputs: inputs.as_deref(),
+                start: start.map(RunStart::from),
+            },
+        ),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::View { dir, out }) => view(&dir, out.as_deref()),
         Some(Command::Demo { set }) => demo(&set),
@@ -445,22 +512,48 @@ fn view(dir: &Path, out: Option<&Path>) -> diffsoro::Result<()> {
 }
 
 /// Simulates `steps` steps of `scene` from its initial state and writes the frames, `.pvd`
-/// files and `final.json` into `dir` as `simulate --out` does (staged, all or nothing).
-fn write_frames(scene: &Scene, steps: usize, dir: &Path) -> diffsoro::Result<()> {
-    let mut frames = FrameSeries::create(dir, scene)?;
-    let mut stepper = Stepper::new(scene)?;
-    let mut state = scene.initial_state();
-    frames.write(scene, &state)?;
+/// files and `final.json` into `dir` as `simulate --out` does (staged, all or nothing); with
+/// `inputs`, the run under those logged commands from the scene's initial state (to the log's
+/// last row, as `simulate --inputs --start scene`) instead.
+fn write_frames(
+    scene: &Scene,
+    steps: usize,
+    dir: &Path,
+    inputs: Option<&diffsoro::scene::CommandLog>,
+) -> diffsoro::Result<()> {
+    let mut scene = scene.clone();
+    let mut frames = FrameSeries::create(dir, &scene)?;
+    let (mut run, mut stepper, mut state, steps) = match inputs {
+        Some(log) => {
+            let (run, state) =
+                diffsoro::scene::CommandRun::start(&mut scene, log.clone(), None, RunStart::Scene)?;
+            let steps = run.steps();
+            (Some(run), None, state, steps)
+        }
+        None => (
+            None,
+            Some(Stepper::new(&scene)?),
+            scene.initial_state(),
+            steps,
+        ),
+    };
+    frames.write(&scene, &state)?;
     let bar = progress(steps as u64, "simulate (fitted values)");
     for _ in 0..steps {
-        let report = stepper.step(scene, &mut state)?;
-        frames.write_with_contacts(scene, &state, Some(&report.contact))?;
+        let report = match (&mut run, &mut stepper) {
+            (Some(run), _) => run.step(&mut scene, &mut state)?,
+            (None, Some(stepper)) => stepper.step(&scene, &mut state)?,
+            (None, None) => unreachable!("a run or a stepper"),
+        };
+        frames.write_with_contacts(&scene, &state, Some(&report.contact))?;
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let json = serde_json::to_vec(&FinalState::new(scene, &state))
+    let mut final_state = FinalState::new(&scene, &state);
+    final_state.inputs = run.as_ref().map(diffsoro::scene::CommandRun::output);
+    let json = serde_json::to_vec(&final_state)
         .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
-    frames.finish(scene, &json)?;
+    frames.finish(&scene, &json)?;
     Ok(())
 }
 
@@ -606,6 +699,7 @@ fn demo_run(scene: &Path, set: &[String]) -> diffsoro::Result<()> {
         None,
         ContactGradient::OneSided,
         None,
+        InputsFlags::default(),
     )?;
     let body = &final_state.soft_bodies[0];
     let sag = body

@@ -8,18 +8,60 @@ use diffsoro::diff::{
 };
 use diffsoro::math::DMat;
 use diffsoro::scene::{
-    FinalState, FrameSeries, MarkerTracks, MarkerUnit, RigidTangentOutput, Scene, StaticOptions,
-    Stepper, solve_static,
+    CommandLog, CommandRun, FinalState, FrameSeries, MarkerTracks, MarkerUnit, RigidTangentOutput,
+    RunStart, Scene, StaticOptions, StaticReport, Stepper, solve_static,
 };
 
 use crate::gradient_command::{self, ContactGradient};
 use crate::{load_scene, progress};
 
+/// `--inputs FILE.csv` and `--start` of `simulate` and `bench` (docs/cli.md).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct InputsFlags<'a> {
+    /// The command file.
+    pub inputs: Option<&'a Path>,
+    /// Where the run starts (default: static).
+    pub start: Option<RunStart>,
+}
+
+impl InputsFlags<'_> {
+    /// The command log and the start, or `None` without `--inputs`; errors: `--start` without
+    /// `--inputs`, a bad command file.
+    pub(crate) fn read(&self) -> diffsoro::Result<Option<(CommandLog, RunStart)>> {
+        match (self.inputs, self.start) {
+            (None, Some(_)) => Err(diffsoro::Error::invalid(
+                "--start",
+                "says where a run under --inputs starts (static: at rest under the first commands; scene: the scene's initial state); give --inputs FILE.csv",
+            )),
+            (None, None) => Ok(None),
+            (Some(path), start) => Ok(Some((CommandLog::read(path)?, start.unwrap_or_default()))),
+        }
+    }
+}
+
+/// Prints the static start's reports and the start's clamp warnings of a run under commands.
+pub(crate) fn report_start(run: &mut CommandRun, scene: &diffsoro::scene::Scene) {
+    let reports: &[StaticReport] = run.static_reports();
+    for (body, r) in scene.bodies.iter().zip(reports) {
+        eprintln!(
+            "static start of {}: {} Newton iterations, {} load steps, relative residual {:.1e}",
+            body.name(),
+            r.iterations,
+            r.load_steps,
+            r.residual
+        );
+    }
+    for w in run.take_warnings() {
+        eprintln!("warning: {w}");
+    }
+}
+
 /// `simulate`: steps (or solves statically) and returns the final state; with `out`, writes the
 /// frames, `.pvd` indexes and `final.json` (all or nothing). `gradient_of`: the loss of a
 /// reverse-mode gradient (its boundary `contact_gradient`) instead of the forward
 /// sensitivities. `markers_out`: the marker track file to write (`--markers-out`, all or
-/// nothing, committed after the `out` folder's files) and its coordinates' unit.
+/// nothing, committed after the `out` folder's files) and its coordinates' unit. `inputs`: a
+/// run under logged commands (the markers' times then in the log's clock).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     path: &Path,
@@ -32,6 +74,7 @@ pub(crate) fn simulate(
     gradient_of: Option<&str>,
     contact_gradient: ContactGradient,
     markers_out: Option<(&Path, MarkerUnit)>,
+    inputs: InputsFlags<'_>,
 ) -> diffsoro::Result<FinalState> {
     if gradient_of.is_none() && contact_gradient == ContactGradient::ComplementarityAware {
         return Err(diffsoro::Error::invalid(
@@ -39,14 +82,29 @@ pub(crate) fn simulate(
             "applies to reverse-mode gradients (--gradient-of), where the loss picks each touching contact's side; the forward tangents of --sensitivity are one-sided",
         ));
     }
-    let scene = load_scene(path, set)?;
+    if inputs.inputs.is_some() {
+        if statics {
+            return Err(diffsoro::Error::invalid(
+                "--inputs",
+                "runs the logged commands over time steps; it cannot be combined with --static (--start static starts the run at rest under the first commands)",
+            ));
+        }
+        if !sensitivity.is_empty() {
+            return Err(diffsoro::Error::invalid(
+                "--sensitivity with --inputs",
+                "forward sensitivities through a run whose inputs vary need per-step parameter tangents, which are not built yet; run the sensitivities without --inputs",
+            ));
+        }
+    }
+    let mut scene = load_scene(path, set)?;
+    let commands = inputs.read()?;
     if let Some((file, _)) = markers_out {
         check_markers_out(&scene, file, out)?;
     }
-    // The markers' tracks, and the run's time origin in their clock (0: the run starts the
-    // file's time).
+    // The markers' tracks, and the run's time origin in their clock: the log's first row
+    // time t₀ under --inputs, 0 otherwise.
     let mut tracks = markers_out.map(|_| MarkerTracks::for_scene(&scene));
-    let t0 = 0.0;
+    let t0 = commands.as_ref().map_or(0.0, |(log, _)| log.t0());
     // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
     let mut parameters = Vec::new();
     let mut rigid_parameters = Vec::new();
@@ -140,7 +198,17 @@ pub(crate) fn simulate(
         _ => None,
     };
     let forward = gradient.is_none();
-    let mut state = scene.initial_state();
+    // A run under commands: its start inputs set on the scene, its start state.
+    let mut run = None;
+    let mut state = match commands {
+        Some((log, start)) => {
+            let (mut r, state) = CommandRun::start(&mut scene, log, steps, start)?;
+            report_start(&mut r, &scene);
+            run = Some(r);
+            state
+        }
+        None => scene.initial_state(),
+    };
     if let Some(dir) = out
         && dir.exists()
         && !dir.is_dir()
@@ -189,12 +257,17 @@ pub(crate) fn simulate(
             t.record_state(&scene, &state, t0);
         }
     } else {
-        let steps = steps.unwrap_or(scene.simulation.steps);
+        let steps = match &run {
+            Some(r) => r.steps(),
+            None => steps.unwrap_or(scene.simulation.steps),
+        };
         // Plain steps, or steps carrying the forward sensitivities.
         let mut plain = None;
         let mut sensitive = None;
         let mut rigid_sensitive = None;
-        if !forward {
+        if run.is_some() {
+            // The run's own stepper.
+        } else if !forward {
             plain = Some(Stepper::new(&scene)?);
         } else if any_rigid {
             // The initial-state names' columns, then one per step parameter.
@@ -224,11 +297,18 @@ pub(crate) fn simulate(
         let bar = progress(steps as u64, "simulate");
         let mut warned = false;
         for _ in 0..steps {
-            let report = match (&mut plain, &mut sensitive, &mut rigid_sensitive) {
-                (Some(stepper), _, _) => stepper.step(&scene, &mut state)?,
-                (None, Some(stepper), _) => stepper.step(&scene, &mut state)?,
-                (None, None, Some(stepper)) => stepper.step(&scene, &mut state)?,
-                (None, None, None) => unreachable!("one stepper exists"),
+            let report = match (&mut run, &mut plain, &mut sensitive, &mut rigid_sensitive) {
+                (Some(run), _, _, _) => {
+                    let report = run.step(&mut scene, &mut state)?;
+                    for w in run.take_warnings() {
+                        bar.suspend(|| eprintln!("warning: {w}"));
+                    }
+                    report
+                }
+                (None, Some(stepper), _, _) => stepper.step(&scene, &mut state)?,
+                (None, None, Some(stepper), _) => stepper.step(&scene, &mut state)?,
+                (None, None, None, Some(stepper)) => stepper.step(&scene, &mut state)?,
+                (None, None, None, None) => unreachable!("one stepper exists"),
             };
             if !report.contact_converged {
                 let tolerance = scene.contact.settings.tolerance;
@@ -340,6 +420,7 @@ pub(crate) fn simulate(
     final_state.sensitivities = sensitivities;
     final_state.rigid_sensitivities = rigid_sensitivities;
     final_state.gradient = gradient.unwrap_or_default();
+    final_state.inputs = run.as_ref().map(CommandRun::output);
     // Staged beside its destination now, moved into place once the `--out` files are.
     let staged_markers = match (&tracks, markers_out) {
         (Some(t), Some((file, unit))) => Some((t.stage(file, unit)?, t.samples())),

@@ -279,6 +279,15 @@ fn the_folder_order_flags_a_later_folder_and_a_later_stage() {
         folder_violations("contact", &["ncp", "admm"], ncp_uses_geometry).len(),
         1
     );
+    let experiment_uses_statics = "use crate::scene::statics::solve_static;";
+    assert!(
+        folder_violations(
+            "scene",
+            &["experiment", "command_run"],
+            experiment_uses_statics
+        )
+        .is_empty()
+    );
     let output_uses_experiment = "use crate::scene::experiment::tracks::MarkerTracks;";
     assert_eq!(
         folder_violations("scene", &["output", "final_state"], output_uses_experiment).len(),

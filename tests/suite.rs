@@ -29,6 +29,7 @@ mod cavity_surface;
 mod cli_dynamics;
 mod cli_jobs;
 mod cli_simulate;
+mod command_inputs;
 mod contact_acceleration;
 mod contact_edge;
 mod contact_factored;

@@ -123,7 +123,20 @@ class Simulation:
     ) -> None:
         """Sets a body's positions (m) and velocities (m/s), (n, 3) each."""
     def set_actuation(self, name: str, value: float) -> None:
-        """An actuator's input for the next steps: N, Pa or N·m (force), rad (angle servo)."""
+        """An actuator's input for the next steps in its unit, its drive kept: N, Pa or N·m
+        (force), m (a cable's shortening), m³ (a cavity's volume change), rad (servo angle)."""
+    def run_commands(
+        self,
+        times: npt.ArrayLike,
+        commands: Mapping[str, npt.ArrayLike] | npt.ArrayLike,
+        steps: int | None = None,
+        start: str = "static",
+        names: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """A run under logged commands (the CLI's `simulate --inputs`): times (T,) in s,
+        commands {actuator: (T,)} or (T, n) with names; starts anew at time 0 = times[0]
+        ("static": at rest under the first commands, or "scene"); returns {"t0", "steps",
+        "clamped": {actuator: count}, "warnings": [...]}."""
     def set_parameters(self, values: Mapping[str, float]) -> None:
         """Sets named differentiable parameters for the next steps: `young_modulus:BODY` (Pa),
         `poisson_ratio:BODY`, `actuator:NAME` (N, Pa, N·m; rad for an angle servo),

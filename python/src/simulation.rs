@@ -8,7 +8,10 @@ use diffsoro::diff::{
     record_trajectory,
 };
 use diffsoro::math::Vec3;
-use diffsoro::scene::{FinalState, Scene, State, StaticOptions, StepReport, Stepper, solve_static};
+use diffsoro::scene::{
+    CommandLog, CommandRun, FinalState, RunStart, Scene, State, StaticOptions, StepReport, Stepper,
+    solve_static,
+};
 use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1, PyArrayLike2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -372,24 +375,156 @@ impl PySimulation {
         Ok(())
     }
 
-    /// Sets actuator `name`'s input for the next steps: its force λ (N for a cable, Pa for a
-    /// cavity, N·m for a servo; a displacement-driven actuator becomes force-driven), or an
-    /// angle-driven servo's angle target (rad, from rest).
-    fn set_actuation(&mut self, py: Python<'_>, name: &str, value: f64) -> PyResult<()> {
+    /// Sets actuator `name`'s input for the next steps, in its unit, keeping its kind of
+    /// drive: a force-driven actuator's force λ (N for a cable, Pa for a cavity, N·m for a
+    /// servo), a displacement-driven cable's shortening (m), a volume-driven cavity's volume
+    /// change (m³), an angle-driven servo's angle (rad, from rest). Not clamped to the
+    /// actuator's bounds (`run_commands` clamps).
+    fn set_actuation(&mut self, name: &str, value: f64) -> PyResult<()> {
         let p = self.parameters(&[format!("actuator:{name}")])?[0];
-        let Parameter::Actuator { body, index } = p else {
+        let Parameter::Actuator { .. } = p else {
             unreachable!("an actuator name parses to an actuator")
         };
-        let kind = |s: &Scene| std::mem::discriminant(&s.actuation[body].actuators[index].drive);
-        let before = kind(&self.scene);
+        // The drive's kind is kept, so the stepper's workspaces (which know the solved
+        // actuators) stay valid.
         guarded(|| p.set(&mut self.scene, value))?;
-        if kind(&self.scene) != before {
-            // The stepper's workspaces know which actuators are solved: rebuild them.
-            let scene = &self.scene;
-            self.stepper = py.detach(|| guarded(|| Stepper::new(scene)))?;
-        }
         self.derivatives = None;
         Ok(())
+    }
+
+    /// Runs the scene under logged actuator commands, as the CLI's `simulate --inputs`
+    /// (docs/cli.md#commands-over-time): `times` (T,) in s on the log's clock, strictly
+    /// increasing; `commands` {actuator: (T,) array} (or a (T, n) array with `names=`, one
+    /// column per name), mapped to each actuator's input by its `gain`, `offset` and
+    /// `time_constant` and clamped to its bounds. The run starts anew at time 0 = `times[0]`:
+    /// `start="static"` (default) at rest at the static equilibrium under the first commands,
+    /// `"scene"` from the scene's initial state; it runs `steps` steps (default: the whole
+    /// steps that reach the last time), step k taking the commands at
+    /// times[0] + (k+1)·dt. Actuators not named keep their inputs. Returns {"t0", "steps",
+    /// "clamped": {actuator: steps clamped}, "warnings": [...]} (each actuator's first clamp
+    /// is also a Python warning). Afterwards the scene keeps the last inputs and `step()`
+    /// goes on from the final state. The final positions equal the CLI's bit for bit. On an
+    /// error the state keeps the steps done. The GIL is released.
+    #[pyo3(signature = (times, commands, steps = None, start = "static", names = None))]
+    fn run_commands<'py>(
+        &mut self,
+        py: Python<'py>,
+        times: PyArrayLike1<'py, f64, AllowTypeChange>,
+        commands: &Bound<'py, PyAny>,
+        steps: Option<usize>,
+        start: &str,
+        names: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let times = times.as_array().to_vec();
+        let mut columns: Vec<(String, Vec<f64>)> = Vec::new();
+        if let Ok(dict) = commands.cast::<PyDict>() {
+            if names.is_some() {
+                return Err(invalid(
+                    "run_commands names",
+                    "goes with a (T, n) array of commands, not a dict (whose keys name the actuators)",
+                ));
+            }
+            for (key, value) in dict.iter() {
+                let name: String = key.extract()?;
+                let column: PyArrayLike1<'_, f64, AllowTypeChange> = value.extract()?;
+                columns.push((name, column.as_array().to_vec()));
+            }
+        } else {
+            let Some(names) = names else {
+                return Err(invalid(
+                    "run_commands commands",
+                    "is not a dict {actuator: (T,) array}: give a (T, n) array with names=[…] (n actuator names)",
+                ));
+            };
+            let array: PyArrayLike2<'_, f64, AllowTypeChange> = commands.extract()?;
+            let view = array.as_array();
+            if view.ncols() != names.len() {
+                return Err(invalid(
+                    "run_commands commands",
+                    format!(
+                        "has shape {:?}: expected (T, {}), one column per name",
+                        view.shape(),
+                        names.len()
+                    ),
+                ));
+            }
+            for (j, name) in names.into_iter().enumerate() {
+                columns.push((name, view.column(j).to_vec()));
+            }
+        }
+        // Names the scene lacks, named as the argument they came in.
+        for (name, _) in &columns {
+            guarded(|| Parameter::parse(&self.scene, &format!("actuator:{name}")).map(|_| ()))
+                .map_err(|e| {
+                    invalid(
+                        format!("run_commands commands[{name:?}]"),
+                        e.value(py).to_string(),
+                    )
+                })?;
+        }
+        let log = guarded(|| CommandLog::from_columns("run_commands", times, columns))?;
+        let start = guarded(|| RunStart::parse("run_commands start", start))?;
+        let (scene, state, stepper, strict) = (
+            &mut self.scene,
+            &mut self.state,
+            &mut self.stepper,
+            self.strict,
+        );
+        self.derivatives = None;
+        let outcome = py.detach(|| {
+            crate::errors::on_worker(|| {
+                crate::errors::guarded_py(|| {
+                    let (mut run, start_state) = match CommandRun::start(scene, log, steps, start) {
+                        Ok(started) => started,
+                        Err(e) => return Ok(Err(RunError::Library(e))),
+                    };
+                    *state = start_state;
+                    let mut warnings = run.take_warnings();
+                    let mut failure = None;
+                    for _ in 0..run.steps() {
+                        match run.step(scene, state) {
+                            Err(e) => {
+                                failure = Some(RunError::Library(e));
+                                break;
+                            }
+                            Ok(report) => {
+                                warnings.extend(run.take_warnings());
+                                if let (true, Some(m)) =
+                                    (strict, unconverged(scene, state, &report))
+                                {
+                                    failure = Some(RunError::Convergence(m));
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    let output = run.output();
+                    // Later steps go on with the run's stepper (its contact warm start).
+                    *stepper = run.into_parts().1;
+                    Ok(match failure {
+                        Some(f) => Err(f),
+                        None => Ok((output, warnings)),
+                    })
+                })
+            })
+        })?;
+        let (output, warnings) = match outcome {
+            Ok(done) => done,
+            Err(RunError::Library(e)) => return Err(to_py(e)),
+            Err(RunError::Convergence(m)) => return Err(ConvergenceError::new_err(m)),
+        };
+        let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        for w in &warnings {
+            let message = std::ffi::CString::new(w.as_str())
+                .unwrap_or_else(|_| c"a command was clamped".to_owned());
+            PyErr::warn(py, &category, &message, 1)?;
+        }
+        let out = PyDict::new(py);
+        out.set_item("t0", output.t0)?;
+        out.set_item("steps", output.steps)?;
+        out.set_item("clamped", output.clamped)?;
+        out.set_item("warnings", warnings)?;
+        Ok(out)
     }
 
     /// Sets named differentiable parameters for the next steps ({name: value}):

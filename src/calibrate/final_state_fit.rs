@@ -7,7 +7,7 @@ use super::parametrisation::Parametrisation;
 use crate::diff::{Parameter, SensitivityStepper, check_differentiable};
 use crate::error::{Error, Result};
 use crate::math::{DMat, DVec};
-use crate::scene::{FinalState, Scene};
+use crate::scene::{CommandLog, CommandSchedule, FinalState, Scene};
 
 /// What a [`FinalStateFit`] reports while it evaluates.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +68,8 @@ pub struct FinalStateFit<'p> {
     steps: usize,
     evaluations: usize,
     progress: &'p mut dyn FnMut(CalibrationProgress<'_>),
+    /// Logged commands every evaluation runs under ([`FinalStateFit::with_inputs`]).
+    inputs: Option<CommandLog>,
 }
 
 impl<'p> FinalStateFit<'p> {
@@ -96,7 +98,34 @@ impl<'p> FinalStateFit<'p> {
             steps,
             evaluations: 0,
             progress,
+            inputs: None,
         })
+    }
+
+    /// Runs every evaluation under the logged commands `log` (`calibrate --inputs`,
+    /// docs/cli.md#commands-over-time): from the scene's initial state with the first
+    /// commands' inputs set, each step's inputs set before it (`scene::CommandSchedule`). The
+    /// logged inputs do not depend on the parameters, so the sensitivities need no term of
+    /// theirs. Errors: a name of the log that is no actuator of the scene, and an actuator
+    /// parameter the log names (the log sets its input every step).
+    pub fn with_inputs(mut self, log: CommandLog) -> Result<Self> {
+        CommandSchedule::new(&self.scene, log.clone())?;
+        for p in &self.parameters {
+            if let Parameter::Actuator { body, index } = *p {
+                let name = &self.scene.body_actuation(body).actuators[index].name;
+                if log.names.contains(name) {
+                    return Err(Error::invalid(
+                        format!("--param actuator:{name}"),
+                        format!(
+                            "is logged in {}, which sets its input every step: fit other parameters, or leave it out of the command file",
+                            log.file
+                        ),
+                    ));
+                }
+            }
+        }
+        self.inputs = Some(log);
+        Ok(self)
     }
 
     /// Passes `event` to the progress callback (for events of the fitting loop around this
@@ -163,10 +192,21 @@ impl LeastSquares for FinalStateFit<'_> {
 impl FinalStateFit<'_> {
     /// One evaluation at `values` (already set on the scene copy).
     fn simulate(&mut self, evaluation: usize, values: &[f64]) -> Result<(DVec, DMat)> {
+        let mut schedule = match &self.inputs {
+            Some(log) => {
+                let mut s = CommandSchedule::new(&self.scene, log.clone())?;
+                s.apply_start(&mut self.scene);
+                Some(s)
+            }
+            None => None,
+        };
         let mut state = self.scene.initial_state();
         let mut stepper = SensitivityStepper::new(&self.scene, &self.parameters)?;
         let mut unconverged = 0;
         for step in 1..=self.steps {
+            if let Some(s) = schedule.as_mut() {
+                s.apply_next(&mut self.scene);
+            }
             let report = stepper.step(&self.scene, &mut state)?;
             if !report.contact_converged {
                 unconverged += 1;

@@ -26,8 +26,8 @@ pub use parametrisation::{ParameterKind, ParameterName, Parametrisation, Reparam
 pub use range::{ParameterRange, RELATIVE_MARGIN};
 pub use report::{CONVERGED_LOSS_FRACTION, CalibrationReport, reached};
 pub use setup::{
-    CalibrationSetup, DEFAULT_RESTARTS, calibrate_scene, check_targets, load_observation,
-    parse_initial_values,
+    CalibrationSetup, DEFAULT_RESTARTS, calibrate_scene, calibrate_scene_with_inputs,
+    check_targets, load_observation, parse_initial_values,
 };
 
 #[cfg(test)]

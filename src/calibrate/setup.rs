@@ -9,7 +9,7 @@ use super::levenberg_marquardt::{LmOptions, LmResult, levenberg_marquardt_in_box
 use super::parametrisation::{ParameterName, Parametrisation, Reparametrised};
 use super::report::{CalibrationReport, reached};
 use crate::error::{Error, Location, Result};
-use crate::scene::{FinalState, Scene};
+use crate::scene::{CommandLog, CommandSchedule, FinalState, Scene};
 
 /// A checked calibration problem: what to fit, from where, against what.
 #[derive(Debug, Clone)]
@@ -140,19 +140,36 @@ pub fn calibrate_scene(
     options: &LmOptions,
     progress: &mut dyn FnMut(CalibrationProgress<'_>),
 ) -> Result<CalibrationReport> {
+    calibrate_scene_with_inputs(scene, setup, None, options, progress)
+}
+
+/// [`calibrate_scene`], every simulation of the fit run under the logged commands `inputs`
+/// when given (`calibrate --inputs`; [`FinalStateFit::with_inputs`]): from the scene's initial
+/// state with the first commands' inputs set, for the whole steps that reach the log's last
+/// row (`scene::CommandSchedule::steps_to_last_row`, as `simulate --inputs` without
+/// `--steps`) instead of the scene's `simulation.steps`. Errors as [`calibrate_scene`], and
+/// [`FinalStateFit::with_inputs`]'s.
+pub fn calibrate_scene_with_inputs(
+    scene: &Scene,
+    setup: &CalibrationSetup,
+    inputs: Option<&CommandLog>,
+    options: &LmOptions,
+    progress: &mut dyn FnMut(CalibrationProgress<'_>),
+) -> Result<CalibrationReport> {
     assert_eq!(
         setup.initial.len(),
         setup.params.len(),
         "one optional starting value per parameter"
     );
     let map = &setup.params;
-    let mut fit = FinalStateFit::new(
-        scene,
-        map,
-        &setup.observed,
-        scene.simulation.steps,
-        progress,
-    )?;
+    let steps = match inputs {
+        Some(log) => CommandSchedule::new(scene, log.clone())?.steps_to_last_row(),
+        None => scene.simulation.steps,
+    };
+    let mut fit = FinalStateFit::new(scene, map, &setup.observed, steps, progress)?;
+    if let Some(log) = inputs {
+        fit = fit.with_inputs(log.clone())?;
+    }
     let start: Vec<f64> = fit
         .values()
         .into_iter()

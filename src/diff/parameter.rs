@@ -21,10 +21,14 @@ pub enum Parameter {
         /// Which material parameter.
         parameter: MaterialParameter,
     },
-    /// The input of an actuator, held constant over a run: λ_a of a force-driven actuator (N
-    /// for a cable, Pa for a cavity, N·m for a servo), or the angle target (rad, from rest)
-    /// of an angle-driven (pinned) servo, which the horn follows at most `max_angle_step` per
-    /// step (`scene::PrescribedDerivative` for the one-sided derivative at that limit).
+    /// The input of an actuator in its own unit (`scene::BodyActuation::input`), held
+    /// constant over a run: λ_a of a force-driven actuator (N for a cable, Pa for a cavity,
+    /// N·m for a servo), or the angle target (rad, from rest) of an angle-driven (pinned)
+    /// servo, which the horn follows at most `max_angle_step` per step
+    /// (`scene::PrescribedDerivative` for the one-sided derivative at that limit). A
+    /// displacement-driven cable's shortening (m) and a volume-driven cavity's volume change
+    /// (m³) are read and set too (their drive kept), but have no derivatives
+    /// (`diff::check_differentiable` refuses them).
     Actuator {
         /// Index of the soft body in the scene.
         body: usize,
@@ -219,8 +223,9 @@ impl Parameter {
         }
     }
 
-    /// The parameter's current value in `scene` (an actuator's given force, an angle-driven
-    /// servo's angle target; 0 for another target-driven actuator).
+    /// The parameter's current value in `scene` (an actuator's input in its unit: a given
+    /// force, an angle-driven servo's angle target, a displacement-driven cable's shortening
+    /// (m), a volume-driven cavity's volume change (m³); `scene::BodyActuation::input`).
     pub fn value(&self, scene: &Scene) -> f64 {
         match *self {
             Parameter::Material { body, parameter } => {
@@ -230,14 +235,7 @@ impl Parameter {
                     MaterialParameter::PoissonRatio => m.poisson_ratio(),
                 }
             }
-            Parameter::Actuator { body, index } => {
-                let a = &scene.body_actuation(body).actuators[index];
-                match a.drive {
-                    Drive::Force(f) => f,
-                    Drive::Target(t) if is_angle_driven(a) => t,
-                    Drive::Target(_) => 0.0,
-                }
-            }
+            Parameter::Actuator { body, index } => scene.body_actuation(body).input(index),
             Parameter::RigidInput { system, dof } => match &scene.rigid.systems[system].input {
                 RigidInput::Torque(t) => t[dof],
                 _ => 0.0,
@@ -251,9 +249,11 @@ impl Parameter {
         }
     }
 
-    /// Sets the parameter in `scene` (an angle-driven servo's target stays a target; any other
-    /// actuator becomes force-driven with this λ). Errors on an invalid material value (E ≤ 0,
-    /// ν outside (−1, 0.5)) naming it, or a non-finite actuator input.
+    /// Sets the parameter in `scene`. An actuator keeps its kind of drive and takes `value`
+    /// as its input in its unit (`scene::BodyActuation::set_input`: λ of a force-driven one, a
+    /// cable's shortening in m, a cavity's volume change in m³, a servo's angle in rad;
+    /// not clamped to its bounds). Errors on an invalid material value (E ≤ 0, ν outside
+    /// (−1, 0.5)) naming it, or a non-finite actuator input.
     pub fn set(&self, scene: &mut Scene, value: f64) -> Result<()> {
         match *self {
             Parameter::Material { body, parameter } => {
@@ -277,15 +277,10 @@ impl Parameter {
                 if !value.is_finite() {
                     return Err(Error::invalid(
                         format!("actuator {}", self.name(scene)),
-                        format!("force {value} is not finite"),
+                        format!("input {value} is not finite"),
                     ));
                 }
-                let a = &mut scene.actuation[body].actuators[index];
-                a.drive = if is_angle_driven(a) {
-                    Drive::Target(value)
-                } else {
-                    Drive::Force(value)
-                };
+                scene.actuation[body].set_input(index, value);
                 Ok(())
             }
             Parameter::RigidInput { system, dof } => {

@@ -1,8 +1,8 @@
 //! Scenes (layer 4; uses `mesh`, `material`, `linalg`, `fem`, `actuator`, `rigid`, `contact`): the scene file and its
 //! `--set` overrides, the model and state built from it (soft bodies, free rigid bodies and
 //! robots), the time step as a readable list of stages (with its contact stage),
-//! the static-equilibrium solve, the final-state output, and the files an experiment brings
-//! (marker tracks).
+//! the static-equilibrium solve, the final-state output, and what an experiment brings to a
+//! run (logged actuator commands over time, marker tracks).
 
 mod experiment;
 mod file;
@@ -11,6 +11,9 @@ mod output;
 mod statics;
 mod step;
 
+pub use experiment::command_log::CommandLog;
+pub use experiment::command_run::{CommandRun, RunStart};
+pub use experiment::command_schedule::{ChannelInput, CommandChannel, CommandSchedule, step_time};
 pub use experiment::interpolate::interpolate;
 pub use experiment::tracks::{MarkerTracks, MarkerUnit, TRACKS_HEADER, Track};
 pub use file::attachment::AttachmentSection;
@@ -31,6 +34,7 @@ pub use file::{
 };
 pub use model::RigidState;
 pub use model::actuation::{BodyActuation, couplings as actuator_couplings};
+pub use model::actuator_input::{ActuatorInput, CommandMap, input_unit};
 pub use model::contact::SceneContact;
 pub use model::energy::Energy;
 pub use model::markers::{Marker, MarkerPoint, Markers};
@@ -48,7 +52,8 @@ pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };
 pub use output::final_state::{
-    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, MarkerOutput, RigidTangentOutput,
+    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, InputsOutput, MarkerOutput,
+    RigidTangentOutput,
 };
 pub use output::frames::FrameSeries;
 pub use output::obstacles::{ObstacleOutput, obstacle_outputs};

@@ -1,9 +1,15 @@
-//! The files an experiment brings and the run-level helpers around them: marker track files
-//! (`time,marker,x,y,z`, docs/outputs.md), read for observed tracks and written for simulated
-//! ones (`simulate --markers-out`), and a simulated track interpolated in time at an observed
-//! sample's time. Uses the scene's model (its markers and states); after `statics` and
-//! `output` in the folder order of docs/design.md.
+//! What an experiment brings to a run, beside the scene: logged actuator commands over time
+//! (`--inputs FILE.csv`, docs/cli.md#commands-over-time), read with file and line errors
+//! (`command_log`), scheduled over the steps with each actuator's gain, offset, lag and
+//! bounds (`command_schedule`), and the run that follows them from a static or scene start
+//! (`command_run`); marker track files (`time,marker,x,y,z`, docs/outputs.md), read for
+//! observed tracks and written for simulated ones (`tracks`), and a simulated track
+//! interpolated at an observed sample's time (`interpolate`). The last folder of `scene`: it
+//! uses the model, the step, statics and the outputs.
 
+pub mod command_log;
+pub mod command_run;
+pub mod command_schedule;
 pub mod interpolate;
 pub mod tracks;
 

@@ -100,6 +100,26 @@ fn cable_bounds(at: &str, c: &CableSection) -> Result<()> {
     Ok(())
 }
 
+/// An actuator's command map (`gain`, `offset`, `time_constant` of `--inputs`): the gain
+/// finite and ≠ 0, the offset finite, the time constant (s) finite and ≥ 0; errors name the
+/// key under `at`.
+fn command_map(at: &str, gain: f64, offset: f64, time_constant: f64) -> Result<()> {
+    if !(gain.is_finite() && gain != 0.0) {
+        return Err(Error::invalid(
+            format!("{at}.gain"),
+            format!("must be finite and non-zero, got {gain}"),
+        ));
+    }
+    finite(&format!("{at}.offset"), offset)?;
+    if !(time_constant.is_finite() && time_constant >= 0.0) {
+        return Err(Error::invalid(
+            format!("{at}.time_constant"),
+            format!("must be non-negative and finite (s), got {time_constant}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the cables, cavities, servos and effectors of one body.
 pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
     let body = format!("soft_body.{}", b.name);
@@ -146,6 +166,7 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
             c.max_displacement_step,
         )?;
         positive_bound(&format!("{at}.max_force_step"), c.max_force_step)?;
+        command_map(&at, c.gain, c.offset, c.time_constant)?;
     }
     for p in &b.pneumatic {
         unique("pneumatic", &p.name)?;
@@ -163,6 +184,7 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
         )?;
         positive_bound(&format!("{at}.max_volume_step"), p.max_volume_step)?;
         positive_bound(&format!("{at}.max_pressure_step"), p.max_pressure_step)?;
+        command_map(&at, p.gain, p.offset, p.time_constant)?;
         let lo = p.min_pressure.unwrap_or(f64::NEG_INFINITY);
         let hi = p.max_pressure.unwrap_or(f64::INFINITY);
         if lo.is_nan() || hi.is_nan() || lo > hi {
@@ -211,6 +233,7 @@ pub fn validate_actuation(b: &SoftBodySection) -> Result<()> {
         positive_bound(&format!("{at}.max_torque"), s.max_torque)?;
         positive_bound(&format!("{at}.max_angle_step"), s.max_angle_step)?;
         positive_bound(&format!("{at}.max_torque_step"), s.max_torque_step)?;
+        command_map(&at, s.gain, s.offset, s.time_constant)?;
         if let Some(a) = s.angle
             && !(a.abs() < std::f64::consts::PI)
         {

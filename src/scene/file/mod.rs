@@ -213,6 +213,18 @@ pub struct CableSection {
     /// solved one changes by at most this; default unlimited.
     #[serde(default)]
     pub max_force_step: Option<f64>,
+    /// Command map of `--inputs` (docs/scene-file.md#commands-over-time): the input is
+    /// `gain` · command + `offset`, in the input's unit (N for `force`, m of shortening for
+    /// `displacement`); finite, ≠ 0; default 1.
+    #[serde(default = "default_gain")]
+    pub gain: f64,
+    /// See `gain`: added to gain · command, in the input's unit; finite; default 0.
+    #[serde(default)]
+    pub offset: f64,
+    /// Time constant τ (s), ≥ 0, of a first-order lag of the input behind the command of
+    /// `--inputs`; default 0 (no lag).
+    #[serde(default)]
+    pub time_constant: f64,
 }
 
 /// `[[soft_body.pneumatic]]`: a cavity bounded by a triangle group of the mesh (closed,
@@ -255,6 +267,18 @@ pub struct PneumaticSection {
     /// 0); default unlimited.
     #[serde(default)]
     pub max_pressure_step: Option<f64>,
+    /// Command map of `--inputs` (docs/scene-file.md#commands-over-time): the input is
+    /// `gain` · command + `offset`, in the input's unit (Pa for `pressure`, m³ for
+    /// `volume_change`); finite, ≠ 0; default 1.
+    #[serde(default = "default_gain")]
+    pub gain: f64,
+    /// See `gain`: added to gain · command, in the input's unit; finite; default 0.
+    #[serde(default)]
+    pub offset: f64,
+    /// Time constant τ (s), ≥ 0, of a first-order lag of the input behind the command of
+    /// `--inputs`; default 0 (no lag).
+    #[serde(default)]
+    pub time_constant: f64,
 }
 
 /// `[[soft_body.servo]]`: nodes (a group and/or a box) turned about an axis. Exactly one of
@@ -293,6 +317,18 @@ pub struct ServoSection {
     /// unlimited.
     #[serde(default)]
     pub max_torque_step: Option<f64>,
+    /// Command map of `--inputs` (docs/scene-file.md#commands-over-time): the input is
+    /// `gain` · command + `offset`, in the input's unit (N·m for `torque`, rad for
+    /// `angle`); finite, ≠ 0; default 1.
+    #[serde(default = "default_gain")]
+    pub gain: f64,
+    /// See `gain`: added to gain · command, in the input's unit; finite; default 0.
+    #[serde(default)]
+    pub offset: f64,
+    /// Time constant τ (s), ≥ 0, of a first-order lag of the input behind the command of
+    /// `--inputs`; default 0 (no lag).
+    #[serde(default)]
+    pub time_constant: f64,
 }
 
 /// `[[soft_body.effector]]`: a named point embedded in the mesh.
@@ -306,6 +342,10 @@ pub struct EffectorSection {
 }
 
 fn default_scale() -> f64 {
+    1.0
+}
+
+fn default_gain() -> f64 {
     1.0
 }
 

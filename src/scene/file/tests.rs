@@ -115,3 +115,86 @@ fn unknown_keys_and_bad_values_are_named() {
         assert!(!e.contains('\n'), "one line: {e}");
     }
 }
+
+#[test]
+fn command_maps_default_to_the_identity_and_bad_ones_are_named() {
+    let actuated = format!(
+        "{BEAM}
+        [[soft_body.cable]]
+        name = \"c\"
+        points = [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]]
+        force = 0.1
+        [[soft_body.pneumatic]]
+        name = \"p\"
+        group = \"cavity\"
+        pressure = 100.0
+        [[soft_body.servo]]
+        name = \"s\"
+        group = \"horn\"
+        axis_point = [0.0, 0.0, 0.0]
+        axis_direction = [0.0, 0.0, 1.0]
+        torque = 0.01
+    "
+    );
+    let s = SceneFile::parse("s.toml", &actuated, &[]).unwrap();
+    let b = &s.soft_body[0];
+    assert_eq!(
+        (b.cable[0].gain, b.cable[0].offset, b.cable[0].time_constant),
+        (1.0, 0.0, 0.0)
+    );
+    assert_eq!((b.pneumatic[0].gain, b.servo[0].gain), (1.0, 1.0));
+    let s = SceneFile::parse(
+        "s.toml",
+        &actuated,
+        &[
+            "soft_body.beam.cable.c.gain=-2.5".into(),
+            "soft_body.beam.pneumatic.p.offset=1e3".into(),
+            "soft_body.beam.servo.s.time_constant=0.2".into(),
+        ],
+    )
+    .unwrap();
+    let b = &s.soft_body[0];
+    assert_eq!(b.cable[0].gain, -2.5);
+    assert_eq!(b.pneumatic[0].offset, 1e3);
+    assert_eq!(b.servo[0].time_constant, 0.2);
+    for (set, key) in [
+        (
+            "soft_body.beam.cable.c.gain=0",
+            "soft_body.beam.cable.c.gain",
+        ),
+        (
+            "soft_body.beam.cable.c.gain=inf",
+            "soft_body.beam.cable.c.gain",
+        ),
+        (
+            "soft_body.beam.cable.c.offset=nan",
+            "soft_body.beam.cable.c.offset",
+        ),
+        (
+            "soft_body.beam.cable.c.time_constant=-0.1",
+            "soft_body.beam.cable.c.time_constant",
+        ),
+        (
+            "soft_body.beam.pneumatic.p.gain=0.0",
+            "soft_body.beam.pneumatic.p.gain",
+        ),
+        (
+            "soft_body.beam.pneumatic.p.time_constant=inf",
+            "soft_body.beam.pneumatic.p.time_constant",
+        ),
+        (
+            "soft_body.beam.servo.s.offset=-inf",
+            "soft_body.beam.servo.s.offset",
+        ),
+        (
+            "soft_body.beam.servo.s.gain=nan",
+            "soft_body.beam.servo.s.gain",
+        ),
+    ] {
+        let e = SceneFile::parse("s.toml", &actuated, &[set.to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with(key), "{set}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}

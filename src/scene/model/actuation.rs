@@ -5,6 +5,7 @@
 use crate::actuator::{Actuator, ActuatorKind, Drive, Effector};
 use crate::math::Vec3;
 
+use super::actuator_input::ActuatorInput;
 use super::pinned_servo::PinnedServo;
 
 /// The actuators and effectors of one soft body (model data, immutable).
@@ -12,6 +13,9 @@ use super::pinned_servo::PinnedServo;
 pub struct BodyActuation {
     /// Cables, then cavities, then servos, each in file order.
     pub actuators: Vec<Actuator>,
+    /// What each actuator's input is and how a command becomes it, one per actuator, in
+    /// the same order (`actuator_input`: [`BodyActuation::input`], [`BodyActuation::set_input`]).
+    pub inputs: Vec<ActuatorInput>,
     /// Effectors, in file order.
     pub effectors: Vec<Effector>,
     /// The angle-driven servos, whose horn nodes are pinned (`scene::step::free::prescribed`); the body

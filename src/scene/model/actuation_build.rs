@@ -11,6 +11,7 @@ use crate::math::Vec3;
 use crate::mesh::{Closure, Mesh, TriangleSurface, read_surface};
 
 use super::actuation::{BodyActuation, NO_VALUE_BOUNDS, limit};
+use super::actuator_input::{ANGLE_BOUNDS, ActuatorInput, CommandMap};
 use super::pinned_servo::PinnedServo;
 use crate::scene::file::SoftBodySection;
 use crate::scene::file::embedded_surface::{
@@ -32,6 +33,7 @@ impl BodyActuation {
         let embedding = BodyEmbedding::new(section, mesh);
         let locate = |p: [f64; 3], key: String| embedding.locate(Vec3::from(p), key);
         let mut actuators = Vec::new();
+        let mut inputs = Vec::new();
         let mut pinned = Vec::new();
         for c in &section.cable {
             let at = format!("{what}.cable.{}", c.name);
@@ -72,6 +74,18 @@ impl BodyActuation {
                 value_bounds,
                 max_value_step: limit(c.max_displacement_step),
                 max_force_step: limit(c.max_force_step),
+            });
+            inputs.push(ActuatorInput {
+                command: CommandMap {
+                    gain: c.gain,
+                    offset: c.offset,
+                    time_constant: c.time_constant,
+                },
+                rest,
+                target_bounds: [
+                    c.min_displacement.unwrap_or(f64::NEG_INFINITY),
+                    c.max_displacement.unwrap_or(f64::INFINITY),
+                ],
             });
         }
         for p in &section.pneumatic {
@@ -130,6 +144,15 @@ impl BodyActuation {
                 max_value_step: limit(p.max_volume_step),
                 max_force_step: limit(p.max_pressure_step),
                 value_bounds: NO_VALUE_BOUNDS,
+            });
+            inputs.push(ActuatorInput {
+                command: CommandMap {
+                    gain: p.gain,
+                    offset: p.offset,
+                    time_constant: p.time_constant,
+                },
+                rest,
+                target_bounds: NO_VALUE_BOUNDS,
             });
         }
         for s in &section.servo {
@@ -192,6 +215,15 @@ impl BodyActuation {
                 max_force_step: limit(s.max_torque_step),
                 value_bounds: NO_VALUE_BOUNDS,
             });
+            inputs.push(ActuatorInput {
+                command: CommandMap {
+                    gain: s.gain,
+                    offset: s.offset,
+                    time_constant: s.time_constant,
+                },
+                rest: 0.0,
+                target_bounds: ANGLE_BOUNDS,
+            });
         }
         let effectors = section
             .effector
@@ -214,6 +246,7 @@ impl BodyActuation {
         }
         Ok(BodyActuation {
             actuators,
+            inputs,
             effectors,
             pinned,
             warnings,

@@ -3,6 +3,7 @@
 
 pub mod actuation;
 pub mod actuation_build;
+pub mod actuator_input;
 pub mod contact;
 pub mod energy;
 pub mod markers;
@@ -332,6 +333,7 @@ impl Scene {
     pub fn body_actuation(&self, i: usize) -> &BodyActuation {
         static NONE: BodyActuation = BodyActuation {
             actuators: Vec::new(),
+            inputs: Vec::new(),
             effectors: Vec::new(),
             pinned: Vec::new(),
             warnings: Vec::new(),

@@ -141,6 +141,22 @@ pub struct FinalState {
     /// reverse sweep (docs/cli.md).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub gradient: std::collections::BTreeMap<String, f64>,
+    /// `simulate --inputs FILE.csv`: the command file the run followed (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<InputsOutput>,
+}
+
+/// The `"inputs"` of a run that followed a command file (docs/outputs.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputsOutput {
+    /// The command file, as given on the command line.
+    pub file: String,
+    /// Its first row's time t₀ (s, the file's clock): simulation time 0.
+    pub t0: f64,
+    /// Steps run under the commands.
+    pub steps: usize,
+    /// Per actuator of the file (by name), how many steps' inputs were clamped to its bounds.
+    pub clamped: std::collections::BTreeMap<String, usize>,
 }
 
 /// One rigid system's part of a rigid sensitivity: the tangent of its configuration `q` (a
@@ -240,6 +256,7 @@ impl FinalState {
             sensitivities: Default::default(),
             rigid_sensitivities: Default::default(),
             gradient: Default::default(),
+            inputs: None,
         }
     }
 }
