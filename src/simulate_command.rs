@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use diffsoro::diff::{
-    Parameter, RigidSensitivityStepper, SensitivityStepper, parse_rigid_parameter, rigid_seeds,
+    CommandSensitivity, Parameter, RigidSensitivityStepper, RunParameter, SensitivityStepper,
+    parse_rigid_parameter, rigid_seeds,
 };
 use diffsoro::math::DMat;
 use diffsoro::scene::{
@@ -89,10 +90,10 @@ pub(crate) fn simulate(
                 "runs the logged commands over time steps; it cannot be combined with --static (--start static starts the run at rest under the first commands)",
             ));
         }
-        if !sensitivity.is_empty() {
+        if gradient_of.is_some() {
             return Err(diffsoro::Error::invalid(
-                "--sensitivity with --inputs",
-                "forward sensitivities through a run whose inputs vary need per-step parameter tangents, which are not built yet; run the sensitivities without --inputs",
+                "--gradient-of with --inputs",
+                "a reverse-mode gradient through a run under logged commands is not built yet: use --sensitivity, which follows the log",
             ));
         }
     }
@@ -105,6 +106,14 @@ pub(crate) fn simulate(
     // time t₀ under --inputs, 0 otherwise.
     let mut tracks = markers_out.map(|_| MarkerTracks::for_scene(&scene));
     let t0 = commands.as_ref().map_or(0.0, |(log, _)| log.t0());
+    // Under logged commands the sensitivities are the run's (`diff::RunParameter`: the step's
+    // parameters and the logged actuators' gains, offsets and lags), parsed once the log is
+    // scheduled; the names below are the other runs'.
+    let (sensitivity, run_sensitivity) = if commands.is_some() {
+        (&[][..], sensitivity)
+    } else {
+        (sensitivity, &[][..])
+    };
     // Rigid names (`velocity:cube`, `q:arm[2]`, …) and soft ones (`young_modulus:beam`, …).
     let mut parameters = Vec::new();
     let mut rigid_parameters = Vec::new();
@@ -198,12 +207,32 @@ pub(crate) fn simulate(
         _ => None,
     };
     let forward = gradient.is_none();
-    // A run under commands: its start inputs set on the scene, its start state.
+    // A run under commands: its start inputs set on the scene, its start state, and the
+    // tangents its sensitivities carry.
     let mut run = None;
+    let mut command_sensitivity: Option<CommandSensitivity> = None;
+    let mut run_names: Vec<String> = Vec::new();
     let mut state = match commands {
         Some((log, start)) => {
             let (mut r, state) = CommandRun::start(&mut scene, log, steps, start)?;
             report_start(&mut r, &scene);
+            if !run_sensitivity.is_empty() {
+                let columns = run_sensitivity
+                    .iter()
+                    .map(|n| RunParameter::parse(&scene, r.schedule(), n))
+                    .collect::<diffsoro::Result<Vec<_>>>()?;
+                run_names = columns
+                    .iter()
+                    .map(|c| c.name(&scene, r.schedule()))
+                    .collect();
+                command_sensitivity = Some(CommandSensitivity::new(
+                    &scene,
+                    r.schedule(),
+                    &state,
+                    start,
+                    &columns,
+                )?);
+            }
             run = Some(r);
             state
         }
@@ -299,7 +328,10 @@ pub(crate) fn simulate(
         for _ in 0..steps {
             let report = match (&mut run, &mut plain, &mut sensitive, &mut rigid_sensitive) {
                 (Some(run), _, _, _) => {
-                    let report = run.step(&mut scene, &mut state)?;
+                    let report = match command_sensitivity.as_mut() {
+                        Some(c) => c.step(&mut scene, run.schedule_mut(), &mut state)?,
+                        None => run.step(&mut scene, &mut state)?,
+                    };
                     for w in run.take_warnings() {
                         bar.suspend(|| eprintln!("warning: {w}"));
                     }
@@ -391,6 +423,20 @@ pub(crate) fn simulate(
                     .collect();
                 rigid_sensitivities.insert(name.clone(), systems);
             }
+        }
+        if let Some(c) = &command_sensitivity {
+            sensitivities = run_names
+                .iter()
+                .zip(c.tangents())
+                .map(|(name, t)| {
+                    let rows = t
+                        .bodies
+                        .iter()
+                        .flat_map(|b| b.positions.iter().map(|d| [d.x, d.y, d.z]))
+                        .collect();
+                    (name.clone(), rows)
+                })
+                .collect();
         }
         if let Some(stepper) = &rigid_sensitive {
             let t = stepper.sensitivity();

@@ -30,6 +30,7 @@ mod cli_dynamics;
 mod cli_jobs;
 mod cli_simulate;
 mod command_inputs;
+mod command_sensitivity;
 mod contact_acceleration;
 mod contact_edge;
 mod contact_factored;

@@ -43,6 +43,7 @@
 mod ball_chain;
 mod chain_row;
 mod chain_rows;
+mod command_sensitivity;
 mod contact_chain;
 mod contact_point_set;
 mod dense_product;
@@ -62,6 +63,7 @@ mod step_derivative;
 mod tangent;
 mod trajectory;
 
+pub use command_sensitivity::{CommandSensitivity, CommandTerm, RunParameter};
 pub use contact_chain::ContactRecord;
 pub use contact_point_set::ContactPointSet;
 pub use finite_difference::step_parameter_jacobian_fd;

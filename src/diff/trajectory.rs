@@ -58,6 +58,29 @@ impl SensitivityStepper {
         Ok(stepper)
     }
 
+    /// A stepper carrying the given initial tangents `inputs` (state seeds and parameter
+    /// components, one entry per parameter of `parameters` each), and no others. Errors as
+    /// [`Recorder::new`].
+    pub fn from_inputs(
+        scene: &Scene,
+        parameters: &[Parameter],
+        inputs: Vec<InputTangent>,
+    ) -> Result<SensitivityStepper> {
+        Ok(SensitivityStepper {
+            recorder: Recorder::new(scene)?,
+            derivative: StepDerivative::new(scene),
+            parameters: parameters.to_vec(),
+            inputs,
+        })
+    }
+
+    /// Sets the component of direction `direction` along parameter `parameter` for the next
+    /// steps: a parameter whose value changes from step to step with the direction (an input
+    /// that follows a logged command through its gain) has a component of its own each step.
+    pub fn set_parameter_component(&mut self, direction: usize, parameter: usize, value: f64) {
+        self.inputs[direction].parameters[parameter] = value;
+    }
+
     /// Advances `state` by one step and the tangents with it.
     pub fn step(&mut self, scene: &Scene, state: &mut State) -> Result<StepReport> {
         let (report, record) = self.recorder.step(scene, state)?;

@@ -13,7 +13,9 @@ mod step;
 
 pub use experiment::command_log::CommandLog;
 pub use experiment::command_run::{CommandRun, RunStart};
-pub use experiment::command_schedule::{ChannelInput, CommandChannel, CommandSchedule, step_time};
+pub use experiment::command_schedule::{
+    ChannelInput, CommandChannel, CommandSchedule, MapTangent, step_time,
+};
 pub use experiment::interpolate::interpolate;
 pub use experiment::tracks::{MarkerTracks, MarkerUnit, TRACKS_HEADER, Track};
 pub use file::attachment::AttachmentSection;

@@ -102,6 +102,12 @@ impl CommandRun {
         &self.schedule
     }
 
+    /// The schedule, mutable: a caller that carries tangents applies each step's inputs with
+    /// [`CommandSchedule::apply_next_with_tangents`] and steps with its own stepper.
+    pub fn schedule_mut(&mut self) -> &mut CommandSchedule {
+        &mut self.schedule
+    }
+
     /// The warnings of clamps since the last call (one per actuator over the run).
     pub fn take_warnings(&mut self) -> Vec<String> {
         self.schedule.take_warnings()

@@ -25,6 +25,19 @@ pub fn step_time(t0: f64, dt: f64, k: usize) -> f64 {
     t0 + (k as f64 + 1.0) * dt
 }
 
+/// The derivative of a channel's input (or of its lag's state) with respect to the actuator's
+/// command map: ∂u/∂gain (the input's unit per unit of gain), ∂u/∂offset (dimensionless),
+/// ∂u/∂τ (the input's unit per s).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MapTangent {
+    /// ∂u/∂gain.
+    pub gain: f64,
+    /// ∂u/∂offset.
+    pub offset: f64,
+    /// ∂u/∂time_constant.
+    pub time_constant: f64,
+}
+
 /// One actuator's path from command to input: its command map, the lag's state u_{k−1}
 /// (unclamped, in the input's unit), its input bounds and its clamp count.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,6 +103,44 @@ impl CommandChannel {
     /// Steps whose input was clamped.
     pub fn clamped(&self) -> usize {
         self.clamped
+    }
+
+    /// The tangent of the start input u_{−1} = gain·c₀ + offset with respect to the map:
+    /// (c₀, 1, 0) for the start command `c0`.
+    pub fn start_tangent(c0: f64) -> MapTangent {
+        MapTangent {
+            gain: c0,
+            offset: 1.0,
+            time_constant: 0.0,
+        }
+    }
+
+    /// The tangent of the next lag state u_k from that of u_{k−1}, `previous`, for the command
+    /// `command` of step k; call it before [`Self::step`] (it reads u_{k−1}). Differentiating
+    /// u_k = a u_{k−1} + (1 − a)(gain·c_k + offset), a = exp(−dt/τ), ∂a/∂τ = a dt/τ²:
+    ///
+    /// ```text
+    /// ∂u_k/∂gain = a ∂u_{k−1}/∂gain + (1 − a) c_k,   ∂u_k/∂offset = a ∂u_{k−1}/∂offset + (1 − a)
+    /// ∂u_k/∂τ = a ∂u_{k−1}/∂τ + (a dt/τ²)(u_{k−1} − ū_k)
+    /// ```
+    ///
+    /// Without lag (τ = 0) u_k = ū_k: (c_k, 1, 0), the limit τ → 0⁺ of the above.
+    pub fn step_tangent(&self, command: f64, previous: MapTangent, dt: f64) -> MapTangent {
+        let a = self.lag;
+        if a == 0.0 {
+            return MapTangent {
+                gain: command,
+                offset: 1.0,
+                time_constant: 0.0,
+            };
+        }
+        let tau = self.map.time_constant;
+        MapTangent {
+            gain: a * previous.gain + (1.0 - a) * command,
+            offset: a * previous.offset + (1.0 - a),
+            time_constant: a * previous.time_constant
+                + a * dt / (tau * tau) * (self.state - self.map.input(command)),
+        }
     }
 
     fn give(&self, u: f64) -> ChannelInput {
@@ -253,13 +304,69 @@ impl CommandSchedule {
         }
     }
 
+    /// The scheduled actuators in the log's column order: (name, soft body, index among the
+    /// body's actuators).
+    pub fn channels(&self) -> impl Iterator<Item = (&str, usize, usize)> {
+        self.actuators
+            .iter()
+            .map(|s| (s.name.as_str(), s.body, s.index))
+    }
+
+    /// Per scheduled actuator, the tangent of its lag state u_{−1} with respect to its map,
+    /// and that of the start input given to it (zero where the start input is clamped: the
+    /// derivative from inside the bounds).
+    pub fn start_tangents(&self) -> (Vec<MapTangent>, Vec<MapTangent>) {
+        self.actuators
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                let t = CommandChannel::start_tangent(self.log.columns[j][0]);
+                let given = if s.channel.start().clamped() {
+                    MapTangent::default()
+                } else {
+                    t
+                };
+                (t, given)
+            })
+            .unzip()
+    }
+
     /// Sets the inputs of the next step k (the commands at file time t₀ + (k + 1)·dt,
     /// mapped, lagged, clamped) on `scene`; call it before each step.
     pub fn apply_next(&mut self, scene: &mut Scene) {
+        self.apply_next_with_tangents(scene, &mut [], &mut []);
+    }
+
+    /// [`Self::apply_next`], carrying the tangents of the channels' lag states with respect to
+    /// their maps (`states`, from [`Self::start_tangents`] or the last call, one per channel:
+    /// updated to step k's) and writing those of the inputs given in step k into `given` (zero
+    /// where an input is clamped). Both empty: no tangents.
+    pub fn apply_next_with_tangents(
+        &mut self,
+        scene: &mut Scene,
+        states: &mut [MapTangent],
+        given: &mut [MapTangent],
+    ) {
+        let tangents = !states.is_empty();
+        assert!(
+            !tangents || (states.len() == self.actuators.len() && given.len() == states.len()),
+            "one tangent per scheduled actuator"
+        );
         let k = self.next_step;
         let t = step_time(self.log.t0(), self.dt, k);
         for (j, s) in self.actuators.iter_mut().enumerate() {
-            let input = s.channel.step(self.log.command(j, t));
+            let command = self.log.command(j, t);
+            if tangents {
+                states[j] = s.channel.step_tangent(command, states[j], self.dt);
+            }
+            let input = s.channel.step(command);
+            if tangents {
+                given[j] = if input.clamped() {
+                    MapTangent::default()
+                } else {
+                    states[j]
+                };
+            }
             scene.actuation[s.body].set_input(s.index, input.given);
             if input.clamped() && !s.warned {
                 s.warned = true;
