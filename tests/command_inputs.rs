@@ -396,8 +396,10 @@ fn every_bad_command_file_is_a_one_line_error_naming_file_and_line() {
         &csv,
         "--sensitivity",
         "young_modulus:finger",
+        "--gradient-of",
+        "tip.x",
     ]);
-    assert!(e.starts_with("--sensitivity with --inputs: "), "{e}");
+    assert!(e.starts_with("--gradient-of with --inputs: "), "{e}");
     // Statics has no contact yet: a static start in a scene with an obstacle says to start
     // from the scene instead.
     let e = error(&["simulate", "scenes/finger_obstacle.toml", "--inputs", &csv]);
