@@ -309,6 +309,9 @@ fn coordinates_round_trip_and_their_derivatives_match_finite_differences() {
             ParameterKind::Actuator => &[-2.0, 0.0, 0.5],
             ParameterKind::Friction => &[1e-3, 0.2, 1.5],
             ParameterKind::Mass => &[1e-4, 0.0156, 40.0],
+            ParameterKind::RayleighMass => &[1e-3, 0.5, 20.0],
+            ParameterKind::RayleighStiffness => &[1e-5, 0.01, 0.3],
+            ParameterKind::Density => &[1.0, 580.0, 1200.0],
         };
         let map = Parametrisation::parse(&[format!("{}:b", kind.prefix())]).unwrap();
         for &v in values {
