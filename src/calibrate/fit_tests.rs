@@ -469,7 +469,7 @@ fn names_parse_and_bad_names_or_values_are_clear_errors() {
         ParameterKind::Actuator
     );
     for (bad, expected) in [
-        ("density:beam", "unknown kind `density`"),
+        ("viscosity:beam", "unknown kind `viscosity`"),
         ("young_modulus", "not of the form KIND:NAME"),
         ("poisson_ratio:", "empty"),
     ] {
@@ -490,6 +490,9 @@ fn names_parse_and_bad_names_or_values_are_clear_errors() {
         ("poisson_ratio:b", 0.5),
         ("poisson_ratio:b", -1.0),
         ("poisson_ratio:b", f64::NAN),
+        ("rayleigh_mass:b", 0.0),
+        ("rayleigh_stiffness:b", -0.01),
+        ("density:b", -1000.0),
     ] {
         let e = Parametrisation::parse(&[text])
             .unwrap()
