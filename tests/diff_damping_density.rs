@@ -6,6 +6,8 @@
 //!   cable's tangent K_a in β's right-hand side) with lumped and with consistent mass, on a
 //!   block resting on the floor in sticking contact (no mode switch), and on the servo
 //!   Gripper's pinned horns with consistent mass (the couplings M_fp and K_fp);
+//! - mixed steps: a rigid cube landing on the block, the pad attached to a robot's palm (soft
+//!   and rigid parts of the tangents, each to 1e-6 of its size);
 //! - ⟨w, J u⟩ = ⟨Jᵀ w, u⟩ to 1e-10 on each of those steps;
 //! - 20 steps: the forward sensitivities and the adjoint's gradient of a loss;
 //! - the CLI: `simulate --sensitivity` against central differences of the CLI's own final
@@ -18,6 +20,7 @@ use std::path::Path;
 
 use crate::cli_support;
 use crate::diff_support;
+use crate::scene_support;
 
 use cli_support::{run, run_json, scratch};
 use diff_support::{
@@ -314,6 +317,110 @@ fn one_step_of_the_servo_gripper_with_pinned_horns() {
     let mut recorder = Recorder::new(&scene).unwrap();
     let (_, record) = recorder.step(&scene, &mut state).unwrap();
     check_adjointness(&scene, &record, &params, 11);
+}
+
+/// The JVP of `steps` steps from `start` along x, v and each parameter of `names`
+/// ([`parameter_directions`]) equals the Richardson-extrapolated central difference (step
+/// `eps`), the soft bodies' part and the rigid systems' part each to 1e-6 of its size; and the
+/// VJP of one step is its adjoint (1e-10).
+fn check_mixed(scene: &Scene, start: &State, names: &[&str], steps: usize, eps: f64, what: &str) {
+    let params = parameters(scene, names);
+    let mut dirs: Vec<(String, InputTangent)> = unit_directions(scene, &params, 5)
+        .into_iter()
+        .take(2)
+        .collect();
+    for (p, d) in params.iter().zip(parameter_directions(scene, &params)) {
+        dirs.push((p.name(scene), d));
+    }
+    let soft_len = 6 * scene.bodies.iter().map(|b| b.node_count()).sum::<usize>();
+    for (dir_name, dir) in &dirs {
+        let mut recorder = Recorder::new(scene).unwrap();
+        let mut derivative = StepDerivative::new(scene);
+        let mut state = start.clone();
+        let mut input = dir.clone();
+        for _ in 0..steps {
+            let (_, record) = recorder.step(scene, &mut state).unwrap();
+            let out = derivative
+                .jvp(scene, &record, &params, std::slice::from_ref(&input))
+                .unwrap();
+            input.state = out.into_iter().next().unwrap();
+            recorder.recycle(record);
+        }
+        let jvp = input.state.to_vec();
+        let fd = finite_difference(scene, start, steps, &params, dir, eps);
+        let (soft, rigid) = jvp.split_at(soft_len);
+        let (fd_soft, fd_rigid) = fd.split_at(soft_len);
+        for (part, a, b) in [("soft", soft, fd_soft), ("rigid", rigid, fd_rigid)] {
+            let err = relative_error(a, b, 0.0);
+            let size = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+            assert!(
+                size > 0.0 && err < 1e-6,
+                "{what}, d/d({dir_name}), {part} part: JVP vs FD {err:e} (|jvp| = {size:e})"
+            );
+        }
+    }
+    let mut recorder = Recorder::new(scene).unwrap();
+    let mut state = start.clone();
+    let (_, record) = recorder.step(scene, &mut state).unwrap();
+    check_adjointness(scene, &record, &params, 17);
+}
+
+/// Steps where the soft block meets a rigid body in one NCP (tests/mixed_step_derivative.rs's
+/// scenes): a 25 mm rigid cube landing on the clamped block (α = 2, β = 0.01) and sticking,
+/// its face on the block's nodes and its corners on the block's triangles; and the pad of
+/// `lift_pad.toml` attached to the robot's palm, held by its PD (one step: over two, the
+/// palm's tangent along β nearly cancels, 5e-8 against 8e-6 after one, below what the
+/// differences resolve to 1e-6). The rigid systems' tangents move with the block's α, β, ρ
+/// through the shared NCP.
+#[test]
+fn mixed_steps_with_a_rigid_cube_and_an_attached_palm() {
+    let text = format!(
+        r#"
+[simulation]
+dt = 0.005
+steps = 10
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+friction = 0.5
+tolerance = 1e-12
+max_iterations = 100000
+
+{}fixed_box = [[-1.0, -1.0, -1.0], [1.0, 1.0, 0.001]]
+
+[[rigid_body]]
+name = "cube"
+shape = "box"
+half_extents = [0.0125, 0.0125, 0.0125]
+density = 1000.0
+position = [0.0013, -0.0021, 0.0335]
+velocity = [0.0, 0.0, -0.1]
+"#,
+        scene_support::SOFT_BLOCK
+    );
+    let file = SceneFile::parse("landing.toml", &text, &[]).unwrap();
+    let landing = Scene::build(&file, &scene_support::root().join("scenes")).unwrap();
+    let (start, _) = scene_support::before_landing(&landing, 20);
+    let names = [
+        "rayleigh_mass:block",
+        "rayleigh_stiffness:block",
+        "density:block",
+    ];
+    check_mixed(&landing, &start, &names, 1, 1e-3, "cube landing");
+
+    let path = Path::new(ROOT).join("scenes/lift_pad.toml");
+    let text = std::fs::read_to_string(&path).unwrap() + "\n[contact]\n";
+    let overrides = [
+        "robot.lift.kd=[5.0]",
+        "contact.tolerance=1e-12",
+        "contact.max_iterations=100000",
+    ]
+    .map(String::from);
+    let file = SceneFile::parse(path.to_str().unwrap(), &text, &overrides).unwrap();
+    let pad = Scene::build(&file, path.parent().unwrap()).unwrap();
+    let start = diff_support::run_state(&pad, &pad.initial_state(), 30);
+    let names = ["rayleigh_mass:pad", "rayleigh_stiffness:pad", "density:pad"];
+    check_mixed(&pad, &start, &names, 1, 1e-3, "pad on palm");
 }
 
 /// Over 20 steps of the beam: the forward sensitivities of α, β, ρ against central
