@@ -2,9 +2,10 @@
 //!
 //! Names are those of docs/derivatives.md: `young_modulus:BODY`, `poisson_ratio:BODY`,
 //! `actuator:NAME`, `friction:OBSTACLE`, `mass:BODY`, `rayleigh_mass:BODY`,
-//! `rayleigh_stiffness:BODY`, `density:BODY`. Levenberg–Marquardt works on one coordinate `s` per parameter, kept in a
-//! box strictly inside the parameter's range ([`ParameterRange::coordinate_box`]; the
-//! optimiser clamps its steps into the box), mapped to the physical value:
+//! `rayleigh_stiffness:BODY`, `density:BODY`. Levenberg–Marquardt works on one coordinate `s`
+//! per parameter, kept in a box strictly inside the parameter's range
+//! ([`ParameterRange::coordinate_box`]; the optimiser clamps its steps into the box), mapped to
+//! the physical value:
 //!
 //! ```text
 //!   Young's modulus   E = exp(s)     default range E > 0            dE/ds = E
