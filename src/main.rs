@@ -80,7 +80,9 @@ enum Command {
         /// Also compute d(final positions)/d(parameter) through the whole run (forward mode)
         /// for each comma-separated name: `young_modulus:BODY`, `poisson_ratio:BODY`,
         /// `actuator:NAME` (its force held constant over the run), `friction:OBSTACLE` (an
-        /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`); for rigid bodies
+        /// obstacle's Coulomb coefficient, by its `name` or `obstacleK`), `rayleigh_mass:BODY`
+        /// (α, 1/s), `rayleigh_stiffness:BODY` (β, s), `density:BODY` (ρ, kg/m³, lumped or
+        /// consistent mass); for rigid bodies
         /// (written as `rigid_sensitivities`, tangents of q and v) `q:ROBOT`, `v:ROBOT`,
         /// `tau:ROBOT`, `target:ROBOT` (a PD robot's target, rad or m, as a constant offset over
         /// the run), `position:BODY`, `velocity:BODY`, `angular_velocity:BODY` (every
@@ -132,8 +134,9 @@ enum Command {
         #[arg(long, value_name = "FILE.json")]
         observed: PathBuf,
         /// A parameter to fit: `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`,
-        /// `friction:OBSTACLE` (an obstacle's Coulomb coefficient) or `mass:BODY` (a free rigid
-        /// body's mass, kg), fitted to the soft bodies' final positions; or components of one
+        /// `friction:OBSTACLE` (an obstacle's Coulomb coefficient), `mass:BODY` (a free rigid
+        /// body's mass, kg), `rayleigh_mass:BODY` (α, 1/s), `rayleigh_stiffness:BODY` (β, s) or
+        /// `density:BODY` (ρ, kg/m³), fitted to the soft bodies' final positions; or components of one
         /// free body's initial velocity (`velocity:BODY[k]`, `angular_velocity:BODY`), fitted
         /// to its final position; repeatable.
         #[arg(long = "param", value_name = "NAME", required = true)]
@@ -145,7 +148,7 @@ enum Command {
         init: Vec<String>,
         /// The admissible range of a parameter, `NAME=LO,HI` (either end may be empty for the
         /// default end), e.g. `poisson_ratio:beam=0,0.45`, `young_modulus:beam=1e5,`,
-        /// `actuator:c1=0,2`. Defaults: E > 0 (Pa), 0 ≤ ν < 0.5, actuators unbounded, μ > 0, m > 0 (kg). Iterates
+        /// `actuator:c1=0,2`. Defaults: E > 0 (Pa), 0 ≤ ν < 0.5, actuators unbounded, μ > 0, m > 0 (kg), α, β, ρ > 0. Iterates
         /// stay strictly inside (by 1e-6 of the range's width); repeatable.
         #[arg(long = "bounds", value_name = "NAME=LO,HI", allow_hyphen_values = true)]
         bounds: Vec<String>,

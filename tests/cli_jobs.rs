@@ -119,8 +119,8 @@ fn calibrate_rejects_bad_parameters_and_observations() {
         run(&args)
     };
     assert_one_line_error(
-        &calibrate(&["--param", "density:beam"]),
-        &["density:beam", "unknown kind", "young_modulus:NAME"],
+        &calibrate(&["--param", "viscosity:beam"]),
+        &["viscosity:beam", "unknown kind", "young_modulus:NAME"],
     );
     assert_one_line_error(
         &calibrate(&["--param", "young_modulus:bream"]),

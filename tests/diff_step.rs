@@ -206,7 +206,7 @@ fn unknown_parameters_and_undifferentiable_scenes_are_named() {
     for (name, needle) in [
         ("young_modulus:nope", "no soft body `nope`"),
         ("actuator:zz", "no actuator `zz`"),
-        ("density:beam", "unknown kind `density`"),
+        ("viscosity:beam", "unknown kind `viscosity`"),
         ("young_modulus", "expected"),
     ] {
         let e = Parameter::parse(&scene, name).unwrap_err().to_string();

@@ -48,6 +48,7 @@ mod control;
 mod control_convergence;
 mod diff_body_contact;
 mod diff_contact;
+mod diff_damping_density;
 mod diff_flat_face;
 mod diff_self_contact;
 mod diff_servo;

@@ -142,7 +142,9 @@ class Simulation:
         `poisson_ratio:BODY`, `actuator:NAME` (N, Pa, N·m; rad for an angle servo),
         `friction:OBSTACLE` (Coulomb coefficient), `tau:ROBOT[k]` (N·m or N),
         `target:ROBOT[k]` (a PD robot's target, rad or m), `mass:BODY` (a free rigid body's
-        mass, kg). ValueError for an unknown name or invalid value (nothing changed then)."""
+        mass, kg), `rayleigh_mass:BODY` (α, 1/s), `rayleigh_stiffness:BODY` (β, s),
+        `density:BODY` (ρ, kg/m³). ValueError for an unknown name or invalid value (nothing
+        changed then)."""
     def record(self, steps: int | None = None, memory_limit: int | None = None) -> Tape:
         """Advances `steps` steps (default: the scene's) as `run` (bit for bit without contact,
         to the contact solver's tolerance with it), recording them

@@ -94,7 +94,8 @@ fn observation(
 ///
 /// `observed`: a final-state dict (`Simulation.final_state()`) or the path of a final-state
 /// JSON file; `params`: names `young_modulus:BODY` (Pa), `poisson_ratio:BODY`,
-/// `actuator:NAME`; `init`: optional starting values by name (default: the scene's);
+/// `actuator:NAME`, `friction:OBSTACLE`, `mass:BODY` (kg), `rayleigh_mass:BODY` (1/s),
+/// `rayleigh_stiffness:BODY` (s), `density:BODY` (kg/m³); `init`: optional starting values by name (default: the scene's);
 /// `bounds`: optional {name: (lo, hi)} ranges to fit inside (either end may be None for the
 /// default end; the CLI's `--bounds`);
 /// `restarts`: further fits started from a grid when the first misses (the CLI's

@@ -532,9 +532,12 @@ impl PySimulation {
     /// for an angle-driven servo, as `set_actuation`), `tau:ROBOT[k]` (N·m or N, a robot
     /// driven by constant inputs), `target:ROBOT[k]` (a PD-driven robot's target, rad or m),
     /// `friction:OBSTACLE` (Coulomb coefficient), `mass:BODY` (a free rigid body's mass, kg,
-    /// its inertia scaled with it). The names are the derivatives' (`step_jacobian`, `jvp`,
-    /// `vjp`, `Tape.adjoint`). Raises `ValueError` naming an unknown parameter or an invalid
-    /// value (E ≤ 0, ν outside (−1, 0.5), μ < 0, m ≤ 0, not finite); nothing is changed then.
+    /// its inertia scaled with it), `rayleigh_mass:BODY` (α of D = αM + βK̂, 1/s),
+    /// `rayleigh_stiffness:BODY` (β, s), `density:BODY` (ρ, kg/m³; not of a body with
+    /// `mass = "uniform"`). The names are the derivatives' (`step_jacobian`, `jvp`, `vjp`,
+    /// `Tape.adjoint`). Raises `ValueError` naming an unknown parameter or an invalid value
+    /// (E ≤ 0, ν outside (−1, 0.5), μ < 0, m ≤ 0, α < 0, β < 0, ρ ≤ 0, not finite); nothing is
+    /// changed then.
     fn set_parameters(&mut self, py: Python<'_>, values: BTreeMap<String, f64>) -> PyResult<()> {
         let names: Vec<String> = values.keys().cloned().collect();
         let parsed = self.parameters(&names)?;
@@ -724,8 +727,9 @@ impl PySimulation {
     /// current state (the state is not advanced): {name: (N, 3) array of d x⁺/d p}, N the
     /// nodes of every soft body in scene order (the CLI's `sensitivities` layout). Names:
     /// `young_modulus:BODY` (m/Pa), `poisson_ratio:BODY` (m), `actuator:NAME` (m per N, Pa,
-    /// N·m or rad), and those of `set_parameters`; the rigid bodies' and robots' columns come
-    /// from `jvp(parameters={name: 1.0})`.
+    /// N·m or rad), `rayleigh_mass:BODY` (m per 1/s), `rayleigh_stiffness:BODY` (m per s),
+    /// `density:BODY` (m per kg/m³), and those of `set_parameters`; the rigid bodies' and
+    /// robots' columns come from `jvp(parameters={name: 1.0})`.
     fn step_jacobian<'py>(
         &mut self,
         py: Python<'py>,

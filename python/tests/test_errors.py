@@ -75,8 +75,10 @@ def test_bad_names_and_shapes_are_value_errors():
     # `mass:` names a free rigid body's mass; the soft finger is none.
     with pytest.raises(ValueError, match="no free rigid body `finger`"):
         sim.step_jacobian(["mass:finger"])
-    with pytest.raises(ValueError, match="unknown kind `density`"):
-        sim.step_jacobian(["density:finger"])
+    with pytest.raises(ValueError, match="unknown kind `viscosity`"):
+        sim.step_jacobian(["viscosity:finger"])
+    with pytest.raises(ValueError, match="rayleigh_mass:finger"):
+        sim.set_parameters({"rayleigh_mass:finger": -1.0})
     n = sim.scene.node_count("finger")
     with pytest.raises(ValueError, match=r"positions: has shape \[2, 3\]"):
         sim.set_state("finger", np.zeros((2, 3)), np.zeros((n, 3)))

@@ -309,6 +309,9 @@ fn coordinates_round_trip_and_their_derivatives_match_finite_differences() {
             ParameterKind::Actuator => &[-2.0, 0.0, 0.5],
             ParameterKind::Friction => &[1e-3, 0.2, 1.5],
             ParameterKind::Mass => &[1e-4, 0.0156, 40.0],
+            ParameterKind::RayleighMass => &[1e-3, 0.5, 20.0],
+            ParameterKind::RayleighStiffness => &[1e-5, 0.01, 0.3],
+            ParameterKind::Density => &[1.0, 580.0, 1200.0],
         };
         let map = Parametrisation::parse(&[format!("{}:b", kind.prefix())]).unwrap();
         for &v in values {
@@ -466,7 +469,7 @@ fn names_parse_and_bad_names_or_values_are_clear_errors() {
         ParameterKind::Actuator
     );
     for (bad, expected) in [
-        ("density:beam", "unknown kind `density`"),
+        ("viscosity:beam", "unknown kind `viscosity`"),
         ("young_modulus", "not of the form KIND:NAME"),
         ("poisson_ratio:", "empty"),
     ] {
@@ -487,6 +490,9 @@ fn names_parse_and_bad_names_or_values_are_clear_errors() {
         ("poisson_ratio:b", 0.5),
         ("poisson_ratio:b", -1.0),
         ("poisson_ratio:b", f64::NAN),
+        ("rayleigh_mass:b", 0.0),
+        ("rayleigh_stiffness:b", -0.01),
+        ("density:b", -1000.0),
     ] {
         let e = Parametrisation::parse(&[text])
             .unwrap()

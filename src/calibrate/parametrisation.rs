@@ -1,9 +1,11 @@
 //! Parameter names, their admissible ranges and the coordinates calibration optimises over.
 //!
 //! Names are those of docs/derivatives.md: `young_modulus:BODY`, `poisson_ratio:BODY`,
-//! `actuator:NAME`. Levenberg–Marquardt works on one coordinate `s` per parameter, kept in a
-//! box strictly inside the parameter's range ([`ParameterRange::coordinate_box`]; the
-//! optimiser clamps its steps into the box), mapped to the physical value:
+//! `actuator:NAME`, `friction:OBSTACLE`, `mass:BODY`, `rayleigh_mass:BODY`,
+//! `rayleigh_stiffness:BODY`, `density:BODY`. Levenberg–Marquardt works on one coordinate `s`
+//! per parameter, kept in a box strictly inside the parameter's range
+//! ([`ParameterRange::coordinate_box`]; the optimiser clamps its steps into the box), mapped to
+//! the physical value:
 //!
 //! ```text
 //!   Young's modulus   E = exp(s)     default range E > 0            dE/ds = E
@@ -11,7 +13,13 @@
 //!   actuator input    a = s          default range unbounded        da/ds = 1
 //!   friction          μ = s          default range μ > 0            dμ/ds = 1
 //!   rigid body mass   m = exp(s)     default range m > 0            dm/ds = m
+//!   Rayleigh α        α = exp(s)     default range α > 0 (1/s)      dα/ds = α
+//!   Rayleigh β        β = exp(s)     default range β > 0 (s)        dβ/ds = β
+//!   density           ρ = exp(s)     default range ρ > 0 (kg/m³)    dρ/ds = ρ
 //! ```
+//!
+//! (α = 0 or β = 0, no damping, is a valid scene value but not a starting point of a fit:
+//! give `--init` or a scene with the coefficient positive.)
 //!
 //! The map clamps `s` into the box first, so no `s` (±1e300, ±∞) gives a value on or outside
 //! the range. Jacobians with respect to the physical values become Jacobians with respect to
@@ -41,19 +49,31 @@ pub enum ParameterKind {
     /// A free rigid body's mass m (kg, `mass:BODY`), `m = exp(s)`: fitted from the soft
     /// bodies it presses on (a scene where they share an NCP).
     Mass,
+    /// A soft body's Rayleigh mass coefficient α (1/s, `rayleigh_mass:BODY`), `α = exp(s)`.
+    RayleighMass,
+    /// A soft body's Rayleigh stiffness coefficient β (s, `rayleigh_stiffness:BODY`),
+    /// `β = exp(s)`.
+    RayleighStiffness,
+    /// A soft body's density ρ (kg/m³, `density:BODY`, lumped or consistent mass),
+    /// `ρ = exp(s)`.
+    Density,
 }
 
 impl ParameterKind {
     /// Every kind, in the order of their name prefixes in error messages.
-    pub const ALL: [ParameterKind; 5] = [
+    pub const ALL: [ParameterKind; 8] = [
         ParameterKind::YoungModulus,
         ParameterKind::PoissonRatio,
         ParameterKind::Actuator,
         ParameterKind::Friction,
         ParameterKind::Mass,
+        ParameterKind::RayleighMass,
+        ParameterKind::RayleighStiffness,
+        ParameterKind::Density,
     ];
 
-    /// The name prefix (`young_modulus`, `poisson_ratio`, `actuator`, `friction`, `mass`).
+    /// The name prefix (`young_modulus`, `poisson_ratio`, `actuator`, `friction`, `mass`,
+    /// `rayleigh_mass`, `rayleigh_stiffness`, `density`).
     pub fn prefix(self) -> &'static str {
         match self {
             ParameterKind::YoungModulus => "young_modulus",
@@ -61,10 +81,13 @@ impl ParameterKind {
             ParameterKind::Actuator => "actuator",
             ParameterKind::Friction => "friction",
             ParameterKind::Mass => "mass",
+            ParameterKind::RayleighMass => "rayleigh_mass",
+            ParameterKind::RayleighStiffness => "rayleigh_stiffness",
+            ParameterKind::Density => "density",
         }
     }
 
-    /// The symbol in messages (`E`, `ν`, `a`, `μ`, `m`).
+    /// The symbol in messages (`E`, `ν`, `a`, `μ`, `m`, `α`, `β`, `ρ`).
     pub fn symbol(self) -> &'static str {
         match self {
             ParameterKind::YoungModulus => "E",
@@ -72,16 +95,34 @@ impl ParameterKind {
             ParameterKind::Actuator => "a",
             ParameterKind::Friction => "μ",
             ParameterKind::Mass => "m",
+            ParameterKind::RayleighMass => "α",
+            ParameterKind::RayleighStiffness => "β",
+            ParameterKind::Density => "ρ",
         }
     }
 
+    /// Whether the optimisation coordinate is the logarithm of the value (E, m, α, β, ρ).
+    fn is_logarithmic(self) -> bool {
+        matches!(
+            self,
+            ParameterKind::YoungModulus
+                | ParameterKind::Mass
+                | ParameterKind::RayleighMass
+                | ParameterKind::RayleighStiffness
+                | ParameterKind::Density
+        )
+    }
+
     /// The open physical limits of the value: `(0, ∞)` Pa for E, `(−1, 0.5)` for ν,
-    /// `(−∞, ∞)` for an actuator, `(0, ∞)` for μ and for m (kg).
+    /// `(−∞, ∞)` for an actuator, `(0, ∞)` for μ, m (kg), α (1/s), β (s) and ρ (kg/m³).
     pub fn physical_limits(self) -> (f64, f64) {
         match self {
-            ParameterKind::YoungModulus | ParameterKind::Friction | ParameterKind::Mass => {
-                (0.0, f64::INFINITY)
-            }
+            ParameterKind::YoungModulus
+            | ParameterKind::Friction
+            | ParameterKind::Mass
+            | ParameterKind::RayleighMass
+            | ParameterKind::RayleighStiffness
+            | ParameterKind::Density => (0.0, f64::INFINITY),
             ParameterKind::PoissonRatio => (-1.0, 0.5),
             ParameterKind::Actuator => (f64::NEG_INFINITY, f64::INFINITY),
         }
@@ -95,41 +136,41 @@ impl ParameterKind {
             ParameterKind::Actuator => "finite values",
             ParameterKind::Friction => "range μ > 0",
             ParameterKind::Mass => "range m > 0",
+            ParameterKind::RayleighMass => "range α > 0",
+            ParameterKind::RayleighStiffness => "range β > 0",
+            ParameterKind::Density => "range ρ > 0",
         }
     }
 
-    /// The optimisation coordinate of a value (`ln E`, `ν`, `a`, `μ`, `ln m`; `ln 0 = −∞`).
+    /// The optimisation coordinate of a value (`ln E`, `ν`, `a`, `μ`, `ln m`, `ln α`, `ln β`,
+    /// `ln ρ`; `ln 0 = −∞`).
     pub fn coordinate(self, value: f64) -> f64 {
-        match self {
-            ParameterKind::YoungModulus | ParameterKind::Mass => value.ln(),
-            _ => value,
+        if self.is_logarithmic() {
+            value.ln()
+        } else {
+            value
         }
     }
 
-    /// The hard limits of the coordinate where a range is open: `|ln E|, |ln m| ≤ 700` (finite
-    /// and positive), `|s| ≤ 1e300` otherwise.
+    /// The hard limits of the coordinate where a range is open: `|ln E|, |ln m|, |ln α|,
+    /// |ln β|, |ln ρ| ≤ 700` (finite and positive), `|s| ≤ 1e300` otherwise.
     pub fn coordinate_limits(self) -> (f64, f64) {
-        match self {
-            ParameterKind::YoungModulus | ParameterKind::Mass => (-700.0, 700.0),
-            _ => (-1e300, 1e300),
+        if self.is_logarithmic() {
+            (-700.0, 700.0)
+        } else {
+            (-1e300, 1e300)
         }
     }
 
     /// The physical value of the coordinate `s` (no clamping: see
     /// [`Parametrisation::physical`]).
     pub fn to_physical(self, s: f64) -> f64 {
-        match self {
-            ParameterKind::YoungModulus | ParameterKind::Mass => s.exp(),
-            _ => s,
-        }
+        if self.is_logarithmic() { s.exp() } else { s }
     }
 
     /// `d value / d s` at `s`.
     pub fn derivative(self, s: f64) -> f64 {
-        match self {
-            ParameterKind::YoungModulus | ParameterKind::Mass => s.exp(),
-            _ => 1.0,
-        }
+        if self.is_logarithmic() { s.exp() } else { 1.0 }
     }
 }
 
@@ -138,7 +179,8 @@ impl ParameterKind {
 pub struct ParameterName {
     /// What the parameter is.
     pub kind: ParameterKind,
-    /// The soft body (material parameters) or actuator it belongs to.
+    /// The soft body (material, mass and damping parameters), actuator, obstacle or rigid
+    /// body it belongs to.
     pub target: String,
 }
 

@@ -29,13 +29,18 @@ pub struct ParameterRange {
 }
 
 impl ParameterRange {
-    /// The default range of `kind`: `E > 0`, `0 ≤ ν < 0.5`, any actuator input, `μ > 0`.
+    /// The default range of `kind`: `E > 0`, `0 ≤ ν < 0.5`, any actuator input, `μ > 0`,
+    /// `m > 0`, `α > 0`, `β > 0`, `ρ > 0`.
     pub fn default_for(kind: ParameterKind) -> ParameterRange {
         let (lower, upper) = match kind {
             ParameterKind::YoungModulus => (0.0, f64::INFINITY),
             ParameterKind::PoissonRatio => (0.0, 0.5),
             ParameterKind::Actuator => (f64::NEG_INFINITY, f64::INFINITY),
-            ParameterKind::Friction | ParameterKind::Mass => (0.0, f64::INFINITY),
+            ParameterKind::Friction
+            | ParameterKind::Mass
+            | ParameterKind::RayleighMass
+            | ParameterKind::RayleighStiffness
+            | ParameterKind::Density => (0.0, f64::INFINITY),
         };
         ParameterRange { lower, upper }
     }

@@ -224,11 +224,15 @@ impl CalibrationReport {
 }
 
 /// The unit of a calibration parameter by its name's kind: `Pa` for `young_modulus:…`, `1`
-/// (dimensionless) for `poisson_ratio:…`, and for `actuator:…` the actuators' units in words
+/// (dimensionless) for `poisson_ratio:…`, `1/s`, `s` and `kg/m³` for `rayleigh_mass:…`,
+/// `rayleigh_stiffness:…` and `density:…`, and for `actuator:…` the actuators' units in words
 /// (the report does not know the actuator's kind).
 pub(super) fn parameter_unit(name: &str) -> &'static str {
     match name.split(':').next() {
         Some("young_modulus") => "Pa",
+        Some("rayleigh_mass") => "1/s",
+        Some("rayleigh_stiffness") => "s",
+        Some("density") => "kg/m³",
         Some("poisson_ratio") | Some("friction") => "1",
         Some("velocity") => "m/s",
         Some("angular_velocity") => "rad/s",

@@ -1,10 +1,11 @@
 //! Differentiable parameters of a scene and their names (docs/derivatives.md):
 //! `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`,
-//! `target:ROBOT[k]`, `friction:OBSTACLE`, `mass:BODY`.
+//! `target:ROBOT[k]`, `friction:OBSTACLE`, `mass:BODY`, `rayleigh_mass:BODY`,
+//! `rayleigh_stiffness:BODY`, `density:BODY`.
 
 use crate::actuator::{Actuator, ActuatorKind, Drive};
 use crate::error::{Error, Result};
-use crate::fem::MaterialParameter;
+use crate::fem::{MassDampingParameter, MassKind, MaterialParameter};
 use crate::material::Material;
 use crate::scene::{RigidDynamics, RigidInput, Scene};
 
@@ -71,6 +72,20 @@ pub enum Parameter {
         /// Index of the free body in the scene's rigid systems.
         system: usize,
     },
+    /// A soft body's Rayleigh mass coefficient α (1/s, `rayleigh_mass:BODY`), Rayleigh
+    /// stiffness coefficient β (s, `rayleigh_stiffness:BODY`) or density ρ (kg/m³,
+    /// `density:BODY`, lumped or consistent mass only). They enter the step
+    /// A v⁺ = M v + h (m g + f + f_a) + h H_cᵀλ_c, A = (1 + hα) M + (hβ + h²) K̂, through A,
+    /// and ρ through M and the weights m g too; the right-hand sides of A dv⁺ per unit of each
+    /// are in `diff::step_derivative::mass_damping`. [`Parameter::set`] takes α ≥ 0, β ≥ 0,
+    /// ρ > 0 (finite; else an error naming the parameter) and rebuilds the body's masses for
+    /// ρ (`fem::SoftBody::set_density`).
+    MassDamping {
+        /// Index of the soft body in the scene.
+        body: usize,
+        /// Which of α, β, ρ.
+        parameter: MassDampingParameter,
+    },
 }
 
 impl Parameter {
@@ -89,14 +104,17 @@ impl Parameter {
         Ok(vec![Parameter::parse(scene, name)?])
     }
 
-    /// Parses `young_modulus:BODY`, `poisson_ratio:BODY` or `actuator:NAME` against `scene`.
-    /// Errors name the unknown kind, body or actuator and list the known ones.
+    /// Parses `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`,
+    /// `target:ROBOT[k]`, `friction:OBSTACLE`, `mass:BODY`, `rayleigh_mass:BODY`,
+    /// `rayleigh_stiffness:BODY` or `density:BODY` against `scene`. Errors name the unknown
+    /// kind, body or actuator and list the known ones; `density:` of a body with
+    /// `mass = "uniform"` is an error naming the body.
     pub fn parse(scene: &Scene, name: &str) -> Result<Parameter> {
         let what = format!("parameter `{name}`");
         let Some((kind, target)) = name.split_once(':') else {
             return Err(Error::invalid(
                 what,
-                "expected `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`, `target:ROBOT[k]`, `friction:OBSTACLE` or `mass:BODY`",
+                "expected `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`, `tau:ROBOT[k]`, `target:ROBOT[k]`, `friction:OBSTACLE`, `mass:BODY`, `rayleigh_mass:BODY`, `rayleigh_stiffness:BODY` or `density:BODY`",
             ));
         };
         let body_index = |body: &str| {
@@ -165,10 +183,13 @@ impl Parameter {
                     })
             }
             "mass" => parse_mass(scene, target, &what),
+            "rayleigh_mass" | "rayleigh_stiffness" | "density" => {
+                parse_mass_damping(scene, kind, body_index(target)?, &what)
+            }
             other => Err(Error::invalid(
                 what,
                 format!(
-                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator`, `tau`, `target`, `friction` or `mass`"
+                    "unknown kind `{other}`: expected `young_modulus`, `poisson_ratio`, `actuator`, `tau`, `target`, `friction`, `mass`, `rayleigh_mass`, `rayleigh_stiffness` or `density`"
                 ),
             )),
         }
@@ -196,6 +217,9 @@ impl Parameter {
                 format!("friction:{}", scene.contact.obstacle_name(obstacle))
             }
             Parameter::RigidMass { system } => format!("mass:{}", scene.rigid.systems[system].name),
+            Parameter::MassDamping { body, parameter } => {
+                format!("{}:{}", parameter.name(), scene.bodies[body].name())
+            }
         }
     }
 
@@ -203,7 +227,9 @@ impl Parameter {
     /// an obstacle's friction).
     pub fn body(&self) -> Option<usize> {
         match *self {
-            Parameter::Material { body, .. } | Parameter::Actuator { body, .. } => Some(body),
+            Parameter::Material { body, .. }
+            | Parameter::Actuator { body, .. }
+            | Parameter::MassDamping { body, .. } => Some(body),
             Parameter::RigidInput { .. }
             | Parameter::RigidTarget { .. }
             | Parameter::Friction { .. }
@@ -246,6 +272,7 @@ impl Parameter {
                 RigidDynamics::Free(body) => body.mass,
                 RigidDynamics::Robot(_) => unreachable!("parse admits free bodies only"),
             },
+            Parameter::MassDamping { body, parameter } => parameter.value(&scene.bodies[body]),
         }
     }
 
@@ -330,6 +357,9 @@ impl Parameter {
                 }
                 Ok(())
             }
+            Parameter::MassDamping { body, parameter } => {
+                set_mass_damping(self, scene, body, parameter, value)
+            }
         }
     }
 }
@@ -398,13 +428,65 @@ fn parse_mass(scene: &Scene, target: &str, what: &str) -> Result<Parameter> {
     ))
 }
 
+/// `rayleigh_mass:BODY`, `rayleigh_stiffness:BODY` or `density:BODY` of soft body `body`
+/// ([`Parameter::MassDamping`]). `density:` of a body with `mass = "uniform"` is an error
+/// naming the body: its masses are its `total_mass` spread over its nodes, which no density
+/// enters.
+fn parse_mass_damping(scene: &Scene, kind: &str, body: usize, what: &str) -> Result<Parameter> {
+    let parameter = MassDampingParameter::from_name(kind).expect("a mass or damping kind");
+    if parameter == MassDampingParameter::Density {
+        uniform_mass_error(scene, body, what)?;
+    }
+    Ok(Parameter::MassDamping { body, parameter })
+}
+
+/// An error naming soft body `body` when its mass is uniform (`density:` is then no
+/// parameter, [`parse_mass_damping`]).
+fn uniform_mass_error(scene: &Scene, body: usize, what: &str) -> Result<()> {
+    let b = &scene.bodies[body];
+    if b.options().mass != MassKind::Uniform {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        what,
+        format!(
+            "soft body `{}` has mass = \"uniform\": its nodes' masses are its total_mass (kg) spread evenly over them, which no density enters; `density:` is a parameter of lumped and consistent masses",
+            b.name()
+        ),
+    ))
+}
+
+/// Sets α, β or ρ of soft body `body` ([`Parameter::set`] of [`Parameter::MassDamping`]):
+/// α ≥ 0, β ≥ 0, ρ > 0, finite, else an error naming the parameter; ρ rebuilds the body's
+/// masses (`SoftBody::set_density`).
+fn set_mass_damping(
+    p: &Parameter,
+    scene: &mut Scene,
+    body: usize,
+    parameter: MassDampingParameter,
+    value: f64,
+) -> Result<()> {
+    let name = p.name(scene);
+    if parameter == MassDampingParameter::Density {
+        uniform_mass_error(scene, body, &format!("parameter `{name}`"))?;
+    }
+    if !parameter.admits(value) {
+        return Err(Error::invalid(
+            name,
+            format!("must be {}, got {value}", parameter.range_text()),
+        ));
+    }
+    scene.bodies[body].set_mass_damping(parameter, value)
+}
+
 /// Whether `a` is an angle-driven servo (its horn pinned, `scene::step::free::prescribed`).
 fn is_angle_driven(a: &Actuator) -> bool {
     matches!(a.drive, Drive::Target(_)) && matches!(a.kind, ActuatorKind::Servo(_))
 }
 
 /// Every parameter of `scene`: per body, E and ν, then each force-driven actuator and
-/// angle-driven servo.
+/// angle-driven servo. The mass and damping parameters ([`Parameter::MassDamping`]: α, β,
+/// ρ) are not in the list; name them (`rayleigh_mass:BODY`, …) where they are wanted.
 pub fn every_parameter(scene: &Scene) -> Vec<Parameter> {
     let mut out = Vec::new();
     for body in 0..scene.bodies.len() {

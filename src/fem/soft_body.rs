@@ -7,7 +7,8 @@ use crate::material::{Material, SofaRestFrame};
 use crate::math::Vec3;
 use crate::mesh::Mesh;
 
-use super::mass::{MassKind, consistent_mass_block, lumped_masses, uniform_masses};
+use super::mass::MassKind;
+use super::mass_damping::masses;
 use super::rest_frame::rest_frames;
 use super::tetrahedron::Tetrahedron;
 
@@ -111,27 +112,7 @@ impl SoftBody {
         let removed: Vec<bool> = options.fixed.iter().flat_map(|&f| [f; 3]).collect();
         let pattern =
             SymmetricPattern::with_couplings(n, 3, mesh.tetrahedra(), couplings, &removed)?;
-        let element_volumes: Vec<([usize; 4], f64)> =
-            elements.iter().map(|e| (e.nodes, e.volume)).collect();
-        let node_mass = if options.mass == MassKind::Uniform {
-            uniform_masses(n, &element_volumes, options.density)
-        } else {
-            lumped_masses(n, &element_volumes, options.density)
-        };
-        let mut mass_values = vec![0.0; pattern.nnz()];
-        let dof_mass: Vec<f64> = node_mass.iter().flat_map(|&m| [m; 3]).collect();
-        match options.mass {
-            MassKind::Lumped | MassKind::Uniform => {
-                pattern.add_full_diagonal(&mut mass_values, 1.0, &dof_mass)
-            }
-            MassKind::Consistent => {
-                let mut blocks = vec![0.0; pattern.plan().block_buffer_len()];
-                for (e, chunk) in elements.iter().zip(blocks.chunks_mut(144)) {
-                    consistent_mass_block(options.density, e.volume, chunk);
-                }
-                pattern.assemble(&blocks, &mut mass_values);
-            }
-        }
+        let (node_mass, mass_values) = masses(&pattern, &elements, &options);
         // Node → (element, local index) incidence, for the parallel gather of nodal forces.
         let mut count = vec![0usize; n + 1];
         for e in &elements {
@@ -188,6 +169,18 @@ impl SoftBody {
     /// The options it was built with.
     pub fn options(&self) -> &SoftBodyOptions {
         &self.options
+    }
+
+    /// The options, to change in place (`mass_damping`'s setters, which rebuild what
+    /// depends on them).
+    pub(super) fn options_mut(&mut self) -> &mut SoftBodyOptions {
+        &mut self.options
+    }
+
+    /// Replaces the nodal masses and the values of M (`mass_damping::SoftBody::set_density`).
+    pub(super) fn set_masses(&mut self, node_mass: Vec<f64>, mass_values: Vec<f64>) {
+        self.node_mass = node_mass;
+        self.mass_values = mass_values;
     }
 
     /// Its material.

@@ -104,6 +104,25 @@ impl StepDerivative {
                 }
             }
             buf.material_rhs_asked(body, rec, h, asked)?;
+            // α, β, ρ of this body: their right-hand sides (mass_damping).
+            for (p, q) in parameters.iter().enumerate() {
+                if let Parameter::MassDamping {
+                    body: qb,
+                    parameter,
+                } = *q
+                    && qb == b
+                    && inputs.iter().any(|i| i.parameters[p] != 0.0)
+                {
+                    buf.mass_damping.fill(
+                        &mut buf.prescribed,
+                        body,
+                        act,
+                        rec,
+                        (h, scene.gravity()),
+                        parameter,
+                    );
+                }
+            }
             buf.columns.resize(nr * k, 0.0);
             if !act.actuators.is_empty() {
                 free_velocities(dofs, rec, &mut buf.red, &mut buf.v_free);
@@ -183,6 +202,12 @@ impl StepDerivative {
                         | Parameter::RigidMass { .. } => {}
                         Parameter::Material { parameter, .. } => {
                             let rhs = &buf.material_rhs[material_slot(parameter)];
+                            for (c, r) in col.iter_mut().zip(rhs) {
+                                *c += dp * r;
+                            }
+                        }
+                        Parameter::MassDamping { parameter, .. } => {
+                            let rhs = buf.mass_damping.column(parameter);
                             for (c, r) in col.iter_mut().zip(rhs) {
                                 *c += dp * r;
                             }

@@ -1,7 +1,8 @@
 //! Forward (JVP) and reverse (VJP) derivatives of one step from its [`StepRecord`]
 //! (equations in the module doc of `diff`): the shared buffers and input checks here, one
 //! file per mode (`forward`: JVP and the contact-force tangents; `reverse`: VJP;
-//! `position_jacobian`: the full d v⁺/d x of a contact-free step).
+//! `position_jacobian`: the full d v⁺/d x of a contact-free step), and `mass_damping`: the
+//! right-hand sides of the Rayleigh coefficients and the density.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 
@@ -12,6 +13,7 @@ use crate::math::{DMat, Vec3};
 use crate::scene::{PrescribedDerivative, Scene};
 
 mod forward;
+mod mass_damping;
 mod position_jacobian;
 mod reverse;
 mod rigid_forward;
@@ -73,6 +75,8 @@ struct BodyBuffers {
     pinned_m: Vec<Vec3>,
     /// v⁺ over the free DOFs (`free_velocities`).
     v_free: Vec<Vec3>,
+    /// The right-hand sides of the mass and damping parameters α, β, ρ (`mass_damping`).
+    mass_damping: mass_damping::MassDampingRhs,
 }
 
 /// The derivatives of one step (forward and reverse mode), with reusable buffers.
@@ -112,6 +116,7 @@ impl StepDerivative {
                         pinned_v: vec![Vec3::zeros(); n],
                         pinned_m: vec![Vec3::zeros(); n],
                         v_free: vec![Vec3::zeros(); n],
+                        mass_damping: mass_damping::MassDampingRhs::new(b),
                     }
                 })
                 .collect(),

@@ -253,6 +253,18 @@ impl StepDerivative {
                         let rhs = &buf.material_rhs[material_slot(parameter)];
                         rhs.iter().zip(&buf.red).map(|(a, b)| a * b).sum::<f64>()
                     }
+                    // ⟨r_p, r̄⟩ with r_p the right-hand side of α, β or ρ (mass_damping).
+                    Parameter::MassDamping { parameter, .. } => {
+                        buf.mass_damping.fill(
+                            &mut buf.prescribed,
+                            body,
+                            act,
+                            rec,
+                            (h, scene.gravity()),
+                            parameter,
+                        );
+                        buf.mass_damping.pair(dofs, parameter, &buf.nodal3)
+                    }
                     Parameter::Actuator { index, .. }
                         if matches!(act.actuators[index].drive, Drive::Target(_)) =>
                     {
