@@ -185,6 +185,9 @@ fn a_run_from_its_static_start_carries_the_start_s_sensitivity() {
         &[
             ("young_modulus:beam", 20.0),
             ("poisson_ratio:beam", 1e-5),
+            ("density:beam", 1e-1),
+            ("rayleigh_mass:beam", 1e-5),
+            ("rayleigh_stiffness:beam", 1e-7),
             ("actuator:held", 1e-5),
             ("gain:top", 1e-5),
             ("offset:side", 1e-5),

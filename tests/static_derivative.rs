@@ -73,6 +73,10 @@ fn equilibrium(scene: &Scene, input: StaticInput, delta: f64) -> Vec<Vec3> {
             };
             s.bodies[body].set_material(diffsoro::material::Material::new(m.law(), e, nu).unwrap());
         }
+        StaticInput::Density { body } => {
+            let rho = s.bodies[body].options().density;
+            s.bodies[body].set_density(rho + delta).unwrap();
+        }
         StaticInput::Actuator { body, index } => {
             let a = &mut s.actuation[body].actuators[index];
             let diffsoro::actuator::Drive::Force(f) = a.drive else {
@@ -114,8 +118,8 @@ fn check_against_fd(scene: &Scene, inputs: &[(StaticInput, f64)]) {
 }
 
 #[test]
-fn the_equilibrium_of_a_beam_pulled_by_cables_moves_with_e_nu_and_the_tensions_as_its_tangent_says()
-{
+fn the_equilibrium_of_a_beam_pulled_by_cables_moves_with_e_nu_rho_and_the_tensions_as_its_tangent_says()
+ {
     let scene = beam();
     check_against_fd(
         &scene,
@@ -136,6 +140,7 @@ fn the_equilibrium_of_a_beam_pulled_by_cables_moves_with_e_nu_and_the_tensions_a
             ),
             (StaticInput::Actuator { body: 0, index: 0 }, 1e-4),
             (StaticInput::Actuator { body: 0, index: 1 }, 1e-4),
+            (StaticInput::Density { body: 0 }, 1e-1),
         ],
     );
 }

@@ -16,6 +16,7 @@
 //! velocity tangent; a run from the scene's initial state starts with zero tangents.
 
 use crate::error::{Error, Result};
+use crate::fem::MassDampingParameter;
 use crate::math::Vec3;
 use crate::scene::{
     CommandSchedule, MapTangent, RunStart, Scene, State, StaticInput, StaticTangent, StepReport,
@@ -244,6 +245,12 @@ fn static_start_tangents(
                 RunParameter::Step(Parameter::Actuator { body, index }) => {
                     vec![(StaticInput::Actuator { body, index }, 1.0)]
                 }
+                // Damping does not move an equilibrium; the density moves it through the
+                // weights.
+                RunParameter::Step(Parameter::MassDamping { body, parameter }) => match parameter {
+                    MassDampingParameter::Density => vec![(StaticInput::Density { body }, 1.0)],
+                    _ => Vec::new(),
+                },
                 RunParameter::Step(p) => {
                     return Err(Error::invalid(
                         p.name(scene),

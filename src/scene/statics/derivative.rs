@@ -15,7 +15,8 @@
 //! matrix-free, `refine`). So
 //!
 //! ```text
-//! (T − J_a) dx = ∂r/∂θ dθ,   ∂r/∂E = ∂f/∂E,  ∂r/∂ν = ∂f/∂ν,  ∂r/∂λ_a = σ H_a(x*)ᵀ
+//! (T − J_a) dx = ∂r/∂θ dθ,   ∂r/∂E = ∂f/∂E,  ∂r/∂ν = ∂f/∂ν,  ∂r/∂ρ = M g / ρ,
+//!                            ∂r/∂λ_a = σ H_a(x*)ᵀ
 //! ```
 //!
 //! one factorisation of T per body, solved once per input direction (forward) or once per
@@ -49,6 +50,12 @@ pub enum StaticInput {
         /// Which parameter.
         parameter: MaterialParameter,
     },
+    /// The density ρ (kg/m³) of soft body `body` (a lumped or consistent mass): the weights
+    /// mₙ g scale with it, ∂r/∂ρ = (mₙ/ρ) g.
+    Density {
+        /// Index of the soft body.
+        body: usize,
+    },
     /// The force λ (N, Pa or N·m) of force-driven actuator `index` of soft body `body`.
     Actuator {
         /// Index of the soft body.
@@ -61,7 +68,9 @@ pub enum StaticInput {
 impl StaticInput {
     fn body(&self) -> usize {
         match *self {
-            StaticInput::Material { body, .. } | StaticInput::Actuator { body, .. } => body,
+            StaticInput::Material { body, .. }
+            | StaticInput::Density { body }
+            | StaticInput::Actuator { body, .. } => body,
         }
     }
 }
@@ -133,7 +142,7 @@ impl StaticTangent {
             let x = &state.bodies[b].positions;
             w.nodal.fill(Vec3::zeros());
             for &(input, d) in direction.iter().filter(|(i, _)| i.body() == b) {
-                w.add_input_force(body, scene.body_actuation(b), x, input, d)?;
+                w.add_input_force(body, scene.body_actuation(b), x, input, d, scene.gravity())?;
             }
             let forces = state_forces(scene, state, b);
             w.solve(body, scene.body_actuation(b), x, &forces);
@@ -178,7 +187,14 @@ impl StaticTangent {
                     continue;
                 }
                 w.nodal.fill(Vec3::zeros());
-                w.add_input_force(body, scene.body_actuation(b), x, *input, 1.0)?;
+                w.add_input_force(
+                    body,
+                    scene.body_actuation(b),
+                    x,
+                    *input,
+                    1.0,
+                    scene.gravity(),
+                )?;
                 w.full.fill(0.0);
                 for (o, f) in w.full.chunks_exact_mut(3).zip(&w.nodal) {
                     o.copy_from_slice(f.as_slice());
@@ -251,7 +267,8 @@ impl BodyTangent {
         })
     }
 
-    /// Adds d · ∂r/∂θ of `input` at `x` into `self.nodal` (N, every node).
+    /// Adds d · ∂r/∂θ of `input` at `x` into `self.nodal` (N, every node), under gravity `g`
+    /// (m/s²).
     fn add_input_force(
         &mut self,
         body: &SoftBody,
@@ -259,6 +276,7 @@ impl BodyTangent {
         x: &[Vec3],
         input: StaticInput,
         d: f64,
+        g: Vec3,
     ) -> Result<()> {
         match input {
             StaticInput::Material { parameter, .. } => {
@@ -266,6 +284,12 @@ impl BodyTangent {
                 body.evaluate_parameter_derivatives(x, &zero, parameter, &mut self.derivatives)?;
                 for (o, f) in self.nodal.iter_mut().zip(&self.derivatives.forces) {
                     *o += d * f;
+                }
+            }
+            StaticInput::Density { .. } => {
+                let rho = body.options().density;
+                for (o, m) in self.nodal.iter_mut().zip(body.node_masses()) {
+                    *o += (d * m / rho) * g;
                 }
             }
             StaticInput::Actuator { index, .. } => {
