@@ -391,18 +391,7 @@ pub(crate) fn simulate(
             .chain(seeds.iter().map(|(n, _)| n.clone()))
             .collect();
         if let Some(stepper) = &sensitive {
-            sensitivities = names
-                .iter()
-                .zip(stepper.tangents())
-                .map(|(name, t)| {
-                    let rows = t
-                        .bodies
-                        .iter()
-                        .flat_map(|b| b.positions.iter().map(|d| [d.x, d.y, d.z]))
-                        .collect();
-                    (name.clone(), rows)
-                })
-                .collect();
+            sensitivities = position_rows(&names, stepper.tangents());
             // The rigid systems' part of the same tangents (mixed scenes).
             for (name, t) in names.iter().zip(stepper.tangents()) {
                 if t.rigid.is_empty() {
@@ -425,18 +414,7 @@ pub(crate) fn simulate(
             }
         }
         if let Some(c) = &command_sensitivity {
-            sensitivities = run_names
-                .iter()
-                .zip(c.tangents())
-                .map(|(name, t)| {
-                    let rows = t
-                        .bodies
-                        .iter()
-                        .flat_map(|b| b.positions.iter().map(|d| [d.x, d.y, d.z]))
-                        .collect();
-                    (name.clone(), rows)
-                })
-                .collect();
+            sensitivities = position_rows(&run_names, c.tangents());
         }
         if let Some(stepper) = &rigid_sensitive {
             let t = stepper.sensitivity();
@@ -536,4 +514,24 @@ fn check_markers_out(scene: &Scene, file: &Path, out: Option<&Path>) -> diffsoro
         ));
     }
     Ok(())
+}
+
+/// The final state's `sensitivities`: per name, the position rows of its tangent (every body's
+/// nodes in scene order, m per unit of the parameter).
+fn position_rows<'a>(
+    names: &[String],
+    tangents: impl Iterator<Item = &'a diffsoro::diff::StateTangent>,
+) -> std::collections::BTreeMap<String, Vec<[f64; 3]>> {
+    names
+        .iter()
+        .zip(tangents)
+        .map(|(name, t)| {
+            let rows = t
+                .bodies
+                .iter()
+                .flat_map(|b| b.positions.iter().map(|d| [d.x, d.y, d.z]))
+                .collect();
+            (name.clone(), rows)
+        })
+        .collect()
 }
