@@ -130,9 +130,33 @@ enum Command {
     Calibrate {
         /// The scene file (TOML, SI units).
         scene: PathBuf,
-        /// The observed final state (the JSON `simulate` writes).
-        #[arg(long, value_name = "FILE.json")]
-        observed: PathBuf,
+        /// The observed final state (the JSON `simulate` writes); or give `--trial`.
+        #[arg(
+            long,
+            value_name = "FILE.json",
+            required_unless_present = "trial",
+            conflicts_with = "trial"
+        )]
+        observed: Option<PathBuf>,
+        /// A trial of a real experiment, `INPUTS.csv:MARKERS.csv`: the command log the robot
+        /// followed (as for `--inputs`) and the marker tracks observed meanwhile (long CSV
+        /// `time,marker,x,y,z` on the same clock; missing rows, empty or NaN coordinates
+        /// skipped); repeatable, one set of parameters for all trials. Parameters may also be
+        /// the logged actuators' `gain:NAME`, `offset:NAME` and `time_constant:NAME`
+        /// (docs/calibration.md#real-experiments).
+        #[arg(long, value_name = "INPUTS.csv:MARKERS.csv", conflicts_with = "inputs")]
+        trial: Vec<String>,
+        /// With `--trial`: the unit of the marker files' coordinates, `m` (default) or `mm`.
+        #[arg(long, value_name = "m|mm", requires = "trial")]
+        marker_unit: Option<diffsoro::scene::MarkerUnit>,
+        /// With `--trial`: compare `absolute` positions (default) or each track's
+        /// `displacement` from its first valid sample (no `--register` then).
+        #[arg(long, value_name = "absolute|displacement", requires = "trial")]
+        compare: Option<String>,
+        /// With `--trial`: the camera → scene frame fitted with the parameters, one for all
+        /// trials: `none` (default), `translation` or `rigid` (rotation and translation).
+        #[arg(long, value_name = "none|translation|rigid", requires = "trial")]
+        register: Option<String>,
         /// A parameter to fit: `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`,
         /// `friction:OBSTACLE` (an obstacle's Coulomb coefficient), `mass:BODY` (a free rigid
         /// body's mass, kg), `rayleigh_mass:BODY` (α, 1/s), `rayleigh_stiffness:BODY` (β, s) or
@@ -182,7 +206,8 @@ enum Command {
         #[arg(long, value_name = "FILE.csv")]
         inputs: Option<PathBuf>,
         /// With `--inputs`: where each simulation of the fit starts; only `scene` (the
-        /// scene's initial state) for now.
+        /// scene's initial state) for now. With `--trial`: where each trial's run starts,
+        /// `static` (default: at rest under its first commands) or `scene`.
         #[arg(long, value_enum, value_name = "static|scene")]
         start: Option<StartFlag>,
     },
@@ -424,9 +449,21 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             set,
             inputs,
             start,
+            trial,
+            marker_unit,
+            compare,
+            register,
         }) => calibrate_command::calibrate(
             &scene,
-            &observed,
+            calibrate_command::Observed::new(
+                observed.as_deref(),
+                &trial,
+                calibrate_command::TrialFlags {
+                    unit: marker_unit.unwrap_or_default(),
+                    compare: compare.as_deref(),
+                    register: register.as_deref(),
+                },
+            ),
             &calibrate_command::CalibrateFlags {
                 params: &params,
                 bounds: &bounds,

@@ -16,6 +16,7 @@ mod real_meshes;
 mod rigid_support;
 mod scene_support;
 mod slab_ncp;
+mod trial_support;
 mod view_support;
 
 // The topics.
@@ -24,6 +25,7 @@ mod actuators;
 mod body_contact;
 mod cable_bounds;
 mod calibrate;
+mod calibrate_trials;
 mod cantilever;
 mod cavity_surface;
 mod cli_dynamics;

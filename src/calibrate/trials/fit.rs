@@ -113,6 +113,54 @@ impl<'p> TrialFit<'p> {
         &self.trials
     }
 
+    /// The scene's marker names, in scene order.
+    pub fn marker_names(&self) -> Vec<String> {
+        self.scene
+            .markers
+            .names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// Replaces the trials by `trials` (other observed tracks of the same experiment, say).
+    /// The runs kept from earlier evaluations stay when every trial's command log and step
+    /// count are those of the one it replaces (a run depends on nothing else); otherwise
+    /// they are dropped. Errors: a different number of trials, or a parameter that does not
+    /// resolve against the new trials' logs.
+    pub fn replace_trials(&mut self, trials: Vec<Trial>) -> Result<()> {
+        if trials.len() != self.trials.len() {
+            return Err(Error::invalid(
+                "trials",
+                format!(
+                    "{} trials replace {}: give as many as the fit has",
+                    trials.len(),
+                    self.trials.len()
+                ),
+            ));
+        }
+        let parameters = self
+            .map
+            .names
+            .iter()
+            .map(|n| FittedParameter::resolve(&self.scene, &trials, n))
+            .collect::<Result<Vec<_>>>()?;
+        let same_runs = parameters == self.parameters
+            && trials
+                .iter()
+                .zip(&self.trials)
+                .all(|(a, b)| a.log == b.log && a.steps == b.steps);
+        if !same_runs {
+            self.cache.clear();
+        }
+        self.parameters = parameters;
+        self.trials = trials;
+        for entry in &mut self.cache {
+            entry.announced = false;
+        }
+        Ok(())
+    }
+
     /// The options.
     pub fn options(&self) -> TrialOptions {
         self.options

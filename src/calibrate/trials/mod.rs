@@ -26,7 +26,7 @@ pub use report::{FrameErrors, FrameReport, RmsReport, TrialOutcome, TrialReport,
 pub use residuals::{
     ComparedSample, Comparison, Residuals, SimulatedMarkers, TrialTracks, assemble,
 };
-pub use setup::{TrialSetup, calibrate_trials};
+pub use setup::{TrialSetup, calibrate_trials, fit_trials};
 pub use statistics::{FitStatistics, LARGEST_CONDITION, rms, statistics};
 pub use trial::{Trial, steps_to_reach};
 

@@ -65,41 +65,60 @@ impl TrialSetup {
 
 /// Fits `setup.params` of `scene` to `setup.trials`: one set of parameter values for every
 /// trial, each trial run from its own start under its own commands (`TrialFit`), jointly with
-/// the camera frame when registering, by Levenberg–Marquardt (`options`) over the parameters'
-/// coordinates in their box and the frame's; the frame starts from [`TrialFit::initial_frame`]
-/// at the starting values (the mean offset between observed and simulated positions, or their
-/// least-squares rigid map). The report holds the fitted values, their standard errors and
-/// correlations from the Gauss–Newton covariance σ̂² (JᵀJ)⁻¹ at the optimum (J in the physical
-/// units, the frame's coordinates included), the RMS residuals and the frame.
-///
-/// Errors: those of [`TrialFit::new`], a starting value outside its range, and a run that
-/// fails at the starting values. A run that fails at a trial point of the fit is a rejected
-/// step (reported through `progress`), never an error.
+/// the camera frame when registering ([`fit_trials`]). Errors: those of [`TrialFit::new`] and
+/// [`fit_trials`]. A run that fails at a trial point of the fit is a rejected step (reported
+/// through `progress`), never an error.
 pub fn calibrate_trials(
     scene: &Scene,
     setup: &TrialSetup,
     options: &LmOptions,
     progress: &mut dyn FnMut(CalibrationProgress<'_>),
 ) -> Result<TrialReport> {
-    let map = &setup.params;
-    let mut fit = TrialFit::new(scene, map, setup.trials.clone(), setup.options, progress)?;
+    let mut fit = TrialFit::new(
+        scene,
+        &setup.params,
+        setup.trials.clone(),
+        setup.options,
+        progress,
+    )?;
+    fit_trials(&mut fit, &setup.initial, options)
+}
+
+/// Levenberg–Marquardt (`options`) on `fit` over the parameters' coordinates in their box and
+/// the frame's, from `initial` (physical, per parameter; `None`: the scene's own value) and the
+/// frame [`TrialFit::initial_frame`] gives at those values (the mean offset between observed
+/// and simulated positions, or their least-squares rigid map). The report holds the fitted
+/// values, their standard errors and correlations from the Gauss–Newton covariance
+/// σ̂² (JᵀJ)⁻¹ at the optimum (J in the physical units, the frame's coordinates included), the
+/// RMS residuals and the frame. `fit` keeps its last runs: a second fit of the same trials'
+/// logs with other observed tracks ([`TrialFit::replace_trials`]) from the same values starts
+/// without a run.
+///
+/// Errors: a starting value outside its range, and a run that fails at the starting values.
+pub fn fit_trials(
+    fit: &mut TrialFit<'_>,
+    initial: &[Option<f64>],
+    options: &LmOptions,
+) -> Result<TrialReport> {
+    let map = fit.map().clone();
     let n = map.len();
     let start: Vec<f64> = fit
         .scene_values()
         .into_iter()
-        .zip(&setup.initial)
+        .zip(initial)
         .map(|(own, given)| given.unwrap_or(own))
         .collect();
     let mut s0 = map.coordinates(&start)?;
     // The values of the start's coordinates (a start on a closed end moves just inside).
     let start = map.physical(&s0);
-    let registration = setup.options.registration;
+    let trial_options = fit.options();
+    let registration = trial_options.registration;
     let frame0 = fit.initial_frame(&start)?;
     s0.extend(frame0.coordinates(registration));
     let (mut lower, mut upper) = map.coordinate_box();
     lower.resize(n + registration.parameters(), f64::NEG_INFINITY);
     upper.resize(n + registration.parameters(), f64::INFINITY);
-    let result = levenberg_marquardt_in_box(&mut fit, &s0, &lower, &upper, options)?;
+    let result = levenberg_marquardt_in_box(fit, &s0, &lower, &upper, options)?;
     let initial_loss = result.history[0].loss;
     let values = map.physical(&result.params[..n]);
     let frame = Frame::from_coordinates(registration, &result.params[n..]);
@@ -111,7 +130,7 @@ pub fn calibrate_trials(
     for entry in &mut parameters_only.history {
         entry.params.truncate(n);
     }
-    let calibration = CalibrationReport::from_noisy_fit(map, &parameters_only, initial_loss);
+    let calibration = CalibrationReport::from_noisy_fit(&map, &parameters_only, initial_loss);
     let names: Vec<String> = map.names.iter().map(|n| n.to_string()).collect();
     let trials = fit
         .trials()
@@ -130,14 +149,9 @@ pub fn calibrate_trials(
             frame: (frame, registration),
             statistics: &stats,
             samples: residuals.samples,
-            marker_names: scene
-                .markers
-                .names()
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            marker_names: fit.marker_names(),
             trials,
-            comparison: setup.options.comparison,
+            comparison: trial_options.comparison,
         },
     ))
 }
