@@ -178,6 +178,7 @@ fn the_standard_errors_cover_the_truth_over_fifty_noise_draws() {
     let lm = LmOptions {
         max_iterations: 4,
         initial_damping: 1e-9,
+        loss_tolerance: 1e-6,
         ..LmOptions::default()
     };
     let mut z = Vec::new();

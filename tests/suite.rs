@@ -95,6 +95,7 @@ mod soak;
 mod sofa_corotational;
 mod softrobots_scenes;
 mod static_derivative;
+mod trial_inputs;
 mod trunk_mesh;
 mod uniform_mass;
 mod user_defaults;
