@@ -18,7 +18,7 @@ mod control_command;
 mod cpu_id;
 mod simulate_command;
 use control_command::{ControlFlags, control};
-use simulate_command::{InputsFlags, simulate};
+use simulate_command::{InputsFlags, MarkerFlags, simulate};
 mod gradient_command;
 use gradient_command::ContactGradient;
 mod out_folder;
@@ -63,9 +63,31 @@ enum Command {
         /// all; with or without `--out`. An error if the scene has no marker.
         #[arg(long, value_name = "FILE.csv")]
         markers_out: Option<PathBuf>,
-        /// The unit of the coordinates of `--markers-out`: `m` (default) or `mm`; times are in s.
-        #[arg(long, value_name = "m|mm", requires = "markers_out")]
+        /// The unit of the coordinates of `--markers-out` and `--observed-markers`: `m`
+        /// (default) or `mm`; times are in s.
+        #[arg(long, value_name = "m|mm")]
         marker_unit: Option<diffsoro::scene::MarkerUnit>,
+        /// Compare the run's markers with a recording of them (long CSV `time,marker,x,y,z`,
+        /// on the command log's clock under `--inputs`): adds `"marker_error": {"rms",
+        /// "per_marker", …}` (m) to the JSON; samples outside the run are not compared.
+        #[arg(long, value_name = "FILE.csv")]
+        observed_markers: Option<PathBuf>,
+        /// With `--observed-markers`: compare `absolute` positions (default) or each track's
+        /// `displacement` from its first sample.
+        #[arg(
+            long,
+            value_name = "absolute|displacement",
+            requires = "observed_markers"
+        )]
+        compare: Option<String>,
+        /// With `--observed-markers`: the camera → scene frame fitted to this run before
+        /// comparing, `none` (default), `translation` or `rigid`; reported in `marker_error`.
+        #[arg(
+            long,
+            value_name = "none|translation|rigid",
+            requires = "observed_markers"
+        )]
+        register: Option<String>,
         /// Override one scene value by dotted path, e.g. `soft_body.beam.young_modulus=3e5`
         /// (arrays of tables addressed by `name`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -404,6 +426,9 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             view,
             markers_out,
             marker_unit,
+            observed_markers,
+            compare,
+            register,
             set,
             statics,
             strict,
@@ -422,9 +447,13 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             &sensitivity,
             gradient_of.as_deref(),
             contact_gradient,
-            markers_out
-                .as_deref()
-                .map(|p| (p, marker_unit.unwrap_or_default())),
+            MarkerFlags {
+                out: markers_out.as_deref(),
+                unit: marker_unit,
+                observed: observed_markers.as_deref(),
+                compare: compare.as_deref(),
+                register: register.as_deref(),
+            },
             InputsFlags {
                 inputs: inputs.as_deref(),
                 start: start.map(RunStart::from),
@@ -738,7 +767,7 @@ fn demo_run(scene: &Path, set: &[String]) -> diffsoro::Result<()> {
         &[],
         None,
         ContactGradient::OneSided,
-        None,
+        MarkerFlags::default(),
         InputsFlags::default(),
     )?;
     let body = &final_state.soft_bodies[0];

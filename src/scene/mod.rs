@@ -54,8 +54,8 @@ pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };
 pub use output::final_state::{
-    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, InputsOutput, MarkerOutput,
-    RigidTangentOutput,
+    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, FrameOutput, InputsOutput,
+    MarkerErrorOutput, MarkerOutput, RigidTangentOutput,
 };
 pub use output::frames::FrameSeries;
 pub use output::obstacles::{ObstacleOutput, obstacle_outputs};

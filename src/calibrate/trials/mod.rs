@@ -8,7 +8,8 @@
 //! `parameters` (what a fitted name denotes, how it is set), `frame` (the camera → scene map
 //! and its Jacobian), `residuals` (the samples against the runs, and their Jacobian), `fit`
 //! (the least-squares problem: the runs with their sensitivities), `statistics` (the
-//! Gauss–Newton covariance, RMS), `report` (the JSON and the plots), `setup` (the entry point).
+//! Gauss–Newton covariance, RMS), `report` (the JSON and the plots), `setup` (the entry point),
+//! `validation` (a run against a held-out recording).
 
 mod fit;
 mod frame;
@@ -18,6 +19,7 @@ mod residuals;
 mod setup;
 mod statistics;
 mod trial;
+mod validation;
 
 pub use fit::{TrialFit, TrialOptions};
 pub use frame::{Frame, Registration, initial_frame, right_jacobian, skew};
@@ -29,6 +31,7 @@ pub use residuals::{
 pub use setup::{TrialSetup, calibrate_trials, fit_trials};
 pub use statistics::{FitStatistics, LARGEST_CONDITION, rms, statistics};
 pub use trial::{Trial, steps_to_reach};
+pub use validation::marker_error;
 
 #[cfg(test)]
 mod residual_tests;
