@@ -216,3 +216,29 @@ fn the_standard_errors_cover_the_truth_over_fifty_noise_draws() {
     // not: the mean's standard error is at most 1/√50.
     assert!(mean.abs() <= 3.0 / 50f64.sqrt(), "mean {mean}");
 }
+
+/// The recordings of docs/calibration.md's worked example (`scenes/recordings/`) are this
+/// synthetic experiment's (the true Finger, seed 42, a rigid camera): every number within
+/// 1e-5 of the regenerated one (mm, s, command units). `DIFFSORO_WRITE_RECORDINGS=1` writes
+/// them.
+#[test]
+fn the_committed_recordings_are_the_synthetic_experiment() {
+    let dir = root().join("scenes/recordings");
+    for (name, text) in recordings() {
+        let path = dir.join(&name);
+        if std::env::var_os("DIFFSORO_WRITE_RECORDINGS").is_some() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &text).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(committed.lines().count(), text.lines().count(), "{name}");
+        for (a, b) in committed.lines().zip(text.lines()) {
+            for (x, y) in a.split(',').zip(b.split(',')) {
+                match (x.parse::<f64>(), y.parse::<f64>()) {
+                    (Ok(x), Ok(y)) => assert!((x - y).abs() <= 1e-5, "{name}: {a} vs {b}"),
+                    _ => assert_eq!(x, y, "{name}"),
+                }
+            }
+        }
+    }
+}

@@ -198,3 +198,39 @@ pub fn log_csv(log: &CommandLog) -> String {
     }
     text
 }
+
+/// The camera of the committed recordings (`scenes/recordings/`).
+pub const RECORDING_CAMERA: Camera = Camera {
+    translation: Vec3::new(0.12, -0.35, 0.8),
+    rotation: Vec3::new(-0.3, 0.15, 1.1),
+};
+
+/// The files of the committed recordings of the true Finger (`scenes/recordings/finger_*`):
+/// per trial (`stairs`, `sines`) its command log and the camera's tracks (mm, seed 42), as
+/// (file name, text).
+pub fn recordings() -> Vec<(String, String)> {
+    let truth = true_finger();
+    let names: Vec<String> = truth
+        .markers
+        .names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut rng = SplitMix64::new(42);
+    let mut files = Vec::new();
+    for log in logs() {
+        let states = true_run(&truth, &log);
+        let tracks = observe(
+            &states,
+            truth.simulation.dt,
+            log.t0(),
+            &names,
+            &RECORDING_CAMERA,
+            &mut rng,
+        );
+        let stem = log.file.trim_end_matches(".csv");
+        files.push((format!("finger_{stem}_inputs.csv"), log_csv(&log)));
+        files.push((format!("finger_{stem}_markers.csv"), tracks_csv(&tracks)));
+    }
+    files
+}
