@@ -217,14 +217,21 @@ class Tape:
 
 def calibrate(
     scene: Scene,
-    observed: Mapping[str, Any] | str | os.PathLike[str],
-    params: Sequence[str],
+    observed: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    params: Sequence[str] | None = None,
     init: Mapping[str, float] | None = None,
     bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
     restarts: int | None = None,
     progress: Callable[[dict[str, Any]], object] | None = None,
+    trials: list[dict[str, Any]] | None = None,
+    compare: str | None = None,
+    register: str | None = None,
+    start: str | None = None,
+    marker_unit: str = "m",
 ) -> dict[str, Any]:
-    """Fits parameters to an observed final state; the CLI's calibrate report."""
+    """Fits parameters to an observed final state, or with `trials` (dicts of "times",
+    "commands" {actuator: array} and "markers" {"times", "names", "xyz"} or {name: (times,
+    positions)}) to real experiments; the CLI's calibrate report."""
 
 def control(
     scene: Scene,

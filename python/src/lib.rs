@@ -9,6 +9,7 @@ mod jobs;
 mod scene;
 mod simulation;
 mod tracks;
+mod trials;
 
 use pyo3::prelude::*;
 
