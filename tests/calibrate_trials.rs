@@ -203,8 +203,8 @@ fn the_standard_errors_cover_the_truth_over_fifty_noise_draws() {
         }
         let frame = report.frame.as_ref().unwrap();
         let errors = frame.std_errors.translation.unwrap();
-        for c in 0..3 {
-            z.push((frame.translation[c] - camera.translation[c]) / errors[c]);
+        for (c, sigma) in errors.iter().enumerate() {
+            z.push((frame.translation[c] - camera.translation[c]) / sigma);
         }
     }
     let n = z.len() as f64;

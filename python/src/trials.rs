@@ -19,11 +19,19 @@ use crate::errors::{guarded, invalid};
 /// `read_marker_tracks` returns), coordinates in `unit`; optional `"label"`. The marker
 /// samples go through the marker-file reader's rules (NaN rows skipped, an unknown marker or
 /// a time not after the same marker's previous one an error naming the row).
-fn trial_of(scene: &Scene, k: usize, trial: &Bound<'_, PyAny>, unit: MarkerUnit) -> PyResult<Trial> {
+fn trial_of(
+    scene: &Scene,
+    k: usize,
+    trial: &Bound<'_, PyAny>,
+    unit: MarkerUnit,
+) -> PyResult<Trial> {
     let what = |key: &str| format!("trials[{k}][{key:?}]");
-    let dict = trial
-        .cast::<PyDict>()
-        .map_err(|_| invalid(format!("trials[{k}]"), "expected a dict with \"times\", \"commands\" and \"markers\""))?;
+    let dict = trial.cast::<PyDict>().map_err(|_| {
+        invalid(
+            format!("trials[{k}]"),
+            "expected a dict with \"times\", \"commands\" and \"markers\"",
+        )
+    })?;
     let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
         dict.get_item(key)?
             .ok_or_else(|| invalid(format!("trials[{k}]"), format!("has no {key:?}")))
@@ -80,13 +88,19 @@ fn trial_of(scene: &Scene, k: usize, trial: &Bound<'_, PyAny>, unit: MarkerUnit)
     } else {
         for (name, track) in markers.iter() {
             let name: String = name.extract()?;
-            let (t, p): (PyArrayLike1<'_, f64, AllowTypeChange>, PyArrayLike2<'_, f64, AllowTypeChange>) =
-                track.extract()?;
+            let (t, p): (
+                PyArrayLike1<'_, f64, AllowTypeChange>,
+                PyArrayLike2<'_, f64, AllowTypeChange>,
+            ) = track.extract()?;
             let (t, p) = (t.as_array(), p.as_array());
             if p.nrows() != t.len() || p.ncols() != 3 {
                 return Err(invalid(
                     what("markers"),
-                    format!("{name:?}: {} times and positions {:?}: expected (T,) and (T, 3)", t.len(), p.shape()),
+                    format!(
+                        "{name:?}: {} times and positions {:?}: expected (T,) and (T, 3)",
+                        t.len(),
+                        p.shape()
+                    ),
                 ));
             }
             for i in 0..t.len() {
