@@ -72,6 +72,7 @@ mod mixed_jobs;
 mod mixed_scenes;
 mod mixed_step_derivative;
 mod msh_reader;
+mod optimize;
 mod out_folder;
 mod pd_target;
 mod pneunet_mesh;
