@@ -141,6 +141,16 @@ fn parse_knots(
             .extract()
             .map_err(|_| invalid("record knots", "keys must be actuator names (str)"))?;
         let what = format!("record knots[{name:?}]");
+        let known: Vec<&str> = (0..scene.bodies.len())
+            .flat_map(|b| scene.body_actuation(b).actuators.iter())
+            .map(|a| a.name.as_str())
+            .collect();
+        if !known.contains(&name.as_str()) {
+            return Err(invalid(
+                &what,
+                format!("the scene has no actuator `{name}` (it has {known:?})"),
+            ));
+        }
         let p = guarded(|| Parameter::parse(scene, &format!("actuator:{name}")))
             .map_err(|e| invalid(&what, e.value(key.py()).to_string()))?;
         let Parameter::Actuator { body, index } = p else {
