@@ -182,7 +182,7 @@ fn the_published_trunk_cables_load_with_a_tolerance() {
 fn an_effector_found_by_name_spreads_its_cotangent_by_the_transpose_of_its_position() {
     use diffsoro::math::Vec3;
     let tip = [0.095, 0.001, -0.002];
-    let scene = beam(tip, "").unwrap();
+    let scene = beam_through([0.05, 0.0, 0.004], tip, "").unwrap();
     assert!(scene.effector("nope").is_none());
     let (body, e) = scene.effector("tip").unwrap();
     assert_eq!(body, 0);

@@ -14,7 +14,7 @@ use diffsoro::scene::{Scene, State};
 use numpy::ndarray::Array3;
 use numpy::{AllowTypeChange, IntoPyArray, PyArray1, PyArray3, PyArrayLikeDyn};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt};
+use pyo3::types::{PyBool, PyDict, PyInt};
 
 use crate::errors::{guarded, invalid};
 use crate::simulation::{cotangents, expand_parameters, tangent};
@@ -34,10 +34,11 @@ pub struct PyTape {
     knots: Option<RecordedKnots>,
 }
 
-/// Knots a run's inputs followed: the crate's knots (times from the run's start) and the
-/// actuators' names in their order.
+/// Knots a run's inputs followed: the crate's knots (times from the run's start), the times
+/// as given (s, the simulation's clock) and the actuators' names in their order.
 struct RecordedKnots {
     knots: ActuationKnots,
+    times: Vec<f64>,
     names: Vec<String>,
 }
 
@@ -179,7 +180,11 @@ fn parse_knots(
     let mut knots = guarded(|| ActuationKnots::at_current_inputs(scene, &names, relative))
         .map_err(|e| invalid("record knot_times", e.value(knots.py()).to_string()))?;
     knots.values = values;
-    Ok(Some(RecordedKnots { knots, names }))
+    Ok(Some(RecordedKnots {
+        knots,
+        times,
+        names,
+    }))
 }
 
 /// `Simulation.record`: advances `state` by `steps` steps of `scene`, recording, with the
@@ -254,10 +259,17 @@ impl PyTape {
                 ),
             )
         };
-        if !object.is_instance_of::<PyInt>() {
+        // Python ints and NumPy integers (whatever has `__index__`), not floats or bools.
+        if object.is_instance_of::<PyBool>() {
             return Err(invalid(what, format!("step index {object} is not an int")));
         }
-        let s: i64 = object.extract().map_err(|_| out_of_range())?;
+        let s: i64 = object.extract().map_err(|_| {
+            if object.is_instance_of::<PyInt>() {
+                out_of_range()
+            } else {
+                invalid(what, format!("step index {object} is not an int"))
+            }
+        })?;
         match usize::try_from(s) {
             Ok(s) if s <= steps => Ok(s),
             _ => Err(out_of_range()),
@@ -372,10 +384,8 @@ impl PyTape {
         let Some(k) = &self.knots else {
             return Ok(None);
         };
-        let t0 = self.tape.start(0).time;
         let out = PyDict::new(py);
-        let times: Vec<f64> = k.knots.times.iter().map(|t| t + t0).collect();
-        out.set_item("times", PyArray1::from_vec(py, times))?;
+        out.set_item("times", PyArray1::from_slice(py, &k.times))?;
         let values = PyDict::new(py);
         for (name, v) in k.names.iter().zip(&k.knots.values) {
             values.set_item(name, PyArray1::from_slice(py, v))?;

@@ -267,10 +267,25 @@ def test_a_run_under_knots_is_the_run_that_sets_each_step_s_inputs():
     assert forces == {"pull": 0.4, "side": 0.1}
     w = np.random.default_rng(5).standard_normal((p.scene.node_count("beam"), 3))
     one = tape.adjoint(positions={"beam": w}, params=["poisson_ratio:beam"])
-    other = tape.adjoint(series={70: {"positions": {"beam": w}}}, params=["poisson_ratio:beam"])
+    other = tape.adjoint(series={np.int64(70): {"positions": {"beam": w}}}, params=["poisson_ratio:beam"])
     assert one["parameters"] == other["parameters"]
     for name in p.knots:
         assert np.array_equal(one["knots"][name], other["knots"][name])
+
+
+def test_a_tape_of_no_step():
+    """Zero steps: the start is the end, the knots are reported, no input moves L."""
+    p = beam()
+    sim = diffsoro.Simulation(p.scene)
+    tape = sim.record(0, knots=p.knots, knot_times=p.times)
+    assert tape.steps == 0 and np.array_equal(tape.knots["times"], p.times)
+    assert tape.trajectory("nodes").shape == (0, 190, 3)
+    assert np.array_equal(tape.trajectory("nodes", [0])[0], sim.positions("beam"))
+    w = np.ones((190, 3))
+    back = tape.adjoint(positions={"beam": w}, series={0: {"markers": {"mid": [1.0, 0.0, 0.0]}}})
+    assert np.array_equal(back["knots"]["pull"], np.zeros(4))
+    # ∂L/∂x₀ = w plus the marker's weights along x on its nodes: they sum to 1.
+    assert np.isclose(np.sum(back["positions"]["beam"] - w), 1.0, rtol=0.0, atol=1e-14)
 
 
 def test_knot_times_are_on_the_simulation_clock():
@@ -313,6 +328,8 @@ def test_bad_input_is_a_one_line_value_error_naming_the_argument():
         (lambda: tape.adjoint(series={2: {"position": {}}}), r'adjoint series\[2\]: unknown key "position"'),
         (lambda: tape.trajectory("marker"), 'trajectory quantity: "marker" is not'),
         (lambda: tape.trajectory("nodes", [0, 9]), r"trajectory steps\[1\]: step index 9 is out of range"),
+        (lambda: tape.trajectory("nodes", [1.0]), r"trajectory steps\[0\]: step index 1.0 is not an int"),
+        (lambda: tape.adjoint(series={True: {}}), "adjoint series: step index True is not an int"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError, match=message) as raised:
