@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import diffsoro
-from test_trajectory_loss import STEPS, beam
+from trajectory_problems import STEPS, beam
 
 torch = pytest.importorskip("torch")
 import diffsoro.torch as dtorch  # noqa: E402
