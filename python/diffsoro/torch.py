@@ -61,12 +61,12 @@ class Rollout(torch.autograd.Function):
         scene: Scene,
         params: tuple[str, ...],
         steps: int,
-        knots: torch.Tensor | None = None,
-        knot_times: tuple[float, ...] = (),
-        actuators: tuple[str, ...] = (),
-        record: str | None = None,
-        every: int = 1,
+        *along: Any,
     ) -> torch.Tensor:
+        # `along` = (knots, knot_times, actuators, record, every), all optional (`rollout`
+        # passes them; a caller of the original four arguments need not).
+        knots, knot_times, actuators, record, every = (*along, *(None, (), (), None, 1)[len(along):])
+        ctx.inputs = 4 + len(along)
         given = values.detach().to("cpu", torch.float64).reshape(-1).numpy()
         if given.size != len(params):
             raise ValueError(
@@ -138,7 +138,7 @@ class Rollout(torch.autograd.Function):
                 dtype=kdtype,
                 device=kdevice,
             )
-        return gv, None, None, None, gk, None, None, None, None
+        return (gv, None, None, None, gk, None, None, None, None)[: ctx.inputs]
 
 
 def _bad(argument: str, message: str) -> ValueError:

@@ -93,3 +93,13 @@ def test_bad_arguments_are_one_line_value_errors_naming_them():
         with pytest.raises(ValueError, match=message) as raised:
             dtorch.rollout(p.scene, [], v, STEPS, **kwargs)
         assert "\n" not in str(raised.value)
+
+
+def test_the_function_still_takes_its_original_four_arguments():
+    p = beam()
+    e = torch.tensor([p.E], dtype=torch.float64, requires_grad=True)
+    x = dtorch.Rollout.apply(e, p.scene, ("young_modulus:beam",), 5)
+    y = dtorch.rollout(p.scene, ["young_modulus:beam"], e, 5)
+    assert torch.equal(x, y)
+    x.sum().backward()
+    assert e.grad is not None and e.grad.shape == (1,)
