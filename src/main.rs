@@ -20,6 +20,7 @@ mod simulate_command;
 use control_command::{ControlFlags, control};
 use simulate_command::{InputsFlags, MarkerFlags, simulate};
 mod gradient_command;
+mod optimize_command;
 use gradient_command::ContactGradient;
 mod out_folder;
 use out_folder::with_out_folder;
@@ -311,6 +312,56 @@ enum Command {
         #[arg(long, requires = "out")]
         view: bool,
     },
+    /// Find actuation knots that take an effector through waypoints, as JSON.
+    ///
+    /// Open-loop optimal control: each actuator's input piecewise linear between `--knots`
+    /// knots spread over the run, within the actuators' bounds, minimising the waypoint
+    /// errors plus `--effort` times the squared inputs (docs/optimize.md). Prints
+    /// `{"knot_times", "actuation", "waypoint_errors", "loss", "iterations", "converged", …}`.
+    Optimize {
+        /// The scene file (TOML, SI units).
+        scene: PathBuf,
+        /// The effector to drive (an effector name of the scene, e.g. `tip`).
+        #[arg(long)]
+        effector: String,
+        /// The waypoints: CSV `time,x,y,z` (s from the run's start, m in the scene frame).
+        #[arg(long, value_name = "FILE.csv")]
+        waypoints: PathBuf,
+        /// Knots per actuator, spread evenly over the run (default: one more than the
+        /// waypoints).
+        #[arg(long, value_name = "K")]
+        knots: Option<usize>,
+        /// The effort weight W (m² per squared input unit: (m/N)² for a cable's tension);
+        /// default 1e-9.
+        #[arg(long, value_name = "W", allow_hyphen_values = true)]
+        effort: Option<f64>,
+        /// Number of time steps (default: the whole steps that reach the last waypoint).
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Where the run starts: `static` (default; at rest at the static equilibrium under
+        /// the inputs at t = 0) or `scene` (the scene's initial state; needed with contact or
+        /// rigid bodies).
+        #[arg(long, value_enum, value_name = "static|scene")]
+        start: Option<StartFlag>,
+        /// The actuators whose knots are found (default: every actuator of every soft
+        /// body; the others keep their scene inputs); repeatable.
+        #[arg(long = "actuator", value_name = "NAME")]
+        actuators: Vec<String>,
+        /// Iteration limit (each iteration one run with sensitivities).
+        #[arg(long, default_value_t = 30)]
+        iterations: usize,
+        /// Output folder: `optimize.json`, `effector.svg`/`.csv`, `actuation.svg`/`.csv`,
+        /// `loss.svg`/`.csv` and `summary.svg`. Created (or checked writable) before the
+        /// optimisation starts; removed again if it fails and it was created for it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// With `--out DIR`: also write the optimised run's frames and `DIR/view.html`.
+        #[arg(long, requires = "out")]
+        view: bool,
+        /// Override one scene value by dotted path, as for `simulate`; repeatable.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+    },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
         /// The scene file.
@@ -538,6 +589,35 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
             heuristic || max_change.is_some(),
             static_mode,
+        ),
+        Some(Command::Optimize {
+            scene,
+            effector,
+            waypoints,
+            knots,
+            effort,
+            steps,
+            start,
+            actuators,
+            iterations,
+            out,
+            view,
+            set,
+        }) => optimize_command::optimize(
+            &scene,
+            &optimize_command::OptimizeFlags {
+                effector: &effector,
+                waypoints: &waypoints,
+                knots,
+                effort,
+                steps,
+                start: start.map_or(RunStart::Static, RunStart::from),
+                actuators: &actuators,
+                iterations,
+                set: &set,
+                view,
+            },
+            out.as_deref(),
         ),
         Some(Command::Bench {
             scene,

@@ -788,3 +788,68 @@ fn the_real_experiment_example_recovers_the_robot_and_validates_on_held_out_data
         "scene values {before} vs fitted {error}"
     );
 }
+
+/// docs/optimize.md: the waypoint files are where forward runs under the documented command
+/// logs put the tip (so the waypoints are reachable), and `optimize` passes each within the
+/// stated distance, recovering the pianist's ramp.
+#[test]
+fn optimize_passes_waypoints_a_forward_run_reaches() {
+    for (scene, inputs, waypoints, start) in [
+        (
+            "trunk.toml",
+            "trunk_reach.csv",
+            "trunk_waypoints.csv",
+            "static",
+        ),
+        (
+            "pianist.toml",
+            "pianist_press.csv",
+            "pianist_waypoints.csv",
+            "scene",
+        ),
+    ] {
+        let text = std::fs::read_to_string(root().join("scenes").join(waypoints)).unwrap();
+        for row in text.lines().skip(1) {
+            let v: Vec<f64> = row.split(',').map(|x| x.parse().unwrap()).collect();
+            let steps = format!("{}", (v[0] / 0.01).round() as usize);
+            let state = run_json(&[
+                "simulate",
+                &format!("scenes/{scene}"),
+                "--inputs",
+                &format!("scenes/{inputs}"),
+                "--start",
+                start,
+                "--steps",
+                &steps,
+            ]);
+            assert_eq!(
+                effector(&state, "tip"),
+                [v[1], v[2], v[3]],
+                "{waypoints}: {row}"
+            );
+        }
+    }
+    let trunk = json(
+        "diffsoro optimize scenes/trunk.toml --effector tip --waypoints scenes/trunk_waypoints.csv --actuator c1 --actuator c2 --actuator c5 --actuator c6 --knots 5 --iterations 15 --out out/optimize-trunk",
+    );
+    for e in trunk["waypoint_errors"].as_array().unwrap() {
+        assert!(f(e) < 1.1e-4, "{trunk}");
+    }
+    assert_eq!(trunk["knot_times"].as_array().unwrap().len(), 5);
+    assert!(scratch().join("out/optimize-trunk/summary.svg").is_file());
+    let pianist = json(
+        "diffsoro optimize scenes/pianist.toml --effector tip --waypoints scenes/pianist_waypoints.csv --start scene --knots 4 --set soft_body.finger.cable.cable.force=0 --out out/optimize-pianist",
+    );
+    for e in pianist["waypoint_errors"].as_array().unwrap() {
+        assert!(f(e) < 1e-6, "{pianist}");
+    }
+    let ramp = [0.0, 1.0, 1.8, 2.4];
+    for (q, want) in pianist["actuation"]["cable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(ramp)
+    {
+        assert!((f(q) - want).abs() < 1e-3, "{pianist}");
+    }
+}

@@ -8,6 +8,7 @@ mod errors;
 mod jobs;
 mod scene;
 mod simulation;
+mod tape;
 mod tracks;
 mod trials;
 
@@ -18,7 +19,7 @@ use pyo3::prelude::*;
 fn _diffsoro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scene::PyScene>()?;
     m.add_class::<simulation::PySimulation>()?;
-    m.add_class::<simulation::PyTape>()?;
+    m.add_class::<tape::PyTape>()?;
     m.add_function(wrap_pyfunction!(jobs::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::control, m)?)?;
     m.add_function(wrap_pyfunction!(tracks::read_marker_tracks, m)?)?;
