@@ -33,7 +33,10 @@ pub(crate) fn optimize(
     out: Option<&Path>,
 ) -> diffsoro::Result<()> {
     if flags.iterations == 0 {
-        return Err(diffsoro::Error::invalid("--iterations", "must be at least 1"));
+        return Err(diffsoro::Error::invalid(
+            "--iterations",
+            "must be at least 1",
+        ));
     }
     let scene = load_scene(path, flags.set)?;
     let waypoints = PointPath::read(flags.waypoints)?;

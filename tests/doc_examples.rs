@@ -737,8 +737,18 @@ fn the_sofa_guides_scene_loads_and_steps() {
 #[test]
 fn optimize_passes_waypoints_a_forward_run_reaches() {
     for (scene, inputs, waypoints, start) in [
-        ("trunk.toml", "trunk_reach.csv", "trunk_waypoints.csv", "static"),
-        ("pianist.toml", "pianist_press.csv", "pianist_waypoints.csv", "scene"),
+        (
+            "trunk.toml",
+            "trunk_reach.csv",
+            "trunk_waypoints.csv",
+            "static",
+        ),
+        (
+            "pianist.toml",
+            "pianist_press.csv",
+            "pianist_waypoints.csv",
+            "scene",
+        ),
     ] {
         let text = std::fs::read_to_string(root().join("scenes").join(waypoints)).unwrap();
         for row in text.lines().skip(1) {
@@ -754,7 +764,11 @@ fn optimize_passes_waypoints_a_forward_run_reaches() {
                 "--steps",
                 &steps,
             ]);
-            assert_eq!(effector(&state, "tip"), [v[1], v[2], v[3]], "{waypoints}: {row}");
+            assert_eq!(
+                effector(&state, "tip"),
+                [v[1], v[2], v[3]],
+                "{waypoints}: {row}"
+            );
         }
     }
     let trunk = json(
@@ -772,7 +786,12 @@ fn optimize_passes_waypoints_a_forward_run_reaches() {
         assert!(f(e) < 1e-6, "{pianist}");
     }
     let ramp = [0.0, 1.0, 1.8, 2.4];
-    for (q, want) in pianist["actuation"]["cable"].as_array().unwrap().iter().zip(ramp) {
+    for (q, want) in pianist["actuation"]["cable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(ramp)
+    {
         assert!((f(q) - want).abs() < 1e-3, "{pianist}");
     }
 }

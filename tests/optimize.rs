@@ -39,7 +39,15 @@ fn reached(scene: &Scene, setup: &OptimizeSetup, knots: &ActuationKnots) -> Vec<
 /// The run's waypoint Jacobian (forward sensitivities) against central differences of the
 /// waypoint positions of forward runs, column by column.
 fn check_jacobian(scene: &Scene, setup: &OptimizeSetup, step: f64, tolerance: f64) {
-    let run = run_knots(scene, setup, &setup.knots, true, &mut |_, _| Ok(()), &mut |_| {}).unwrap();
+    let run = run_knots(
+        scene,
+        setup,
+        &setup.knots,
+        true,
+        &mut |_, _| Ok(()),
+        &mut |_| {},
+    )
+    .unwrap();
     let jacobian = run.jacobian.unwrap();
     let k = setup.knots.times.len();
     let largest = jacobian.amax();
@@ -137,18 +145,28 @@ fn the_pianist_presses_its_key_to_three_angles_in_sequence_through_contact() {
     let pressed = key_angles(&scene, &setup, &truth);
     let angles: Vec<f64> = times.iter().map(|&t| pressed[steps_at(t)]).collect();
     // Three distinct angles.
-    assert!(angles.windows(2).all(|w| (w[1] - w[0]).abs() > 0.01), "{angles:?}");
+    assert!(
+        angles.windows(2).all(|w| (w[1] - w[0]).abs() > 0.01),
+        "{angles:?}"
+    );
     setup.knots.values = vec![vec![0.0; 4]];
     let report = optimize(&scene, &setup, &mut |_, _| {}, &mut |_, _| Ok(())).unwrap();
     for (w, e) in report.waypoint_errors.iter().enumerate() {
-        assert!(*e < 5e-4, "waypoint {w}: {e} m (knots {:?})", report.actuation);
+        assert!(
+            *e < 5e-4,
+            "waypoint {w}: {e} m (knots {:?})",
+            report.actuation
+        );
     }
     let mut found = setup.knots.clone();
     found.values = vec![report.actuation["cable"].clone()];
     let got = key_angles(&scene, &setup, &found);
     for (&t, want) in times.iter().zip(&angles) {
         let q = got[steps_at(t)];
-        assert!((q - want).abs() < 0.005, "key at {t} s: {q} rad, the forward run's {want} rad");
+        assert!(
+            (q - want).abs() < 0.005,
+            "key at {t} s: {q} rad, the forward run's {want} rad"
+        );
     }
 }
 
@@ -165,12 +183,58 @@ fn bad_input_is_one_line_naming_it() {
     let finger = root_scene("finger.toml");
     let out = dir.join("out");
     let cases: [(Vec<&str>, &str); 6] = [
-        (vec!["--effector", "nose", "--waypoints", good.to_str().unwrap()], "--effector `nose`: the scene has no such effector (its effectors: tip)"),
-        (vec!["--effector", "tip", "--waypoints", broken.to_str().unwrap()], "line 2: expected 4 fields"),
-        (vec!["--effector", "tip", "--waypoints", late.to_str().unwrap(), "--steps", "10"], "the last waypoint (5 s) lies after the run's end (10 steps of 0.01 s)"),
-        (vec!["--effector", "tip", "--waypoints", good.to_str().unwrap(), "--effort", "-1"], "--effort: -1 is not a finite weight"),
-        (vec!["--effector", "tip", "--waypoints", good.to_str().unwrap(), "--knots", "1"], "--knots: 1 knot(s): at least 2"),
-        (vec!["--effector", "tip", "--waypoints", good.to_str().unwrap(), "--actuator", "rope"], "actuator:rope"),
+        (
+            vec!["--effector", "nose", "--waypoints", good.to_str().unwrap()],
+            "--effector `nose`: the scene has no such effector (its effectors: tip)",
+        ),
+        (
+            vec!["--effector", "tip", "--waypoints", broken.to_str().unwrap()],
+            "line 2: expected 4 fields",
+        ),
+        (
+            vec![
+                "--effector",
+                "tip",
+                "--waypoints",
+                late.to_str().unwrap(),
+                "--steps",
+                "10",
+            ],
+            "the last waypoint (5 s) lies after the run's end (10 steps of 0.01 s)",
+        ),
+        (
+            vec![
+                "--effector",
+                "tip",
+                "--waypoints",
+                good.to_str().unwrap(),
+                "--effort",
+                "-1",
+            ],
+            "--effort: -1 is not a finite weight",
+        ),
+        (
+            vec![
+                "--effector",
+                "tip",
+                "--waypoints",
+                good.to_str().unwrap(),
+                "--knots",
+                "1",
+            ],
+            "--knots: 1 knot(s): at least 2",
+        ),
+        (
+            vec![
+                "--effector",
+                "tip",
+                "--waypoints",
+                good.to_str().unwrap(),
+                "--actuator",
+                "rope",
+            ],
+            "actuator:rope",
+        ),
     ];
     for (args, expected) in cases {
         let mut all = vec!["optimize", finger.as_str()];
@@ -187,5 +251,9 @@ fn bad_input_is_one_line_naming_it() {
 }
 
 fn root_scene(name: &str) -> String {
-    Path::new(ROOT).join("scenes").join(name).display().to_string()
+    Path::new(ROOT)
+        .join("scenes")
+        .join(name)
+        .display()
+        .to_string()
 }

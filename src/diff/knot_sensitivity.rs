@@ -52,11 +52,7 @@ impl KnotSensitivity {
                 "follows the knots in every step: its knots are the parameters",
             ));
         }
-        let list: Vec<Parameter> = parameters
-            .iter()
-            .chain(&knots.actuators)
-            .copied()
-            .collect();
+        let list: Vec<Parameter> = parameters.iter().chain(&knots.actuators).copied().collect();
         let count = knots.times.len();
         let columns = parameters.len() + knots.actuators.len() * count;
         let starts = match start {

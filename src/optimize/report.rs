@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::calibrate::{LmResult, LmStop};
-use crate::chart::{
-    FileSet, LineChart, Mark, Marker, Panel, PathPlot, ScaleChoice, Summary,
-};
+use crate::chart::{FileSet, LineChart, Mark, Marker, Panel, PathPlot, ScaleChoice, Summary};
 use crate::diff::{ActuationKnots, Parameter};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
@@ -232,13 +230,19 @@ impl OptimizeReport {
                 Panel::Table(
                     "Key numbers".into(),
                     vec![
-                        ("largest waypoint error".into(), format!("{:.3} mm", largest * 1e3)),
+                        (
+                            "largest waypoint error".into(),
+                            format!("{:.3} mm", largest * 1e3),
+                        ),
                         ("loss".into(), format!("{:.3e} m²", self.loss)),
                         ("iterations".into(), self.iterations.to_string()),
                         ("converged".into(), self.converged.to_string()),
                         (
                             "run".into(),
-                            format!("{} steps of {} s, {} start", self.steps, self.dt, self.start),
+                            format!(
+                                "{} steps of {} s, {} start",
+                                self.steps, self.dt, self.start
+                            ),
                         ),
                     ],
                 ),

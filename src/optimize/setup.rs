@@ -170,7 +170,10 @@ fn find_effector(scene: &Scene, name: &str) -> Result<(String, usize, usize)> {
         if known.is_empty() {
             "the scene has no effector ([[soft_body.effector]])".to_string()
         } else {
-            format!("the scene has no such effector (its effectors: {})", known.join(", "))
+            format!(
+                "the scene has no such effector (its effectors: {})",
+                known.join(", ")
+            )
         },
     ))
 }

@@ -103,7 +103,10 @@ impl PointPath {
             path.positions.push(Vec3::new(v[1], v[2], v[3]));
         }
         if path.times.is_empty() {
-            return Err(Error::invalid(file, "has no point (a row `time,x,y,z` below the header)"));
+            return Err(Error::invalid(
+                file,
+                "has no point (a row `time,x,y,z` below the header)",
+            ));
         }
         Ok(path)
     }
@@ -152,10 +155,19 @@ mod tests {
     #[test]
     fn each_bad_file_gets_one_line_naming_file_and_line() {
         let cases = [
-            ("time,x,y\n", "p.csv: line 1: expected the header `time,x,y,z`"),
+            (
+                "time,x,y\n",
+                "p.csv: line 1: expected the header `time,x,y,z`",
+            ),
             ("time,x,y,z\n0,1,2\n", "p.csv: line 2: expected 4 fields"),
-            ("time,x,y,z\n0,1,2,a\n", "p.csv: line 2: z `a` is not a finite number (m)"),
-            ("time,x,y,z\n0,1,2,3\n\n0,1,2,3\n", "p.csv: line 4: time 0 s does not follow 0 s"),
+            (
+                "time,x,y,z\n0,1,2,a\n",
+                "p.csv: line 2: z `a` is not a finite number (m)",
+            ),
+            (
+                "time,x,y,z\n0,1,2,3\n\n0,1,2,3\n",
+                "p.csv: line 4: time 0 s does not follow 0 s",
+            ),
             ("time,x,y,z\n", "p.csv: has no point"),
         ];
         for (text, expected) in cases {
