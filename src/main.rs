@@ -1,4 +1,4 @@
-//! The `diffsoro` command (layer 7): arguments → scene → job → JSON. No physics here.
+//! The `diffsoro` command (layer 8): arguments → scene → job → JSON. No physics here.
 //!
 //! Every command prints its JSON result on stdout, human progress on stderr, and exits
 //! non-zero with a one-line error on bad input (docs/cli.md).
