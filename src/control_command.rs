@@ -20,6 +20,10 @@ pub(crate) struct ControlFlags<'a> {
     pub(crate) error_scale: diffsoro::chart::ScaleChoice,
     /// `--view`: write the frames and the viewer page into `--out`.
     pub(crate) view: bool,
+    /// `--regularisation`: the QP's relative damping ε, over the scene's.
+    pub(crate) regularisation: Option<f64>,
+    /// `--max-change`: the largest change per step, over the scene's.
+    pub(crate) max_change: Option<f64>,
 }
 
 /// `control`: loads the scene with `--set` and `--max-force`, checks the input against it and
@@ -60,6 +64,15 @@ pub(crate) fn control(
         Track(ControlSetup),
         Joint(JointSetup),
     }
+    if force_limiting.is_some() && flags.regularisation.is_some() {
+        return Err(diffsoro::Error::invalid(
+            "--regularisation",
+            "weights effector tracking's QP; contact-force limiting (--contact-weight) has its own weights",
+        ));
+    }
+    let overrides = |o: diffsoro::control::ControlOptions| {
+        o.with_overrides(flags.regularisation, flags.max_change)
+    };
     let job = match force_limiting {
         Some((alpha, beta, max_change, heuristic)) => Job::Grasp(GraspSetup::new(
             &scene, effectors, targets, steps, alpha, beta, max_change, heuristic,
@@ -67,8 +80,8 @@ pub(crate) fn control(
         None => {
             if grasp_only_flags {
                 return Err(diffsoro::Error::invalid(
-                    "--heuristic/--max-change",
-                    "belong to contact-force limiting: give --contact-weight BETA too",
+                    "--heuristic",
+                    "belongs to contact-force limiting: give --contact-weight BETA too",
                 ));
             }
             if effectors.len() != 1 || targets.len() != 1 {
@@ -88,13 +101,15 @@ pub(crate) fn control(
                         "static inverse control drives a soft effector; a joint effector (q:ROBOT[k]) is driven in time (drop --static)",
                     ));
                 }
-                Some(joint) => Job::Joint(joint),
-                None => Job::Track(ControlSetup::new(
-                    &scene,
-                    &effectors[0],
-                    &targets[0],
-                    steps,
-                )?),
+                Some(mut joint) => {
+                    joint.options = overrides(joint.options)?;
+                    Job::Joint(joint)
+                }
+                None => {
+                    let mut setup = ControlSetup::new(&scene, &effectors[0], &targets[0], steps)?;
+                    setup.options = overrides(setup.options)?;
+                    Job::Track(setup)
+                }
             }
         }
     };

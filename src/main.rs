@@ -234,8 +234,8 @@ enum Command {
         /// ±VALUE), as the scene's `max_force`/`max_pressure`/`max_torque` would; repeatable.
         /// Bounds come only from the scene and this flag: without one a cable's tension is
         /// only ≥ 0 (and a cavity's pressure or a servo's torque unbounded), and the change
-        /// per step is limited (0.02 in the actuators' units by default, `--max-change` with
-        /// `--contact-weight`), which keeps steps small.
+        /// per step is limited (0.02 in the actuators' units by default, `--max-change`),
+        /// which keeps steps small.
         #[arg(long = "max-force", value_name = "NAME=VALUE")]
         max_force: Vec<String>,
         /// β (1/N²): minimise α‖X_e‖² + β‖λ_c‖² (Ménager et al. 2025, Eq. 17) over every
@@ -245,10 +245,16 @@ enum Command {
         /// α (1/m²) of Eq. 17.
         #[arg(long, value_name = "ALPHA", default_value_t = 1.0)]
         effector_weight: f64,
-        /// With `--contact-weight`: the largest change of each input per step (the
-        /// actuators' units: N, Pa, N·m, or rad for an angle-driven servo; default 0.02).
+        /// The largest change of each input per control step (the actuators' units: N, Pa,
+        /// N·m, or rad for an angle-driven servo; default the scene's `[control] max_change`,
+        /// else 0.02).
         #[arg(long, value_name = "D")]
         max_change: Option<f64>,
+        /// The QP's relative damping ε of the change, ½ ε s ‖Δλ‖² with s = tr(WᵀW)/k
+        /// (default the scene's `[control] regularisation`, else 1e-3; docs/control.md). Not
+        /// with `--contact-weight`, whose QP has its own weights.
+        #[arg(long, value_name = "EPS")]
+        regularisation: Option<f64>,
         /// With `--contact-weight`: run the paper's heuristic instead (every actuator at its
         /// maximal closing all along) and report its loss with the same weights.
         #[arg(long)]
@@ -454,6 +460,7 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             contact_weight,
             effector_weight,
             max_change,
+            regularisation,
             heuristic,
             static_mode,
             view,
@@ -467,10 +474,12 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
                 max_force: &max_force,
                 error_scale,
                 view,
+                regularisation,
+                max_change,
             },
             out.as_deref(),
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
-            heuristic || max_change.is_some(),
+            heuristic,
             static_mode,
         ),
         Some(Command::Bench {

@@ -93,6 +93,38 @@ impl Default for ControlOptions {
     }
 }
 
+impl ControlOptions {
+    /// The defaults with the values the scene's `[control]` section gives (validated when
+    /// the scene was loaded).
+    pub fn for_scene(scene: &Scene) -> ControlOptions {
+        let defaults = ControlOptions::default();
+        ControlOptions {
+            max_change: scene.control.max_change.unwrap_or(defaults.max_change),
+            regularisation: scene
+                .control
+                .regularisation
+                .unwrap_or(defaults.regularisation),
+        }
+    }
+
+    /// These options with the command line's `--regularisation` and `--max-change`, when
+    /// given. Errors naming the flag: a regularisation that is not finite and ≥ 0, a change
+    /// that is not finite and > 0.
+    pub fn with_overrides(
+        self,
+        regularisation: Option<f64>,
+        max_change: Option<f64>,
+    ) -> Result<ControlOptions> {
+        use crate::scene::{check_max_change, check_regularisation};
+        check_regularisation("--regularisation", regularisation)?;
+        check_max_change("--max-change", max_change)?;
+        Ok(ControlOptions {
+            max_change: max_change.unwrap_or(self.max_change),
+            regularisation: regularisation.unwrap_or(self.regularisation),
+        })
+    }
+}
+
 /// The effector's linearisation after a step (see the module doc).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Linearisation {

@@ -100,7 +100,7 @@ impl GraspSetup {
                 format!("{beta} must be a non-negative number (1/N²)"),
             ));
         }
-        let mut options = ControlOptions::default();
+        let mut options = ControlOptions::for_scene(scene);
         if let Some(d) = max_change {
             if !(d > 0.0) || !d.is_finite() {
                 return Err(Error::invalid(

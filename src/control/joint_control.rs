@@ -86,7 +86,7 @@ impl JointSetup {
             effector,
             target,
             steps,
-            options: ControlOptions::default(),
+            options: ControlOptions::for_scene(scene),
             held: HeldRows::default(),
         }))
     }

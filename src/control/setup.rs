@@ -43,7 +43,7 @@ impl ControlSetup {
             effector: effector.to_string(),
             target,
             steps,
-            options: ControlOptions::default(),
+            options: ControlOptions::for_scene(scene),
         })
     }
 }
