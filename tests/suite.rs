@@ -93,6 +93,7 @@ mod soak;
 mod sofa_corotational;
 mod softrobots_scenes;
 mod static_derivative;
+mod trajectory_loss;
 mod trunk_mesh;
 mod uniform_mass;
 mod user_defaults;

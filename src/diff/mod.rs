@@ -49,6 +49,7 @@ mod contact_point_set;
 mod dense_product;
 mod finite_difference;
 mod group_ncp_derivative;
+mod knots;
 mod mixed_rows;
 mod parameter;
 mod record;
@@ -67,6 +68,7 @@ pub use command_sensitivity::{CommandSensitivity, CommandTerm, RunParameter};
 pub use contact_chain::ContactRecord;
 pub use contact_point_set::ContactPointSet;
 pub use finite_difference::step_parameter_jacobian_fd;
+pub use knots::ActuationKnots;
 pub use mixed_rows::{MixedRowKind, MixedRows};
 pub use parameter::{Parameter, every_parameter};
 pub use record::{BodyRecord, Recorder, StepRecord, check_differentiable};
@@ -80,6 +82,6 @@ pub use rigid_trajectory::{
 pub use step_derivative::{InputTangent, StepDerivative, StepVjp};
 pub use tangent::{BodyTangent, RigidTangent, StateTangent};
 pub use trajectory::{
-    AdjointResult, SensitivityStepper, Tape, TapeOptions, adjoint, forward_sensitivities,
-    record_trajectory,
+    AdjointResult, BeforeStep, SensitivityStepper, SeriesAdjoint, Tape, TapeOptions, adjoint,
+    adjoint_series, forward_sensitivities, record_trajectory, record_trajectory_with,
 };

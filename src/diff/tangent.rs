@@ -103,6 +103,27 @@ impl StateTangent {
         }
     }
 
+    /// Adds `other` (same shapes; a rigid part left empty counts as zero) component by
+    /// component.
+    pub fn add(&mut self, other: &StateTangent) {
+        for (a, b) in self.bodies.iter_mut().zip(&other.bodies) {
+            for (x, y) in a.positions.iter_mut().zip(&b.positions) {
+                *x += y;
+            }
+            for (x, y) in a.velocities.iter_mut().zip(&b.velocities) {
+                *x += y;
+            }
+        }
+        for (a, b) in self.rigid.iter_mut().zip(&other.rigid) {
+            for (x, y) in a.q.iter_mut().zip(&b.q) {
+                *x += y;
+            }
+            for (x, y) in a.v.iter_mut().zip(&b.v) {
+                *x += y;
+            }
+        }
+    }
+
     /// The Euclidean inner product ⟨self, other⟩ over every position and velocity component.
     pub fn dot(&self, other: &StateTangent) -> f64 {
         self.bodies
