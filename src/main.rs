@@ -208,9 +208,30 @@ enum Command {
             long,
             value_name = "X,Y,Z|θ",
             allow_hyphen_values = true,
-            required = true
+            required_unless_present = "target_path"
         )]
         target: Vec<String>,
+        /// A moving target: a CSV file `time,x,y,z` (s, m), linear between its rows and held
+        /// outside them; the target of step k is the path at the step's end time. Replaces
+        /// `--target` (one effector). The report adds `tracking_rms`.
+        #[arg(long, value_name = "FILE.csv")]
+        target_path: Vec<PathBuf>,
+        /// With a target (path): `tracking_rms` covers the steps ending after S seconds.
+        #[arg(long, value_name = "S")]
+        settle: Option<f64>,
+        /// The robot under control is a second copy of the scene with this value overridden
+        /// (`PATH=VALUE` as for `--set`, e.g. `soft_body.trunk.young_modulus=562500`); the
+        /// controller's model is the scene as given and sees only the robot's effector.
+        /// Repeatable.
+        #[arg(long = "plant-set", value_name = "PATH=VALUE")]
+        plant_set: Vec<String>,
+        /// Standard deviation σ (m) of Gaussian noise on each coordinate of the effector
+        /// position the controller sees (default 0).
+        #[arg(long, value_name = "SIGMA")]
+        measurement_noise: Option<f64>,
+        /// Seed of `--measurement-noise` (default 0).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         /// Number of control steps (default: the scene's `simulation.steps`).
         #[arg(long)]
         steps: Option<usize>,
@@ -452,6 +473,11 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             scene,
             effector,
             target,
+            target_path,
+            settle,
+            plant_set,
+            measurement_noise,
+            seed,
             steps,
             out,
             error_scale,
@@ -476,6 +502,11 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
                 view,
                 regularisation,
                 max_change,
+                target_paths: &target_path,
+                settle,
+                plant_set: &plant_set,
+                measurement_noise,
+                seed,
             },
             out.as_deref(),
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),

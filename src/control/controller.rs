@@ -142,6 +142,22 @@ pub struct Linearisation {
     pub shift: f64,
 }
 
+impl Linearisation {
+    /// This linearisation with the effector `measured` (m) on the robot in place of the
+    /// model's p⁺: position p_m and prediction p_m + (p_eq − p⁺), the measured effector
+    /// moved as the model expects it to settle (`control::feedback`). W is the model's.
+    pub fn measured(self, measured: Vec3) -> Linearisation {
+        if measured == self.position {
+            return self;
+        }
+        Linearisation {
+            predicted: measured + (self.predicted - self.position),
+            position: measured,
+            ..self
+        }
+    }
+}
+
 /// The state of the inverse-control loop: which effector, which actuators (every force-driven
 /// actuator of the scene, in [`crate::diff::every_parameter`] order), their bounds and current
 /// λ, and the buffers of the step derivative.

@@ -179,6 +179,7 @@ pub fn grasp_scene_observed(
         actuation_history: run.actuation.clone(),
         actuators: run.actuators.clone(),
         actuator_units: super::report::actuation_units(scene, &run.actuators),
+        tracking_rms: None,
         grasp: Some(GraspSummary {
             strategy: if setup.heuristic {
                 "heuristic"

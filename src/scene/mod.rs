@@ -17,6 +17,7 @@ pub use experiment::command_schedule::{
     ChannelInput, CommandChannel, CommandSchedule, MapTangent, step_time,
 };
 pub use experiment::interpolate::interpolate;
+pub use experiment::point_path::{POINT_PATH_HEADER, PointPath};
 pub use experiment::tracks::{MarkerTracks, MarkerUnit, TRACKS_HEADER, Track};
 pub use file::attachment::AttachmentSection;
 pub use file::contact::{
