@@ -130,8 +130,10 @@ impl Controller {
 
     /// One control period (module doc): [`Controller::step_model`] then
     /// [`Controller::aim`]; returns the commands for the robot's next step
-    /// ([`Controller::actuators`] order) with the first QP's status.
+    /// ([`Controller::actuators`] order) with the first QP's status. Errors (before the
+    /// model steps): a position or target that is not finite; then a failed model step.
     pub fn update(&mut self, measured: Vec3, target: Vec3) -> Result<(&[f64], QpStatus)> {
+        self.check_finite(measured, target)?;
         self.step_model()?;
         let status = self.aim(measured, target)?;
         Ok((self.inverse.actuation(), status))
@@ -170,14 +172,7 @@ impl Controller {
         target: Vec3,
         solver: &mut dyn QpSolver,
     ) -> Result<QpStatus> {
-        for (what, p) in [("measured position", measured), ("target", target)] {
-            if !p.iter().all(|v| v.is_finite()) {
-                return Err(Error::invalid(
-                    format!("{what} of effector `{}`", self.effector),
-                    format!("({}, {}, {}) is not finite", p.x, p.y, p.z),
-                ));
-            }
-        }
+        self.check_finite(measured, target)?;
         let Some(record) = self.record.take() else {
             return Err(Error::invalid(
                 "controller",
@@ -191,6 +186,19 @@ impl Controller {
         self.inverse.apply(&mut self.model)?;
         self.last = Some(lin);
         Ok(status)
+    }
+
+    /// Errors naming the effector: a measured position or target that is not finite.
+    fn check_finite(&self, measured: Vec3, target: Vec3) -> Result<()> {
+        for (what, p) in [("measured position", measured), ("target", target)] {
+            if !p.iter().all(|v| v.is_finite()) {
+                return Err(Error::invalid(
+                    format!("{what} of effector `{}`", self.effector),
+                    format!("({}, {}, {}) is not finite", p.x, p.y, p.z),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The effector's position (m) in `state`, a state of the model's scene or of a robot
