@@ -83,6 +83,7 @@ pub fn run(out: &Path) -> diffsoro::Result<()> {
         actuation_history: actuation,
         actuators: controller.actuators().to_vec(),
         actuator_units: diffsoro::control::actuation_units(&scene, controller.actuators()),
+        tracking_rms: None,
         grasp: None,
         joint: None,
     };

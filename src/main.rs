@@ -256,9 +256,30 @@ enum Command {
             long,
             value_name = "X,Y,Z|θ",
             allow_hyphen_values = true,
-            required = true
+            required_unless_present = "target_path"
         )]
         target: Vec<String>,
+        /// A moving target: a CSV file `time,x,y,z` (s, m), linear between its rows and held
+        /// outside them; the target of step k is the path at the step's end time. Replaces
+        /// `--target` (one effector). The report adds `tracking_rms`.
+        #[arg(long, value_name = "FILE.csv")]
+        target_path: Vec<PathBuf>,
+        /// With a target (path): `tracking_rms` covers the steps ending after S seconds.
+        #[arg(long, value_name = "S")]
+        settle: Option<f64>,
+        /// The robot under control is a second copy of the scene with this value overridden
+        /// (`PATH=VALUE` as for `--set`, e.g. `soft_body.trunk.young_modulus=562500`); the
+        /// controller's model is the scene as given and sees only the robot's effector.
+        /// Repeatable.
+        #[arg(long = "plant-set", value_name = "PATH=VALUE")]
+        plant_set: Vec<String>,
+        /// Standard deviation σ (m) of Gaussian noise on each coordinate of the effector
+        /// position the controller sees (default 0).
+        #[arg(long, value_name = "SIGMA")]
+        measurement_noise: Option<f64>,
+        /// Seed of `--measurement-noise` (default 0).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         /// Number of control steps (default: the scene's `simulation.steps`).
         #[arg(long)]
         steps: Option<usize>,
@@ -282,8 +303,8 @@ enum Command {
         /// ±VALUE), as the scene's `max_force`/`max_pressure`/`max_torque` would; repeatable.
         /// Bounds come only from the scene and this flag: without one a cable's tension is
         /// only ≥ 0 (and a cavity's pressure or a servo's torque unbounded), and the change
-        /// per step is limited (0.02 in the actuators' units by default, `--max-change` with
-        /// `--contact-weight`), which keeps steps small.
+        /// per step is limited (0.02 in the actuators' units by default, `--max-change`),
+        /// which keeps steps small.
         #[arg(long = "max-force", value_name = "NAME=VALUE")]
         max_force: Vec<String>,
         /// β (1/N²): minimise α‖X_e‖² + β‖λ_c‖² (Ménager et al. 2025, Eq. 17) over every
@@ -293,10 +314,16 @@ enum Command {
         /// α (1/m²) of Eq. 17.
         #[arg(long, value_name = "ALPHA", default_value_t = 1.0)]
         effector_weight: f64,
-        /// With `--contact-weight`: the largest change of each input per step (the
-        /// actuators' units: N, Pa, N·m, or rad for an angle-driven servo; default 0.02).
+        /// The largest change of each input per control step (the actuators' units: N, Pa,
+        /// N·m, or rad for an angle-driven servo; default the scene's `[control] max_change`,
+        /// else 0.02).
         #[arg(long, value_name = "D")]
         max_change: Option<f64>,
+        /// The QP's relative damping ε of the change, ½ ε s ‖Δλ‖² with s = tr(WᵀW)/k
+        /// (default the scene's `[control] regularisation`, else 1e-3; docs/control.md). Not
+        /// with `--contact-weight`, whose QP has its own weights.
+        #[arg(long, value_name = "EPS")]
+        regularisation: Option<f64>,
         /// With `--contact-weight`: run the paper's heuristic instead (every actuator at its
         /// maximal closing all along) and report its loss with the same weights.
         #[arg(long)]
@@ -563,6 +590,11 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             scene,
             effector,
             target,
+            target_path,
+            settle,
+            plant_set,
+            measurement_noise,
+            seed,
             steps,
             out,
             error_scale,
@@ -571,6 +603,7 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             contact_weight,
             effector_weight,
             max_change,
+            regularisation,
             heuristic,
             static_mode,
             view,
@@ -584,10 +617,17 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
                 max_force: &max_force,
                 error_scale,
                 view,
+                regularisation,
+                max_change,
+                target_paths: &target_path,
+                settle,
+                plant_set: &plant_set,
+                measurement_noise,
+                seed,
             },
             out.as_deref(),
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
-            heuristic || max_change.is_some(),
+            heuristic,
             static_mode,
         ),
         Some(Command::Optimize {

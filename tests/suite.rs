@@ -48,6 +48,7 @@ mod contact_surface;
 mod contact_surface_pairs;
 mod control;
 mod control_convergence;
+mod control_tracking;
 mod diff_body_contact;
 mod diff_contact;
 mod diff_damping_density;

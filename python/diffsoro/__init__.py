@@ -21,6 +21,7 @@ as a SciPy LinearOperator), `diffsoro.torch` (rollouts as a torch.autograd.Funct
 """
 
 from ._diffsoro import (
+    Controller,
     ConvergenceError,
     Scene,
     Simulation,
@@ -32,6 +33,7 @@ from ._diffsoro import (
 )
 
 __all__ = [
+    "Controller",
     "ConvergenceError",
     "Scene",
     "Simulation",

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "Controller",
     "Scene",
     "Simulation",
     "Tape",
@@ -93,6 +94,48 @@ class Scene:
         """One line per thing a user should hear about the scene as built."""
     def node_count(self, body: str) -> int:
         """Number of mesh nodes of soft body `body`."""
+
+@final
+class Controller:
+    """QP inverse control of a robot from its measured effector positions: the scene is the
+    model, stepped beside the robot; each update aims from the measurement."""
+
+    def __new__(
+        cls,
+        scene: Scene,
+        effectors: Sequence[str],
+        regularisation: float | None = None,
+        max_change: float | None = None,
+    ) -> Controller:
+        """One effector; regularisation and max_change override the scene's [control]."""
+
+    @property
+    def actuators(self) -> list[str]:
+        """The controlled actuators (every force-driven actuator)."""
+
+    @property
+    def effectors(self) -> list[str]:
+        """The controlled effectors."""
+
+    @property
+    def commands(self) -> dict[str, float]:
+        """The commands for the robot's next step {actuator: input} (N, Pa or N·m)."""
+
+    @property
+    def lead(self) -> float:
+        """How far ahead (s) to aim a moving target: the model's Rayleigh β."""
+
+    @property
+    def time(self) -> float:
+        """The model's time (s): updates × dt."""
+
+    def update(
+        self,
+        measured: Mapping[str, Sequence[float] | _Array],
+        targets: Mapping[str, Sequence[float] | _Array],
+    ) -> dict[str, float]:
+        """One control period: the model steps with the last commands, the QPs aim from the
+        measured positions (m) at the targets (m); returns the next commands."""
 
 @final
 class Simulation:

@@ -273,7 +273,7 @@ fn target_text(target: &Bound<'_, PyAny>) -> PyResult<String> {
 /// What `control` drives: a robot's joint coordinate or a soft effector.
 enum Job {
     Joint(JointSetup),
-    Track(ControlSetup),
+    Track(Box<ControlSetup>),
 }
 
 /// Drives effector `effector` of `scene` to `target` by QP inverse control of the actuators,
@@ -321,9 +321,9 @@ pub fn control<'py>(
             ));
         }
         Some(joint) => Job::Joint(joint),
-        None => Job::Track(guarded(|| {
+        None => Job::Track(Box::new(guarded(|| {
             ControlSetup::new(scene, effector, &text, steps)
-        })?),
+        })?)),
     };
     let mut callback = Callback::new(progress);
     let report = py.detach(|| {

@@ -2,6 +2,7 @@
 //! pure-Python package `diffsoro` (`python/diffsoro`). A thin layer: arguments and arrays in,
 //! the crate's scenes, steps, derivatives and jobs, NumPy arrays and dicts out. No physics.
 
+mod controller;
 mod convert;
 mod derivatives;
 mod errors;
@@ -20,6 +21,7 @@ fn _diffsoro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scene::PyScene>()?;
     m.add_class::<simulation::PySimulation>()?;
     m.add_class::<tape::PyTape>()?;
+    m.add_class::<controller::PyController>()?;
     m.add_function(wrap_pyfunction!(jobs::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::control, m)?)?;
     m.add_function(wrap_pyfunction!(tracks::read_marker_tracks, m)?)?;

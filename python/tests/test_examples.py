@@ -142,3 +142,18 @@ def test_fit_knots_recovers_the_knots_that_made_the_path(tmp_path):
 
     rms = np.sqrt(np.mean(np.sum((path(fitted) - path(true)) ** 2, axis=1)))
     assert rms < 1e-6  # m
+
+
+def test_feedback_trunk_tracks_as_the_cli_does(cli, tmp_path):
+    """examples/python/feedback_trunk.py without noise: its loop of `Controller.update` on a
+    robot `Simulation` 25 % stiffer gives the RMS of the CLI's `control --target-path
+    --plant-set` on the same path (the loop.csv it writes), within 1 mm."""
+    lines = _run_example("feedback_trunk.py", "--noise", "0", cwd=tmp_path)
+    rms = float(lines[-1].removeprefix("last lap RMS tip error ").removesuffix(" m"))
+    expected = cli.json(
+        "control", "scenes/trunk.toml", "--effector", "tip",
+        "--target-path", str(tmp_path / "loop.csv"), "--settle", "5", "--steps", "1000",
+        "--plant-set", "soft_body.trunk.young_modulus=562500",
+    )
+    assert rms == pytest.approx(expected["tracking_rms"], rel=1e-9)
+    assert rms <= 1e-3

@@ -93,6 +93,38 @@ impl Default for ControlOptions {
     }
 }
 
+impl ControlOptions {
+    /// The defaults with the values the scene's `[control]` section gives (validated when
+    /// the scene was loaded).
+    pub fn for_scene(scene: &Scene) -> ControlOptions {
+        let defaults = ControlOptions::default();
+        ControlOptions {
+            max_change: scene.control.max_change.unwrap_or(defaults.max_change),
+            regularisation: scene
+                .control
+                .regularisation
+                .unwrap_or(defaults.regularisation),
+        }
+    }
+
+    /// These options with the command line's `--regularisation` and `--max-change`, when
+    /// given. Errors naming the flag: a regularisation that is not finite and ≥ 0, a change
+    /// that is not finite and > 0.
+    pub fn with_overrides(
+        self,
+        regularisation: Option<f64>,
+        max_change: Option<f64>,
+    ) -> Result<ControlOptions> {
+        use crate::scene::{check_max_change, check_regularisation};
+        check_regularisation("--regularisation", regularisation)?;
+        check_max_change("--max-change", max_change)?;
+        Ok(ControlOptions {
+            max_change: max_change.unwrap_or(self.max_change),
+            regularisation: regularisation.unwrap_or(self.regularisation),
+        })
+    }
+}
+
 /// The effector's linearisation after a step (see the module doc).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Linearisation {
@@ -108,6 +140,22 @@ pub struct Linearisation {
     /// The shift μ (s⁻²) of K + μM used (0 when K itself was positive definite; ∞ when A
     /// stood in).
     pub shift: f64,
+}
+
+impl Linearisation {
+    /// This linearisation with the effector `measured` (m) on the robot in place of the
+    /// model's p⁺: position p_m and prediction p_m + (p_eq − p⁺), the measured effector
+    /// moved as the model expects it to settle (`control::feedback`). W is the model's.
+    pub fn measured(self, measured: Vec3) -> Linearisation {
+        if measured == self.position {
+            return self;
+        }
+        Linearisation {
+            predicted: measured + (self.predicted - self.position),
+            position: measured,
+            ..self
+        }
+    }
 }
 
 /// The state of the inverse-control loop: which effector, which actuators (every force-driven

@@ -100,7 +100,7 @@ impl GraspSetup {
                 format!("{beta} must be a non-negative number (1/N²)"),
             ));
         }
-        let mut options = ControlOptions::default();
+        let mut options = ControlOptions::for_scene(scene);
         if let Some(d) = max_change {
             if !(d > 0.0) || !d.is_finite() {
                 return Err(Error::invalid(
@@ -179,6 +179,7 @@ pub fn grasp_scene_observed(
         actuation_history: run.actuation.clone(),
         actuators: run.actuators.clone(),
         actuator_units: super::report::actuation_units(scene, &run.actuators),
+        tracking_rms: None,
         grasp: Some(GraspSummary {
             strategy: if setup.heuristic {
                 "heuristic"

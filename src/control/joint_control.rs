@@ -86,7 +86,7 @@ impl JointSetup {
             effector,
             target,
             steps,
-            options: ControlOptions::default(),
+            options: ControlOptions::for_scene(scene),
             held: HeldRows::default(),
         }))
     }
@@ -233,6 +233,7 @@ pub fn joint_control(
         actuation_history,
         actuators: actuation.actuators().to_vec(),
         actuator_units: super::report::actuation_units(&scene, actuation.actuators()),
+        tracking_rms: None,
         grasp: None,
         joint: Some(JointSummary {
             effector: effector.name.clone(),

@@ -7,10 +7,12 @@ mod actuation_qp;
 mod contact_force;
 mod contact_inverse_dynamics;
 mod controller;
+mod feedback;
 mod grasp_job;
 mod joint_control;
 mod joint_effector;
 mod max_force;
+mod plant;
 mod qp;
 mod qp_clarabel;
 #[cfg(feature = "osqp")]
@@ -27,6 +29,7 @@ pub use contact_force::{
 };
 pub use contact_inverse_dynamics::{InverseDynamicsResult, contact_inverse_dynamics};
 pub use controller::{ControlOptions, InverseController, Linearisation};
+pub use feedback::Controller;
 pub use grasp_job::{GraspSetup, GraspSummary, grasp_scene, grasp_scene_observed};
 pub use joint_control::{
     JOINT_REACHED, JointSetup, JointSummary, joint_control, parse_joint_target,
@@ -35,6 +38,7 @@ pub use joint_effector::{
     ACTIVE_FORCE, HeldRows, JointEffector, JointLinearisation, JointLinearizer,
 };
 pub use max_force::set_max_forces;
+pub use plant::{Noise, Plant, PlantRun};
 pub use qp::{KktResidual, Qp, QpSettings, QpSolution, QpSolver, QpStatus, default_qp_solver};
 pub use qp_clarabel::ClarabelSolver;
 #[cfg(feature = "osqp")]

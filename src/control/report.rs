@@ -38,6 +38,10 @@ pub struct ControlReport {
     /// actuation chart; not in the JSON.
     #[serde(skip)]
     pub actuator_units: Vec<String>,
+    /// With a target path or `--settle S`: the RMS (m) of `error_history` over the steps
+    /// ending after S (every step of a path without `--settle`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracking_rms: Option<f64>,
     /// With `--contact-weight` (paper 004 Eq. 17): the effectors, contact forces and the
     /// loss's two terms, at the top level of the JSON; absent otherwise.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -204,6 +208,7 @@ mod tests {
             actuation_history: vec![vec![0.1, 0.0], vec![0.2, 0.05], vec![0.25, 0.05]],
             actuators: vec!["c1".into(), "c2".into()],
             actuator_units: vec!["N".into(), "N".into()],
+            tracking_rms: None,
             grasp: None,
             joint: None,
         }

@@ -89,6 +89,7 @@ pub fn static_control(
         actuation_history,
         actuators: controller.actuators().to_vec(),
         actuator_units: super::report::actuation_units(&scene, controller.actuators()),
+        tracking_rms: None,
         grasp: None,
         joint: None,
     })

@@ -14,6 +14,7 @@ mod rest_frame;
 mod slab_balance;
 mod soft_body;
 mod stiffness_derivative;
+mod tangent_projection;
 mod tetrahedron;
 mod von_mises;
 
@@ -25,5 +26,6 @@ pub use material_region::MaterialRegion;
 pub use parameter_derivative::{MaterialParameter, ParameterDerivatives, ParameterPairing};
 pub use soft_body::{SoftBody, SoftBodyOptions};
 pub use stiffness_derivative::StiffnessDerivativeState;
+pub use tangent_projection::negative_part;
 pub use tetrahedron::Tetrahedron;
 pub use von_mises::von_mises;

@@ -25,6 +25,7 @@ pub use file::contact::{
     axis_angle_matrix,
 };
 pub use file::contact_surface::{SoftContactSection, SurfaceFiles};
+pub use file::control::{ControlSection, check_max_change, check_regularisation};
 pub use file::embedded_surface::EMBEDDING_TOLERANCE;
 pub use file::marker::MarkerSection;
 pub use file::overrides::apply_override;

@@ -5,6 +5,7 @@ pub mod actuation;
 pub mod attachment;
 pub mod contact;
 pub mod contact_surface;
+pub mod control;
 pub mod embedded_surface;
 pub mod marker;
 pub mod overrides;
@@ -48,6 +49,9 @@ pub struct SceneFile {
     /// `[[attachment]]`: soft nodes held to a rigid body or a robot link.
     #[serde(default)]
     pub attachment: Vec<AttachmentSection>,
+    /// `[control]`: the inverse-control QP's settings.
+    #[serde(default)]
+    pub control: control::ControlSection,
 }
 
 /// `[simulation]`: time stepping.
@@ -393,6 +397,7 @@ impl SceneFile {
     pub fn validate(&self) -> Result<()> {
         let s = &self.simulation;
         positive("simulation.dt", s.dt)?;
+        self.control.validate()?;
         if s.gravity.iter().any(|g| !g.is_finite()) {
             return Err(Error::invalid("simulation.gravity", "must be finite"));
         }

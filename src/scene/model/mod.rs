@@ -53,6 +53,8 @@ pub struct Scene {
     /// The tracked points (`[[soft_body.marker]]`), body by body in scene order (`Default`:
     /// none).
     pub markers: Markers,
+    /// `[control]`: the inverse-control QP's settings (`Default`: none given).
+    pub control: crate::scene::ControlSection,
 }
 
 /// Largest bounding-box side (m) above which a soft body is suspected of being in millimetres.
@@ -133,6 +135,7 @@ impl Scene {
             rigid: RigidScene::default(),
             coupling: SoftRigid::default(),
             markers: Markers::default(),
+            control: Default::default(),
         }
     }
 
@@ -261,6 +264,7 @@ impl Scene {
             rigid,
             bodies,
             markers,
+            control: file.control,
         })
     }
 

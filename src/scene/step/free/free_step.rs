@@ -49,7 +49,8 @@ impl StepConstants {
 }
 
 /// Stages 1–4 of one body: its free velocity v_free (reduced) in `ws.vp_red`, the actuators'
-/// λ of this step in `forces`; returns (Newton iterations, final residual if evaluated).
+/// λ of this step in `forces`; K(xₙ) in `ws.elastic.stiffness` is the projected K̂ when the
+/// exact one left A indefinite (`SoftBody::project_stiffness`); returns (Newton iterations, final residual if evaluated).
 #[allow(clippy::too_many_arguments)]
 pub(in crate::scene) fn free_step(
     body: &SoftBody,
@@ -80,8 +81,17 @@ pub(in crate::scene) fn free_step(
     // Stage 2: A.
     assemble_matrix(body, act, ws, bs, forces, &k);
     ws.parts.assembly = clock.lap();
-    // Stages 3 and 4: the right-hand side b while A is factorised.
-    factorise_and_assemble_rhs(body, act, ws, bs, forces, &k)?;
+    // Stages 3 and 4: the right-hand side b while A is factorised. When A is not positive
+    // definite (the exact elastic tangent of elements under compression, `fem::tangent_projection`),
+    // the step is taken again with every element's tangent projected onto its positive part,
+    // K̂ in A and in b alike: a step that factorises is never changed.
+    if let Err(indefinite) = factorise_and_assemble_rhs(body, act, ws, bs, forces, &k) {
+        if body.project_stiffness(&bs.positions, &mut ws.elastic.stiffness)? == 0 {
+            return Err(indefinite);
+        }
+        assemble_matrix(body, act, ws, bs, forces, &k);
+        factorise_and_assemble_rhs(body, act, ws, bs, forces, &k)?;
+    }
     clock.lap();
     // Stage 4: Δv = A⁻¹ b with the displacement-driven actuators' λ, v_free = v + Δv.
     solve_free_velocity(body, act, ws, bs, forces, h);
