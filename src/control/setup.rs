@@ -157,7 +157,7 @@ pub fn parse_target(text: &str) -> Result<Vec3> {
 /// Each control step: one recorded simulation step with the current actuation λ (on a copy
 /// of `scene` whose force-driven actuators are set to λ), the effector's linearisation from
 /// that step's derivative, and one QP choosing the λ of the next step
-/// ([`InverseController`]; its module doc explains the formulation). Row `n` of the
+/// ([`InverseController`](super::controller::InverseController); its module doc explains the formulation). Row `n` of the
 /// report's `actuation_history` is the λ applied during step `n` (row 0 is the scene's own
 /// forces clamped into the bounds), `error_history[n]` the distance to the target after it.
 ///

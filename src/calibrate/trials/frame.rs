@@ -106,7 +106,7 @@ impl Frame {
         }
     }
 
-    /// R(ω) = exp([ω]×) (Rodrigues).
+    /// R(ω) = exp(`[ω]×`) (Rodrigues).
     pub fn rotation_matrix(&self) -> Mat3 {
         *nalgebra::Rotation3::new(self.rotation).matrix()
     }
@@ -116,19 +116,19 @@ impl Frame {
         self.rotation_matrix() * y + self.translation
     }
 
-    /// ∂(R(ω) y + τ)/∂ω = −R(ω) [y]× J_r(ω) (3×3, m/rad), for the camera point `y` (m) and
+    /// ∂(R(ω) y + τ)/∂ω = −R(ω) `[y]×` J_r(ω) (3×3, m/rad), for the camera point `y` (m) and
     /// the rotation `r` = R(ω) already computed; ∂/∂τ is the identity.
     pub fn rotation_jacobian(&self, r: &Mat3, y: Vec3) -> Mat3 {
         -r * skew(y) * right_jacobian(self.rotation)
     }
 }
 
-/// [v]×, the matrix of v × ·.
+/// `[v]×`, the matrix of v × ·.
 pub fn skew(v: Vec3) -> Mat3 {
     Mat3::new(0.0, -v.z, v.y, v.z, 0.0, -v.x, -v.y, v.x, 0.0)
 }
 
-/// The SO(3) right Jacobian J_r(ω) = I − (1 − cos θ)/θ² [ω]× + (θ − sin θ)/θ³ [ω]×²,
+/// The SO(3) right Jacobian J_r(ω) = I − (1 − cos θ)/θ² `[ω]×` + (θ − sin θ)/θ³ `[ω]×²`,
 /// θ = |ω| (module doc), 1 − cos θ taken as 2 sin²(θ/2) (no cancellation); below θ = 1e-2 the
 /// series 1/2 − θ²/24 + θ⁴/720 and 1/6 − θ²/120 + θ⁴/5040 of the two coefficients (their next
 /// terms below 3e-17).
