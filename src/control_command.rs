@@ -80,13 +80,13 @@ pub(crate) fn control(
             "static inverse control drives one effector; it does not combine with --contact-weight",
         ));
     }
-    if let Some(flag) = flags.tracking_flag() {
-        if static_mode || force_limiting.is_some() {
-            return Err(diffsoro::Error::invalid(
-                flag,
-                "belongs to tracking a soft effector in time: not with --static or --contact-weight",
-            ));
-        }
+    if let Some(flag) = flags.tracking_flag()
+        && (static_mode || force_limiting.is_some())
+    {
+        return Err(diffsoro::Error::invalid(
+            flag,
+            "belongs to tracking a soft effector in time: not with --static or --contact-weight",
+        ));
     }
     let (effectors, targets, steps) = (flags.effectors, flags.targets, flags.steps);
     let mut scene = load_scene(path, flags.set)?;
@@ -172,11 +172,11 @@ pub(crate) fn control(
                             flags.set.iter().chain(flags.plant_set).cloned().collect();
                         let mut robot = load_scene(path, &all)?;
                         set_max_forces(&mut robot, flags.max_force)?;
-                        setup.plant = Some(Plant::new(
+                        setup.plant = Some(Box::new(Plant::new(
                             robot,
                             flags.measurement_noise.unwrap_or(0.0),
                             flags.seed,
-                        )?);
+                        )?));
                     }
                     Job::Track(setup)
                 }
