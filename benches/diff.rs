@@ -4,6 +4,10 @@
 //! - `step` vs `jacobian_10_params` (the step Jacobian with respect to the 8 cables, E and ν,
 //!   from the step's own factorisation) and `vjp_10_params` (one reverse-mode pass);
 //! - `rollout_100` vs `adjoint_100` (record 100 steps and sweep back for a scalar loss);
+//! - `rollout_300_knots` vs `gradient_300_knots` (the gradient of a tracking loss over
+//!   300 steps — the tip against a path at every step — with respect to 5 knots of each of
+//!   the 8 cables, E and ν: record the run, then one reverse sweep; the goal is ≤ 2× the
+//!   rollout);
 //! - `position_jacobian` (d v⁺/d x, all 3n free columns) vs `fd_column` (one column of the
 //!   same Jacobian by central differences: two steps; the full FD Jacobian is 3n columns).
 //!
@@ -14,8 +18,8 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group};
 use diffsoro::diff::{
-    InputTangent, Recorder, StateTangent, StepDerivative, TapeOptions, adjoint, every_parameter,
-    record_trajectory,
+    ActuationKnots, InputTangent, Recorder, StateTangent, StepDerivative, TapeOptions, adjoint,
+    adjoint_series, every_parameter, record_trajectory, record_trajectory_with,
 };
 use diffsoro::math::Vec3;
 use diffsoro::scene::{Scene, Stepper};
@@ -102,6 +106,77 @@ fn bench(c: &mut Criterion) {
                 record_trajectory(&scene, &mut s, 100, TapeOptions::default(), &mut |_| {})
                     .unwrap();
             black_box(adjoint(&scene, &mut tape, &params, &w).unwrap());
+        })
+    });
+    group.finish();
+
+    // A tracking loss over 300 steps: L = ½ Σ_s ‖p_tip(s) − y(s)‖², y(s) 5 mm off the tip.
+    let names: Vec<String> = (1..=8).map(|i| format!("c{i}")).collect();
+    let mut knots =
+        ActuationKnots::at_current_inputs(&scene, &names, ActuationKnots::uniform_times(3.0, 5))
+            .unwrap();
+    for (a, row) in knots.values.iter_mut().enumerate() {
+        for (j, q) in row.iter_mut().enumerate() {
+            *q = 0.1 + 0.05 * ((a + 2 * j) % 5) as f64;
+        }
+    }
+    let (tip_body, tip) = scene.effector("tip").unwrap();
+    let point = tip.point;
+    let dt = scene.simulation.dt;
+    let list: Vec<_> = params[8..]
+        .iter()
+        .chain(&knots.actuators)
+        .copied()
+        .collect();
+    let columns: Vec<usize> = (2..list.len()).collect();
+    let mut group = c.benchmark_group("trunk_trajectory_loss");
+    group.sample_size(10);
+    group.bench_function("rollout_300_knots", |b| {
+        b.iter(|| {
+            let mut sc = scene.clone();
+            let mut s = sc.initial_state();
+            let mut stepper = Stepper::new(&sc).unwrap();
+            for k in 0..300 {
+                knots.apply(&mut sc, ActuationKnots::step_time(dt, k));
+                stepper.step(&sc, &mut s).unwrap();
+            }
+            black_box(s);
+        })
+    });
+    group.bench_function("gradient_300_knots", |b| {
+        b.iter(|| {
+            let mut sc = scene.clone();
+            let mut s = sc.initial_state();
+            let mut tape = record_trajectory_with(
+                &mut sc,
+                &mut s,
+                300,
+                TapeOptions::default(),
+                &mut |k, sc| {
+                    knots.apply(sc, ActuationKnots::step_time(dt, k));
+                    Ok(())
+                },
+                &mut |_| {},
+            )
+            .unwrap();
+            let offset = Vec3::new(0.005, 0.0, 0.0);
+            let result = adjoint_series(
+                &sc,
+                &mut tape,
+                &list,
+                // ∂L/∂x_s = Eᵀ(p_tip − y); the path lies 5 mm off the tip at every step, so
+                // the residual is the constant −offset and reading the states is not timed.
+                &mut |t| {
+                    (t > 0).then(|| {
+                        let mut c = StateTangent::zeros(&sc);
+                        point.spread(-offset, &mut c.bodies[tip_body].positions);
+                        c
+                    })
+                },
+                true,
+            )
+            .unwrap();
+            black_box(knots.chain(&result.per_step, &columns, dt));
         })
     });
     group.finish();

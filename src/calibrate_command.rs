@@ -5,8 +5,9 @@
 use std::path::Path;
 use std::time::Instant;
 
+use diffsoro::calibrate::CalibrationProgress;
 use diffsoro::diff::parse_rigid_parameter;
-use diffsoro::scene::{CommandLog, CommandSchedule, FinalState, RunStart, Scene};
+use diffsoro::scene::{CommandLog, CommandSchedule, FinalState, MarkerUnit, RunStart, Scene};
 use indicatif::ProgressBar;
 
 use crate::out_folder::with_out_folder;
@@ -26,18 +27,51 @@ pub(crate) struct CalibrateFlags<'a> {
     pub(crate) inputs: InputsFlags<'a>,
 }
 
+/// `--marker-unit`, `--compare` and `--register` of a fit to trials.
+pub(crate) struct TrialFlags<'a> {
+    pub(crate) unit: MarkerUnit,
+    pub(crate) compare: Option<&'a str>,
+    pub(crate) register: Option<&'a str>,
+}
+
+/// What a fit is compared with: an observed final state (`--observed`) or trials (`--trial`).
+pub(crate) enum Observed<'a> {
+    FinalState(&'a Path),
+    Trials(&'a [String], TrialFlags<'a>),
+}
+
+impl<'a> Observed<'a> {
+    /// `--observed FILE` or the `--trial` arguments (clap requires one and forbids both).
+    pub(crate) fn new(
+        observed: Option<&'a Path>,
+        trials: &'a [String],
+        flags: TrialFlags<'a>,
+    ) -> Observed<'a> {
+        match observed {
+            Some(file) => Observed::FinalState(file),
+            None => Observed::Trials(trials, flags),
+        }
+    }
+}
+
 /// `calibrate`: checks the input against the scene and `--out` (created before the fit,
 /// removed again if the fit fails), fits (a progress bar per simulation of the run, a line
 /// per evaluation on stderr), prints the report; with `out`, writes `calibration.json` and
 /// the plots.
 pub(crate) fn calibrate(
     path: &Path,
-    observed: &Path,
+    observed: Observed<'_>,
     flags: &CalibrateFlags<'_>,
     out: Option<&Path>,
     set: &[String],
 ) -> diffsoro::Result<()> {
     let scene = load_scene(path, set)?;
+    let observed = match observed {
+        Observed::FinalState(file) => file,
+        Observed::Trials(trials, trial_flags) => {
+            return calibrate_to_trials(&scene, trials, &trial_flags, flags, out);
+        }
+    };
     let names: Vec<&str> = flags
         .params
         .iter()
@@ -258,11 +292,115 @@ fn run_calibration(
     inputs: Option<&CommandLog>,
     out: Option<(&Path, diffsoro::chart::ScaleChoice, bool)>,
 ) -> diffsoro::Result<()> {
-    use diffsoro::calibrate::{CalibrationProgress, LmOptions, calibrate_scene_with_inputs};
+    use diffsoro::calibrate::{LmOptions, calibrate_scene_with_inputs};
     let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
+    let mut on_progress = progress_reporter(names);
+    let report = calibrate_scene_with_inputs(
+        scene,
+        setup,
+        inputs,
+        &LmOptions::default(),
+        &mut on_progress,
+    )?;
+    if let Some((dir, loss_scale, view)) = out {
+        let written = report.write_outputs(dir, loss_scale)?;
+        eprintln!(
+            "wrote {} files in {}; {} shows the run on one page",
+            written.len(),
+            dir.display(),
+            dir.join("summary.svg").display()
+        );
+        if view {
+            let fitted = report.fitted_scene(scene)?;
+            write_frames(&fitted, fitted.simulation.steps, dir, inputs)?;
+            write_run_view(dir)?;
+        }
+    }
+    print_json(&report)
+}
+
+/// `calibrate --trial …`: the trials read and checked against the scene, the fit (a progress
+/// bar per simulation of all trials, a line per evaluation), the report printed; with `out`,
+/// its files (`calibration.json`, the loss and parameter plots, per trial and marker the
+/// measured and simulated coordinates and the residuals over time, `summary.svg`).
+fn calibrate_to_trials(
+    scene: &Scene,
+    trials: &[String],
+    trial_flags: &TrialFlags<'_>,
+    flags: &CalibrateFlags<'_>,
+    out: Option<&Path>,
+) -> diffsoro::Result<()> {
+    use diffsoro::calibrate::LmOptions;
+    use diffsoro::calibrate::trials::{
+        Comparison, Registration, TrialOptions, TrialSetup, calibrate_trials,
+    };
+    if flags.view {
+        return Err(diffsoro::Error::invalid(
+            "--view",
+            "is not available with --trial yet (simulate a trial at the fitted values with `simulate --inputs INPUTS.csv --set … --out DIR --view`)",
+        ));
+    }
+    if flags.inputs.inputs.is_some() {
+        return Err(diffsoro::Error::invalid(
+            "--inputs",
+            "each --trial carries its own command log (INPUTS.csv:MARKERS.csv)",
+        ));
+    }
+    let options = TrialOptions {
+        start: flags.inputs.start.unwrap_or_default(),
+        comparison: trial_flags
+            .compare
+            .map(|c| Comparison::parse("--compare", c))
+            .transpose()?
+            .unwrap_or_default(),
+        registration: trial_flags
+            .register
+            .map(|r| Registration::parse("--register", r))
+            .transpose()?
+            .unwrap_or_default(),
+    };
+    let names: Vec<String> = flags
+        .params
+        .iter()
+        .flat_map(|p| p.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
+    let setup = TrialSetup::new(
+        scene,
+        trials,
+        trial_flags.unit,
+        &names,
+        flags.bounds,
+        flags.init,
+        options,
+    )?;
+    with_out_folder(out, |out| {
+        let mut on_progress = progress_reporter(names.clone());
+        let report = calibrate_trials(scene, &setup, &LmOptions::default(), &mut on_progress)?;
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
+        if let Some(dir) = out {
+            let written = report.write_outputs(dir, flags.error_scale)?;
+            eprintln!(
+                "wrote {} files in {}; {} shows the fit on one page",
+                written.len(),
+                dir.display(),
+                dir.join("summary.svg").display()
+            );
+        }
+        print_json(&report)
+    })
+}
+
+/// The progress of a fit on stderr: a bar per simulation (over its steps), a line per
+/// evaluation with its values and loss, a line per restart and per failed trial step.
+fn progress_reporter(names: Vec<String>) -> impl FnMut(CalibrationProgress<'_>) {
     let mut bar: Option<ProgressBar> = None;
     let started = Instant::now();
-    let mut on_progress = |event: CalibrationProgress<'_>| match event {
+    move |event: CalibrationProgress<'_>| match event {
         CalibrationProgress::Step {
             evaluation,
             step,
@@ -315,33 +453,13 @@ fn run_calibration(
             if let Some(b) = bar.take() {
                 b.finish_and_clear();
             }
+            let values = named_values(&names, values);
             eprintln!(
-                "simulation {evaluation} at {values:?} failed ({error}): a rejected trial step"
+                "simulation {evaluation} at {} failed ({error}): a rejected trial step, the damping increased",
+                values.join(", ")
             );
         }
-    };
-    let report = calibrate_scene_with_inputs(
-        scene,
-        setup,
-        inputs,
-        &LmOptions::default(),
-        &mut on_progress,
-    )?;
-    if let Some((dir, loss_scale, view)) = out {
-        let written = report.write_outputs(dir, loss_scale)?;
-        eprintln!(
-            "wrote {} files in {}; {} shows the run on one page",
-            written.len(),
-            dir.display(),
-            dir.join("summary.svg").display()
-        );
-        if view {
-            let fitted = report.fitted_scene(scene)?;
-            write_frames(&fitted, fitted.simulation.steps, dir, inputs)?;
-            write_run_view(dir)?;
-        }
     }
-    print_json(&report)
 }
 
 /// `name = value` for each parameter of a calibration progress line.

@@ -94,7 +94,7 @@ pub(crate) fn control(
     let mut solver = default_qp_solver(QpSettings::default());
     enum Job {
         Grasp(GraspSetup),
-        Track(ControlSetup),
+        Track(Box<ControlSetup>),
         Joint(JointSetup),
     }
     if force_limiting.is_some() && flags.regularisation.is_some() {
@@ -172,13 +172,13 @@ pub(crate) fn control(
                             flags.set.iter().chain(flags.plant_set).cloned().collect();
                         let mut robot = load_scene(path, &all)?;
                         set_max_forces(&mut robot, flags.max_force)?;
-                        setup.plant = Some(Box::new(Plant::new(
+                        setup.plant = Some(Plant::new(
                             robot,
                             flags.measurement_noise.unwrap_or(0.0),
                             flags.seed,
-                        )?));
+                        )?);
                     }
-                    Job::Track(setup)
+                    Job::Track(Box::new(setup))
                 }
             }
         }

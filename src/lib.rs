@@ -33,4 +33,6 @@ pub mod calibrate;
 pub mod control;
 pub mod view;
 
+pub mod optimize;
+
 pub use error::{Error, Result};

@@ -1,4 +1,4 @@
-//! The `diffsoro` command (layer 7): arguments → scene → job → JSON. No physics here.
+//! The `diffsoro` command (layer 8): arguments → scene → job → JSON. No physics here.
 //!
 //! Every command prints its JSON result on stdout, human progress on stderr, and exits
 //! non-zero with a one-line error on bad input (docs/cli.md).
@@ -18,8 +18,9 @@ mod control_command;
 mod cpu_id;
 mod simulate_command;
 use control_command::{ControlFlags, control};
-use simulate_command::{InputsFlags, simulate};
+use simulate_command::{InputsFlags, MarkerFlags, simulate};
 mod gradient_command;
+mod optimize_command;
 use gradient_command::ContactGradient;
 mod out_folder;
 use out_folder::with_out_folder;
@@ -63,9 +64,31 @@ enum Command {
         /// all; with or without `--out`. An error if the scene has no marker.
         #[arg(long, value_name = "FILE.csv")]
         markers_out: Option<PathBuf>,
-        /// The unit of the coordinates of `--markers-out`: `m` (default) or `mm`; times are in s.
-        #[arg(long, value_name = "m|mm", requires = "markers_out")]
+        /// The unit of the coordinates of `--markers-out` and `--observed-markers`: `m`
+        /// (default) or `mm`; times are in s.
+        #[arg(long, value_name = "m|mm")]
         marker_unit: Option<diffsoro::scene::MarkerUnit>,
+        /// Compare the run's markers with a recording of them (long CSV `time,marker,x,y,z`,
+        /// on the command log's clock under `--inputs`): adds `"marker_error": {"rms",
+        /// "per_marker", …}` (m) to the JSON; samples outside the run are not compared.
+        #[arg(long, value_name = "FILE.csv")]
+        observed_markers: Option<PathBuf>,
+        /// With `--observed-markers`: compare `absolute` positions (default) or each track's
+        /// `displacement` from its first sample.
+        #[arg(
+            long,
+            value_name = "absolute|displacement",
+            requires = "observed_markers"
+        )]
+        compare: Option<String>,
+        /// With `--observed-markers`: the camera → scene frame fitted to this run before
+        /// comparing, `none` (default), `translation` or `rigid`; reported in `marker_error`.
+        #[arg(
+            long,
+            value_name = "none|translation|rigid",
+            requires = "observed_markers"
+        )]
+        register: Option<String>,
         /// Override one scene value by dotted path, e.g. `soft_body.beam.young_modulus=3e5`
         /// (arrays of tables addressed by `name`); repeatable.
         #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -130,9 +153,33 @@ enum Command {
     Calibrate {
         /// The scene file (TOML, SI units).
         scene: PathBuf,
-        /// The observed final state (the JSON `simulate` writes).
-        #[arg(long, value_name = "FILE.json")]
-        observed: PathBuf,
+        /// The observed final state (the JSON `simulate` writes); or give `--trial`.
+        #[arg(
+            long,
+            value_name = "FILE.json",
+            required_unless_present = "trial",
+            conflicts_with = "trial"
+        )]
+        observed: Option<PathBuf>,
+        /// A trial of a real experiment, `INPUTS.csv:MARKERS.csv`: the command log the robot
+        /// followed (as for `--inputs`) and the marker tracks observed meanwhile (long CSV
+        /// `time,marker,x,y,z` on the same clock; missing rows, empty or NaN coordinates
+        /// skipped); repeatable, one set of parameters for all trials. Parameters may also be
+        /// the logged actuators' `gain:NAME`, `offset:NAME` and `time_constant:NAME`
+        /// (docs/calibration.md#real-experiments).
+        #[arg(long, value_name = "INPUTS.csv:MARKERS.csv", conflicts_with = "inputs")]
+        trial: Vec<String>,
+        /// With `--trial`: the unit of the marker files' coordinates, `m` (default) or `mm`.
+        #[arg(long, value_name = "m|mm", requires = "trial")]
+        marker_unit: Option<diffsoro::scene::MarkerUnit>,
+        /// With `--trial`: compare `absolute` positions (default) or each track's
+        /// `displacement` from its first valid sample (no `--register` then).
+        #[arg(long, value_name = "absolute|displacement", requires = "trial")]
+        compare: Option<String>,
+        /// With `--trial`: the camera → scene frame fitted with the parameters, one for all
+        /// trials: `none` (default), `translation` or `rigid` (rotation and translation).
+        #[arg(long, value_name = "none|translation|rigid", requires = "trial")]
+        register: Option<String>,
         /// A parameter to fit: `young_modulus:BODY`, `poisson_ratio:BODY`, `actuator:NAME`,
         /// `friction:OBSTACLE` (an obstacle's Coulomb coefficient), `mass:BODY` (a free rigid
         /// body's mass, kg), `rayleigh_mass:BODY` (α, 1/s), `rayleigh_stiffness:BODY` (β, s) or
@@ -182,7 +229,8 @@ enum Command {
         #[arg(long, value_name = "FILE.csv")]
         inputs: Option<PathBuf>,
         /// With `--inputs`: where each simulation of the fit starts; only `scene` (the
-        /// scene's initial state) for now.
+        /// scene's initial state) for now. With `--trial`: where each trial's run starts,
+        /// `static` (default: at rest under its first commands) or `scene`.
         #[arg(long, value_enum, value_name = "static|scene")]
         start: Option<StartFlag>,
     },
@@ -290,6 +338,56 @@ enum Command {
         /// with `--static` (its iterates are poses, not a motion).
         #[arg(long, requires = "out")]
         view: bool,
+    },
+    /// Find actuation knots that take an effector through waypoints, as JSON.
+    ///
+    /// Open-loop optimal control: each actuator's input piecewise linear between `--knots`
+    /// knots spread over the run, within the actuators' bounds, minimising the waypoint
+    /// errors plus `--effort` times the squared inputs (docs/optimize.md). Prints
+    /// `{"knot_times", "actuation", "waypoint_errors", "loss", "iterations", "converged", …}`.
+    Optimize {
+        /// The scene file (TOML, SI units).
+        scene: PathBuf,
+        /// The effector to drive (an effector name of the scene, e.g. `tip`).
+        #[arg(long)]
+        effector: String,
+        /// The waypoints: CSV `time,x,y,z` (s from the run's start, m in the scene frame).
+        #[arg(long, value_name = "FILE.csv")]
+        waypoints: PathBuf,
+        /// Knots per actuator, spread evenly over the run (default: one more than the
+        /// waypoints).
+        #[arg(long, value_name = "K")]
+        knots: Option<usize>,
+        /// The effort weight W (m² per squared input unit: (m/N)² for a cable's tension);
+        /// default 1e-9.
+        #[arg(long, value_name = "W", allow_hyphen_values = true)]
+        effort: Option<f64>,
+        /// Number of time steps (default: the whole steps that reach the last waypoint).
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Where the run starts: `static` (default; at rest at the static equilibrium under
+        /// the inputs at t = 0) or `scene` (the scene's initial state; needed with contact or
+        /// rigid bodies).
+        #[arg(long, value_enum, value_name = "static|scene")]
+        start: Option<StartFlag>,
+        /// The actuators whose knots are found (default: every actuator of every soft
+        /// body; the others keep their scene inputs); repeatable.
+        #[arg(long = "actuator", value_name = "NAME")]
+        actuators: Vec<String>,
+        /// Iteration limit (each iteration one run with sensitivities).
+        #[arg(long, default_value_t = 30)]
+        iterations: usize,
+        /// Output folder: `optimize.json`, `effector.svg`/`.csv`, `actuation.svg`/`.csv`,
+        /// `loss.svg`/`.csv` and `summary.svg`. Created (or checked writable) before the
+        /// optimisation starts; removed again if it fails and it was created for it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// With `--out DIR`: also write the optimised run's frames and `DIR/view.html`.
+        #[arg(long, requires = "out")]
+        view: bool,
+        /// Override one scene value by dotted path, as for `simulate`; repeatable.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
     },
     /// Time a scene's step: median milliseconds over the steps, as JSON.
     Bench {
@@ -406,6 +504,9 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             view,
             markers_out,
             marker_unit,
+            observed_markers,
+            compare,
+            register,
             set,
             statics,
             strict,
@@ -424,9 +525,13 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             &sensitivity,
             gradient_of.as_deref(),
             contact_gradient,
-            markers_out
-                .as_deref()
-                .map(|p| (p, marker_unit.unwrap_or_default())),
+            MarkerFlags {
+                out: markers_out.as_deref(),
+                unit: marker_unit,
+                observed: observed_markers.as_deref(),
+                compare: compare.as_deref(),
+                register: register.as_deref(),
+            },
             InputsFlags {
                 inputs: inputs.as_deref(),
                 start: start.map(RunStart::from),
@@ -451,9 +556,21 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             set,
             inputs,
             start,
+            trial,
+            marker_unit,
+            compare,
+            register,
         }) => calibrate_command::calibrate(
             &scene,
-            &observed,
+            calibrate_command::Observed::new(
+                observed.as_deref(),
+                &trial,
+                calibrate_command::TrialFlags {
+                    unit: marker_unit.unwrap_or_default(),
+                    compare: compare.as_deref(),
+                    register: register.as_deref(),
+                },
+            ),
             &calibrate_command::CalibrateFlags {
                 params: &params,
                 bounds: &bounds,
@@ -512,6 +629,35 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             contact_weight.map(|beta| (effector_weight, beta, max_change, heuristic)),
             heuristic,
             static_mode,
+        ),
+        Some(Command::Optimize {
+            scene,
+            effector,
+            waypoints,
+            knots,
+            effort,
+            steps,
+            start,
+            actuators,
+            iterations,
+            out,
+            view,
+            set,
+        }) => optimize_command::optimize(
+            &scene,
+            &optimize_command::OptimizeFlags {
+                effector: &effector,
+                waypoints: &waypoints,
+                knots,
+                effort,
+                steps,
+                start: start.map_or(RunStart::Static, RunStart::from),
+                actuators: &actuators,
+                iterations,
+                set: &set,
+                view,
+            },
+            out.as_deref(),
         ),
         Some(Command::Bench {
             scene,
@@ -741,7 +887,7 @@ fn demo_run(scene: &Path, set: &[String]) -> diffsoro::Result<()> {
         &[],
         None,
         ContactGradient::OneSided,
-        None,
+        MarkerFlags::default(),
         InputsFlags::default(),
     )?;
     let body = &final_state.soft_bodies[0];

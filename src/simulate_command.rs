@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use diffsoro::calibrate::trials::{Comparison, Registration, marker_error};
 use diffsoro::diff::{
     CommandSensitivity, Parameter, RigidSensitivityStepper, RunParameter, SensitivityStepper,
     parse_rigid_parameter, rigid_seeds,
@@ -40,6 +41,65 @@ impl InputsFlags<'_> {
     }
 }
 
+/// `--markers-out`, `--observed-markers`, `--marker-unit`, `--compare` and `--register` of
+/// `simulate` (docs/cli.md).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct MarkerFlags<'a> {
+    /// The marker track file to write.
+    pub out: Option<&'a Path>,
+    /// Both files' coordinate unit.
+    pub unit: Option<MarkerUnit>,
+    /// A recording to compare the run's markers with.
+    pub observed: Option<&'a Path>,
+    /// `absolute` or `displacement`.
+    pub compare: Option<&'a str>,
+    /// `none`, `translation` or `rigid`.
+    pub register: Option<&'a str>,
+}
+
+/// The recording of `--observed-markers` read for `scene`, with how it is compared; `None`
+/// without it. Errors: `--marker-unit` without a marker file, a bad `--compare` or
+/// `--register`, `displacement` with a frame, a scene without markers, the file's own (file
+/// and line).
+fn read_observed_markers(
+    scene: &Scene,
+    flags: &MarkerFlags<'_>,
+) -> diffsoro::Result<Option<(MarkerTracks, Comparison, Registration)>> {
+    if flags.unit.is_some() && flags.out.is_none() && flags.observed.is_none() {
+        return Err(diffsoro::Error::invalid(
+            "--marker-unit",
+            "is the unit of --markers-out or --observed-markers: give one of them",
+        ));
+    }
+    let Some(file) = flags.observed else {
+        return Ok(None);
+    };
+    let comparison = flags
+        .compare
+        .map(|c| Comparison::parse("--compare", c))
+        .transpose()?
+        .unwrap_or_default();
+    let registration = flags
+        .register
+        .map(|r| Registration::parse("--register", r))
+        .transpose()?
+        .unwrap_or_default();
+    if comparison == Comparison::Displacement && registration != Registration::None {
+        return Err(diffsoro::Error::invalid(
+            "--register",
+            "`--compare displacement` compares each track relative to its first sample, where a camera translation cancels (it cannot be identified): use --register none, or --compare absolute",
+        ));
+    }
+    if scene.markers.is_empty() {
+        return Err(diffsoro::Error::invalid(
+            format!("--observed-markers `{}`", file.display()),
+            "the scene has no marker to compare with: add a [[soft_body.marker]] (docs/scene-file.md)",
+        ));
+    }
+    let tracks = MarkerTracks::read(file, &scene.markers.names(), flags.unit.unwrap_or_default())?;
+    Ok(Some((tracks, comparison, registration)))
+}
+
 /// Prints the static start's reports and the start's clamp warnings of a run under commands.
 pub(crate) fn report_start(run: &mut CommandRun, scene: &diffsoro::scene::Scene) {
     let reports: &[StaticReport] = run.static_reports();
@@ -60,9 +120,10 @@ pub(crate) fn report_start(run: &mut CommandRun, scene: &diffsoro::scene::Scene)
 /// `simulate`: steps (or solves statically) and returns the final state; with `out`, writes the
 /// frames, `.pvd` indexes and `final.json` (all or nothing). `gradient_of`: the loss of a
 /// reverse-mode gradient (its boundary `contact_gradient`) instead of the forward
-/// sensitivities. `markers_out`: the marker track file to write (`--markers-out`, all or
-/// nothing, committed after the `out` folder's files) and its coordinates' unit. `inputs`: a
-/// run under logged commands (the markers' times then in the log's clock).
+/// sensitivities. `markers`: the marker track file to write (`--markers-out`, all or
+/// nothing, committed after the `out` folder's files), a recording to compare the markers
+/// with (`--observed-markers`: `"marker_error"` in the final state) and their coordinates'
+/// unit. `inputs`: a run under logged commands (the markers' times then in the log's clock).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     path: &Path,
@@ -74,9 +135,10 @@ pub(crate) fn simulate(
     sensitivity: &[String],
     gradient_of: Option<&str>,
     contact_gradient: ContactGradient,
-    markers_out: Option<(&Path, MarkerUnit)>,
+    markers: MarkerFlags<'_>,
     inputs: InputsFlags<'_>,
 ) -> diffsoro::Result<FinalState> {
+    let markers_out = markers.out.map(|p| (p, markers.unit.unwrap_or_default()));
     if gradient_of.is_none() && contact_gradient == ContactGradient::ComplementarityAware {
         return Err(diffsoro::Error::invalid(
             "--contact-gradient complementarity-aware",
@@ -104,7 +166,9 @@ pub(crate) fn simulate(
     }
     // The markers' tracks, and the run's time origin in their clock: the log's first row
     // time t₀ under --inputs, 0 otherwise.
-    let mut tracks = markers_out.map(|_| MarkerTracks::for_scene(&scene));
+    let observed = read_observed_markers(&scene, &markers)?;
+    let mut tracks =
+        (markers_out.is_some() || observed.is_some()).then(|| MarkerTracks::for_scene(&scene));
     let t0 = commands.as_ref().map_or(0.0, |(log, _)| log.t0());
     // Under logged commands the sensitivities are the run's (`diff::RunParameter`: the step's
     // parameters and the logged actuators' gains, offsets and lags), parsed once the log is
@@ -445,6 +509,18 @@ pub(crate) fn simulate(
     final_state.rigid_sensitivities = rigid_sensitivities;
     final_state.gradient = gradient.unwrap_or_default();
     final_state.inputs = run.as_ref().map(CommandRun::output);
+    if let (Some((recorded, comparison, registration)), Some(simulated)) = (&observed, &tracks) {
+        let error = marker_error(recorded, simulated, t0, *comparison, *registration);
+        if error.outside > 0 {
+            eprintln!(
+                "warning: {} observed marker samples lie outside the run ({} s to {} s on the recording's clock) and are not compared",
+                error.outside,
+                t0,
+                t0 + state.time
+            );
+        }
+        final_state.marker_error = Some(error);
+    }
     // Staged beside its destination now, moved into place once the `--out` files are.
     let staged_markers = match (&tracks, markers_out) {
         (Some(t), Some((file, unit))) => Some((t.stage(file, unit)?, t.samples())),

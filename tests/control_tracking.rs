@@ -146,7 +146,7 @@ fn a_stiffer_noisy_trunk_follows_a_loop_of_static_poses() {
         .unwrap();
     let e = 450.0e3 * 1.25;
     let robot = trunk(&[format!("soft_body.trunk.young_modulus={e}")]);
-    setup.plant = Some(Box::new(Plant::new(robot, 2e-4, 1).unwrap()));
+    setup.plant = Some(Plant::new(robot, 2e-4, 1).unwrap());
     let t0 = std::time::Instant::now();
     let report = control_scene(
         &scene,

@@ -173,3 +173,29 @@ fn the_published_trunk_cables_load_with_a_tolerance() {
     let w = scene.warnings();
     assert!(w.is_empty(), "{w:?}");
 }
+
+/// `Scene::effector` finds an effector by name with its body; its position is linear in the
+/// body's node positions and spreading a cotangent is the transpose: g · p(x) = Σₙ spread(g)ₙ
+/// · xₙ for node positions x other than the rest ones (an identity that fails for a wrong
+/// node, weight or sign).
+#[test]
+fn an_effector_found_by_name_spreads_its_cotangent_by_the_transpose_of_its_position() {
+    use diffsoro::math::Vec3;
+    let tip = [0.095, 0.001, -0.002];
+    let scene = beam_through([0.05, 0.0, 0.004], tip, "").unwrap();
+    assert!(scene.effector("nope").is_none());
+    let (body, e) = scene.effector("tip").unwrap();
+    assert_eq!(body, 0);
+    let rest = scene.bodies[0].rest_positions();
+    assert!((e.point.position(rest) - Vec3::from(tip)).norm() < 1e-15);
+    let x: Vec<Vec3> = rest
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r + 1e-3 * Vec3::new((i as f64).sin(), (2.0 * i as f64).cos(), 0.5))
+        .collect();
+    let g = Vec3::new(0.4, -1.1, 2.0);
+    let mut x_bar = vec![Vec3::zeros(); x.len()];
+    e.point.spread(g, &mut x_bar);
+    let rhs: f64 = x_bar.iter().zip(&x).map(|(a, b)| a.dot(b)).sum();
+    assert!((g.dot(&e.point.position(&x)) - rhs).abs() < 1e-15);
+}

@@ -19,6 +19,7 @@ fn layer(module: &str) -> Option<u32> {
         "scene" => 4,
         "diff" => 5,
         "calibrate" | "control" | "view" => 6,
+        "optimize" => 7,
         _ => return None,
     })
 }

@@ -188,12 +188,21 @@ class Simulation:
         mass, kg), `rayleigh_mass:BODY` (α, 1/s), `rayleigh_stiffness:BODY` (β, s),
         `density:BODY` (ρ, kg/m³). ValueError for an unknown name or invalid value (nothing
         changed then)."""
-    def record(self, steps: int | None = None, memory_limit: int | None = None) -> Tape:
+    def record(
+        self,
+        steps: int | None = None,
+        memory_limit: int | None = None,
+        knots: Mapping[str, npt.ArrayLike] | None = None,
+        knot_times: npt.ArrayLike | None = None,
+    ) -> Tape:
         """Advances `steps` steps (default: the scene's) as `run` (bit for bit without contact,
         to the contact solver's tolerance with it), recording them
         for `Tape.adjoint` (factorisations kept up to `memory_limit` bytes, default 2 GiB;
         the rest recomputed). `strict` is not checked (see final_state's
-        unconverged_steps)."""
+        unconverged_steps). With `knots` ({actuator: (K,) inputs, N / Pa / N·m, force-driven
+        actuators only}) at `knot_times` ((K,) s, simulation clock, increasing), the inputs
+        follow the knots piecewise linearly, step k from time t0 taking those at
+        t0 + (k+1)·dt; the simulation keeps the last step's inputs."""
     def rigid_q(self, name: str) -> _Array:
         """A rigid body's [x, y, z, qx, qy, qz, qw] (m) or a robot's joint coordinates, (nq,)."""
     def rigid_v(self, name: str) -> _Array:
@@ -240,34 +249,52 @@ class Simulation:
 
 @final
 class Tape:
-    """A recorded trajectory (`Simulation.record`) for reverse-mode gradients."""
+    """A recorded trajectory (`Simulation.record`) for reverse-mode gradients of losses of
+    the states along it."""
 
     @property
     def steps(self) -> int:
         """Steps recorded."""
+    @property
+    def knots(self) -> dict[str, Any] | None:
+        """{"times": (K,) s, "values": {actuator: (K,)}} of a run under knots, else None."""
+    def trajectory(self, quantity: str, steps: Sequence[int] | None = None) -> _Array:
+        """(len(steps), M, 3) m: "markers", "effectors" or "nodes" of the states after s
+        steps for s in `steps` (default 1, ..., Tape.steps; 0 is the start)."""
     def adjoint(
         self,
         positions: Mapping[str, npt.ArrayLike] | None = None,
         velocities: Mapping[str, npt.ArrayLike] | None = None,
         params: Sequence[str] = ...,
+        series: Mapping[int, Mapping[str, Mapping[str, npt.ArrayLike]]] | None = None,
     ) -> dict[str, Any]:
         """For the cotangent of the final state ({body: ∂loss/∂x_final (n, 3), 1/m} and
-        {body: ∂loss/∂v_final, s/m}; rigid bodies and robots (nv,)), the cotangent of the
-        start state and of the parameters held over the run: {"positions": {body: ...},
-        "velocities": {body: ...}, "parameters": {name: ∂loss/∂p}} (per unit of p; `tau:ROBOT` /
-        `target:ROBOT` without a component: one entry per coordinate). Can be called again
-        (records then recomputed)."""
+        {body: ∂loss/∂v_final, s/m}; rigid bodies and robots (nv,)) and of the states along
+        the run (`series`: {s: {"positions": {body: (n, 3)}, "velocities": {body: (n, 3)},
+        "markers": {name: (3,)}, "effectors": {name: (3,)}}}, s = 0 the start to `steps`),
+        summed in one reverse sweep, the cotangent of the start state and of the parameters
+        held over the run: {"positions": {body: ...}, "velocities": {body: ...},
+        "parameters": {name: ∂loss/∂p}} (per unit of p; `tau:ROBOT` / `target:ROBOT` without
+        a component: one entry per coordinate), plus "knots": {actuator: (K,)} for a run
+        under knots. Can be called again (records then recomputed)."""
 
 def calibrate(
     scene: Scene,
-    observed: Mapping[str, Any] | str | os.PathLike[str],
-    params: Sequence[str],
+    observed: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    params: Sequence[str] | None = None,
     init: Mapping[str, float] | None = None,
     bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
     restarts: int | None = None,
     progress: Callable[[dict[str, Any]], object] | None = None,
+    trials: list[dict[str, Any]] | None = None,
+    compare: str | None = None,
+    register: str | None = None,
+    start: str | None = None,
+    marker_unit: str = "m",
 ) -> dict[str, Any]:
-    """Fits parameters to an observed final state; the CLI's calibrate report."""
+    """Fits parameters to an observed final state, or with `trials` (dicts of "times",
+    "commands" {actuator: array} and "markers" {"times", "names", "xyz"} or {name: (times,
+    positions)}) to real experiments; the CLI's calibrate report."""
 
 def control(
     scene: Scene,

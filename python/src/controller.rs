@@ -24,7 +24,10 @@ pub struct PyController {
 /// The (3,) point `name` of `points` (m), checked finite by the controller.
 fn point(points: &BTreeMap<String, Point<'_>>, name: &str, what: &str) -> PyResult<Vec3> {
     let Some(p) = points.get(name) else {
-        return Err(invalid(what, format!("has no entry for effector `{name}`")));
+        return Err(invalid(
+            what.to_string(),
+            format!("has no entry for effector `{name}`"),
+        ));
     };
     let p = p.as_slice().map_err(|e| invalid(what, e))?;
     match p {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use std::collections::BTreeMap;
 
+use diffsoro::calibrate::trials::calibrate_trials;
 use diffsoro::calibrate::{
     CalibrationProgress, CalibrationSetup, DEFAULT_RESTARTS, LmOptions, Parametrisation,
     calibrate_scene, check_targets, load_observation, parse_initial_values,
@@ -15,11 +16,12 @@ use diffsoro::control::{
 };
 use diffsoro::scene::FinalState;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::convert::{to_json_text, to_python};
 use crate::errors::{guarded, invalid};
 use crate::scene::PyScene;
+use crate::trials::trial_setup;
 
 /// Calls the optional Python callback with the dict `make` builds, keeping the first error
 /// it raises (raised when the job is done). Takes the GIL for the call only.
@@ -90,36 +92,55 @@ fn observation(
 }
 
 /// Fits parameters of `scene` so that its final state after `simulation.steps` steps matches
-/// `observed` (Levenberg–Marquardt on the forward sensitivities), as `diffsoro calibrate`.
+/// `observed` (Levenberg–Marquardt on the forward sensitivities), as `diffsoro calibrate`; or,
+/// with `trials`, to real experiments, as `diffsoro calibrate --trial`.
 ///
 /// `observed`: a final-state dict (`Simulation.final_state()`) or the path of a final-state
 /// JSON file; `params`: names `young_modulus:BODY` (Pa), `poisson_ratio:BODY`,
 /// `actuator:NAME`, `friction:OBSTACLE`, `mass:BODY` (kg), `rayleigh_mass:BODY` (1/s),
-/// `rayleigh_stiffness:BODY` (s), `density:BODY` (kg/m³); `init`: optional starting values by name (default: the scene's);
-/// `bounds`: optional {name: (lo, hi)} ranges to fit inside (either end may be None for the
-/// default end; the CLI's `--bounds`);
-/// `restarts`: further fits started from a grid when the first misses (the CLI's
-/// `--restarts`; None: its default, 4); `progress`: optional callable called after each
-/// simulation with {"event": "evaluated", "evaluation", "values": {name: value}, "loss" (m²),
-/// "unconverged_contact_steps"}, and at each restart with {"event": "restart", "restart",
-/// "values"}.
+/// `rayleigh_stiffness:BODY` (s), `density:BODY` (kg/m³), and with trials `gain:ACTUATOR`,
+/// `offset:ACTUATOR`, `time_constant:ACTUATOR` (s); `init`: optional starting values by name
+/// (default: the scene's); `bounds`: optional {name: (lo, hi)} ranges to fit inside (either
+/// end may be None for the default end; the CLI's `--bounds`); `restarts`: further fits
+/// started from a grid when the first misses (the CLI's `--restarts`; None: its default, 4;
+/// not used with trials); `progress`: optional callable called after each simulation with
+/// {"event": "evaluated", "evaluation", "values": {name: value}, "loss" (m²),
+/// "unconverged_contact_steps"}, at each restart with {"event": "restart", "restart",
+/// "values"}, and for a failed trial step with {"event": "failed", "evaluation", "values",
+/// "error"}.
+///
+/// `trials` (instead of `observed`): a list of dicts, each {"times": (R,) s, "commands":
+/// {actuator: (R,) command units}, "markers": {"times": (N,) s, "names": [N names], "xyz":
+/// (N, 3)} or {name: (times (T,), positions (T, 3))} (as `read_marker_tracks` returns),
+/// optional "label"}, both on one clock; NaN samples are skipped. `compare` ("absolute" or
+/// "displacement"), `register` ("none", "translation", "rigid"), `start` ("static" or
+/// "scene") and `marker_unit` ("m" or "mm") as the CLI's flags.
 ///
 /// Returns the CLI's report: {"params": {name: value}, "iterations", "loss": [m² per
-/// iteration], "converged", …} (the same keys as `diffsoro calibrate`).
+/// iteration], "converged", …} (the same keys as `diffsoro calibrate`; with trials also
+/// "std_errors", "correlation", "rms", "frame", …).
 #[pyfunction]
-#[pyo3(signature = (scene, observed, params, init = None, bounds = None, restarts = None, progress = None))]
+#[pyo3(signature = (scene, observed = None, params = None, init = None, bounds = None, restarts = None, progress = None, trials = None, compare = None, register = None, start = None, marker_unit = "m"))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate<'py>(
     py: Python<'py>,
     scene: &PyScene,
-    observed: &Bound<'py, PyAny>,
-    params: Vec<String>,
+    observed: Option<&Bound<'py, PyAny>>,
+    params: Option<Vec<String>>,
     init: Option<BTreeMap<String, f64>>,
     bounds: Option<BTreeMap<String, Range>>,
     restarts: Option<usize>,
     progress: Option<Py<PyAny>>,
+    trials: Option<&Bound<'py, PyList>>,
+    compare: Option<&str>,
+    register: Option<&str>,
+    start: Option<&str>,
+    marker_unit: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let scene = &scene.scene;
+    let Some(params) = params else {
+        return Err(invalid("params", "give the names of the parameters to fit"));
+    };
     // The CLI's `--bounds NAME=LO,HI` and `--init NAME=VALUE` (`f64` Display round-trips).
     let bounds: Vec<String> = bounds
         .unwrap_or_default()
@@ -134,48 +155,103 @@ pub fn calibrate<'py>(
         .iter()
         .map(|(name, value)| format!("{name}={value}"))
         .collect();
-    let map = guarded(|| Parametrisation::parse(&params)?.with_bounds(&bounds))?;
-    guarded(|| check_targets(scene, &map))?;
-    let initial = guarded(|| parse_initial_values(&map, &init))?;
-    let setup = CalibrationSetup {
-        params: map,
-        initial,
-        observed: observation(observed, scene)?,
-        restarts: restarts.unwrap_or(DEFAULT_RESTARTS),
-    };
-    let names: Vec<String> = setup.params.names.iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = params.to_vec();
     let mut callback = Callback::new(progress);
-    let report = py.detach(|| {
-        guarded(|| {
-            let mut on_progress = |event: CalibrationProgress<'_>| match event {
-                CalibrationProgress::Evaluated {
-                    evaluation,
-                    values,
-                    loss,
-                    unconverged_contact_steps,
-                } => callback.call(|py| {
-                    let d = PyDict::new(py);
-                    d.set_item("event", "evaluated")?;
-                    d.set_item("evaluation", evaluation)?;
-                    d.set_item("values", named_values(py, &names, values)?)?;
-                    d.set_item("loss", loss)?;
-                    d.set_item("unconverged_contact_steps", unconverged_contact_steps)?;
-                    Ok(d)
-                }),
-                CalibrationProgress::Restart { restart, values } => callback.call(|py| {
-                    let d = PyDict::new(py);
-                    d.set_item("event", "restart")?;
-                    d.set_item("restart", restart)?;
-                    d.set_item("values", named_values(py, &names, values)?)?;
-                    Ok(d)
-                }),
-                _ => {}
+    let trial_flags = compare.is_some() || register.is_some() || start.is_some();
+    let report = match (observed, trials) {
+        (Some(_), Some(_)) | (None, None) => {
+            return Err(invalid(
+                "calibrate",
+                "give either observed (a final state) or trials (real experiments)",
+            ));
+        }
+        (Some(observed), None) => {
+            if trial_flags {
+                return Err(invalid(
+                    "compare, register, start",
+                    "apply to a fit to trials (trials=[…])",
+                ));
+            }
+            let map = guarded(|| Parametrisation::parse(&params)?.with_bounds(&bounds))?;
+            guarded(|| check_targets(scene, &map))?;
+            let initial = guarded(|| parse_initial_values(&map, &init))?;
+            let setup = CalibrationSetup {
+                params: map,
+                initial,
+                observed: observation(observed, scene)?,
+                restarts: restarts.unwrap_or(DEFAULT_RESTARTS),
             };
-            calibrate_scene(scene, &setup, &LmOptions::default(), &mut on_progress)
-        })
-    })?;
+            let report = py.detach(|| {
+                guarded(|| {
+                    let mut on_progress = progress_events(&mut callback, &names);
+                    calibrate_scene(scene, &setup, &LmOptions::default(), &mut on_progress)
+                })
+            })?;
+            to_python(py, &report)?
+        }
+        (None, Some(trials)) => {
+            let setup = trial_setup(
+                scene,
+                trials,
+                &params,
+                &bounds,
+                &init,
+                (compare, register, start, marker_unit),
+            )?;
+            let report = py.detach(|| {
+                guarded(|| {
+                    let mut on_progress = progress_events(&mut callback, &names);
+                    calibrate_trials(scene, &setup, &LmOptions::default(), &mut on_progress)
+                })
+            })?;
+            to_python(py, &report)?
+        }
+    };
     callback.finish()?;
-    to_python(py, &report)
+    Ok(report)
+}
+
+/// A fit's progress events passed to `callback` as dicts (`calibrate`'s `progress`).
+fn progress_events<'a>(
+    callback: &'a mut Callback,
+    names: &'a [String],
+) -> impl FnMut(CalibrationProgress<'_>) + 'a {
+    move |event: CalibrationProgress<'_>| match event {
+        CalibrationProgress::Evaluated {
+            evaluation,
+            values,
+            loss,
+            unconverged_contact_steps,
+        } => callback.call(|py| {
+            let d = PyDict::new(py);
+            d.set_item("event", "evaluated")?;
+            d.set_item("evaluation", evaluation)?;
+            d.set_item("values", named_values(py, names, values)?)?;
+            d.set_item("loss", loss)?;
+            d.set_item("unconverged_contact_steps", unconverged_contact_steps)?;
+            Ok(d)
+        }),
+        CalibrationProgress::Restart { restart, values } => callback.call(|py| {
+            let d = PyDict::new(py);
+            d.set_item("event", "restart")?;
+            d.set_item("restart", restart)?;
+            d.set_item("values", named_values(py, names, values)?)?;
+            Ok(d)
+        }),
+        CalibrationProgress::Failed {
+            evaluation,
+            values,
+            error,
+        } => callback.call(|py| {
+            let d = PyDict::new(py);
+            d.set_item("event", "failed")?;
+            d.set_item("evaluation", evaluation)?;
+            d.set_item("values", named_values(py, names, values)?)?;
+            d.set_item("error", error.to_string())?;
+            Ok(d)
+        }),
+        CalibrationProgress::Step { .. } => {}
+    }
 }
 
 /// A control target as the CLI's `--target` text: a number or a sequence of numbers, joined
@@ -197,7 +273,7 @@ fn target_text(target: &Bound<'_, PyAny>) -> PyResult<String> {
 /// What `control` drives: a robot's joint coordinate or a soft effector.
 enum Job {
     Joint(JointSetup),
-    Track(ControlSetup),
+    Track(Box<ControlSetup>),
 }
 
 /// Drives effector `effector` of `scene` to `target` by QP inverse control of the actuators,
@@ -245,9 +321,9 @@ pub fn control<'py>(
             ));
         }
         Some(joint) => Job::Joint(joint),
-        None => Job::Track(guarded(|| {
+        None => Job::Track(Box::new(guarded(|| {
             ControlSetup::new(scene, effector, &text, steps)
-        })?),
+        })?)),
     };
     let mut callback = Callback::new(progress);
     let report = py.detach(|| {

@@ -9,7 +9,9 @@ mod errors;
 mod jobs;
 mod scene;
 mod simulation;
+mod tape;
 mod tracks;
+mod trials;
 
 use pyo3::prelude::*;
 
@@ -18,7 +20,7 @@ use pyo3::prelude::*;
 fn _diffsoro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scene::PyScene>()?;
     m.add_class::<simulation::PySimulation>()?;
-    m.add_class::<simulation::PyTape>()?;
+    m.add_class::<tape::PyTape>()?;
     m.add_class::<controller::PyController>()?;
     m.add_function(wrap_pyfunction!(jobs::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::control, m)?)?;

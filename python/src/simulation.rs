@@ -3,10 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use diffsoro::diff::{
-    InputTangent, Parameter, StateTangent, Tape, TapeOptions, adjoint, check_differentiable,
-    record_trajectory,
-};
+use diffsoro::diff::{InputTangent, Parameter, StateTangent, TapeOptions};
 use diffsoro::math::Vec3;
 use diffsoro::scene::{
     CommandLog, CommandRun, FinalState, RunStart, Scene, State, StaticOptions, StepReport, Stepper,
@@ -20,6 +17,7 @@ use crate::convert::{array_to_nodes, nodes_to_array, to_python, vec3_to_array};
 use crate::derivatives::{Derivatives, parameter_jacobian};
 use crate::errors::{ConvergenceError, guarded, invalid, to_py};
 use crate::scene::PyScene;
+use crate::tape::PyTape;
 
 /// An (n, 3) array-like of nodal values (any real dtype, converted to float64).
 type Nodes<'py> = PyArrayLike2<'py, f64, AllowTypeChange>;
@@ -255,7 +253,10 @@ fn parse_parameters(scene: &Scene, names: &[String]) -> PyResult<Vec<Parameter>>
 /// `Tape.adjoint`), a robot's whole input (`tau:ROBOT`, `target:ROBOT`) standing for each of
 /// its coordinates (`Parameter::parse_each`): the names the results are keyed by, and the
 /// parameters.
-fn expand_parameters(scene: &Scene, names: &[String]) -> PyResult<(Vec<String>, Vec<Parameter>)> {
+pub fn expand_parameters(
+    scene: &Scene,
+    names: &[String],
+) -> PyResult<(Vec<String>, Vec<Parameter>)> {
     guarded(|| {
         let mut keys = Vec::new();
         let mut parsed = Vec::new();
@@ -275,7 +276,7 @@ fn expand_parameters(scene: &Scene, names: &[String]) -> PyResult<(Vec<String>, 
 
 /// A reverse-mode result as Python sees it: {"positions": {body: …}, "velocities": {body: …},
 /// "parameters": {name: value}} (the state cotangent per body, the parameters' by name).
-fn cotangents<'py>(
+pub fn cotangents<'py>(
     py: Python<'py>,
     scene: &Scene,
     state: &StateTangent,
@@ -560,31 +561,45 @@ impl PySimulation {
     /// those of `run(steps)`: bit for bit without contact, to the NCP's tolerance with it (a
     /// recorded step forms G from every column A⁻¹Hᵀ, which the derivatives reuse; `run`
     /// takes the forward half of the solve, or eliminates attachments without G). `strict` is
-    /// not checked here: `final_state()`
-    /// counts unconverged steps. The GIL is released.
-    #[pyo3(signature = (steps = None, memory_limit = None))]
+    /// not checked here: `final_state()` counts unconverged steps.
+    ///
+    /// With `knots` ({actuator: (K,) array}) and `knot_times` ((K,) s, strictly increasing,
+    /// on the simulation's clock `time`), the named actuators' inputs follow the knots
+    /// piecewise linearly (held before the first and after the last): step k from time t₀
+    /// takes the inputs at t₀ + (k+1)·dt, the end of the step, as a command log does. Inputs
+    /// are in the actuator's unit (N for a cable's tension, Pa, N·m) and not clamped; only
+    /// force-driven actuators follow knots (a displacement-driven cable, volume-driven cavity
+    /// or angle-driven servo is a `ValueError`). Afterwards the simulation keeps the last
+    /// step's inputs. `Tape.adjoint` then also returns the gradient along each knot. The GIL
+    /// is released.
+    #[pyo3(signature = (steps = None, memory_limit = None, knots = None, knot_times = None))]
     fn record(
         &mut self,
         py: Python<'_>,
         steps: Option<usize>,
         memory_limit: Option<usize>,
+        knots: Option<Bound<'_, PyAny>>,
+        knot_times: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PyTape> {
         let steps = steps.unwrap_or(self.scene.simulation.steps);
         let mut options = TapeOptions::default();
         if let Some(limit) = memory_limit {
             options.memory_limit = limit;
         }
-        let (scene, state) = (&self.scene, &mut self.state);
-        let tape = py.detach(|| {
-            guarded(|| {
-                check_differentiable(scene)?;
-                record_trajectory(scene, state, steps, options, &mut |_| {})
-            })
-        })?;
-        Ok(PyTape {
-            scene: self.scene.clone(),
-            tape,
-        })
+        let followed = knots.is_some();
+        let tape = crate::tape::record(
+            py,
+            &mut self.scene,
+            &mut self.state,
+            steps,
+            options,
+            knots.as_ref(),
+            knot_times.as_ref(),
+        )?;
+        if followed {
+            self.derivatives = None;
+        }
+        Ok(tape)
     }
 
     /// Configuration of rigid body or robot `name`: an owned float64 array of shape (nq,) (a
@@ -811,50 +826,5 @@ impl PySimulation {
                 .map(|b| b.name())
                 .collect::<Vec<_>>()
         )
-    }
-}
-
-/// A recorded trajectory (`Simulation.record`) for reverse-mode gradients of a loss of its
-/// final state with respect to its start state and to named parameters held constant over
-/// the run (one backward sweep of step VJPs).
-#[pyclass(module = "diffsoro._diffsoro", name = "Tape")]
-pub struct PyTape {
-    scene: Scene,
-    tape: Tape,
-}
-
-#[pymethods]
-impl PyTape {
-    /// Steps recorded.
-    #[getter]
-    fn steps(&self) -> usize {
-        self.tape.steps()
-    }
-
-    /// The adjoint sweep: for the cotangent of the final state given by `positions` and
-    /// `velocities` ({body: (n, 3)}, i.e. ∂loss/∂x_final in 1/m and ∂loss/∂v_final in s/m
-    /// per unit loss; bodies left out: zero; rigid bodies and robots by name with (nv,)
-    /// arrays, as in `Simulation.vjp`), returns {"positions": {body: ∂loss/∂x_start},
-    /// "velocities": {body: ∂loss/∂v_start}, "parameters": {name: ∂loss/∂p}} for the names
-    /// in `params` (per unit of the parameter: 1/Pa, 1/N, …). Can be called again (the steps
-    /// whose records the previous sweep used are then recomputed). GIL released.
-    #[pyo3(signature = (positions = None, velocities = None, params = Vec::new()))]
-    fn adjoint<'py>(
-        &mut self,
-        py: Python<'py>,
-        positions: Option<Fields<'_>>,
-        velocities: Option<Fields<'_>>,
-        params: Vec<String>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let scene = &self.scene;
-        let (keys, parsed) = expand_parameters(scene, &params)?;
-        let output = tangent(scene, positions, velocities, "adjoint")?;
-        let tape = &mut self.tape;
-        let result = py.detach(|| guarded(|| adjoint(scene, tape, &parsed, &output)))?;
-        cotangents(py, scene, &result.state, &keys, &result.parameters)
-    }
-
-    fn __repr__(&self) -> String {
-        format!("Tape(steps={})", self.tape.steps())
     }
 }

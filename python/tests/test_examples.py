@@ -116,6 +116,34 @@ def test_mixed_lift_ends_where_the_cli_ends(cli, tmp_path):
     assert lines[-1] == f"palm q {q!r} m, pad bottom z {z!r} m"
 
 
+def test_fit_knots_recovers_the_knots_that_made_the_path(tmp_path):
+    """examples/python/fit_knots.py: L-BFGS from zero tension brings the loss down by more than
+    10⁸ and finds the knots that made the path (1 mN); the tip's path under the printed knots,
+    recomputed without torch (`Simulation.record` + `Tape.trajectory`), is within 1e-3 mm of
+    the path under those knots, and the printed rms says so too. Skipped without torch."""
+    pytest.importorskip("torch")
+    import numpy as np
+
+    import diffsoro
+
+    lines = _run_example("fit_knots.py", cwd=tmp_path)
+    losses = [float(line.split("loss ")[1].split()[0]) for line in lines if line.startswith("evaluation ")]
+    assert len(losses) >= 20 and losses[-1] < 1e-8 * losses[0]
+    fitted = [float(w) for w in lines[-2].removeprefix("fitted knots (N): ").split()]
+    true = [0.0, 1.0, 2.0, 1.2, 0.6]
+    assert np.max(np.abs(np.array(fitted) - true)) < 1e-3
+    assert float(lines[-1].split(": ")[1].split()[0]) < 1e-3
+
+    scene = diffsoro.Scene.load(REPO / "scenes" / "finger.toml")
+
+    def path(knots):
+        tape = diffsoro.Simulation(scene).record(60, knots={"cable": knots}, knot_times=np.linspace(0, 0.6, 5))
+        return tape.trajectory("effectors", list(range(5, 61, 5)))[:, 0]
+
+    rms = np.sqrt(np.mean(np.sum((path(fitted) - path(true)) ** 2, axis=1)))
+    assert rms < 1e-6  # m
+
+
 def test_feedback_trunk_tracks_as_the_cli_does(cli, tmp_path):
     """examples/python/feedback_trunk.py without noise: its loop of `Controller.update` on a
     robot `Simulation` 25 % stiffer gives the RMS of the CLI's `control --target-path

@@ -312,6 +312,9 @@ fn coordinates_round_trip_and_their_derivatives_match_finite_differences() {
             ParameterKind::RayleighMass => &[1e-3, 0.5, 20.0],
             ParameterKind::RayleighStiffness => &[1e-5, 0.01, 0.3],
             ParameterKind::Density => &[1.0, 580.0, 1200.0],
+            ParameterKind::Gain => &[-3.0, 0.02, 1.5],
+            ParameterKind::Offset => &[-0.5, 0.0, 2.0],
+            ParameterKind::TimeConstant => &[1e-3, 0.05, 2.0],
         };
         let map = Parametrisation::parse(&[format!("{}:b", kind.prefix())]).unwrap();
         for &v in values {

@@ -15,6 +15,7 @@ mod range;
 mod report;
 mod setup;
 mod summary;
+pub mod trials;
 
 pub use final_state_fit::{CalibrationProgress, FinalStateFit};
 pub use initial_velocity::fit_initial_velocity;

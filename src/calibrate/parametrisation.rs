@@ -2,7 +2,9 @@
 //!
 //! Names are those of docs/derivatives.md: `young_modulus:BODY`, `poisson_ratio:BODY`,
 //! `actuator:NAME`, `friction:OBSTACLE`, `mass:BODY`, `rayleigh_mass:BODY`,
-//! `rayleigh_stiffness:BODY`, `density:BODY`. Levenberg–Marquardt works on one coordinate `s`
+//! `rayleigh_stiffness:BODY`, `density:BODY`, and the command maps of logged actuators, fitted
+//! to trials (`--trial`, `calibrate::trials`): `gain:NAME`, `offset:NAME`,
+//! `time_constant:NAME`. Levenberg–Marquardt works on one coordinate `s`
 //! per parameter, kept in a box strictly inside the parameter's range
 //! ([`ParameterRange::coordinate_box`]; the optimiser clamps its steps into the box), mapped to
 //! the physical value:
@@ -16,7 +18,15 @@
 //!   Rayleigh α        α = exp(s)     default range α > 0 (1/s)      dα/ds = α
 //!   Rayleigh β        β = exp(s)     default range β > 0 (s)        dβ/ds = β
 //!   density           ρ = exp(s)     default range ρ > 0 (kg/m³)    dρ/ds = ρ
+//!   command gain      g = s          default range g ≠ 0            dg/ds = 1
+//!   command offset    o = s          default range unbounded        do/ds = 1
+//!   time constant     τ = exp(s)     default range τ > 0 (s)        dτ/ds = τ
 //! ```
+//!
+//! (A gain may be negative, a command that pulls as it falls; the value 0, which would cut the
+//! actuator from its command, is no starting value, and `--bounds gain:NAME=0,` keeps a fit on
+//! one side of it. τ = 0, no lag, is a valid scene value but not a starting point: give
+//! `--init`.)
 //!
 //! (α = 0 or β = 0, no damping, is a valid scene value but not a starting point of a fit:
 //! give `--init` or a scene with the coefficient positive.)
@@ -57,11 +67,18 @@ pub enum ParameterKind {
     /// A soft body's density ρ (kg/m³, `density:BODY`, lumped or consistent mass),
     /// `ρ = exp(s)`.
     Density,
+    /// A logged actuator's command gain (`gain:NAME`, the input's unit per command unit),
+    /// `g = s`, nonzero.
+    Gain,
+    /// A logged actuator's command offset (`offset:NAME`, the input's unit), `o = s`.
+    Offset,
+    /// A logged actuator's lag time constant τ (`time_constant:NAME`, s), `τ = exp(s)`.
+    TimeConstant,
 }
 
 impl ParameterKind {
     /// Every kind, in the order of their name prefixes in error messages.
-    pub const ALL: [ParameterKind; 8] = [
+    pub const ALL: [ParameterKind; 11] = [
         ParameterKind::YoungModulus,
         ParameterKind::PoissonRatio,
         ParameterKind::Actuator,
@@ -70,10 +87,13 @@ impl ParameterKind {
         ParameterKind::RayleighMass,
         ParameterKind::RayleighStiffness,
         ParameterKind::Density,
+        ParameterKind::Gain,
+        ParameterKind::Offset,
+        ParameterKind::TimeConstant,
     ];
 
     /// The name prefix (`young_modulus`, `poisson_ratio`, `actuator`, `friction`, `mass`,
-    /// `rayleigh_mass`, `rayleigh_stiffness`, `density`).
+    /// `rayleigh_mass`, `rayleigh_stiffness`, `density`, `gain`, `offset`, `time_constant`).
     pub fn prefix(self) -> &'static str {
         match self {
             ParameterKind::YoungModulus => "young_modulus",
@@ -84,10 +104,22 @@ impl ParameterKind {
             ParameterKind::RayleighMass => "rayleigh_mass",
             ParameterKind::RayleighStiffness => "rayleigh_stiffness",
             ParameterKind::Density => "density",
+            ParameterKind::Gain => "gain",
+            ParameterKind::Offset => "offset",
+            ParameterKind::TimeConstant => "time_constant",
         }
     }
 
-    /// The symbol in messages (`E`, `ν`, `a`, `μ`, `m`, `α`, `β`, `ρ`).
+    /// Whether the kind is a term of a logged actuator's command map (`gain`, `offset`,
+    /// `time_constant`): a parameter of runs under logged commands, fitted to trials.
+    pub fn is_command_term(self) -> bool {
+        matches!(
+            self,
+            ParameterKind::Gain | ParameterKind::Offset | ParameterKind::TimeConstant
+        )
+    }
+
+    /// The symbol in messages (`E`, `ν`, `a`, `μ`, `m`, `α`, `β`, `ρ`, `g`, `o`, `τ`).
     pub fn symbol(self) -> &'static str {
         match self {
             ParameterKind::YoungModulus => "E",
@@ -98,10 +130,13 @@ impl ParameterKind {
             ParameterKind::RayleighMass => "α",
             ParameterKind::RayleighStiffness => "β",
             ParameterKind::Density => "ρ",
+            ParameterKind::Gain => "g",
+            ParameterKind::Offset => "o",
+            ParameterKind::TimeConstant => "τ",
         }
     }
 
-    /// Whether the optimisation coordinate is the logarithm of the value (E, m, α, β, ρ).
+    /// Whether the optimisation coordinate is the logarithm of the value (E, m, α, β, ρ, τ).
     fn is_logarithmic(self) -> bool {
         matches!(
             self,
@@ -110,11 +145,14 @@ impl ParameterKind {
                 | ParameterKind::RayleighMass
                 | ParameterKind::RayleighStiffness
                 | ParameterKind::Density
+                | ParameterKind::TimeConstant
         )
     }
 
     /// The open physical limits of the value: `(0, ∞)` Pa for E, `(−1, 0.5)` for ν,
-    /// `(−∞, ∞)` for an actuator, `(0, ∞)` for μ, m (kg), α (1/s), β (s) and ρ (kg/m³).
+    /// `(−∞, ∞)` for an actuator, a gain (which must also differ from 0,
+    /// [`super::ParameterRange::contains`]) and an offset, `(0, ∞)` for μ, m (kg), α (1/s),
+    /// β (s), ρ (kg/m³) and τ (s).
     pub fn physical_limits(self) -> (f64, f64) {
         match self {
             ParameterKind::YoungModulus
@@ -122,9 +160,12 @@ impl ParameterKind {
             | ParameterKind::Mass
             | ParameterKind::RayleighMass
             | ParameterKind::RayleighStiffness
-            | ParameterKind::Density => (0.0, f64::INFINITY),
+            | ParameterKind::Density
+            | ParameterKind::TimeConstant => (0.0, f64::INFINITY),
             ParameterKind::PoissonRatio => (-1.0, 0.5),
-            ParameterKind::Actuator => (f64::NEG_INFINITY, f64::INFINITY),
+            ParameterKind::Actuator | ParameterKind::Gain | ParameterKind::Offset => {
+                (f64::NEG_INFINITY, f64::INFINITY)
+            }
         }
     }
 
@@ -139,11 +180,14 @@ impl ParameterKind {
             ParameterKind::RayleighMass => "range α > 0",
             ParameterKind::RayleighStiffness => "range β > 0",
             ParameterKind::Density => "range ρ > 0",
+            ParameterKind::Gain => "finite values other than 0",
+            ParameterKind::Offset => "finite values",
+            ParameterKind::TimeConstant => "range τ > 0",
         }
     }
 
     /// The optimisation coordinate of a value (`ln E`, `ν`, `a`, `μ`, `ln m`, `ln α`, `ln β`,
-    /// `ln ρ`; `ln 0 = −∞`).
+    /// `ln ρ`, `g`, `o`, `ln τ`; `ln 0 = −∞`).
     pub fn coordinate(self, value: f64) -> f64 {
         if self.is_logarithmic() {
             value.ln()
@@ -153,7 +197,7 @@ impl ParameterKind {
     }
 
     /// The hard limits of the coordinate where a range is open: `|ln E|, |ln m|, |ln α|,
-    /// |ln β|, |ln ρ| ≤ 700` (finite and positive), `|s| ≤ 1e300` otherwise.
+    /// |ln β|, |ln ρ|, |ln τ| ≤ 700` (finite and positive), `|s| ≤ 1e300` otherwise.
     pub fn coordinate_limits(self) -> (f64, f64) {
         if self.is_logarithmic() {
             (-700.0, 700.0)
@@ -223,7 +267,15 @@ impl ParameterName {
 
     /// The scene parameter this name denotes ([`Parameter::parse`]): an error names the
     /// parameter and lists the scene's soft bodies or actuators when the target is not there.
+    /// A command term (`gain:`, `offset:`, `time_constant:`) is no parameter of a final-state
+    /// fit: an error says to fit it to trials.
     pub fn resolve(&self, scene: &Scene) -> Result<Parameter> {
+        if self.kind.is_command_term() {
+            return Err(Error::invalid(
+                format!("parameter `{self}`"),
+                "maps the logged commands of an actuator: it is fitted to trials (`calibrate --trial INPUTS.csv:MARKERS.csv`), not to an observed final state",
+            ));
+        }
         Parameter::parse(scene, &self.to_string())
     }
 }
@@ -391,8 +443,10 @@ impl Parametrisation {
 
     /// Turns a Jacobian with respect to the physical values (columns in parameter order) into
     /// the Jacobian with respect to `s`, in place: column `k` is scaled by `d value_k / d s_k`.
+    /// Columns after the parameters' (a fit's further coordinates, such as a trial fit's
+    /// frame) are left as they are.
     pub fn chain_jacobian(&self, s: &[f64], jacobian: &mut DMat) {
-        assert_eq!(jacobian.ncols(), self.len(), "one column per parameter");
+        assert!(jacobian.ncols() >= self.len(), "a column per parameter");
         let (lo, hi) = self.coordinate_box();
         for (k, (n, &sk)) in self.names.iter().zip(s).enumerate() {
             let d = n.kind.derivative(sk.clamp(lo[k], hi[k]));

@@ -30,17 +30,20 @@ pub struct ParameterRange {
 
 impl ParameterRange {
     /// The default range of `kind`: `E > 0`, `0 ≤ ν < 0.5`, any actuator input, `μ > 0`,
-    /// `m > 0`, `α > 0`, `β > 0`, `ρ > 0`.
+    /// `m > 0`, `α > 0`, `β > 0`, `ρ > 0`, any gain but 0, any offset, `τ > 0`.
     pub fn default_for(kind: ParameterKind) -> ParameterRange {
         let (lower, upper) = match kind {
             ParameterKind::YoungModulus => (0.0, f64::INFINITY),
             ParameterKind::PoissonRatio => (0.0, 0.5),
-            ParameterKind::Actuator => (f64::NEG_INFINITY, f64::INFINITY),
+            ParameterKind::Actuator | ParameterKind::Gain | ParameterKind::Offset => {
+                (f64::NEG_INFINITY, f64::INFINITY)
+            }
             ParameterKind::Friction
             | ParameterKind::Mass
             | ParameterKind::RayleighMass
             | ParameterKind::RayleighStiffness
-            | ParameterKind::Density => (0.0, f64::INFINITY),
+            | ParameterKind::Density
+            | ParameterKind::TimeConstant => (0.0, f64::INFINITY),
         };
         ParameterRange { lower, upper }
     }
@@ -105,13 +108,20 @@ impl ParameterRange {
     }
 
     /// Whether `value` is admissible: finite, strictly inside the kind's physical limits and
-    /// within `[lower, upper]`.
+    /// within `[lower, upper]`; a gain also differs from 0.
     pub fn contains(&self, kind: ParameterKind, value: f64) -> bool {
         let (lo, hi) = kind.physical_limits();
-        value.is_finite() && value > lo && value < hi && value >= self.lower && value <= self.upper
+        let cut = kind == ParameterKind::Gain && value == 0.0;
+        value.is_finite()
+            && value > lo
+            && value < hi
+            && value >= self.lower
+            && value <= self.upper
+            && !cut
     }
 
-    /// The range as text for messages: `0 ≤ ν < 0.5`, `0 < E`, `any finite value`.
+    /// The range as text for messages: `0 ≤ ν < 0.5`, `0 < E`, `any finite value`, `any
+    /// finite value other than 0` (a gain).
     pub fn describe(&self, kind: ParameterKind) -> String {
         let (lo_limit, hi_limit) = kind.physical_limits();
         let lower = if self.lower == f64::NEG_INFINITY {
@@ -128,10 +138,22 @@ impl ParameterRange {
         } else {
             format!(" ≤ {}", self.upper)
         };
-        if lower.is_empty() && upper.is_empty() {
-            "any finite value".to_string()
+        let but_zero = if kind == ParameterKind::Gain && self.lower < 0.0 && self.upper > 0.0 {
+            ", g ≠ 0"
         } else {
-            format!("{lower}{}{upper}", kind.symbol())
+            ""
+        };
+        if lower.is_empty() && upper.is_empty() {
+            format!(
+                "any finite value{}",
+                if but_zero.is_empty() {
+                    ""
+                } else {
+                    " other than 0"
+                }
+            )
+        } else {
+            format!("{lower}{}{upper}{but_zero}", kind.symbol())
         }
     }
 

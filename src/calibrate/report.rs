@@ -86,6 +86,41 @@ impl CalibrationReport {
         )
     }
 
+    /// The report of a fit to noisy data (marker tracks of trials, `calibrate::trials`) over
+    /// the coordinates of `map`, without restarts: the loss of noisy data stays at the noise's
+    /// level, so `converged` says that a tolerance (gradient, step or loss) stopped the fit at a
+    /// stationary point with no parameter held by a bound, not that the loss fell to
+    /// [`CONVERGED_LOSS_FRACTION`] of `initial_loss` (m²).
+    pub fn from_noisy_fit(
+        map: &Parametrisation,
+        fit: &LmResult,
+        initial_loss: f64,
+    ) -> CalibrationReport {
+        let names: Vec<String> = map.names.iter().map(|n| n.to_string()).collect();
+        let history: Vec<Vec<f64>> = fit
+            .history
+            .iter()
+            .map(|e| map.physical(&e.params))
+            .collect();
+        let values = map.physical(&fit.params);
+        let held: Vec<(usize, f64)> = map.at_bound(&fit.params);
+        let mut report =
+            CalibrationReport::build(&names, &values, &history, &held, fit, initial_loss, 0);
+        if fit.converged() && held.is_empty() {
+            let reason = match fit.stop {
+                LmStop::Gradient => "gradient tolerance",
+                LmStop::Step => "step tolerance",
+                _ => "loss tolerance",
+            };
+            report.converged = true;
+            report.stopped = format!(
+                "converged ({reason}): loss {:.3e} m² at a stationary point (initial {initial_loss:.3e} m²; noisy data keep a loss at the noise's level)",
+                fit.loss
+            );
+        }
+        report
+    }
+
     /// The report of a fit whose coordinates are the physical parameters `names` themselves,
     /// unbounded (a rigid body's initial velocity, `fit_initial_velocity`), judged against its
     /// first loss.
@@ -225,18 +260,20 @@ impl CalibrationReport {
 
 /// The unit of a calibration parameter by its name's kind: `Pa` for `young_modulus:…`, `1`
 /// (dimensionless) for `poisson_ratio:…`, `1/s`, `s` and `kg/m³` for `rayleigh_mass:…`,
-/// `rayleigh_stiffness:…` and `density:…`, and for `actuator:…` the actuators' units in words
-/// (the report does not know the actuator's kind).
+/// `rayleigh_stiffness:…` and `density:…`, `s` for `time_constant:…`, and for `actuator:…`
+/// and `offset:…` the actuators' units in words, for `gain:…` those per command unit (the
+/// report does not know the actuator's kind).
 pub(super) fn parameter_unit(name: &str) -> &'static str {
     match name.split(':').next() {
         Some("young_modulus") => "Pa",
         Some("rayleigh_mass") => "1/s",
-        Some("rayleigh_stiffness") => "s",
+        Some("rayleigh_stiffness") | Some("time_constant") => "s",
+        Some("gain") => "N, Pa, N·m, m, m³ or rad per command unit",
         Some("density") => "kg/m³",
         Some("poisson_ratio") | Some("friction") => "1",
         Some("velocity") => "m/s",
         Some("angular_velocity") => "rad/s",
-        _ => "N, Pa, N·m or rad",
+        _ => "N, Pa, N·m, m, m³ or rad",
     }
 }
 

@@ -28,7 +28,7 @@ pub struct ControlSetup {
     pub settle: Option<f64>,
     /// The robot under control when it is not the model (`--plant-set`,
     /// `--measurement-noise`); None: the model is the robot, measured exactly.
-    pub plant: Option<Box<super::plant::Plant>>,
+    pub plant: Option<super::plant::Plant>,
 }
 
 impl ControlSetup {
@@ -211,7 +211,7 @@ pub fn control_scene_observed(
         Some(p) => Some(p.start(&controller)?),
         None => None,
     };
-    let mut noise = super::plant::Noise::new(setup.plant.as_deref());
+    let mut noise = super::plant::Noise::new(setup.plant.as_ref());
     match &plant {
         Some(p) => observe(&p.scene, &p.state, &[])?,
         None => observe(controller.model(), controller.model_state(), &[])?,

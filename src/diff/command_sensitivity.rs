@@ -16,13 +16,12 @@
 //! velocity tangent; a run from the scene's initial state starts with zero tangents.
 
 use crate::error::{Error, Result};
-use crate::fem::MassDampingParameter;
-use crate::math::Vec3;
 use crate::scene::{
     CommandSchedule, MapTangent, RunStart, Scene, State, StaticInput, StaticTangent, StepReport,
 };
 
 use super::parameter::Parameter;
+use super::static_start::{start_tangent, static_direction};
 use super::step_derivative::InputTangent;
 use super::tangent::StateTangent;
 use super::trajectory::SensitivityStepper;
@@ -238,25 +237,8 @@ fn static_start_tangents(
     columns
         .iter()
         .map(|c| {
-            let direction: Vec<(StaticInput, f64)> = match *c {
-                RunParameter::Step(Parameter::Material { body, parameter }) => {
-                    vec![(StaticInput::Material { body, parameter }, 1.0)]
-                }
-                RunParameter::Step(Parameter::Actuator { body, index }) => {
-                    vec![(StaticInput::Actuator { body, index }, 1.0)]
-                }
-                // Damping does not move an equilibrium; the density moves it through the
-                // weights.
-                RunParameter::Step(Parameter::MassDamping { body, parameter }) => match parameter {
-                    MassDampingParameter::Density => vec![(StaticInput::Density { body }, 1.0)],
-                    _ => Vec::new(),
-                },
-                RunParameter::Step(p) => {
-                    return Err(Error::invalid(
-                        p.name(scene),
-                        "has no derivative through a static start here: start from the scene's initial state (--start scene)",
-                    ));
-                }
+            let direction = match *c {
+                RunParameter::Step(p) => static_direction(scene, p)?,
                 RunParameter::Command { channel, term } => {
                     let (body, index) = channels[channel];
                     vec![(
@@ -265,13 +247,7 @@ fn static_start_tangents(
                     )]
                 }
             };
-            let dx = tangent.tangent(scene, state, &direction)?;
-            let mut t = StateTangent::zeros(scene);
-            for (b, d) in t.bodies.iter_mut().zip(dx) {
-                b.positions = d;
-                b.velocities = vec![Vec3::zeros(); b.positions.len()];
-            }
-            Ok(t)
+            start_tangent(&mut tangent, scene, state, &direction)
         })
         .collect()
 }

@@ -59,7 +59,14 @@ impl ActuationKnots {
             let Parameter::Actuator { body, index } = p else {
                 unreachable!("an actuator name parses to an actuator")
             };
-            let u = scene.body_actuation(body).input(index);
+            let actuation = scene.body_actuation(body);
+            if crate::scene::input_unit(&actuation.actuators[index]) == "rad" {
+                return Err(Error::invalid(
+                    format!("actuator `{name}`"),
+                    "is an angle-driven servo: knots drive forces, pressures, torques and lengths",
+                ));
+            }
+            let u = actuation.input(index);
             actuators.push(p);
             values.push(vec![u; times.len()]);
         }

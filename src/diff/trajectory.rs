@@ -171,6 +171,12 @@ impl Tape {
         self.starts.len()
     }
 
+    /// The state step `t` (0-based, below [`Tape::steps`]) started from: the state after `t`
+    /// steps of the run (t = 0: its start). The final state is the one the run left.
+    pub fn start(&self, t: usize) -> &State {
+        &self.starts[t]
+    }
+
     /// Steps whose record was kept (the others are recomputed by the adjoint).
     pub fn kept_records(&self) -> usize {
         self.records.iter().filter(|r| r.is_some()).count()

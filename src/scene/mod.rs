@@ -16,7 +16,7 @@ pub use experiment::command_run::{CommandRun, RunStart};
 pub use experiment::command_schedule::{
     ChannelInput, CommandChannel, CommandSchedule, MapTangent, step_time,
 };
-pub use experiment::interpolate::interpolate;
+pub use experiment::interpolate::{interpolate, interpolation_weights};
 pub use experiment::point_path::{POINT_PATH_HEADER, PointPath};
 pub use experiment::tracks::{MarkerTracks, MarkerUnit, TRACKS_HEADER, Track};
 pub use file::attachment::AttachmentSection;
@@ -56,8 +56,8 @@ pub use model::{
     BodyState, LARGEST_PLAUSIBLE_SIZE, SMALLEST_PLAUSIBLE_SIZE, Scene, State, size_warning,
 };
 pub use output::final_state::{
-    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, InputsOutput, MarkerOutput,
-    RigidTangentOutput,
+    ActuatorOutput, BodyOutput, EffectorOutput, FinalState, FrameOutput, InputsOutput,
+    MarkerErrorOutput, MarkerOutput, RigidTangentOutput,
 };
 pub use output::frames::FrameSeries;
 pub use output::obstacles::{ObstacleOutput, obstacle_outputs};

@@ -45,6 +45,19 @@ impl Marker {
     pub fn position(&self, state: &State) -> Vec3 {
         self.position_of(&state.bodies[self.body].positions)
     }
+
+    /// Adds a cotangent `g` of the marker's position onto the cotangents `x_bar` of its
+    /// body's node positions: the position p = Σᵢ wᵢ x_{nᵢ} is linear in them (w = 1 on one
+    /// node for a node marker), so ∂L/∂x_{nᵢ} += wᵢ ∂L/∂p, the transpose of
+    /// [`Marker::position_of`]. `g` per metre of the marker (e.g. 1/m for a loss without
+    /// unit), `x_bar` one row per node of the body.
+    #[inline]
+    pub fn spread(&self, g: Vec3, x_bar: &mut [Vec3]) {
+        match self.point {
+            MarkerPoint::Node(n) => x_bar[n] += g,
+            MarkerPoint::Embedded(e) => e.spread(g, x_bar),
+        }
+    }
 }
 
 /// The markers of a scene, body by body in scene order and in file order within a body
@@ -131,5 +144,54 @@ impl Markers {
     /// Every marker's position (m, scene frame) in `state`, in scene order.
     pub fn positions(&self, state: &State) -> Vec<Vec3> {
         self.list.iter().map(|m| m.position(state)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nodes at pseudo-random positions (no structure the test could lean on).
+    fn nodes(n: usize, seed: f64) -> Vec<Vec3> {
+        (0..n)
+            .map(|i| {
+                let t = seed + i as f64;
+                Vec3::new((1.3 * t).sin(), (2.1 * t).cos(), (0.7 * t + 0.4).sin())
+            })
+            .collect()
+    }
+
+    /// The position is linear in the node positions, and `spread` is its transpose:
+    /// g · p(x) = Σₙ spread(g)ₙ · xₙ for any x and g (an identity that fails for a wrong
+    /// node, weight or sign).
+    #[test]
+    fn spreading_a_cotangent_is_the_transpose_of_the_position() {
+        let embedded = EmbeddedPoint {
+            nodes: [4, 1, 6, 2],
+            // Extrapolated weights (one negative), summing to 1, as outside the mesh.
+            weights: [0.5, -0.25, 0.45, 0.3],
+        };
+        for point in [MarkerPoint::Node(3), MarkerPoint::Embedded(embedded)] {
+            let marker = Marker {
+                name: "m".into(),
+                body: 0,
+                point,
+            };
+            let g = Vec3::new(0.3, -1.7, 0.9);
+            let mut x_bar = vec![Vec3::zeros(); 8];
+            marker.spread(g, &mut x_bar);
+            for seed in [0.0, 5.5] {
+                let x = nodes(8, seed);
+                let lhs = g.dot(&marker.position_of(&x));
+                let rhs: f64 = x_bar.iter().zip(&x).map(|(a, b)| a.dot(b)).sum();
+                assert!((lhs - rhs).abs() < 1e-14, "{point:?}: {lhs} vs {rhs}");
+            }
+            // Added onto what was there: twice is double.
+            let once = x_bar.clone();
+            marker.spread(g, &mut x_bar);
+            for (a, b) in x_bar.iter().zip(&once) {
+                assert!((a - 2.0 * b).norm() < 1e-15);
+            }
+        }
     }
 }

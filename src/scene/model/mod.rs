@@ -17,6 +17,7 @@ pub mod soft_rigid;
 
 use std::path::{Path, PathBuf};
 
+use crate::actuator::Effector;
 use crate::error::{Error, Result};
 use crate::fem::{SoftBody, SoftBodyOptions, fixed_nodes};
 use crate::material::Material;
@@ -343,6 +344,20 @@ impl Scene {
             warnings: Vec::new(),
         };
         self.actuation.get(i).unwrap_or(&NONE)
+    }
+
+    /// The effector named `name` (names are unique in a scene) and the index of its soft
+    /// body, if any. Its position is linear in that body's node positions
+    /// ([`crate::actuator::EmbeddedPoint::position`]); a cotangent of the position spreads onto
+    /// the nodes' by the transpose ([`crate::actuator::EmbeddedPoint::spread`]).
+    pub fn effector(&self, name: &str) -> Option<(usize, &Effector)> {
+        (0..self.bodies.len()).find_map(|b| {
+            self.body_actuation(b)
+                .effectors
+                .iter()
+                .find(|e| e.name == name)
+                .map(|e| (b, e))
+        })
     }
 
     /// Gravity (m/s²).

@@ -144,6 +144,42 @@ pub struct FinalState {
     /// `simulate --inputs FILE.csv`: the command file the run followed (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<InputsOutput>,
+    /// `simulate --observed-markers FILE.csv`: the run's markers against a recording
+    /// (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker_error: Option<MarkerErrorOutput>,
+}
+
+/// The `"marker_error"` of a run compared with observed marker tracks (docs/outputs.md): the
+/// RMS over the coordinates of every compared sample of observed − simulated (after the best
+/// camera → scene frame for this run when registering; relative to each track's first sample
+/// with `displacement`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MarkerErrorOutput {
+    /// √(Σ r²/N) over every coordinate of every compared sample (m); `null` for none.
+    pub rms: Option<f64>,
+    /// The same per marker, by name (m); a marker never compared is absent.
+    pub per_marker: std::collections::BTreeMap<String, f64>,
+    /// The observed samples compared (with `displacement`, each track's first is not).
+    pub samples: usize,
+    /// The observed samples outside the run (before its start or after its end), not compared.
+    pub outside: usize,
+    /// `absolute` or `displacement`.
+    pub compare: String,
+    /// `none`, `translation` or `rigid`.
+    pub register: String,
+    /// The best camera → scene frame for this run (`--register`): scene = R(ω)·camera + τ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<FrameOutput>,
+}
+
+/// A camera → scene frame, scene = R(ω)·camera + τ.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameOutput {
+    /// τ (m).
+    pub translation: [f64; 3],
+    /// ω, the rotation's axis times its angle (rad).
+    pub rotation: [f64; 3],
 }
 
 /// The `"inputs"` of a run that followed a command file (docs/outputs.md).
@@ -257,6 +293,7 @@ impl FinalState {
             rigid_sensitivities: Default::default(),
             gradient: Default::default(),
             inputs: None,
+            marker_error: None,
         }
     }
 }
