@@ -133,16 +133,17 @@ fn a_stiffer_noisy_trunk_follows_a_loop_of_static_poses() {
         let p = points[j % 16];
         text += &format!("{},{},{},{}\n", lap * j as f64 / 16.0, p.x, p.y, p.z);
     }
+    // scenes/trunk_loop.csv (the path of docs/control.md's command) is this loop.
+    let file = Path::new("scenes/trunk_loop.csv");
+    assert_eq!(
+        PointPath::read(file).unwrap(),
+        PointPath::parse("scenes/trunk_loop.csv", &text).unwrap()
+    );
     let scene = trunk(&[]);
-    let dir = std::env::temp_dir().join(format!("diffsoro-loop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("loop.csv");
-    std::fs::write(&file, &text).unwrap();
-    let mut setup = ControlSetup::with_path(&scene, "tip", &file, Some(1000))
+    let mut setup = ControlSetup::with_path(&scene, "tip", file, Some(1000))
         .unwrap()
         .settle_after(Some(lap))
         .unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     let e = 450.0e3 * 1.25;
     let robot = trunk(&[format!("soft_body.trunk.young_modulus={e}")]);
     setup.plant = Some(Plant::new(robot, 2e-4, 1).unwrap());
