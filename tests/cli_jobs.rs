@@ -55,6 +55,7 @@ fn the_command_list_is_one_line_per_command_and_each_help_is_in_full() {
             "simulate",
             "calibrate",
             "control",
+            "optimize",
             "bench",
             "dynamics",
             "view",
