@@ -8,11 +8,11 @@
 use std::path::Path;
 
 use diffsoro::diff::{
-    ActuationKnots, InputTangent, Parameter, SensitivityStepper, StateTangent, TapeOptions,
-    adjoint_series, record_trajectory_with,
+    ActuationKnots, KnotSensitivity, Parameter, StateTangent, TapeOptions, adjoint_series,
+    record_trajectory_with,
 };
 use diffsoro::math::{SplitMix64, Vec3};
-use diffsoro::scene::{Scene, SceneFile, State, Stepper};
+use diffsoro::scene::{RunStart, Scene, SceneFile, State, Stepper};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -30,6 +30,18 @@ struct Problem {
 const EVERY: usize = 10;
 
 impl Problem {
+    /// A 200-step problem from the scene's initial state.
+    fn new(scene: Scene, knots: ActuationKnots, node: usize, targets: Vec<Vec3>) -> Problem {
+        Problem {
+            start: scene.initial_state(),
+            scene,
+            knots,
+            node,
+            steps: 200,
+            targets,
+        }
+    }
+
     /// The states after each step of a run with `knots` from `start`.
     fn run(&self, scene: &Scene, knots: &ActuationKnots, start: &State) -> Vec<State> {
         let mut scene = scene.clone();
@@ -206,59 +218,17 @@ fn check_against_differences(p: &Problem, parameters: &[(Parameter, f64)], knot_
     assert_close("start state", g.state.dot(&dir), fd, 1e-6);
 }
 
-/// The adjoint against forward sensitivities: dL along every knot and `parameters` from
-/// tangents carried through the run, with each step's component along a knot's actuator set
-/// to φ_j(t_k).
+/// The adjoint against forward sensitivities (`diff::KnotSensitivity`, the scene start): dL
+/// along every parameter and knot from tangents carried through the run.
 fn check_against_forward(p: &Problem, parameters: &[Parameter]) {
     let g = adjoint_gradient(p, parameters, usize::MAX);
-    let list: Vec<Parameter> = parameters
-        .iter()
-        .chain(&p.knots.actuators)
-        .copied()
-        .collect();
-    let (na, nk) = (p.knots.actuators.len(), p.knots.times.len());
-    let columns = parameters.len() + na * nk;
-    let inputs = (0..columns)
-        .map(|c| InputTangent {
-            state: StateTangent::zeros(&p.scene),
-            parameters: (0..list.len())
-                .map(|q| {
-                    if c < parameters.len() && q == c {
-                        1.0
-                    } else {
-                        0.0
-                    }
-                })
-                .collect(),
-        })
-        .collect();
     let mut scene = p.scene.clone();
     let mut state = p.start.clone();
-    let mut stepper = SensitivityStepper::from_inputs(&scene, &list, inputs).unwrap();
-    let dt = scene.simulation.dt;
-    let mut dl = vec![0.0; columns];
+    let mut stepper =
+        KnotSensitivity::new(&scene, &p.knots, &state, RunStart::Scene, parameters).unwrap();
+    let mut dl = vec![0.0; stepper.columns()];
     for k in 0..p.steps {
-        let t = ActuationKnots::step_time(dt, k);
-        p.knots.apply(&mut scene, t);
-        for a in 0..na {
-            for j in 0..nk {
-                stepper.set_parameter_component(
-                    parameters.len() + a * nk + j,
-                    parameters.len() + a,
-                    0.0,
-                );
-            }
-            for (j, w) in p.knots.weights(t) {
-                if w != 0.0 {
-                    stepper.set_parameter_component(
-                        parameters.len() + a * nk + j,
-                        parameters.len() + a,
-                        w,
-                    );
-                }
-            }
-        }
-        stepper.step(&scene, &mut state).unwrap();
+        stepper.step(&mut scene, &mut state).unwrap();
         let s = k + 1;
         if s.is_multiple_of(EVERY) {
             let r = state.bodies[0].positions[p.node] - p.targets[s / EVERY - 1];
@@ -270,6 +240,7 @@ fn check_against_forward(p: &Problem, parameters: &[Parameter]) {
     for (i, q) in parameters.iter().enumerate() {
         assert_close(&q.name(&p.scene), g.parameters[i], dl[i], 1e-10);
     }
+    let (na, nk) = (p.knots.actuators.len(), p.knots.times.len());
     for a in 0..na {
         for j in 0..nk {
             assert_close(
@@ -321,7 +292,6 @@ fn beam() -> Problem {
         vec![0.0, 0.2, 0.35, 0.1, 0.25],
         vec![0.1, 0.05, 0.2, 0.3, 0.0],
     ];
-    let start = scene.initial_state();
     // The tip: the node farthest along x.
     let rest = scene.bodies[0].rest_positions();
     let node = (0..rest.len())
@@ -330,14 +300,7 @@ fn beam() -> Problem {
     let targets = (1..=20)
         .map(|i| rest[node] + Vec3::new(0.0, 0.001 * (i as f64 * 0.3).sin(), 0.005))
         .collect();
-    Problem {
-        scene,
-        start,
-        knots,
-        node,
-        steps: 200,
-        targets,
-    }
+    Problem::new(scene, knots, node, targets)
 }
 
 /// The contact tests' 40 × 40 × 20 mm silicone block (meshes/soft_block.msh, E = 100 kPa)
@@ -380,7 +343,6 @@ fn block() -> Problem {
     )
     .unwrap();
     knots.values = vec![vec![0.0, 0.05, 0.02, 0.04]];
-    let start = scene.initial_state();
     let rest = scene.bodies[0].rest_positions();
     let node = rest
         .iter()
@@ -390,14 +352,7 @@ fn block() -> Problem {
     let targets = (1..=20)
         .map(|i| corner + Vec3::new(-2e-4 * (i as f64 * 0.2).sin(), 0.0, -1e-4))
         .collect();
-    Problem {
-        scene,
-        start,
-        knots,
-        node,
-        steps: 200,
-        targets,
-    }
+    Problem::new(scene, knots, node, targets)
 }
 
 fn beam_parameters(scene: &Scene) -> Vec<(Parameter, f64)> {

@@ -64,17 +64,12 @@ impl KnotSensitivity {
                     let direction = static_direction(scene, *p)?;
                     out.push(start_tangent(&mut tangent, scene, state, &direction)?);
                 }
-                let at_start = knots.weights(0.0);
                 for p in &knots.actuators {
                     let Parameter::Actuator { body, index } = *p else {
                         unreachable!("knots drive actuators")
                     };
                     for j in 0..count {
-                        let w: f64 = at_start
-                            .iter()
-                            .filter(|(i, _)| *i == j)
-                            .map(|(_, w)| w)
-                            .sum();
+                        let w = knots.hat(j, 0.0);
                         out.push(if w == 0.0 {
                             StateTangent::zeros(scene)
                         } else {
@@ -118,17 +113,12 @@ impl KnotSensitivity {
         let t = ActuationKnots::step_time(scene.simulation.dt, self.taken);
         self.knots.apply(scene, t);
         let count = self.knots.times.len();
-        let weights = self.knots.weights(t);
         for a in 0..self.knots.actuators.len() {
-            let parameter = self.constant + a;
             for j in 0..count {
-                let w: f64 = weights
-                    .iter()
-                    .filter(|(i, _)| *i == j)
-                    .map(|(_, w)| w)
-                    .sum();
+                let column = self.constant + a * count + j;
+                let w = self.knots.hat(j, t);
                 self.stepper
-                    .set_parameter_component(self.constant + a * count + j, parameter, w);
+                    .set_parameter_component(column, self.constant + a, w);
             }
         }
         self.taken += 1;

@@ -103,6 +103,15 @@ impl ActuationKnots {
         [(j, 1.0 - w), (j + 1, w)]
     }
 
+    /// φ_j(t): knot j's hat function at time `t` (s).
+    pub fn hat(&self, j: usize, t: f64) -> f64 {
+        self.weights(t)
+            .iter()
+            .filter(|(i, _)| *i == j)
+            .map(|(_, w)| w)
+            .sum()
+    }
+
     /// Actuator a's input at time `t` (s).
     pub fn input(&self, a: usize, t: f64) -> f64 {
         self.weights(t)

@@ -15,24 +15,12 @@ use super::report::OptimizeReport;
 use super::run::{KnotRun, run_knots};
 use super::setup::OptimizeSetup;
 
-/// What `optimize` reports while it runs: the iteration's evaluation (1 = the start) and the
-/// steps done of its run.
-pub trait OptimizeProgress {
-    /// Evaluation `evaluation` has run `steps` of the setup's steps.
-    fn steps(&mut self, evaluation: usize, steps: usize);
-}
-
-impl<F: FnMut(usize, usize)> OptimizeProgress for F {
-    fn steps(&mut self, evaluation: usize, steps: usize) {
-        self(evaluation, steps)
-    }
-}
-
 /// The problem for the Levenberg–Marquardt loop.
 struct KnotFit<'a> {
     scene: &'a Scene,
     setup: &'a OptimizeSetup,
-    progress: &'a mut dyn OptimizeProgress,
+    /// Called with the evaluation (1 = the start point) and the steps done of its run.
+    progress: &'a mut dyn FnMut(usize, usize),
     evaluations: usize,
 }
 
@@ -90,7 +78,7 @@ impl LeastSquares for KnotFit<'_> {
             &knots,
             true,
             &mut |_, _| Ok(()),
-            &mut |s| progress.steps(evaluation, s),
+            &mut |s| progress(evaluation, s),
         );
         match run {
             Ok(run) => Ok(self.residual(&run, q)),
@@ -105,12 +93,13 @@ impl LeastSquares for KnotFit<'_> {
 }
 
 /// Optimises the setup's knots on `scene` (module doc of [`crate::optimize`]) and runs the
-/// result once more, calling `observe` with the scene and each state of that run (the
-/// frames of `--view`). Errors: the start point's run fails, bad setup.
+/// result once more, calling `progress` with each evaluation's number (1 = the start point)
+/// and the steps its run has done, and `observe` with the scene and each state of the last
+/// run (the frames of `--view`). Errors: the start point's run fails, bad setup.
 pub fn optimize(
     scene: &Scene,
     setup: &OptimizeSetup,
-    progress: &mut dyn OptimizeProgress,
+    progress: &mut dyn FnMut(usize, usize),
     observe: &mut dyn FnMut(&Scene, &State) -> Result<()>,
 ) -> Result<OptimizeReport> {
     let initial: Vec<f64> = setup.knots.values.iter().flatten().copied().collect();

@@ -25,7 +25,7 @@ mod report;
 mod run;
 mod setup;
 
-pub use fit::{OptimizeProgress, optimize};
+pub use fit::optimize;
 pub use report::OptimizeReport;
 pub use run::{KnotRun, run_knots};
 pub use setup::{DEFAULT_EFFORT, OptimizeSetup};

@@ -110,7 +110,7 @@ impl OptimizeReport {
             .collect();
         let dt = scene.simulation.dt;
         OptimizeReport {
-            effector: setup.effector.0.clone(),
+            effector: setup.effector.clone(),
             knot_times: knots.times.clone(),
             actuation: names.iter().cloned().zip(knots.values.clone()).collect(),
             actuator_units: names.iter().cloned().zip(units).collect(),
@@ -145,9 +145,8 @@ impl OptimizeReport {
             path: run.path.clone(),
             inputs: (0..=setup.steps)
                 .map(|s| {
-                    let t = if s == 0 { 0.0 } else { s as f64 * dt };
                     (0..knots.actuators.len())
-                        .map(|a| knots.input(a, t))
+                        .map(|a| knots.input(a, s as f64 * dt))
                         .collect()
                 })
                 .collect(),

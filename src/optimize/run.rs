@@ -7,12 +7,10 @@
 //! effector at a waypoint time t is linear between the states after ⌊t/dt⌋ and ⌊t/dt⌋ + 1
 //! steps.
 
-use std::collections::BTreeMap;
-
 use crate::diff::{ActuationKnots, KnotSensitivity};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::math::{DMat, Vec3};
-use crate::scene::{RunStart, Scene, State, StaticOptions, Stepper, solve_static};
+use crate::scene::{Scene, State, Stepper};
 
 use super::setup::OptimizeSetup;
 
@@ -52,18 +50,8 @@ pub fn run_knots(
 ) -> Result<KnotRun> {
     let mut scene = scene.clone();
     knots.apply(&mut scene, 0.0);
-    let mut state = scene.initial_state();
-    if setup.start == RunStart::Static {
-        if scene.contact.is_active() {
-            return Err(Error::invalid(
-                "the static start (--start static)",
-                "solves the equilibrium under the inputs at t = 0, and statics with contact is not supported yet: start from the scene's initial state instead (--start scene)",
-            ));
-        }
-        solve_static(&scene, &mut state, StaticOptions::default())?;
-    }
-    let (_, body, index) = setup.effector;
-    let point = scene.body_actuation(body).effectors[index].point;
+    let (mut state, _) = setup.start.state(&scene)?;
+    let (body, point) = setup.point;
     let dt = scene.simulation.dt;
     let brackets: Vec<(usize, f64)> = setup
         .waypoints
@@ -71,75 +59,84 @@ pub fn run_knots(
         .iter()
         .map(|&t| bracket(t, dt, setup.steps))
         .collect();
-    // The steps whose effector tangent a waypoint reads.
-    let mut read: BTreeMap<usize, DMat> = BTreeMap::new();
-    for &(a, _) in &brackets {
-        read.insert(a, DMat::zeros(0, 0));
-        read.insert(a + 1, DMat::zeros(0, 0));
-    }
-    let mut sensitivity = match tangents {
-        true => Some(KnotSensitivity::new(
+    let mut stepping = match tangents {
+        true => Stepping::Tangents(KnotSensitivity::new(
             &scene,
             knots,
             &state,
             setup.start,
             &[],
         )?),
-        false => None,
+        false => Stepping::Plain(Stepper::new(&scene)?),
     };
-    let mut stepper = match sensitivity {
-        Some(_) => None,
-        None => Some(Stepper::new(&scene)?),
+    let mut jacobian = match &stepping {
+        Stepping::Tangents(sens) => Some(DMat::zeros(3 * brackets.len(), sens.columns())),
+        Stepping::Plain(_) => None,
     };
     let mut path = Vec::with_capacity(setup.steps + 1);
-    let mut record = |s: usize, state: &State, sensitivity: &Option<KnotSensitivity>| {
+    for s in 0..=setup.steps {
+        if s > 0 {
+            stepping.step(&mut scene, &mut state, knots, s - 1)?;
+            progress(s);
+        }
         path.push(point.position(&state.bodies[body].positions));
-        if let (Some(sens), Some(slot)) = (sensitivity, read.get_mut(&s)) {
-            let mut j = DMat::zeros(3, sens.columns());
-            for (c, t) in sens.tangents().enumerate() {
-                let d = point.position(&t.bodies[body].positions);
-                for r in 0..3 {
-                    j[(r, c)] = d[r];
+        observe(&scene, &state)?;
+        // Each waypoint reads the states after a and a + 1 steps, weighted 1 − w and w.
+        if let (Some(j), Stepping::Tangents(sens)) = (jacobian.as_mut(), &stepping) {
+            for (i, &(a, w)) in brackets.iter().enumerate() {
+                let weight = match s {
+                    _ if s == a => 1.0 - w,
+                    _ if s == a + 1 => w,
+                    _ => continue,
+                };
+                for (c, t) in sens.tangents().enumerate() {
+                    let d = point.position(&t.bodies[body].positions) * weight;
+                    for r in 0..3 {
+                        j[(3 * i + r, c)] += d[r];
+                    }
                 }
             }
-            *slot = j;
         }
-    };
-    record(0, &state, &sensitivity);
-    observe(&scene, &state)?;
-    for k in 0..setup.steps {
-        match (&mut sensitivity, &mut stepper) {
-            (Some(sens), _) => {
-                sens.step(&mut scene, &mut state)?;
-            }
-            (None, Some(stepper)) => {
-                knots.apply(&mut scene, ActuationKnots::step_time(dt, k));
-                stepper.step(&scene, &mut state)?;
-            }
-            (None, None) => unreachable!("a run has a stepper"),
-        }
-        record(k + 1, &state, &sensitivity);
-        observe(&scene, &state)?;
-        progress(k + 1);
     }
     let at_waypoints = brackets
         .iter()
         .map(|&(a, w)| path[a] * (1.0 - w) + path[a + 1] * w)
         .collect();
-    let jacobian = sensitivity.map(|sens| {
-        let mut j = DMat::zeros(3 * brackets.len(), sens.columns());
-        for (i, &(a, w)) in brackets.iter().enumerate() {
-            let rows = &read[&a] * (1.0 - w) + &read[&(a + 1)] * w;
-            j.rows_mut(3 * i, 3).copy_from(&rows);
-        }
-        j
-    });
     Ok(KnotRun {
         path,
         at_waypoints,
         jacobian,
         state,
     })
+}
+
+/// How a run steps: plainly, or carrying the knot sensitivities.
+enum Stepping {
+    Plain(Stepper),
+    Tangents(KnotSensitivity),
+}
+
+impl Stepping {
+    /// Step k (0-based) under `knots`: the inputs at (k + 1)·dt set on `scene`, then the step.
+    fn step(
+        &mut self,
+        scene: &mut Scene,
+        state: &mut State,
+        knots: &ActuationKnots,
+        k: usize,
+    ) -> Result<()> {
+        match self {
+            Stepping::Plain(stepper) => {
+                knots.apply(scene, ActuationKnots::step_time(scene.simulation.dt, k));
+                stepper.step(scene, state)?;
+            }
+            // KnotSensitivity sets the inputs of its own step count.
+            Stepping::Tangents(sens) => {
+                sens.step(scene, state)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! The `optimize` job's input: the effector, the waypoints, the knots and their bounds, the
 //! effort weight, the run's length and start — checked against the scene.
 
+use crate::actuator::EmbeddedPoint;
 use crate::calibrate::LmOptions;
+use crate::control::check_effector;
 use crate::diff::{ActuationKnots, Parameter};
 use crate::error::{Error, Result};
 use crate::scene::{PointPath, RunStart, Scene};
@@ -13,8 +15,10 @@ pub const DEFAULT_EFFORT: f64 = 1e-9;
 /// A checked `optimize` problem (module doc of [`crate::optimize`]).
 #[derive(Debug, Clone)]
 pub struct OptimizeSetup {
-    /// The effector's name, its soft body and its index among the body's effectors.
-    pub effector: (String, usize, usize),
+    /// The effector's name.
+    pub effector: String,
+    /// The effector's soft body and where it sits on it.
+    pub point: (usize, EmbeddedPoint),
     /// The waypoints (s, m), inside the run.
     pub waypoints: PointPath,
     /// The knots: times uniform over the run, every listed actuator, initial values the
@@ -51,7 +55,9 @@ impl OptimizeSetup {
         start: RunStart,
         actuators: &[String],
     ) -> Result<OptimizeSetup> {
-        let effector = find_effector(scene, effector)?;
+        check_effector(scene, effector)?;
+        let (body, e) = scene.effector(effector).expect("checked");
+        let point = (body, e.point);
         let dt = scene.simulation.dt;
         let what = || format!("--waypoints {}", waypoints.file);
         if let Some(t) = waypoints.times.iter().find(|t| !(**t >= 0.0)) {
@@ -112,7 +118,8 @@ impl OptimizeSetup {
             })
             .collect();
         Ok(OptimizeSetup {
-            effector,
+            effector: effector.to_string(),
+            point,
             waypoints,
             knots,
             bounds,
@@ -151,29 +158,4 @@ fn all_actuators(scene: &Scene) -> Vec<String> {
                 .collect::<Vec<_>>()
         })
         .collect()
-}
-
-/// The effector named `name`: (name, body, index among the body's effectors). The error
-/// lists the scene's effectors.
-fn find_effector(scene: &Scene, name: &str) -> Result<(String, usize, usize)> {
-    let mut known = Vec::new();
-    for b in 0..scene.bodies.len() {
-        for (i, e) in scene.body_actuation(b).effectors.iter().enumerate() {
-            if e.name == name {
-                return Ok((name.to_string(), b, i));
-            }
-            known.push(e.name.clone());
-        }
-    }
-    Err(Error::invalid(
-        format!("--effector `{name}`"),
-        if known.is_empty() {
-            "the scene has no effector ([[soft_body.effector]])".to_string()
-        } else {
-            format!(
-                "the scene has no such effector (its effectors: {})",
-                known.join(", ")
-            )
-        },
-    ))
 }

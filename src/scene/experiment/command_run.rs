@@ -35,6 +35,27 @@ impl RunStart {
             )),
         }
     }
+
+    /// The start state of a run of `scene`, whose start inputs are set: the static
+    /// equilibrium under them, at rest, with its report per soft body ([`RunStart::Static`]),
+    /// or the scene's initial state and no report. Errors: a static start in a scene with
+    /// contact (not supported by statics), a static solve that does not converge.
+    pub fn state(self, scene: &Scene) -> Result<(State, Vec<StaticReport>)> {
+        let mut state = scene.initial_state();
+        let reports = match self {
+            RunStart::Static => {
+                if scene.contact.is_active() {
+                    return Err(Error::invalid(
+                        "the static start (--start static)",
+                        "solves the equilibrium under the run's first inputs, and statics with contact is not supported yet: start from the scene's initial state instead (--start scene; start=\"scene\" in Python)",
+                    ));
+                }
+                solve_static(scene, &mut state, StaticOptions::default())?
+            }
+            RunStart::Scene => Vec::new(),
+        };
+        Ok((state, reports))
+    }
 }
 
 /// A run following a command log: the schedule, the stepper, the planned number of steps and
@@ -63,18 +84,8 @@ impl CommandRun {
     ) -> Result<(CommandRun, State)> {
         let mut schedule = CommandSchedule::new(scene, log)?;
         let steps = steps.unwrap_or_else(|| schedule.steps_to_last_row());
-        if start == RunStart::Static && scene.contact.is_active() {
-            return Err(Error::invalid(
-                "the static start (--start static)",
-                "solves the equilibrium under the first commands, and statics with contact is not supported yet: start from the scene's initial state instead (--start scene; start=\"scene\" in Python)",
-            ));
-        }
         schedule.apply_start(scene);
-        let mut state = scene.initial_state();
-        let static_reports = match start {
-            RunStart::Static => solve_static(scene, &mut state, StaticOptions::default())?,
-            RunStart::Scene => Vec::new(),
-        };
+        let (state, static_reports) = start.state(scene)?;
         let stepper = Stepper::new(scene)?;
         Ok((
             CommandRun {
