@@ -9,7 +9,9 @@ use std::process::Command;
 
 use diffsoro::diff::{CommandSensitivity, Parameter, RunParameter};
 use diffsoro::math::relative_error;
-use diffsoro::scene::{CommandLog, CommandRun, RunStart, Scene, SceneFile};
+use diffsoro::scene::{CommandLog, CommandRun, RunStart, Scene};
+
+use crate::diff_support::clamped_beam;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const STEPS: usize = 30;
@@ -18,21 +20,7 @@ const STEPS: usize = 30;
 /// force-driven cables the log drives (the second lagged by 40 ms, its command mapped by a
 /// gain and an offset), and a third cable the log does not set.
 fn beam() -> Scene {
-    let text = r#"
-        [simulation]
-        dt = 0.01
-        steps = 30
-        gravity = [0.0, 0.0, -9.81]
-        [[soft_body]]
-        name = "beam"
-        mesh = "beam_1.msh"
-        law = "neo_hookean"
-        young_modulus = 2.0e5
-        poisson_ratio = 0.35
-        density = 1000.0
-        rayleigh_mass = 0.5
-        rayleigh_stiffness = 0.01
-        fixed_group = "clamp"
+    let cables = r#"
         [[soft_body.cable]]
         name = "top"
         points = [[0.1, 0.0, 0.004], [0.05, 0.0, 0.004], [0.0, 0.0, 0.004]]
@@ -49,8 +37,10 @@ fn beam() -> Scene {
         points = [[0.1, -0.003, -0.002], [0.0, -0.003, -0.002]]
         force = 0.07
     "#;
-    let file = SceneFile::parse("beam.toml", text, &[]).unwrap();
-    Scene::build(&file, &Path::new(ROOT).join("meshes")).unwrap()
+    clamped_beam::build(
+        &clamped_beam::text("neo_hookean", clamped_beam::DAMPED, cables),
+        &[format!("simulation.steps={STEPS}")],
+    )
 }
 
 /// Commands that ramp, hold and step over the run (N for `top`, command units for `side`).

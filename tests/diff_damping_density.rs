@@ -24,8 +24,8 @@ use crate::scene_support;
 
 use cli_support::{run, run_json, scratch};
 use diff_support::{
-    check_adjointness, check_directions_against_fd, finite_difference, parameters, random_tangent,
-    unit_directions, warm_state,
+    check_adjointness, check_directions_against_fd, clamped_beam, finite_difference, parameters,
+    random_tangent, unit_directions, warm_state,
 };
 use diffsoro::contact::Obstacle;
 use diffsoro::diff::{
@@ -52,31 +52,16 @@ const NAMES: [&str; 3] = [
 /// β = 0.01 s, an off-axis cable pulled with 0.3 N (its tangent K_a is in A), `mass` lumped
 /// or consistent.
 fn beam(law: &str, mass: &str) -> Scene {
-    let text = format!(
-        r#"
-        [simulation]
-        dt = 0.01
-        steps = 1
-        gravity = [0.0, 0.0, -9.81]
-        [[soft_body]]
-        name = "beam"
-        mesh = "beam_1.msh"
-        law = "{law}"
-        young_modulus = 2.0e5
-        poisson_ratio = 0.35
-        density = 1000.0
-        mass = "{mass}"
-        rayleigh_mass = 0.5
-        rayleigh_stiffness = 0.01
-        fixed_group = "clamp"
-        [[soft_body.cable]]
-        name = "c"
-        points = [[0.1, 0.0, 0.004], [0.05, 0.0, 0.004], [0.0, 0.0, 0.004]]
-        force = 0.3
-        "#
-    );
-    let file = SceneFile::parse("beam.toml", &text, &[]).unwrap();
-    Scene::build(&file, &Path::new(ROOT).join("meshes")).unwrap()
+    clamped_beam::build(&beam_text(law, mass), &[])
+}
+
+/// The text of [`beam`].
+fn beam_text(law: &str, mass: &str) -> String {
+    clamped_beam::text(
+        law,
+        &format!("mass = \"{mass}\"\n{}", clamped_beam::DAMPED),
+        clamped_beam::CABLE_C,
+    )
 }
 
 /// The input directions of the parameters alone, each scaled by 5|p| so that the differences'
@@ -521,36 +506,10 @@ fn set_then_step_equals_the_scene_built_with_the_value() {
 /// The beam of [`beam`] (law `stvk`, `mass`) built from its text with the override
 /// `soft_body.beam.KEY=VALUE`, as `--set` builds it.
 fn rebuild_with(mass: &str, key: &str, value: f64) -> Scene {
-    let text = format!(
-        r#"
-        [simulation]
-        dt = 0.01
-        steps = 1
-        gravity = [0.0, 0.0, -9.81]
-        [[soft_body]]
-        name = "beam"
-        mesh = "beam_1.msh"
-        law = "stvk"
-        young_modulus = 2.0e5
-        poisson_ratio = 0.35
-        density = 1000.0
-        mass = "{mass}"
-        rayleigh_mass = 0.5
-        rayleigh_stiffness = 0.01
-        fixed_group = "clamp"
-        [[soft_body.cable]]
-        name = "c"
-        points = [[0.1, 0.0, 0.004], [0.05, 0.0, 0.004], [0.0, 0.0, 0.004]]
-        force = 0.3
-        "#
-    );
-    let file = SceneFile::parse(
-        "beam.toml",
-        &text,
+    clamped_beam::build(
+        &beam_text("stvk", mass),
         &[format!("soft_body.beam.{key}={value}")],
     )
-    .unwrap();
-    Scene::build(&file, &Path::new(ROOT).join("meshes")).unwrap()
 }
 
 #[test]

@@ -5,28 +5,18 @@
 
 use std::path::Path;
 
+use crate::diff_support::clamped_beam;
 use diffsoro::fem::MaterialParameter;
 use diffsoro::math::{Vec3, relative_error};
-use diffsoro::scene::{Scene, SceneFile, StaticInput, StaticOptions, StaticTangent, solve_static};
+
+use diffsoro::scene::{Scene, StaticInput, StaticOptions, StaticTangent, solve_static};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The 100 × 10 × 10 mm beam clamped at x = 0, sagging under gravity, pulled by an off-axis
 /// cable (0.3 N) and by a second one on the other side (0.1 N): a stable equilibrium.
 fn beam() -> Scene {
-    let text = r#"
-        [simulation]
-        dt = 0.01
-        steps = 1
-        gravity = [0.0, 0.0, -9.81]
-        [[soft_body]]
-        name = "beam"
-        mesh = "beam_1.msh"
-        law = "neo_hookean"
-        young_modulus = 2.0e5
-        poisson_ratio = 0.35
-        density = 1000.0
-        fixed_group = "clamp"
+    let cables = r#"
         [[soft_body.cable]]
         name = "top"
         points = [[0.1, 0.0, 0.004], [0.05, 0.0, 0.004], [0.0, 0.0, 0.004]]
@@ -36,8 +26,7 @@ fn beam() -> Scene {
         points = [[0.1, 0.003, 0.0], [0.0, 0.003, 0.0]]
         force = 0.1
     "#;
-    let file = SceneFile::parse("beam.toml", text, &[]).unwrap();
-    Scene::build(&file, &Path::new(ROOT).join("meshes")).unwrap()
+    clamped_beam::build(&clamped_beam::text("neo_hookean", "", cables), &[])
 }
 
 /// The PneuNet finger of scenes/pneumatic.toml with its cavity at 3 kPa: a cavity's tangent

@@ -2,6 +2,7 @@
 //! differences of the forward simulator (Richardson-extrapolated) to check derivatives with.
 #![allow(dead_code)]
 
+pub mod clamped_beam;
 pub mod stacked_cubes;
 
 use diffsoro::contact::{ContactMode, ModeTolerance, classify};

@@ -113,14 +113,7 @@ impl StepDerivative {
                     && qb == b
                     && inputs.iter().any(|i| i.parameters[p] != 0.0)
                 {
-                    buf.mass_damping.fill(
-                        &mut buf.prescribed,
-                        body,
-                        act,
-                        rec,
-                        (h, scene.gravity()),
-                        parameter,
-                    );
+                    buf.fill_mass_damping(body, act, rec, (h, scene.gravity()), parameter);
                 }
             }
             buf.columns.resize(nr * k, 0.0);

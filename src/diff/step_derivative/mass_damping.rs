@@ -36,6 +36,21 @@ use crate::scene::{BodyActuation, PrescribedDerivative};
 use super::super::record::BodyRecord;
 use super::{assert_points, free_velocities};
 
+impl super::BodyBuffers {
+    /// [`MassDampingRhs::fill`] with this body's pinned servos' derivatives.
+    pub(super) fn fill_mass_damping(
+        &mut self,
+        body: &SoftBody,
+        act: &BodyActuation,
+        rec: &BodyRecord,
+        h_g: (f64, Vec3),
+        parameter: MassDampingParameter,
+    ) {
+        self.mass_damping
+            .fill(&mut self.prescribed, body, act, rec, h_g, parameter);
+    }
+}
+
 /// A body's right-hand sides of α, β, ρ (module doc) and their scratch.
 pub(super) struct MassDampingRhs {
     /// Per parameter (`MassDampingParameter::index`): its column over the free DOFs, when

@@ -255,14 +255,7 @@ impl StepDerivative {
                     }
                     // ⟨r_p, r̄⟩ with r_p the right-hand side of α, β or ρ (mass_damping).
                     Parameter::MassDamping { parameter, .. } => {
-                        buf.mass_damping.fill(
-                            &mut buf.prescribed,
-                            body,
-                            act,
-                            rec,
-                            (h, scene.gravity()),
-                            parameter,
-                        );
+                        buf.fill_mass_damping(body, act, rec, (h, scene.gravity()), parameter);
                         buf.mass_damping.pair(dofs, parameter, &buf.nodal3)
                     }
                     Parameter::Actuator { index, .. }

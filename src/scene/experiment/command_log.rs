@@ -5,7 +5,10 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Result};
+
+use super::csv_table::{CsvTable, read_text};
+use super::interpolate::{blend, held_weights};
 
 /// A command file as read: row times and one column of commands per actuator name.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,8 +27,8 @@ pub struct CommandLog {
 impl CommandLog {
     /// Reads the command file at `path` ([`CommandLog::parse`]).
     pub fn read(path: &Path) -> Result<CommandLog> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        CommandLog::parse(&path.display().to_string(), &text)
+        let (file, text) = read_text(path)?;
+        CommandLog::parse(&file, &text)
     }
 
     /// Parses command-file text; `file` names it in errors. Comma-separated cells (spaces
@@ -34,11 +37,9 @@ impl CommandLog {
     /// Every following non-blank line is a row with as many cells as the header, each a
     /// finite number, times strictly increasing; at least one row.
     pub fn parse(file: &str, text: &str) -> Result<CommandLog> {
-        let at = |line: usize, message: String| Error::parse(file, Location::Line(line), message);
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        let header = lines.next().map_or("", |(_, l)| l);
-        let cells: Vec<&str> = header.split(',').map(str::trim).collect();
+        let table = CsvTable::new(file, text);
+        let at = |line: usize, message: String| table.error(line, message);
+        let (header, cells) = (table.header, &table.columns);
         if cells[0] != "time" {
             return Err(at(
                 1,
@@ -67,11 +68,7 @@ impl CommandLog {
         }
         let mut times = Vec::new();
         let mut columns = vec![Vec::new(); names.len()];
-        for (line, text) in lines {
-            if text.trim().is_empty() {
-                continue;
-            }
-            let row: Vec<&str> = text.split(',').map(str::trim).collect();
+        for (line, row) in table.rows() {
             if row.len() != cells.len() {
                 return Err(at(
                     line,
@@ -214,22 +211,11 @@ impl CommandLog {
     }
 
     /// The command of column `column` at file time `t` (s): linear between the two rows
-    /// around `t`, held at the first row's before it and at the last row's after it. A row's
-    /// own time gives that row's command exactly (c_i + (c_{i+1} − c_i)·0), and a column
+    /// around `t`, held at the first row's before it and at the last row's after it
+    /// ([`held_weights`]). A row's own time gives that row's command exactly, and a column
     /// constant between two rows gives that constant exactly.
     pub fn command(&self, column: usize, t: f64) -> f64 {
-        let (times, c) = (&self.times, &self.columns[column]);
-        // The last row at or before t.
-        let after = times.partition_point(|&s| s <= t);
-        if after == 0 {
-            return c[0];
-        }
-        let i = after - 1;
-        if i + 1 == times.len() {
-            return c[i];
-        }
-        let w = (t - times[i]) / (times[i + 1] - times[i]);
-        c[i] + (c[i + 1] - c[i]) * w
+        blend(&self.columns[column], held_weights(&self.times, t))
     }
 }
 

@@ -8,8 +8,11 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Result};
 use crate::math::Vec3;
+
+use super::csv_table::{CsvTable, read_text};
+use super::interpolate::{blend, held_weights};
 
 /// The header of a point path file (whitespace around the fields is tolerated on reading).
 pub const POINT_PATH_HEADER: &str = "time,x,y,z";
@@ -28,12 +31,8 @@ pub struct PointPath {
 impl PointPath {
     /// Reads the point path file at `path` ([`PointPath::parse`]).
     pub fn read(path: &Path) -> Result<PointPath> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let file = path.display().to_string();
-        let text = std::str::from_utf8(&bytes).map_err(|e| {
-            Error::parse(&file, Location::Byte(e.valid_up_to()), "is not UTF-8 text")
-        })?;
-        PointPath::parse(&file, text)
+        let (file, text) = read_text(path)?;
+        PointPath::parse(&file, &text)
     }
 
     /// Parses the text of a point path file called `file` (named in errors): the header
@@ -42,46 +41,22 @@ impl PointPath {
     /// wrong header or number of fields, a field that is not a finite number, a time not
     /// after the previous one, no row at all.
     pub fn parse(file: &str, text: &str) -> Result<PointPath> {
-        let at = |line: usize, message: String| Error::parse(file, Location::Line(line), message);
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        let header = lines.next().map(|(_, l)| l).unwrap_or("");
-        let fields: Vec<&str> = header.split(',').map(str::trim).collect();
-        if fields != ["time", "x", "y", "z"] {
-            return Err(at(
-                1,
-                format!(
-                    "expected the header `{POINT_PATH_HEADER}`, got `{}`",
-                    header.trim()
-                ),
-            ));
-        }
+        let table = CsvTable::new(file, text);
+        table.expect_header(POINT_PATH_HEADER)?;
         let mut path = PointPath {
             file: file.to_string(),
             times: Vec::new(),
             positions: Vec::new(),
         };
-        for (line, text) in lines {
-            if text.trim().is_empty() {
-                continue;
-            }
-            let fields: Vec<&str> = text.split(',').map(str::trim).collect();
-            if fields.len() != 4 {
-                return Err(at(
-                    line,
-                    format!(
-                        "expected 4 fields `{POINT_PATH_HEADER}`, got {}",
-                        fields.len()
-                    ),
-                ));
-            }
+        for (line, fields) in table.rows() {
+            table.expect_fields(line, &fields, POINT_PATH_HEADER)?;
             let mut v = [0.0; 4];
             for (k, (slot, what)) in v.iter_mut().zip(["time", "x", "y", "z"]).enumerate() {
                 let unit = if k == 0 { "s" } else { "m" };
                 *slot = match fields[k].parse::<f64>() {
                     Ok(x) if x.is_finite() => x,
                     _ => {
-                        return Err(at(
+                        return Err(table.error(
                             line,
                             format!("{what} `{}` is not a finite number ({unit})", fields[k]),
                         ));
@@ -91,7 +66,7 @@ impl PointPath {
             if let Some(&previous) = path.times.last()
                 && !(v[0] > previous)
             {
-                return Err(at(
+                return Err(table.error(
                     line,
                     format!(
                         "time {} s does not follow {previous} s: times increase",
@@ -122,19 +97,9 @@ impl PointPath {
     }
 
     /// The point at time `t` (s): linear between the points around `t`, held before the
-    /// first and after the last.
+    /// first and after the last ([`held_weights`]).
     pub fn at(&self, t: f64) -> Vec3 {
-        let n = self.times.len();
-        if t <= self.times[0] {
-            return self.positions[0];
-        }
-        if t >= self.times[n - 1] {
-            return self.positions[n - 1];
-        }
-        let b = self.times.partition_point(|&s| s <= t);
-        let a = b - 1;
-        let w = (t - self.times[a]) / (self.times[b] - self.times[a]);
-        self.positions[a] + (self.positions[b] - self.positions[a]) * w
+        blend(&self.positions, held_weights(&self.times, t))
     }
 }
 

@@ -13,9 +13,11 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Location, Result};
+use crate::error::Result;
 use crate::math::Vec3;
 use crate::mesh::io::StagedFile;
+
+use super::csv_table::{CsvTable, read_text};
 
 use crate::scene::model::{Scene, State};
 
@@ -209,12 +211,8 @@ impl MarkerTracks {
 
     /// Reads the track file at `path` ([`MarkerTracks::parse`]).
     pub fn read(path: &Path, names: &[&str], unit: MarkerUnit) -> Result<MarkerTracks> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let file = path.display().to_string();
-        let text = std::str::from_utf8(&bytes).map_err(|e| {
-            Error::parse(&file, Location::Byte(e.valid_up_to()), "is not UTF-8 text")
-        })?;
-        MarkerTracks::parse(&file, text, names, unit)
+        let (file, text) = read_text(path)?;
+        MarkerTracks::parse(&file, &text, names, unit)
     }
 
     /// Parses the text of a track file called `file` (named in errors) whose coordinates are
@@ -230,37 +228,17 @@ impl MarkerTracks {
     ///   (with the scene's markers), and a time not after the same marker's previous time
     ///   (times increase strictly per marker; rows without coordinates count).
     pub fn parse(file: &str, text: &str, names: &[&str], unit: MarkerUnit) -> Result<MarkerTracks> {
-        let at = |line: usize, message: String| Error::parse(file, Location::Line(line), message);
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        let header = lines.next().map(|(_, l)| l).unwrap_or("");
-        let fields: Vec<&str> = header.split(',').map(str::trim).collect();
-        if fields != ["time", "marker", "x", "y", "z"] {
-            return Err(at(
-                1,
-                format!(
-                    "expected the header `{TRACKS_HEADER}`, got `{}`",
-                    header.trim()
-                ),
-            ));
-        }
+        let table = CsvTable::new(file, text);
+        table.expect_header(TRACKS_HEADER)?;
         let mut tracks = MarkerTracks::new(names.iter().map(|n| n.to_string()).collect());
         // Per marker: the last time read (s) and its line.
         let mut last: Vec<Option<(f64, usize)>> = vec![None; names.len()];
-        for (line, text) in lines {
-            if text.trim().is_empty() {
-                continue;
-            }
-            let fields: Vec<&str> = text.split(',').map(str::trim).collect();
-            if fields.len() != 5 {
-                return Err(at(
-                    line,
-                    format!("expected 5 fields `{TRACKS_HEADER}`, got {}", fields.len()),
-                ));
-            }
+        for (line, fields) in table.rows() {
+            table.expect_fields(line, &fields, TRACKS_HEADER)?;
+            let at = |message: String| table.error(line, message);
             let number = |k: usize, what: &str, unit: &str| {
                 read_number(fields[k])
-                    .map_err(|why| at(line, format!("{what} `{}` {why} ({unit})", fields[k])))
+                    .map_err(|why| at(format!("{what} `{}` {why} ({unit})", fields[k])))
             };
             let time = number(0, "time", "s")?;
             let marker = fields[1];
@@ -270,10 +248,9 @@ impl MarkerTracks {
                 } else {
                     format!("the scene's markers: {}", names.join(", "))
                 };
-                return Err(at(
-                    line,
-                    format!("marker `{marker}` is not a marker of the scene ({known})"),
-                ));
+                return Err(at(format!(
+                    "marker `{marker}` is not a marker of the scene ({known})"
+                )));
             };
             let mut p = [None; 3];
             for (a, axis) in ["x", "y", "z"].iter().enumerate() {
@@ -285,12 +262,9 @@ impl MarkerTracks {
             if let Some((before, before_line)) = last[m]
                 && !(time > before)
             {
-                return Err(at(
-                    line,
-                    format!(
-                        "marker `{marker}`: time {time} s is not after its previous time {before} s (line {before_line}); times must increase strictly per marker"
-                    ),
-                ));
+                return Err(at(format!(
+                    "marker `{marker}`: time {time} s is not after its previous time {before} s (line {before_line}); times must increase strictly per marker"
+                )));
             }
             last[m] = Some((time, line));
             if let [Some(x), Some(y), Some(z)] = p {

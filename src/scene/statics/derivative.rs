@@ -38,7 +38,7 @@ use crate::scene::model::actuation::BodyActuation;
 use crate::scene::model::{Scene, State};
 use crate::scene::step::free::actuator_tangent::{ActuatorTangent, derivative_outside_step};
 
-use super::refine::{Refinement, refine_with_actuators};
+use super::refine::{ActuatedTangent, Refinement};
 
 /// An input of a static equilibrium: what `∂r/∂θ` is taken with respect to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,6 @@ struct BodyTangent {
     refine_rest: bool,
     refinement: Refinement,
     rhs: Vec<f64>,
-    full: Vec<f64>,
     nodal: Vec<Vec3>,
     rows: Vec<(usize, Vec3)>,
     derivatives: crate::fem::ParameterDerivatives,
@@ -115,13 +114,12 @@ impl StaticTangent {
             .iter()
             .enumerate()
             .map(|(b, body)| {
-                let act = scene.body_actuation(b);
-                let forces = state
-                    .actuator_forces
-                    .get(b)
-                    .cloned()
-                    .unwrap_or_else(|| act.given_forces());
-                BodyTangent::new(body, act, &state.bodies[b].positions, &forces)
+                BodyTangent::new(
+                    body,
+                    scene.body_actuation(b),
+                    &state.bodies[b].positions,
+                    &state_forces(scene, state, b),
+                )
             })
             .collect::<Result<_>>()?;
         Ok(StaticTangent { bodies })
@@ -147,11 +145,7 @@ impl StaticTangent {
             let forces = state_forces(scene, state, b);
             w.solve(body, scene.body_actuation(b), x, &forces);
             let mut dx = vec![Vec3::zeros(); body.node_count()];
-            w.full.fill(0.0);
-            body.pattern().dofs().expand(&w.rhs, &mut w.full);
-            for (n, d) in dx.iter_mut().enumerate() {
-                *d = Vec3::new(w.full[3 * n], w.full[3 * n + 1], w.full[3 * n + 2]);
-            }
+            body.pattern().dofs().scatter_nodal(&w.rhs, &mut dx);
             out.push(dx);
         }
         Ok(out)
@@ -175,10 +169,7 @@ impl StaticTangent {
             let body = &scene.bodies[b];
             let x = &state.bodies[b].positions;
             let dofs = body.pattern().dofs();
-            for (o, c) in w.full.chunks_exact_mut(3).zip(&position_cotangent[b]) {
-                o.copy_from_slice(c.as_slice());
-            }
-            dofs.reduce(&w.full, &mut w.rhs);
+            dofs.gather_nodal(&position_cotangent[b], &mut w.rhs);
             let forces = state_forces(scene, state, b);
             w.solve_reduced(body, scene.body_actuation(b), x, &forces);
             let adjoint = w.rhs.clone();
@@ -195,11 +186,7 @@ impl StaticTangent {
                     1.0,
                     scene.gravity(),
                 )?;
-                w.full.fill(0.0);
-                for (o, f) in w.full.chunks_exact_mut(3).zip(&w.nodal) {
-                    o.copy_from_slice(f.as_slice());
-                }
-                dofs.reduce(&w.full, &mut w.rhs);
+                dofs.gather_nodal(&w.nodal, &mut w.rhs);
                 out[k] = adjoint.iter().zip(&w.rhs).map(|(a, r)| a * r).sum();
             }
         }
@@ -260,7 +247,6 @@ impl BodyTangent {
             refine_rest: act.actuators.iter().any(derivative_outside_step),
             refinement: Refinement::new(body.node_count(), n),
             rhs: vec![0.0; n],
-            full: vec![0.0; 3 * body.node_count()],
             nodal: vec![Vec3::zeros(); body.node_count()],
             rows: Vec::new(),
             derivatives: body.parameter_derivatives_state(),
@@ -301,11 +287,9 @@ impl BodyTangent {
 
     /// Solves (T − J_a) dx = r for r = `self.nodal` reduced; dx in `self.rhs` (free DOFs).
     fn solve(&mut self, body: &SoftBody, act: &BodyActuation, x: &[Vec3], forces: &[f64]) {
-        self.full.fill(0.0);
-        for (o, f) in self.full.chunks_exact_mut(3).zip(&self.nodal) {
-            o.copy_from_slice(f.as_slice());
-        }
-        body.pattern().dofs().reduce(&self.full, &mut self.rhs);
+        body.pattern()
+            .dofs()
+            .gather_nodal(&self.nodal, &mut self.rhs);
         self.solve_reduced(body, act, x, forces);
     }
 
@@ -315,13 +299,15 @@ impl BodyTangent {
         self.factor
             .solve_vec_in_place(&mut self.rhs, MemStack::new(&mut self.buffer));
         if self.refine_rest {
-            refine_with_actuators(
+            let tangent = ActuatedTangent {
                 act,
                 body,
-                &self.t,
+                k: &self.t,
                 x,
                 forces,
-                1.0,
+                s: 1.0,
+            };
+            tangent.refine(
                 &self.factor,
                 &mut self.buffer,
                 &r,

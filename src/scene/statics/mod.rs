@@ -8,7 +8,7 @@
 //! semi-definite) is in the Newton matrix, K + s K_a, as in the step's (the body's pattern
 //! holds the cable segments' couplings, `scene::step::free::actuator_tangent`); the other actuators'
 //! (a cavity's −p ∂²V/∂x², a torque-driven servo's, a solved λ's) join the Newton step by
-//! conjugate gradients preconditioned with that matrix (`refine_with_actuators`).
+//! conjugate gradients preconditioned with that matrix (`refine`).
 //! Displacement- and volume-driven actuators are equality constraints δ(x) = δ₀ + s(t − δ₀)
 //! with their λ as unknowns (bounds respected): each Newton iteration re-solves λ so that
 //! δ(x) + H dx meets the target (`scene::model::actuation::solve_target_driven`, K in place of A), and
@@ -49,7 +49,7 @@ mod derivative;
 mod refine;
 
 pub use derivative::{StaticInput, StaticTangent};
-use refine::{Refinement, refine_with_actuators};
+use refine::{ActuatedTangent, Refinement};
 
 /// For a law without exact tangent, the body whose stiffness is the Newton matrix: the same
 /// body under `corotational` (same E, ν), whose exact tangent includes the stress-dependent
@@ -342,19 +342,15 @@ fn solve_body(
             dx.copy_from_slice(&r);
             factor.solve_vec_in_place(&mut dx, MemStack::new(&mut buffer));
             if refine_rest {
-                refine_with_actuators(
+                let tangent = ActuatedTangent {
                     act,
                     body,
-                    newton,
-                    &x,
-                    &potential.forces,
+                    k: newton,
+                    x: &x,
+                    forces: &potential.forces,
                     s,
-                    &factor,
-                    &mut buffer,
-                    &r,
-                    &mut dx,
-                    &mut refine,
-                );
+                };
+                tangent.refine(&factor, &mut buffer, &r, &mut dx, &mut refine);
             }
             solve_target_driven(
                 act,
