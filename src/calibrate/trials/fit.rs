@@ -24,7 +24,9 @@ use super::super::levenberg_marquardt::LeastSquares;
 use super::super::parametrisation::Parametrisation;
 use super::frame::{Frame, Registration, initial_frame};
 use super::parameters::FittedParameter;
-use super::residuals::{Comparison, Residuals, SimulatedMarkers, TrialTracks, assemble};
+use super::residuals::{
+    Comparison, Residuals, SimulatedMarkers, TrialTracks, assemble, check_registration,
+};
 use super::trial::Trial;
 
 /// How the trials are run and compared.
@@ -79,17 +81,7 @@ impl<'p> TrialFit<'p> {
                 "at least one trial (INPUTS.csv:MARKERS.csv) is needed",
             ));
         }
-        if options.comparison == Comparison::Displacement
-            && options.registration != Registration::None
-        {
-            return Err(Error::invalid(
-                "--register",
-                format!(
-                    "`{}` registers a camera frame, and `--compare displacement` compares each track relative to its first sample, where a translation cancels (it cannot be identified): use --register none, or --compare absolute",
-                    options.registration.label()
-                ),
-            ));
-        }
+        check_registration(options.comparison, options.registration, "--register")?;
         check_differentiable(scene)?;
         let parameters = map
             .names

@@ -55,6 +55,46 @@ impl Comparison {
     }
 }
 
+/// The comparison and the frame registration given as `compare` and `register` (`None`: the
+/// defaults, absolute and none; [`Comparison::parse`], [`Registration::parse`]), checked
+/// together ([`check_registration`]); errors name `flags`, the two options' names
+/// (`["--compare", "--register"]` on the command line).
+pub fn parse_comparison(
+    compare: Option<&str>,
+    register: Option<&str>,
+    flags: [&str; 2],
+) -> Result<(Comparison, Registration)> {
+    let comparison = compare
+        .map(|c| Comparison::parse(flags[0], c))
+        .transpose()?
+        .unwrap_or_default();
+    let registration = register
+        .map(|r| Registration::parse(flags[1], r))
+        .transpose()?
+        .unwrap_or_default();
+    check_registration(comparison, registration, flags[1])?;
+    Ok((comparison, registration))
+}
+
+/// Whether a frame `registration` can be fitted under `comparison`: not with `displacement`,
+/// where a translation cancels (error naming `flag`, the registration's option).
+pub fn check_registration(
+    comparison: Comparison,
+    registration: Registration,
+    flag: &str,
+) -> Result<()> {
+    if comparison == Comparison::Displacement && registration != Registration::None {
+        return Err(Error::invalid(
+            flag,
+            format!(
+                "`{}` registers a camera frame, and `--compare displacement` compares each track relative to its first sample, where a translation cancels (it cannot be identified): use --register none, or --compare absolute",
+                registration.label()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A trial's simulated markers at every saved state of its run (the start, then after each
 /// step) and their tangents with respect to each fitted parameter (m per unit of it; zero for
 /// a parameter the trial does not depend on).
