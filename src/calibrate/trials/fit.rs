@@ -22,10 +22,10 @@ use crate::scene::{CommandRun, RunStart, Scene, State};
 use super::super::final_state_fit::CalibrationProgress;
 use super::super::levenberg_marquardt::LeastSquares;
 use super::super::parametrisation::Parametrisation;
-use super::frame::{Frame, Registration, initial_frame};
+use super::frame::{Frame, Registration};
 use super::parameters::FittedParameter;
 use super::residuals::{
-    Comparison, Residuals, SimulatedMarkers, TrialTracks, assemble, check_registration,
+    Comparison, Residuals, SimulatedMarkers, TrialTracks, assemble, best_frame, check_registration,
 };
 use super::trial::Trial;
 
@@ -181,24 +181,21 @@ impl<'p> TrialFit<'p> {
         self.map.len() + self.options.registration.parameters()
     }
 
-    /// The frame a fit from the physical `values` starts from ([`initial_frame`]: the mean
+    /// The frame a fit from the physical `values` starts from ([`best_frame`]: the mean
     /// offset for a translation, Kabsch for a rigid map, over every sample against the runs
     /// at `values`). Errors: those of the runs.
     pub fn initial_frame(&mut self, values: &[f64]) -> Result<Frame> {
-        let registration = self.options.registration;
+        let TrialOptions {
+            comparison,
+            registration,
+            ..
+        } = self.options;
         if registration == Registration::None {
             return Ok(Frame::default());
         }
         let k = self.simulation(values)?;
         let sims = Rc::clone(&self.cache[k].markers);
-        let residuals = self.assemble(&sims, &Frame::default());
-        // With the identity frame, measured = y and simulated = p.
-        let pairs: Vec<(Vec3, Vec3)> = residuals
-            .samples
-            .iter()
-            .map(|s| (s.measured, s.simulated))
-            .collect();
-        Ok(initial_frame(registration, &pairs))
+        Ok(best_frame(&self.tracks(&sims), comparison, registration))
     }
 
     /// The residuals at the physical `values` and `frame`, their Jacobian in physical units
@@ -209,9 +206,9 @@ impl<'p> TrialFit<'p> {
         Ok(self.assemble(&sims, frame))
     }
 
-    fn assemble(&self, sims: &[SimulatedMarkers], frame: &Frame) -> Residuals {
-        let tracks: Vec<TrialTracks<'_>> = self
-            .trials
+    /// Each trial's observed tracks beside its run in `sims`.
+    fn tracks<'a>(&'a self, sims: &'a [SimulatedMarkers]) -> Vec<TrialTracks<'a>> {
+        self.trials
             .iter()
             .zip(sims)
             .map(|(t, s)| TrialTracks {
@@ -219,9 +216,12 @@ impl<'p> TrialFit<'p> {
                 t0: t.t0(),
                 simulated: s,
             })
-            .collect();
+            .collect()
+    }
+
+    fn assemble(&self, sims: &[SimulatedMarkers], frame: &Frame) -> Residuals {
         assemble(
-            &tracks,
+            &self.tracks(sims),
             self.options.comparison,
             self.options.registration,
             frame,

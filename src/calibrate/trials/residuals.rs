@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::math::{DMat, DVec, Vec3};
 use crate::scene::{MarkerTracks, interpolation_weights};
 
-use super::frame::{Frame, Registration};
+use super::frame::{Frame, Registration, initial_frame};
 
 /// How observed tracks are compared with simulated ones (`--compare`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -323,4 +323,33 @@ pub fn assemble(
         jacobian,
         samples,
     }
+}
+
+/// The least-squares frame of `registration` between the observed samples of `trials` and
+/// the runs as they are, under `comparison` ([`initial_frame`] of every compared sample's
+/// observed and simulated values with the identity frame: the mean offset for a translation,
+/// Kabsch for a rigid map); the identity for [`Registration::None`]. A fit starts from it; a
+/// run compared with a recording is judged after it.
+pub fn best_frame(
+    trials: &[TrialTracks<'_>],
+    comparison: Comparison,
+    registration: Registration,
+) -> Frame {
+    if registration == Registration::None {
+        return Frame::default();
+    }
+    let columns = trials.first().map_or(0, |t| t.simulated.columns);
+    let identity = assemble(
+        trials,
+        comparison,
+        Registration::None,
+        &Frame::default(),
+        columns,
+    );
+    let pairs: Vec<(Vec3, Vec3)> = identity
+        .samples
+        .iter()
+        .map(|s| (s.measured, s.simulated))
+        .collect();
+    initial_frame(registration, &pairs)
 }

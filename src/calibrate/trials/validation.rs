@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use crate::math::Vec3;
 use crate::scene::{FrameOutput, MarkerErrorOutput, MarkerTracks, Track};
 
-use super::frame::{Frame, Registration, initial_frame};
-use super::residuals::{Comparison, SimulatedMarkers, TrialTracks, assemble};
+use super::frame::Registration;
+use super::residuals::{Comparison, SimulatedMarkers, TrialTracks, assemble, best_frame};
 use super::statistics::rms;
 
 /// The marker error of `simulated` (every marker at every saved state, times in s on the
@@ -70,23 +70,7 @@ pub fn marker_error(
         t0,
         simulated: &run,
     }];
-    let frame = if registration == Registration::None {
-        Frame::default()
-    } else {
-        let identity = assemble(
-            &tracks,
-            comparison,
-            Registration::None,
-            &Frame::default(),
-            0,
-        );
-        let pairs: Vec<(Vec3, Vec3)> = identity
-            .samples
-            .iter()
-            .map(|s| (s.measured, s.simulated))
-            .collect();
-        initial_frame(registration, &pairs)
-    };
+    let frame = best_frame(&tracks, comparison, registration);
     let residuals = assemble(&tracks, comparison, registration, &frame, 0);
     let coordinates = |r: Vec3| [r.x, r.y, r.z];
     let per_marker: BTreeMap<String, f64> = observed
