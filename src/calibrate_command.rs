@@ -364,7 +364,7 @@ fn calibrate_to_trials(
         .filter(|p| !p.is_empty())
         .map(String::from)
         .collect();
-    let setup = TrialSetup::new(
+    let setup = TrialSetup::from_arguments(
         scene,
         trials,
         trial_flags.unit,

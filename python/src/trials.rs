@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 
 use diffsoro::calibrate::trials::{Trial, TrialOptions, TrialSetup, parse_comparison};
-use diffsoro::calibrate::{Parametrisation, parse_initial_values};
 use diffsoro::scene::{CommandLog, MarkerTracks, MarkerUnit, RunStart, Scene};
 use numpy::{AllowTypeChange, PyArrayLike1, PyArrayLike2};
 use pyo3::prelude::*;
@@ -146,12 +145,7 @@ pub fn trial_setup(
         .enumerate()
         .map(|(k, t)| trial_of(scene, k, &t, unit))
         .collect::<PyResult<Vec<_>>>()?;
-    let map = guarded(|| Parametrisation::parse(params)?.with_bounds(bounds))?;
-    let initial = guarded(|| parse_initial_values(&map, init))?;
-    Ok(TrialSetup {
-        params: map,
-        initial,
-        trials,
-        options,
-    })
+    let mut setup = guarded(|| TrialSetup::new(scene, params, bounds, init, options))?;
+    setup.trials = trials;
+    Ok(setup)
 }
