@@ -347,48 +347,48 @@ fn run_trial(
             })
         })
         .collect();
-    let markers = &scene.markers;
-    let mut out = SimulatedMarkers::new(markers.len(), parameters.len());
+    // No column: the plain run (no tangent to carry).
+    let mut sens = if runs.is_empty() {
+        None
+    } else {
+        Some(CommandSensitivity::new(
+            &scene,
+            run.schedule(),
+            &state,
+            start,
+            &runs,
+        )?)
+    };
+    let mut out = SimulatedMarkers::new(scene.markers.len(), parameters.len());
     let mut unconverged = 0;
-    if runs.is_empty() {
-        out.push(0.0, &markers.positions(&state), |_, _| Vec3::zeros());
-        for k in 0..trial.steps {
-            let report = run.step(&mut scene, &mut state)?;
-            run.take_warnings();
-            unconverged += usize::from(!report.contact_converged);
-            out.push(
-                (k + 1) as f64 * dt,
-                &scene.markers.positions(&state),
-                |_, _| Vec3::zeros(),
-            );
-            progress(k + 1);
-        }
-        return Ok((out, unconverged));
-    }
-    let mut sens = CommandSensitivity::new(&scene, run.schedule(), &state, start, &runs)?;
-    record(&mut out, &scene, &state, &sens, &slots, 0.0);
+    record(&mut out, &scene, &state, sens.as_ref(), &slots, 0.0);
     for k in 0..trial.steps {
-        let report = sens.step(&mut scene, run.schedule_mut(), &mut state)?;
+        let report = match sens.as_mut() {
+            Some(s) => s.step(&mut scene, run.schedule_mut(), &mut state)?,
+            None => run.step(&mut scene, &mut state)?,
+        };
         run.take_warnings();
         unconverged += usize::from(!report.contact_converged);
-        record(&mut out, &scene, &state, &sens, &slots, (k + 1) as f64 * dt);
+        let time = (k + 1) as f64 * dt;
+        record(&mut out, &scene, &state, sens.as_ref(), &slots, time);
         progress(k + 1);
     }
     Ok((out, unconverged))
 }
 
 /// Appends the markers of `state` at simulation time `time` (s) and their tangents: parameter
-/// j's is the marker's combination of the node tangents of run column `slots[j]` (a marker is
-/// a fixed linear combination of its body's nodes), zero where it has none.
+/// j's is the marker's combination of the node tangents of run column `slots[j]` of `sens` (a
+/// marker is a fixed linear combination of its body's nodes), zero where it has none (every
+/// slot is `None` without `sens`).
 fn record(
     out: &mut SimulatedMarkers,
     scene: &Scene,
     state: &State,
-    sens: &CommandSensitivity,
+    sens: Option<&CommandSensitivity>,
     slots: &[Option<usize>],
     time: f64,
 ) {
-    let tangents: Vec<&StateTangent> = sens.tangents().collect();
+    let tangents: Vec<&StateTangent> = sens.map(|s| s.tangents().collect()).unwrap_or_default();
     let list = &scene.markers.list;
     out.push(time, &scene.markers.positions(state), |m, j| {
         match slots[j] {
