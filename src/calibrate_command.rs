@@ -332,7 +332,7 @@ fn calibrate_to_trials(
 ) -> diffsoro::Result<()> {
     use diffsoro::calibrate::LmOptions;
     use diffsoro::calibrate::trials::{
-        Comparison, Registration, TrialOptions, TrialSetup, calibrate_trials,
+        TrialOptions, TrialSetup, calibrate_trials, parse_comparison,
     };
     if flags.view {
         return Err(diffsoro::Error::invalid(
@@ -346,18 +346,15 @@ fn calibrate_to_trials(
             "each --trial carries its own command log (INPUTS.csv:MARKERS.csv)",
         ));
     }
+    let (comparison, registration) = parse_comparison(
+        trial_flags.compare,
+        trial_flags.register,
+        ["--compare", "--register"],
+    )?;
     let options = TrialOptions {
         start: flags.inputs.start.unwrap_or_default(),
-        comparison: trial_flags
-            .compare
-            .map(|c| Comparison::parse("--compare", c))
-            .transpose()?
-            .unwrap_or_default(),
-        registration: trial_flags
-            .register
-            .map(|r| Registration::parse("--register", r))
-            .transpose()?
-            .unwrap_or_default(),
+        comparison,
+        registration,
     };
     let names: Vec<String> = flags
         .params
@@ -367,7 +364,7 @@ fn calibrate_to_trials(
         .filter(|p| !p.is_empty())
         .map(String::from)
         .collect();
-    let setup = TrialSetup::new(
+    let setup = TrialSetup::from_arguments(
         scene,
         trials,
         trial_flags.unit,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use diffsoro::calibrate::trials::{Comparison, Registration, marker_error};
+use diffsoro::calibrate::trials::{Comparison, Registration, marker_error, parse_comparison};
 use diffsoro::diff::{
     CommandSensitivity, Parameter, RigidSensitivityStepper, RunParameter, SensitivityStepper,
     parse_rigid_parameter, rigid_seeds,
@@ -74,22 +74,8 @@ fn read_observed_markers(
     let Some(file) = flags.observed else {
         return Ok(None);
     };
-    let comparison = flags
-        .compare
-        .map(|c| Comparison::parse("--compare", c))
-        .transpose()?
-        .unwrap_or_default();
-    let registration = flags
-        .register
-        .map(|r| Registration::parse("--register", r))
-        .transpose()?
-        .unwrap_or_default();
-    if comparison == Comparison::Displacement && registration != Registration::None {
-        return Err(diffsoro::Error::invalid(
-            "--register",
-            "`--compare displacement` compares each track relative to its first sample, where a camera translation cancels (it cannot be identified): use --register none, or --compare absolute",
-        ));
-    }
+    let (comparison, registration) =
+        parse_comparison(flags.compare, flags.register, ["--compare", "--register"])?;
     if scene.markers.is_empty() {
         return Err(diffsoro::Error::invalid(
             format!("--observed-markers `{}`", file.display()),

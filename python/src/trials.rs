@@ -4,8 +4,7 @@
 
 use std::fmt::Write as _;
 
-use diffsoro::calibrate::trials::{Comparison, Registration, Trial, TrialOptions, TrialSetup};
-use diffsoro::calibrate::{Parametrisation, parse_initial_values};
+use diffsoro::calibrate::trials::{Trial, TrialOptions, TrialSetup, parse_comparison};
 use diffsoro::scene::{CommandLog, MarkerTracks, MarkerUnit, RunStart, Scene};
 use numpy::{AllowTypeChange, PyArrayLike1, PyArrayLike2};
 use pyo3::prelude::*;
@@ -131,31 +130,22 @@ pub fn trial_setup(
 ) -> PyResult<TrialSetup> {
     let (compare, register, start, unit) = options;
     let unit: MarkerUnit = unit.parse().map_err(|e| invalid("marker_unit", e))?;
+    let (comparison, registration) =
+        guarded(|| parse_comparison(compare, register, ["compare", "register"]))?;
     let options = TrialOptions {
         start: match start {
             Some(s) => guarded(|| RunStart::parse("start", s))?,
             None => RunStart::default(),
         },
-        comparison: match compare {
-            Some(c) => guarded(|| Comparison::parse("compare", c))?,
-            None => Comparison::default(),
-        },
-        registration: match register {
-            Some(r) => guarded(|| Registration::parse("register", r))?,
-            None => Registration::default(),
-        },
+        comparison,
+        registration,
     };
     let trials = trials
         .iter()
         .enumerate()
         .map(|(k, t)| trial_of(scene, k, &t, unit))
         .collect::<PyResult<Vec<_>>>()?;
-    let map = guarded(|| Parametrisation::parse(params)?.with_bounds(bounds))?;
-    let initial = guarded(|| parse_initial_values(&map, init))?;
-    Ok(TrialSetup {
-        params: map,
-        initial,
-        trials,
-        options,
-    })
+    let mut setup = guarded(|| TrialSetup::new(scene, params, bounds, init, options))?;
+    setup.trials = trials;
+    Ok(setup)
 }

@@ -29,21 +29,13 @@ pub struct ParameterRange {
 }
 
 impl ParameterRange {
-    /// The default range of `kind`: `E > 0`, `0 ≤ ν < 0.5`, any actuator input, `μ > 0`,
-    /// `m > 0`, `α > 0`, `β > 0`, `ρ > 0`, any gain but 0, any offset, `τ > 0`.
+    /// The default range of `kind`: its physical limits ([`ParameterKind::physical_limits`]:
+    /// `E > 0`, any actuator input, `μ > 0`, `m > 0`, `α > 0`, `β > 0`, `ρ > 0`, any gain but
+    /// 0, any offset, `τ > 0`), but `0 ≤ ν < 0.5` for Poisson's ratio.
     pub fn default_for(kind: ParameterKind) -> ParameterRange {
         let (lower, upper) = match kind {
-            ParameterKind::YoungModulus => (0.0, f64::INFINITY),
             ParameterKind::PoissonRatio => (0.0, 0.5),
-            ParameterKind::Actuator | ParameterKind::Gain | ParameterKind::Offset => {
-                (f64::NEG_INFINITY, f64::INFINITY)
-            }
-            ParameterKind::Friction
-            | ParameterKind::Mass
-            | ParameterKind::RayleighMass
-            | ParameterKind::RayleighStiffness
-            | ParameterKind::Density
-            | ParameterKind::TimeConstant => (0.0, f64::INFINITY),
+            _ => kind.physical_limits(),
         };
         ParameterRange { lower, upper }
     }
@@ -138,22 +130,12 @@ impl ParameterRange {
         } else {
             format!(" ≤ {}", self.upper)
         };
-        let but_zero = if kind == ParameterKind::Gain && self.lower < 0.0 && self.upper > 0.0 {
-            ", g ≠ 0"
-        } else {
-            ""
-        };
-        if lower.is_empty() && upper.is_empty() {
-            format!(
-                "any finite value{}",
-                if but_zero.is_empty() {
-                    ""
-                } else {
-                    " other than 0"
-                }
-            )
-        } else {
-            format!("{lower}{}{upper}{but_zero}", kind.symbol())
+        let but_zero = kind == ParameterKind::Gain && self.lower < 0.0 && self.upper > 0.0;
+        match (lower.is_empty() && upper.is_empty(), but_zero) {
+            (true, false) => "any finite value".to_string(),
+            (true, true) => "any finite value other than 0".to_string(),
+            (false, false) => format!("{lower}{}{upper}", kind.symbol()),
+            (false, true) => format!("{lower}{}{upper}, g ≠ 0", kind.symbol()),
         }
     }
 

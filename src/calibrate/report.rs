@@ -96,25 +96,12 @@ impl CalibrationReport {
         fit: &LmResult,
         initial_loss: f64,
     ) -> CalibrationReport {
-        let names: Vec<String> = map.names.iter().map(|n| n.to_string()).collect();
-        let history: Vec<Vec<f64>> = fit
-            .history
-            .iter()
-            .map(|e| map.physical(&e.params))
-            .collect();
-        let values = map.physical(&fit.params);
-        let held: Vec<(usize, f64)> = map.at_bound(&fit.params);
-        let mut report =
-            CalibrationReport::build(&names, &values, &history, &held, fit, initial_loss, 0);
-        if fit.converged() && held.is_empty() {
-            let reason = match fit.stop {
-                LmStop::Gradient => "gradient tolerance",
-                LmStop::Step => "step tolerance",
-                _ => "loss tolerance",
-            };
+        let mut report = CalibrationReport::from_fits(map, fit, initial_loss, 0);
+        if fit.converged() && report.at_bound.is_empty() {
             report.converged = true;
             report.stopped = format!(
-                "converged ({reason}): loss {:.3e} m² at a stationary point (initial {initial_loss:.3e} m²; noisy data keep a loss at the noise's level)",
+                "converged ({}): loss {:.3e} m² at a stationary point (initial {initial_loss:.3e} m²; noisy data keep a loss at the noise's level)",
+                stop_reason(fit.stop),
                 fit.loss
             );
         }
@@ -157,12 +144,7 @@ impl CalibrationReport {
             .map(|&(k, end)| (names[k].clone(), end))
             .collect();
         let converged = reached(fit, initial_loss) && held.is_empty();
-        let reason = match fit.stop {
-            LmStop::Gradient => "gradient tolerance",
-            LmStop::Step => "step tolerance",
-            LmStop::Loss => "loss tolerance",
-            LmStop::MaxIterations => "iteration limit",
-        };
+        let reason = stop_reason(fit.stop);
         let (loss, fraction) = (fit.loss, CONVERGED_LOSS_FRACTION);
         let mut stopped = if fit.stop == LmStop::MaxIterations {
             format!(
@@ -255,6 +237,17 @@ impl CalibrationReport {
                 (name.as_str(), chart)
             })
             .collect()
+    }
+}
+
+/// Why Levenberg–Marquardt stopped, in words: `gradient tolerance`, `step tolerance`, `loss
+/// tolerance` or `iteration limit`.
+fn stop_reason(stop: LmStop) -> &'static str {
+    match stop {
+        LmStop::Gradient => "gradient tolerance",
+        LmStop::Step => "step tolerance",
+        LmStop::Loss => "loss tolerance",
+        LmStop::MaxIterations => "iteration limit",
     }
 }
 

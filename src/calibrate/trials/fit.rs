@@ -22,9 +22,11 @@ use crate::scene::{CommandRun, RunStart, Scene, State};
 use super::super::final_state_fit::CalibrationProgress;
 use super::super::levenberg_marquardt::LeastSquares;
 use super::super::parametrisation::Parametrisation;
-use super::frame::{Frame, Registration, initial_frame};
+use super::frame::{Frame, Registration};
 use super::parameters::FittedParameter;
-use super::residuals::{Comparison, Residuals, SimulatedMarkers, TrialTracks, assemble};
+use super::residuals::{
+    Comparison, Residuals, SimulatedMarkers, TrialTracks, assemble, best_frame, check_registration,
+};
 use super::trial::Trial;
 
 /// How the trials are run and compared.
@@ -79,17 +81,7 @@ impl<'p> TrialFit<'p> {
                 "at least one trial (INPUTS.csv:MARKERS.csv) is needed",
             ));
         }
-        if options.comparison == Comparison::Displacement
-            && options.registration != Registration::None
-        {
-            return Err(Error::invalid(
-                "--register",
-                format!(
-                    "`{}` registers a camera frame, and `--compare displacement` compares each track relative to its first sample, where a translation cancels (it cannot be identified): use --register none, or --compare absolute",
-                    options.registration.label()
-                ),
-            ));
-        }
+        check_registration(options.comparison, options.registration, "--register")?;
         check_differentiable(scene)?;
         let parameters = map
             .names
@@ -189,24 +181,21 @@ impl<'p> TrialFit<'p> {
         self.map.len() + self.options.registration.parameters()
     }
 
-    /// The frame a fit from the physical `values` starts from ([`initial_frame`]: the mean
+    /// The frame a fit from the physical `values` starts from ([`best_frame`]: the mean
     /// offset for a translation, Kabsch for a rigid map, over every sample against the runs
     /// at `values`). Errors: those of the runs.
     pub fn initial_frame(&mut self, values: &[f64]) -> Result<Frame> {
-        let registration = self.options.registration;
+        let TrialOptions {
+            comparison,
+            registration,
+            ..
+        } = self.options;
         if registration == Registration::None {
             return Ok(Frame::default());
         }
         let k = self.simulation(values)?;
         let sims = Rc::clone(&self.cache[k].markers);
-        let residuals = self.assemble(&sims, &Frame::default());
-        // With the identity frame, measured = y and simulated = p.
-        let pairs: Vec<(Vec3, Vec3)> = residuals
-            .samples
-            .iter()
-            .map(|s| (s.measured, s.simulated))
-            .collect();
-        Ok(initial_frame(registration, &pairs))
+        Ok(best_frame(&self.tracks(&sims), comparison, registration))
     }
 
     /// The residuals at the physical `values` and `frame`, their Jacobian in physical units
@@ -217,9 +206,9 @@ impl<'p> TrialFit<'p> {
         Ok(self.assemble(&sims, frame))
     }
 
-    fn assemble(&self, sims: &[SimulatedMarkers], frame: &Frame) -> Residuals {
-        let tracks: Vec<TrialTracks<'_>> = self
-            .trials
+    /// Each trial's observed tracks beside its run in `sims`.
+    fn tracks<'a>(&'a self, sims: &'a [SimulatedMarkers]) -> Vec<TrialTracks<'a>> {
+        self.trials
             .iter()
             .zip(sims)
             .map(|(t, s)| TrialTracks {
@@ -227,9 +216,12 @@ impl<'p> TrialFit<'p> {
                 t0: t.t0(),
                 simulated: s,
             })
-            .collect();
+            .collect()
+    }
+
+    fn assemble(&self, sims: &[SimulatedMarkers], frame: &Frame) -> Residuals {
         assemble(
-            &tracks,
+            &self.tracks(sims),
             self.options.comparison,
             self.options.registration,
             frame,
@@ -355,48 +347,48 @@ fn run_trial(
             })
         })
         .collect();
-    let markers = &scene.markers;
-    let mut out = SimulatedMarkers::new(markers.len(), parameters.len());
+    // No column: the plain run (no tangent to carry).
+    let mut sens = if runs.is_empty() {
+        None
+    } else {
+        Some(CommandSensitivity::new(
+            &scene,
+            run.schedule(),
+            &state,
+            start,
+            &runs,
+        )?)
+    };
+    let mut out = SimulatedMarkers::new(scene.markers.len(), parameters.len());
     let mut unconverged = 0;
-    if runs.is_empty() {
-        out.push(0.0, &markers.positions(&state), |_, _| Vec3::zeros());
-        for k in 0..trial.steps {
-            let report = run.step(&mut scene, &mut state)?;
-            run.take_warnings();
-            unconverged += usize::from(!report.contact_converged);
-            out.push(
-                (k + 1) as f64 * dt,
-                &scene.markers.positions(&state),
-                |_, _| Vec3::zeros(),
-            );
-            progress(k + 1);
-        }
-        return Ok((out, unconverged));
-    }
-    let mut sens = CommandSensitivity::new(&scene, run.schedule(), &state, start, &runs)?;
-    record(&mut out, &scene, &state, &sens, &slots, 0.0);
+    record(&mut out, &scene, &state, sens.as_ref(), &slots, 0.0);
     for k in 0..trial.steps {
-        let report = sens.step(&mut scene, run.schedule_mut(), &mut state)?;
+        let report = match sens.as_mut() {
+            Some(s) => s.step(&mut scene, run.schedule_mut(), &mut state)?,
+            None => run.step(&mut scene, &mut state)?,
+        };
         run.take_warnings();
         unconverged += usize::from(!report.contact_converged);
-        record(&mut out, &scene, &state, &sens, &slots, (k + 1) as f64 * dt);
+        let time = (k + 1) as f64 * dt;
+        record(&mut out, &scene, &state, sens.as_ref(), &slots, time);
         progress(k + 1);
     }
     Ok((out, unconverged))
 }
 
 /// Appends the markers of `state` at simulation time `time` (s) and their tangents: parameter
-/// j's is the marker's combination of the node tangents of run column `slots[j]` (a marker is
-/// a fixed linear combination of its body's nodes), zero where it has none.
+/// j's is the marker's combination of the node tangents of run column `slots[j]` of `sens` (a
+/// marker is a fixed linear combination of its body's nodes), zero where it has none (every
+/// slot is `None` without `sens`).
 fn record(
     out: &mut SimulatedMarkers,
     scene: &Scene,
     state: &State,
-    sens: &CommandSensitivity,
+    sens: Option<&CommandSensitivity>,
     slots: &[Option<usize>],
     time: f64,
 ) {
-    let tangents: Vec<&StateTangent> = sens.tangents().collect();
+    let tangents: Vec<&StateTangent> = sens.map(|s| s.tangents().collect()).unwrap_or_default();
     let list = &scene.markers.list;
     out.push(time, &scene.markers.positions(state), |m, j| {
         match slots[j] {

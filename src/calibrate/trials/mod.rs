@@ -27,6 +27,7 @@ pub use parameters::FittedParameter;
 pub use report::{FrameErrors, FrameReport, RmsReport, TrialOutcome, TrialReport, TrialSummary};
 pub use residuals::{
     ComparedSample, Comparison, Residuals, SimulatedMarkers, TrialTracks, assemble,
+    check_registration, parse_comparison,
 };
 pub use setup::{TrialSetup, calibrate_trials, fit_trials};
 pub use statistics::{FitStatistics, LARGEST_CONDITION, rms, statistics};

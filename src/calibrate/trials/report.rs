@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::super::report::CalibrationReport;
 use super::frame::{Frame, Registration};
 use super::residuals::{ComparedSample, Comparison};
-use super::statistics::{FitStatistics, rms};
+use super::statistics::{FitStatistics, rms_per_marker, sample_rms};
 use crate::chart::{FileSet, LineChart, Panel, ScaleChoice};
 use crate::error::{Error, Result};
 use crate::math::Vec3;
@@ -178,28 +178,8 @@ impl TrialReport {
                     .flatten(),
             },
         });
-        let coordinates = |s: &ComparedSample| {
-            let r = s.residual();
-            [r.x, r.y, r.z]
-        };
-        let per_marker = marker_names
-            .iter()
-            .enumerate()
-            .filter_map(|(m, name)| {
-                rms(samples
-                    .iter()
-                    .filter(|s| s.marker == m)
-                    .flat_map(coordinates))
-                .map(|v| (name.clone(), v))
-            })
-            .collect();
         let per_trial = (0..trials.len())
-            .map(|i| {
-                rms(samples
-                    .iter()
-                    .filter(|s| s.trial == i)
-                    .flat_map(coordinates))
-            })
+            .map(|i| sample_rms(samples.iter().filter(|s| s.trial == i)))
             .collect();
         TrialReport {
             calibration,
@@ -209,8 +189,8 @@ impl TrialReport {
             residual_std: statistics.residual_variance.map(f64::sqrt),
             degrees_of_freedom: statistics.degrees_of_freedom,
             rms: RmsReport {
-                all: rms(samples.iter().flat_map(coordinates)),
-                per_marker,
+                all: sample_rms(&samples),
+                per_marker: rms_per_marker(&samples, &marker_names),
                 per_trial,
             },
             frame: frame_report,

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::math::{DMat, DVec, Vec3};
 use crate::scene::{MarkerTracks, interpolation_weights};
 
-use super::frame::{Frame, Registration};
+use super::frame::{Frame, Registration, initial_frame};
 
 /// How observed tracks are compared with simulated ones (`--compare`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,6 +53,46 @@ impl Comparison {
             Comparison::Displacement => "displacement",
         }
     }
+}
+
+/// The comparison and the frame registration given as `compare` and `register` (`None`: the
+/// defaults, absolute and none; [`Comparison::parse`], [`Registration::parse`]), checked
+/// together ([`check_registration`]); errors name `flags`, the two options' names
+/// (`["--compare", "--register"]` on the command line).
+pub fn parse_comparison(
+    compare: Option<&str>,
+    register: Option<&str>,
+    flags: [&str; 2],
+) -> Result<(Comparison, Registration)> {
+    let comparison = compare
+        .map(|c| Comparison::parse(flags[0], c))
+        .transpose()?
+        .unwrap_or_default();
+    let registration = register
+        .map(|r| Registration::parse(flags[1], r))
+        .transpose()?
+        .unwrap_or_default();
+    check_registration(comparison, registration, flags[1])?;
+    Ok((comparison, registration))
+}
+
+/// Whether a frame `registration` can be fitted under `comparison`: not with `displacement`,
+/// where a translation cancels (error naming `flag`, the registration's option).
+pub fn check_registration(
+    comparison: Comparison,
+    registration: Registration,
+    flag: &str,
+) -> Result<()> {
+    if comparison == Comparison::Displacement && registration != Registration::None {
+        return Err(Error::invalid(
+            flag,
+            format!(
+                "`{}` registers a camera frame, and `--compare displacement` compares each track relative to its first sample, where a translation cancels (it cannot be identified): use --register none, or --compare absolute",
+                registration.label()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A trial's simulated markers at every saved state of its run (the start, then after each
@@ -283,4 +323,33 @@ pub fn assemble(
         jacobian,
         samples,
     }
+}
+
+/// The least-squares frame of `registration` between the observed samples of `trials` and
+/// the runs as they are, under `comparison` ([`initial_frame`] of every compared sample's
+/// observed and simulated values with the identity frame: the mean offset for a translation,
+/// Kabsch for a rigid map); the identity for [`Registration::None`]. A fit starts from it; a
+/// run compared with a recording is judged after it.
+pub fn best_frame(
+    trials: &[TrialTracks<'_>],
+    comparison: Comparison,
+    registration: Registration,
+) -> Frame {
+    if registration == Registration::None {
+        return Frame::default();
+    }
+    let columns = trials.first().map_or(0, |t| t.simulated.columns);
+    let identity = assemble(
+        trials,
+        comparison,
+        Registration::None,
+        &Frame::default(),
+        columns,
+    );
+    let pairs: Vec<(Vec3, Vec3)> = identity
+        .samples
+        .iter()
+        .map(|s| (s.measured, s.simulated))
+        .collect();
+    initial_frame(registration, &pairs)
 }

@@ -29,14 +29,12 @@ pub struct TrialSetup {
 }
 
 impl TrialSetup {
-    /// Builds and checks the setup of `diffsoro calibrate SCENE --trial INPUTS.csv:MARKERS.csv…
-    /// --param NAME… [--bounds NAME=LO,HI…] [--init NAME=VALUE…]`: the trials
-    /// ([`Trial::from_argument`], coordinates in `unit`), the parameter names and ranges, and
-    /// the starting values (each in its range).
+    /// Builds and checks the setup of a fit of `scene`'s `params` (`--param NAME…
+    /// [--bounds NAME=LO,HI…] [--init NAME=VALUE…]`): the parameter names and ranges, and the
+    /// starting values (each in its range); no trial yet (set [`TrialSetup::trials`], or use
+    /// [`TrialSetup::from_arguments`]).
     pub fn new(
         scene: &Scene,
-        trials: &[String],
-        unit: MarkerUnit,
         params: &[String],
         bounds: &[String],
         init: &[String],
@@ -50,16 +48,32 @@ impl TrialSetup {
             ));
         }
         let initial = parse_initial_values(&params, init)?;
-        let trials = trials
-            .iter()
-            .map(|a| Trial::from_argument(scene, a, unit))
-            .collect::<Result<Vec<_>>>()?;
         Ok(TrialSetup {
             params,
             initial,
-            trials,
+            trials: Vec::new(),
             options,
         })
+    }
+
+    /// The setup of `diffsoro calibrate SCENE --trial INPUTS.csv:MARKERS.csv… --param NAME…
+    /// [--bounds NAME=LO,HI…] [--init NAME=VALUE…]`: [`TrialSetup::new`]'s, then the trials
+    /// ([`Trial::from_argument`], coordinates in `unit`).
+    pub fn from_arguments(
+        scene: &Scene,
+        trials: &[String],
+        unit: MarkerUnit,
+        params: &[String],
+        bounds: &[String],
+        init: &[String],
+        options: TrialOptions,
+    ) -> Result<TrialSetup> {
+        let mut setup = TrialSetup::new(scene, params, bounds, init, options)?;
+        setup.trials = trials
+            .iter()
+            .map(|a| Trial::from_argument(scene, a, unit))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(setup)
     }
 }
 

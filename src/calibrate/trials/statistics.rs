@@ -5,10 +5,15 @@
 //!
 //! (J the residuals' Jacobian in the parameters' physical units, N residuals, p parameters,
 //! SSR = ‖r‖²), the standard errors √C_kk and the correlations C_kl/√(C_kk C_ll); and the RMS of
-//! residuals √(Σ r²/N). These are honest when the residuals are independent, of one variance,
-//! and the model is near-linear over a few standard errors (docs/calibration.md).
+//! residuals √(Σ r²/N), over every compared sample or a marker's. These are honest when the
+//! residuals are independent, of one variance, and the model is near-linear over a few
+//! standard errors (docs/calibration.md).
+
+use std::collections::BTreeMap;
 
 use crate::math::{DMat, DVec};
+
+use super::residuals::ComparedSample;
 
 /// The largest condition number of the column-scaled JᵀJ whose inverse is taken: beyond it the
 /// parameters are not separately identifiable from the data (a direction of the parameters
@@ -93,6 +98,27 @@ pub fn rms(values: impl IntoIterator<Item = f64>) -> Option<f64> {
         .into_iter()
         .fold((0.0, 0usize), |(s, c), v| (s + v * v, c + 1));
     (count > 0).then(|| (sum / count as f64).sqrt())
+}
+
+/// The RMS (m) of the residual coordinates of `samples`, three per sample ([`rms`]); `None`
+/// for no sample.
+pub fn sample_rms<'a>(samples: impl IntoIterator<Item = &'a ComparedSample>) -> Option<f64> {
+    rms(samples.into_iter().flat_map(|s| {
+        let r = s.residual();
+        [r.x, r.y, r.z]
+    }))
+}
+
+/// The RMS (m) of each marker's samples ([`sample_rms`]), by its name in `names` (scene
+/// order); a marker without a sample is absent.
+pub fn rms_per_marker(samples: &[ComparedSample], names: &[String]) -> BTreeMap<String, f64> {
+    names
+        .iter()
+        .enumerate()
+        .filter_map(|(m, name)| {
+            sample_rms(samples.iter().filter(|s| s.marker == m)).map(|v| (name.clone(), v))
+        })
+        .collect()
 }
 
 #[cfg(test)]

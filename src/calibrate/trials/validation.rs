@@ -5,14 +5,12 @@
 //! (the least-squares translation, the mean offset, or rigid map, Kabsch: both exact, since
 //! the run does not move with the frame), summarised as RMS residuals overall and per marker.
 
-use std::collections::BTreeMap;
-
 use crate::math::Vec3;
 use crate::scene::{FrameOutput, MarkerErrorOutput, MarkerTracks, Track};
 
-use super::frame::{Frame, Registration, initial_frame};
-use super::residuals::{Comparison, SimulatedMarkers, TrialTracks, assemble};
-use super::statistics::rms;
+use super::frame::Registration;
+use super::residuals::{Comparison, SimulatedMarkers, TrialTracks, assemble, best_frame};
+use super::statistics::{rms, rms_per_marker};
 
 /// The marker error of `simulated` (every marker at every saved state, times in s on the
 /// file clock, as `simulate` records them from `t0`, its time 0) against `observed` (m, the
@@ -70,41 +68,11 @@ pub fn marker_error(
         t0,
         simulated: &run,
     }];
-    let frame = if registration == Registration::None {
-        Frame::default()
-    } else {
-        let identity = assemble(
-            &tracks,
-            comparison,
-            Registration::None,
-            &Frame::default(),
-            0,
-        );
-        let pairs: Vec<(Vec3, Vec3)> = identity
-            .samples
-            .iter()
-            .map(|s| (s.measured, s.simulated))
-            .collect();
-        initial_frame(registration, &pairs)
-    };
+    let frame = best_frame(&tracks, comparison, registration);
     let residuals = assemble(&tracks, comparison, registration, &frame, 0);
-    let coordinates = |r: Vec3| [r.x, r.y, r.z];
-    let per_marker: BTreeMap<String, f64> = observed
-        .names
-        .iter()
-        .enumerate()
-        .filter_map(|(m, name)| {
-            rms(residuals
-                .samples
-                .iter()
-                .filter(|s| s.marker == m)
-                .flat_map(|s| coordinates(s.residual())))
-            .map(|v| (name.clone(), v))
-        })
-        .collect();
     MarkerErrorOutput {
         rms: rms(residuals.values.iter().copied()),
-        per_marker,
+        per_marker: rms_per_marker(&residuals.samples, &observed.names),
         samples: residuals.samples.len(),
         outside,
         compare: comparison.label().to_string(),
