@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
-use diffsoro::scene::{FinalState, FrameSeries, Scene};
+use diffsoro::scene::Scene;
 
-use crate::{load_scene, print_json, progress, with_out_folder, write_run_view};
+use crate::view_frames::ViewFrames;
+use crate::{load_scene, print_json, progress, with_out_folder};
 
 /// Eq. 17's (α, β, maximum change per step, heuristic) from the `control` flags.
 type ForceLimitingFlags = (f64, f64, Option<f64>, bool);
@@ -185,21 +186,11 @@ pub(crate) fn control(
     };
     with_out_folder(out, |out| {
         // With --view, the frames of the run as driven, staged until it has succeeded.
-        let mut frames = match (flags.view, out) {
-            (true, Some(dir)) => Some(FrameSeries::create(dir, &scene)?),
-            _ => None,
-        };
-        let mut final_state: Option<FinalState> = None;
+        let mut frames = ViewFrames::new(flags.view, out, &scene)?;
         let mut observe = |driven: &Scene,
                            state: &diffsoro::scene::State,
                            contacts: &[diffsoro::scene::ContactOutcome]| {
-            if let Some(f) = frames.as_mut() {
-                // The initial state has no step, hence no contact forces.
-                let contacts = Some(contacts).filter(|c| !c.is_empty());
-                f.write_with_contacts(driven, state, contacts)?;
-                final_state = Some(FinalState::new(driven, state));
-            }
-            Ok(())
+            frames.record(driven, state, contacts)
         };
         let report = match &job {
             Job::Grasp(setup) => {
@@ -247,18 +238,7 @@ pub(crate) fn control(
         };
         if let Some(dir) = out {
             let written = report.write_outputs(dir, flags.error_scale)?;
-            eprintln!(
-                "wrote {} files in {}; {} shows the run on one page",
-                written.len(),
-                dir.display(),
-                dir.join("summary.svg").display()
-            );
-            if let (Some(f), Some(last)) = (frames, final_state) {
-                let json = serde_json::to_vec(&last)
-                    .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
-                f.finish(&scene, &json)?;
-                write_run_view(dir)?;
-            }
+            frames.finish(dir, &scene, written.len())?;
         }
         print_json(&report)
     })

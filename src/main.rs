@@ -24,6 +24,7 @@ mod optimize_command;
 use gradient_command::ContactGradient;
 mod out_folder;
 use out_folder::with_out_folder;
+mod view_frames;
 
 /// diffsoro: a differentiable soft-robot simulator (tetrahedral FEM, exact frictional contact,
 /// implicit differentiation). With no command, prints this help and runs the built-in demo.

@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use diffsoro::optimize::{OptimizeSetup, optimize as optimize_knots};
-use diffsoro::scene::{FinalState, FrameSeries, PointPath, RunStart};
+use diffsoro::scene::{PointPath, RunStart};
 
-use crate::{load_scene, print_json, progress, with_out_folder, write_run_view};
+use crate::view_frames::ViewFrames;
+use crate::{load_scene, print_json, progress, with_out_folder};
 
 /// The `optimize` flags that define the problem.
 pub(crate) struct OptimizeFlags<'a> {
@@ -52,17 +53,9 @@ pub(crate) fn optimize(
     )?;
     setup.options.max_iterations = flags.iterations;
     with_out_folder(out, |out| {
-        let mut frames = match (flags.view, out) {
-            (true, Some(dir)) => Some(FrameSeries::create(dir, &scene)?),
-            _ => None,
-        };
-        let mut final_state: Option<FinalState> = None;
+        let mut frames = ViewFrames::new(flags.view, out, &scene)?;
         let mut observe = |driven: &diffsoro::scene::Scene, state: &diffsoro::scene::State| {
-            if let Some(f) = frames.as_mut() {
-                f.write(driven, state)?;
-                final_state = Some(FinalState::new(driven, state));
-            }
-            Ok(())
+            frames.record(driven, state, &[])
         };
         let bar = progress(setup.steps as u64, "optimize: run 1");
         let mut shown = 1;
@@ -77,18 +70,7 @@ pub(crate) fn optimize(
         bar.finish_and_clear();
         if let Some(dir) = out {
             let written = report.write_outputs(dir)?;
-            eprintln!(
-                "wrote {} files in {}; {} shows the run on one page",
-                written.len(),
-                dir.display(),
-                dir.join("summary.svg").display()
-            );
-            if let (Some(f), Some(last)) = (frames, final_state) {
-                let json = serde_json::to_vec(&last)
-                    .map_err(|e| diffsoro::Error::invalid("final state", e.to_string()))?;
-                f.finish(&scene, &json)?;
-                write_run_view(dir)?;
-            }
+            frames.finish(dir, &scene, written.len())?;
         }
         print_json(&report)
     })
