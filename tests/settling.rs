@@ -190,6 +190,17 @@ fn energy_never_increases_under_constant_actuation() {
 
 #[test]
 fn a_trunk_squeezed_by_four_cables_steps_on() {
+    squeezed_trunk_steps_on(&[]);
+}
+
+#[test]
+fn a_trunk_squeezed_by_four_cables_steps_on_with_full_newton() {
+    // The same with Newton's further iterations, whose Jacobians (1 + hα) M + hβ K̂(xₙ)
+    // + h² K(xₖ) are as indefinite as the linearised step's A under this compression.
+    squeezed_trunk_steps_on(&["simulation.newton_iterations=4"]);
+}
+
+fn squeezed_trunk_steps_on(extra: &[&str]) {
     // 3.5 N on the long and short cables of two neighbouring sides squeeze the Trunk along its
     // length until its exact co-rotational tangent outweighs M in A along a buckling mode (the
     // step used to abort with "A … is not positive definite" between steps 60 and 100); the
@@ -198,7 +209,7 @@ fn a_trunk_squeezed_by_four_cables_steps_on() {
     // 3.5 N pull makes the linearised step overshoot in its first steps, before any
     // projection.)
     let tensions = [("c2", 3.5), ("c3", 3.5), ("c6", 3.5), ("c7", 3.5)];
-    let scene = trunk(&tensions, &[]);
+    let scene = trunk(&tensions, extra);
     let mut state = scene.initial_state();
     let mut stepper = Stepper::new(&scene).unwrap();
     let start = scene.energy(&state).unwrap().total();
