@@ -28,24 +28,9 @@ fn a_rigid_registered_fit_recovers_the_true_robot_from_its_markers_in_mm() {
         translation: Vec3::new(0.2, -0.1, 0.5),
         rotation: Vec3::new(0.1, -0.2, 0.3),
     };
-    let names: Vec<String> = truth
-        .markers
-        .names()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let mut rng = SplitMix64::new(7);
+    let names = marker_names(&truth);
     let mut args: Vec<String> = vec!["calibrate".into(), "scenes/finger.toml".into()];
-    for log in logs() {
-        let states = true_run(&truth, &log);
-        let tracks = observe(
-            &states,
-            truth.simulation.dt,
-            log.t0(),
-            &names,
-            &camera,
-            &mut rng,
-        );
+    for (log, tracks) in experiment(&truth, &camera, 7) {
         let stem = log.file.trim_end_matches(".csv");
         let inputs = dir.join(&log.file);
         let markers = dir.join(format!("{stem}_markers.csv"));
@@ -139,12 +124,7 @@ fn the_standard_errors_cover_the_truth_over_fifty_noise_draws() {
         translation: Vec3::new(0.2, -0.1, 0.5),
         rotation: Vec3::zeros(),
     };
-    let names: Vec<String> = truth
-        .markers
-        .names()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let names = marker_names(&truth);
     let logs = logs();
     let runs: Vec<_> = logs.iter().map(|log| true_run(&truth, log)).collect();
     let scene = finger();

@@ -35,12 +35,6 @@ fn short_fit<'p>(
 ) -> TrialFit<'p> {
     let truth = true_finger();
     let scene = finger();
-    let names: Vec<String> = scene
-        .markers
-        .names()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
     let camera = Camera {
         translation: Vec3::new(0.01, -0.02, 0.03),
         rotation: Vec3::new(0.05, -0.1, 0.2),
@@ -50,15 +44,7 @@ fn short_fit<'p>(
         .iter()
         .map(|log| {
             let log = short(log);
-            let states = true_run(&truth, &log);
-            let mut tracks = observe(
-                &states,
-                truth.simulation.dt,
-                log.t0(),
-                &names,
-                &camera,
-                &mut rng,
-            );
+            let mut tracks = record(&truth, &log, &camera, &mut rng);
             for t in &mut tracks.tracks {
                 let keep = t.times.iter().filter(|&&s| s <= log.t0() + 0.25).count();
                 t.times.truncate(keep);

@@ -100,6 +100,48 @@ pub fn true_run(truth: &Scene, log: &CommandLog) -> Vec<Vec<Vec3>> {
     states
 }
 
+/// The names of `scene`'s markers, in scene order.
+pub fn marker_names(scene: &Scene) -> Vec<String> {
+    scene
+        .markers
+        .names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// What `camera` records of the true robot `truth` following `log` ([`true_run`] then
+/// [`observe`], `rng` drawing the camera's randomness).
+pub fn record(
+    truth: &Scene,
+    log: &CommandLog,
+    camera: &Camera,
+    rng: &mut SplitMix64,
+) -> MarkerTracks {
+    let states = true_run(truth, log);
+    observe(
+        &states,
+        truth.simulation.dt,
+        log.t0(),
+        &marker_names(truth),
+        camera,
+        rng,
+    )
+}
+
+/// The experiment: each trial of [`logs`] with what `camera` records of `truth` following it,
+/// the camera's randomness one stream seeded with `seed` over the trials in order.
+pub fn experiment(truth: &Scene, camera: &Camera, seed: u64) -> Vec<(CommandLog, MarkerTracks)> {
+    let mut rng = SplitMix64::new(seed);
+    logs()
+        .into_iter()
+        .map(|log| {
+            let tracks = record(truth, &log, camera, &mut rng);
+            (log, tracks)
+        })
+        .collect()
+}
+
 /// A camera → scene frame: scene = R(ω)·camera + τ.
 #[derive(Debug, Clone, Copy)]
 pub struct Camera {
@@ -209,25 +251,8 @@ pub const RECORDING_CAMERA: Camera = Camera {
 /// per trial (`stairs`, `sines`) its command log and the camera's tracks (mm, seed 42), as
 /// (file name, text).
 pub fn recordings() -> Vec<(String, String)> {
-    let truth = true_finger();
-    let names: Vec<String> = truth
-        .markers
-        .names()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let mut rng = SplitMix64::new(42);
     let mut files = Vec::new();
-    for log in logs() {
-        let states = true_run(&truth, &log);
-        let tracks = observe(
-            &states,
-            truth.simulation.dt,
-            log.t0(),
-            &names,
-            &RECORDING_CAMERA,
-            &mut rng,
-        );
+    for (log, tracks) in experiment(&true_finger(), &RECORDING_CAMERA, 42) {
         let stem = log.file.trim_end_matches(".csv");
         files.push((format!("finger_{stem}_inputs.csv"), log_csv(&log)));
         files.push((format!("finger_{stem}_markers.csv"), tracks_csv(&tracks)));

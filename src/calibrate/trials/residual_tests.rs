@@ -58,6 +58,25 @@ fn observed() -> MarkerTracks {
     }
 }
 
+/// The one trial of `observed` (t₀ = 1.0 s) against `simulated`.
+fn trial<'a>(observed: &'a MarkerTracks, simulated: &'a SimulatedMarkers) -> TrialTracks<'a> {
+    TrialTracks {
+        observed,
+        t0: 1.0,
+        simulated,
+    }
+}
+
+/// [`assemble`] with one parameter column.
+fn residuals(
+    tracks: &[TrialTracks<'_>],
+    comparison: Comparison,
+    registration: Registration,
+    frame: &Frame,
+) -> Residuals {
+    assemble(tracks, comparison, registration, frame, 1)
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-12
 }
@@ -85,17 +104,12 @@ fn assert_rows(r: &Residuals, values: &[[f64; 3]], jacobian: &[[f64; 3]]) {
 #[test]
 fn absolute_residuals_interpolate_positions_and_tangents_linearly() {
     let (sim, obs) = (simulated(), observed());
-    let tracks = [TrialTracks {
-        observed: &obs,
-        t0: 1.0,
-        simulated: &sim,
-    }];
-    let r = assemble(
+    let tracks = [trial(&obs, &sim)];
+    let r = residuals(
         &tracks,
         Comparison::Absolute,
         Registration::None,
         &Frame::default(),
-        1,
     );
     // a at 1.0: state 0 itself; at 1.005: halfway to state 1, p = (0.5, 1, 1.5), ∂p = (5, 0, 0);
     // at 1.02: state 2. b at 1.015: halfway between states 1 and 2, p = (1, 1, 3), ∂p = (3, 0, 0).
@@ -125,12 +139,11 @@ fn absolute_residuals_interpolate_positions_and_tangents_linearly() {
         translation: Vec3::new(1.0, -1.0, 2.0),
         rotation: Vec3::zeros(),
     };
-    let r = assemble(
+    let r = residuals(
         &tracks,
         Comparison::Absolute,
         Registration::Translation,
         &frame,
-        1,
     );
     assert_rows(
         &r,
@@ -159,13 +172,7 @@ fn absolute_residuals_interpolate_positions_and_tangents_linearly() {
         translation: Vec3::zeros(),
         rotation: Vec3::new(0.0, 0.0, std::f64::consts::FRAC_PI_2),
     };
-    let r = assemble(
-        &tracks,
-        Comparison::Absolute,
-        Registration::Rigid,
-        &frame,
-        1,
-    );
+    let r = residuals(&tracks, Comparison::Absolute, Registration::Rigid, &frame);
     assert_eq!(r.jacobian.ncols(), 7);
     for (c, v) in [-2.0, 0.0, -2.0].iter().enumerate() {
         assert!(close(r.values[9 + c], *v), "{}", r.values[9 + c]);
@@ -175,17 +182,12 @@ fn absolute_residuals_interpolate_positions_and_tangents_linearly() {
 #[test]
 fn displacement_residuals_are_relative_to_each_tracks_first_sample() {
     let (sim, obs) = (simulated(), observed());
-    let tracks = [TrialTracks {
-        observed: &obs,
-        t0: 1.0,
-        simulated: &sim,
-    }];
-    let r = assemble(
+    let tracks = [trial(&obs, &sim)];
+    let r = residuals(
         &tracks,
         Comparison::Displacement,
         Registration::None,
         &Frame::default(),
-        1,
     );
     // a: y₁ = (0.1, 0, 0), p₁ = 0, ∂p₁ = 0. At 1.005: (−0.1, 0, 0) − (0.5, 1, 1.5); at 1.02:
     // (2.9, 2, 1) − (3, 2, 1). b has one sample: no row.
@@ -213,12 +215,11 @@ fn displacement_residuals_are_relative_to_each_tracks_first_sample() {
             simulated: &sim,
         },
     ];
-    let r = assemble(
+    let r = residuals(
         &both,
         Comparison::Displacement,
         Registration::None,
         &Frame::default(),
-        1,
     );
     // b in trial 2: p(0) = (1, 1, 1), p(0.015) = (1, 1, 3), ∂p = (1, 0, 0) then (3, 0, 0):
     // r = (0, 0, 1) − (0, 0, 2), ∂r = −(2, 0, 0).
@@ -249,4 +250,17 @@ fn the_interpolation_weights_are_those_of_interpolate() {
         crate::scene::interpolation_weights(&track.times, 0.71),
         None
     );
+    // A run's marker (and its tangent, here equal to the position) between saved states is
+    // the track's interpolation at the same time.
+    let mut run = SimulatedMarkers::new(1, 1);
+    for (&t, &p) in track.times.iter().zip(&track.positions) {
+        run.push(t, &[p], |_, _| p);
+    }
+    let mut tangent = [Vec3::zeros()];
+    for t in [0.0, 0.1, 0.3, 0.55, 0.7] {
+        let p = run.at(0, t, &mut tangent);
+        assert_eq!(p, crate::scene::interpolate(&track, t), "{t}");
+        assert_eq!(Some(tangent[0]), p, "{t}");
+    }
+    assert_eq!(run.at(0, 0.71, &mut tangent), None);
 }
