@@ -181,7 +181,7 @@ impl<'p> TrialFit<'p> {
         self.map.len() + self.options.registration.parameters()
     }
 
-    /// The frame a fit from the physical `values` starts from ([`best_frame`]: the mean
+    /// The frame a fit from the physical `values` starts from (`best_frame`: the mean
     /// offset for a translation, Kabsch for a rigid map, over every sample against the runs
     /// at `values`). Errors: those of the runs.
     pub fn initial_frame(&mut self, values: &[f64]) -> Result<Frame> {

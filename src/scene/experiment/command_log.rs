@@ -212,7 +212,7 @@ impl CommandLog {
 
     /// The command of column `column` at file time `t` (s): linear between the two rows
     /// around `t`, held at the first row's before it and at the last row's after it
-    /// ([`held_weights`]). A row's own time gives that row's command exactly, and a column
+    /// (`interpolate::held_weights`). A row's own time gives that row's command exactly, and a column
     /// constant between two rows gives that constant exactly.
     pub fn command(&self, column: usize, t: f64) -> f64 {
         blend(&self.columns[column], held_weights(&self.times, t))

@@ -97,7 +97,7 @@ impl PointPath {
     }
 
     /// The point at time `t` (s): linear between the points around `t`, held before the
-    /// first and after the last ([`held_weights`]).
+    /// first and after the last (`interpolate::held_weights`).
     pub fn at(&self, t: f64) -> Vec3 {
         blend(&self.positions, held_weights(&self.times, t))
     }
