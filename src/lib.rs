@@ -27,6 +27,7 @@ pub mod scene;
 
 // L5
 pub mod diff;
+pub mod reduce;
 
 // L6
 pub mod calibrate;

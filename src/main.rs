@@ -19,8 +19,10 @@ mod cpu_id;
 mod simulate_command;
 use control_command::{ControlFlags, control};
 use simulate_command::{InputsFlags, MarkerFlags, simulate};
+mod bench_reduced;
 mod gradient_command;
 mod optimize_command;
+mod reduce_command;
 use gradient_command::ContactGradient;
 mod out_folder;
 use out_folder::with_out_folder;
@@ -141,6 +143,10 @@ enum Command {
         /// equilibrium under the first commands) or `scene` (the scene's initial state).
         #[arg(long, value_enum, value_name = "static|scene")]
         start: Option<StartFlag>,
+        /// Step this reduced model (`diffsoro reduce`) instead of the full one; outputs are
+        /// still every node's position (docs/reduced.md).
+        #[arg(long, value_name = "MODEL.reduced")]
+        reduced: Option<PathBuf>,
     },
     /// Fit a scene's parameters to an observed final state (Levenberg-Marquardt), as JSON.
     ///
@@ -414,6 +420,43 @@ enum Command {
         /// With `--inputs`: where the run starts, `static` (default) or `scene`.
         #[arg(long, value_enum, value_name = "static|scene")]
         start: Option<StartFlag>,
+        /// Time this reduced model's step against the full step, alternating in one run:
+        /// prints `step_ms` (reduced), `full_step_ms` and `speedup`.
+        #[arg(long, value_name = "MODEL.reduced")]
+        reduced: Option<PathBuf>,
+    },
+    /// Build a reduced model of a scene's soft body from training command logs, as JSON.
+    ///
+    /// Runs the full model on each `--train` log, builds a POD basis of its displacements and
+    /// an ECSW sample of weighted elements, writes them to `--out` and re-runs the reduced
+    /// model on the training logs (docs/reduced.md). Prints `{"modes", "elements_kept",
+    /// "training_error", "offline_s", …}`.
+    Reduce {
+        /// The scene file (TOML, SI units): one soft body, force-driven actuators, no contact.
+        scene: PathBuf,
+        /// A training command log (CSV `time,NAME,…`, as for `simulate --inputs`); repeatable.
+        #[arg(long = "train", value_name = "INPUTS.csv", required = true)]
+        train: Vec<PathBuf>,
+        /// Keep exactly K modes (instead of --basis-tolerance).
+        #[arg(long, value_name = "K", conflicts_with = "basis_tolerance")]
+        modes: Option<usize>,
+        /// Keep the fewest modes that leave out at most this share of the snapshots' energy
+        /// (dimensionless; default 1e-6).
+        #[arg(long, value_name = "T")]
+        basis_tolerance: Option<f64>,
+        /// The sampled elements' relative error on the training forces (dimensionless;
+        /// default 0.01).
+        #[arg(long, value_name = "T")]
+        force_tolerance: Option<f64>,
+        /// Where the training runs start: `static` (default) or `scene`.
+        #[arg(long, value_enum, value_name = "static|scene")]
+        start: Option<StartFlag>,
+        /// The model file to write (all or nothing).
+        #[arg(long, value_name = "MODEL.reduced")]
+        out: PathBuf,
+        /// Override one scene value by dotted path, as for `simulate`; repeatable.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
     },
     /// A URDF robot's dynamics at one state (RNEA, CRBA, ABA, derivatives), as JSON.
     ///
@@ -516,6 +559,7 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             contact_gradient,
             inputs,
             start,
+            reduced,
         }) => simulate(
             &scene,
             steps,
@@ -536,6 +580,7 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             InputsFlags {
                 inputs: inputs.as_deref(),
                 start: start.map(RunStart::from),
+                reduced: reduced.as_deref(),
             },
         )
         .and_then(|f| {
@@ -582,6 +627,7 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
                 inputs: InputsFlags {
                     inputs: inputs.as_deref(),
                     start: start.map(RunStart::from),
+                    reduced: None,
                 },
             },
             out.as_deref(),
@@ -668,15 +714,38 @@ fn run(cli: Cli) -> diffsoro::Result<()> {
             threads: _,
             inputs,
             start,
-        }) => bench_command::bench(
-            &scene,
-            steps,
-            &set,
-            strict,
-            InputsFlags {
+            reduced,
+        }) => {
+            let inputs = InputsFlags {
                 inputs: inputs.as_deref(),
                 start: start.map(RunStart::from),
+                reduced: None,
+            };
+            match reduced {
+                Some(model) => bench_reduced::bench_reduced(&scene, &model, steps, &set, inputs),
+                None => bench_command::bench(&scene, steps, &set, strict, inputs),
+            }
+        }
+        Some(Command::Reduce {
+            scene,
+            train,
+            modes,
+            basis_tolerance,
+            force_tolerance,
+            start,
+            out,
+            set,
+        }) => reduce_command::reduce(
+            &scene,
+            &reduce_command::ReduceFlags {
+                train: &train,
+                modes,
+                basis_tolerance,
+                force_tolerance,
+                start: start.map(RunStart::from),
+                set: &set,
             },
+            &out,
         ),
         Some(Command::Dynamics { urdf, case }) => dynamics(&urdf, &case),
         Some(Command::View { dir, out }) => view(&dir, out.as_deref()),

@@ -9,6 +9,7 @@ use diffsoro::diff::{
     parse_rigid_parameter, rigid_seeds,
 };
 use diffsoro::math::DMat;
+use diffsoro::reduce::{ReducedModel, ReducedRun};
 use diffsoro::scene::{
     CommandLog, CommandRun, FinalState, FrameSeries, MarkerTracks, MarkerUnit, RigidTangentOutput,
     RunStart, Scene, StaticOptions, StaticReport, Stepper, solve_static,
@@ -24,6 +25,8 @@ pub(crate) struct InputsFlags<'a> {
     pub inputs: Option<&'a Path>,
     /// Where the run starts (default: static).
     pub start: Option<RunStart>,
+    /// The reduced model the run steps instead of the full one (`--reduced`).
+    pub reduced: Option<&'a Path>,
 }
 
 impl InputsFlags<'_> {
@@ -145,7 +148,27 @@ pub(crate) fn simulate(
             ));
         }
     }
+    if inputs.reduced.is_some() {
+        let unsupported = if statics {
+            Some("--static")
+        } else if gradient_of.is_some() {
+            Some("--gradient-of")
+        } else if !sensitivity.is_empty() {
+            Some("--sensitivity")
+        } else {
+            None
+        };
+        if let Some(flag) = unsupported {
+            return Err(diffsoro::Error::invalid(
+                "--reduced",
+                format!(
+                    "steps the reduced model forward; {flag} is not built on reduced models yet: run the full model"
+                ),
+            ));
+        }
+    }
     let mut scene = load_scene(path, set)?;
+    let reduced_model = inputs.reduced.map(ReducedModel::read).transpose()?;
     let commands = inputs.read()?;
     if let Some((file, _)) = markers_out {
         check_markers_out(&scene, file, out)?;
@@ -260,9 +283,26 @@ pub(crate) fn simulate(
     // A run under commands: its start inputs set on the scene, its start state, and the
     // tangents its sensitivities carry.
     let mut run = None;
+    let mut reduced_run: Option<ReducedRun> = None;
     let mut command_sensitivity: Option<CommandSensitivity> = None;
     let mut run_names: Vec<String> = Vec::new();
     let mut state = match commands {
+        _ if reduced_model.is_some() => {
+            let model = reduced_model.as_ref().expect("checked");
+            let (log, start) = commands.map_or((None, RunStart::Scene), |(l, s)| (Some(l), s));
+            let (mut r, state) = ReducedRun::start(&mut scene, model, log, steps, start)?;
+            eprintln!(
+                "reduced model: {} modes, {} of {} elements",
+                r.stepper().modes(),
+                r.stepper().sampled_elements(),
+                scene.bodies[0].elements().len()
+            );
+            for w in r.take_warnings() {
+                eprintln!("warning: {w}");
+            }
+            reduced_run = Some(r);
+            state
+        }
         Some((log, start)) => {
             let (mut r, state) = CommandRun::start(&mut scene, log, steps, start)?;
             report_start(&mut r, &scene);
@@ -336,15 +376,16 @@ pub(crate) fn simulate(
             t.record_state(&scene, &state, t0);
         }
     } else {
-        let steps = match &run {
-            Some(r) => r.steps(),
-            None => steps.unwrap_or(scene.simulation.steps),
+        let steps = match (&run, &reduced_run) {
+            (Some(r), _) => r.steps(),
+            (None, Some(r)) => r.steps(),
+            (None, None) => steps.unwrap_or(scene.simulation.steps),
         };
         // Plain steps, or steps carrying the forward sensitivities.
         let mut plain = None;
         let mut sensitive = None;
         let mut rigid_sensitive = None;
-        if run.is_some() {
+        if run.is_some() || reduced_run.is_some() {
             // The run's own stepper.
         } else if !forward {
             plain = Some(Stepper::new(&scene)?);
@@ -376,6 +417,23 @@ pub(crate) fn simulate(
         let bar = progress(steps as u64, "simulate");
         let mut warned = false;
         for _ in 0..steps {
+            if let Some(r) = reduced_run.as_mut() {
+                r.step(&mut scene, &mut state)?;
+                for w in r.take_warnings() {
+                    bar.suspend(|| eprintln!("warning: {w}"));
+                }
+                if let Some(f) = frames.as_mut() {
+                    f.write(&scene, &state)?;
+                    if let Some(t) = trace.as_mut() {
+                        t.record(&scene, &state);
+                    }
+                }
+                if let Some(t) = tracks.as_mut() {
+                    t.record_state(&scene, &state, t0);
+                }
+                bar.inc(1);
+                continue;
+            }
             let report = match (&mut run, &mut plain, &mut sensitive, &mut rigid_sensitive) {
                 (Some(run), _, _, _) => {
                     let report = match command_sensitivity.as_mut() {
@@ -494,7 +552,11 @@ pub(crate) fn simulate(
     final_state.sensitivities = sensitivities;
     final_state.rigid_sensitivities = rigid_sensitivities;
     final_state.gradient = gradient.unwrap_or_default();
-    final_state.inputs = run.as_ref().map(CommandRun::output);
+    final_state.inputs = run.as_ref().map(CommandRun::output).or_else(|| {
+        reduced_run
+            .as_ref()
+            .and_then(|r| r.schedule().map(|s| s.output()))
+    });
     if let (Some((recorded, comparison, registration)), Some(simulated)) = (&observed, &tracks) {
         let error = marker_error(recorded, simulated, t0, *comparison, *registration);
         if error.outside > 0 {

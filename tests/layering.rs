@@ -18,6 +18,7 @@ fn layer(module: &str) -> Option<u32> {
         "contact" => 3,
         "scene" => 4,
         "diff" => 5,
+        "reduce" => 5,
         "calibrate" | "control" | "view" => 6,
         "optimize" => 7,
         _ => return None,

@@ -79,6 +79,7 @@ mod optimize;
 mod out_folder;
 mod pd_target;
 mod pneunet_mesh;
+mod reduced_model;
 mod reliability;
 mod rigid_complementarity;
 mod rigid_consistency;

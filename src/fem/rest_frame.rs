@@ -36,10 +36,16 @@ impl SoftBody {
     /// `corotational_sofa`, the element's rest frame; with the Lamé pair of the element's
     /// region if it has one ([`super::MaterialRegion`]).
     pub fn material_point(&self, e: usize, x: &[Vec3]) -> Result<MaterialPoint, DeformationError> {
-        let f = self.elements()[e].deformation_gradient(x);
+        self.material_at(e, &self.elements()[e].deformation_gradient(x))
+    }
+
+    /// The material of element `e` evaluated at the deformation gradient `f` (its rest frame
+    /// and region as in [`SoftBody::material_point`]): for callers that form F themselves
+    /// (a reduced model's F = I + Σⱼ qⱼ ∂F/∂qⱼ).
+    pub fn material_at(&self, e: usize, f: &Mat3) -> Result<MaterialPoint, DeformationError> {
         let point = match self.rest_frames().get(e) {
-            Some(frame) => self.material().at_in_frame(&f, frame),
-            None => self.material().at(&f),
+            Some(frame) => self.material().at_in_frame(f, frame),
+            None => self.material().at(f),
         };
         point.map(|p| self.in_element_material(e, p))
     }

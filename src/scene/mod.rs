@@ -37,7 +37,9 @@ pub use file::{
     SoftBodySection,
 };
 pub use model::RigidState;
-pub use model::actuation::{BodyActuation, couplings as actuator_couplings};
+pub use model::actuation::{
+    BodyActuation, couplings as actuator_couplings, is_solved as actuator_is_solved,
+};
 pub use model::actuator_input::{ActuatorInput, CommandMap, input_unit};
 pub use model::contact::SceneContact;
 pub use model::energy::Energy;

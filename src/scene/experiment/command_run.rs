@@ -140,11 +140,6 @@ impl CommandRun {
 
     /// The final state's `"inputs"`: the file, t₀, the steps run, the clamp counts.
     pub fn output(&self) -> InputsOutput {
-        InputsOutput {
-            file: self.schedule.file().to_string(),
-            t0: self.schedule.t0(),
-            steps: self.schedule.steps_applied(),
-            clamped: self.schedule.clamped(),
-        }
+        self.schedule.output()
     }
 }

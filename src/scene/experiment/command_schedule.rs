@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use crate::error::{Error, Location, Result};
 use crate::scene::model::Scene;
 use crate::scene::model::actuator_input::{CommandMap, input_unit};
+use crate::scene::output::final_state::InputsOutput;
 
 use super::command_log::CommandLog;
 
@@ -264,6 +265,17 @@ impl CommandSchedule {
     pub fn steps_to_last_row(&self) -> usize {
         let steps = ((self.log.last_time() - self.log.t0()) / self.dt - 1e-9).ceil();
         steps.max(0.0) as usize
+    }
+
+    /// What the final state says of the run's command file: its name, t₀, the steps applied
+    /// and the clamped inputs per actuator.
+    pub fn output(&self) -> InputsOutput {
+        InputsOutput {
+            file: self.file().to_string(),
+            t0: self.t0(),
+            steps: self.steps_applied(),
+            clamped: self.clamped(),
+        }
     }
 
     /// Steps whose inputs were applied ([`CommandSchedule::apply_next`] calls).
