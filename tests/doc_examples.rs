@@ -853,3 +853,56 @@ fn optimize_passes_waypoints_a_forward_run_reaches() {
         assert!((f(q) - want).abs() < 1e-3, "{pianist}");
     }
 }
+
+/// The tip track of a `--markers-out` file: (time, position) rows of marker `tip`.
+fn tip_track(file: &Path) -> Vec<(f64, [f64; 3])> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|row| {
+            let f: Vec<&str> = row.split(',').collect();
+            (f[1] == "tip").then(|| {
+                let v = |i: usize| f[i].parse::<f64>().unwrap();
+                (v(0), [v(2), v(3), v(4)])
+            })
+        })
+        .collect()
+}
+
+/// docs/reduced.md: the reduced Trunk's training error is no better than its basis's own
+/// projection error, and on the held-out commands its tip follows the full model's better
+/// than the full tip's mean position would (a reduced model worse than standing still is no
+/// model); both runs write a sample at every step.
+#[test]
+fn the_reduced_trunk_follows_held_out_commands() {
+    let report = json(
+        "diffsoro reduce scenes/trunk.toml --train scenes/trunk_train_a.csv --train scenes/trunk_train_b.csv --modes 14 --out trunk.reduced",
+    );
+    let e = &report["training_error"];
+    assert!(e["position_rms"].as_f64().unwrap() >= e["projection_rms"].as_f64().unwrap());
+    assert_eq!(report["modes"], 14);
+    let dir = scratch();
+    let (reduced, full) = (
+        tip_track(&dir.join("reduced-markers.csv")),
+        tip_track(&dir.join("full-markers.csv")),
+    );
+    assert_eq!(reduced.len(), full.len());
+    assert_eq!(full.len(), 601);
+    let n = full.len() as f64;
+    let mean: Vec<f64> = (0..3)
+        .map(|c| full.iter().map(|(_, p)| p[c]).sum::<f64>() / n)
+        .collect();
+    let (mut error, mut motion) = (0.0, 0.0);
+    for ((t, r), (tf, f)) in reduced.iter().zip(&full) {
+        assert_eq!(t, tf);
+        error += (0..3).map(|c| (r[c] - f[c]).powi(2)).sum::<f64>();
+        motion += (0..3).map(|c| (f[c] - mean[c]).powi(2)).sum::<f64>();
+    }
+    assert!(
+        error < motion,
+        "{} m against {} m",
+        (error / n).sqrt(),
+        (motion / n).sqrt()
+    );
+}

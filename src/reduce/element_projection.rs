@@ -9,7 +9,10 @@ use crate::math::{DMat, DVec, Mat3};
 
 use super::nodal_basis::NodalBasis;
 
-/// D of one element: vec(Dⱼ) in column j (9 × K, vec column-major: row a + 3l is F[(a, l)]).
+/// One column vec(Dⱼ) of D (vec column-major: entry a + 3l is F[(a, l)]).
+pub type Column9 = nalgebra::SVector<f64, 9>;
+
+/// D of one element: vec(Dⱼ) per mode j.
 #[derive(Debug, Clone)]
 pub struct ElementProjection {
     /// The element's index in the body.
@@ -17,7 +20,7 @@ pub struct ElementProjection {
     /// F̄, the deformation gradient at q = 0.
     pub f0: Mat3,
     /// vec(∂F/∂qⱼ) per mode (1 per unit mode).
-    pub d: DMat,
+    pub d: Vec<Column9>,
     /// Rest volume (m³).
     pub volume: f64,
 }
@@ -42,7 +45,7 @@ pub struct ReducedTerms {
     pub force: DVec,
     /// K̂ (filled when asked).
     pub stiffness: DMat,
-    td: DMat,
+    td: Vec<Column9>,
 }
 
 impl ReducedTerms {
@@ -51,7 +54,7 @@ impl ReducedTerms {
         ReducedTerms {
             force: DVec::zeros(modes),
             stiffness: DMat::zeros(modes, modes),
-            td: DMat::zeros(9, modes),
+            td: vec![Column9::zeros(); modes],
         }
     }
 
@@ -60,6 +63,17 @@ impl ReducedTerms {
         self.force.fill(0.0);
         self.stiffness.fill(0.0);
     }
+
+    /// Copies K̂'s upper triangle (the only one [`ElementProjection::add_to`] fills) onto its
+    /// lower one.
+    pub fn mirror_stiffness(&mut self) {
+        let k = self.stiffness.nrows();
+        for j in 0..k {
+            for i in 0..j {
+                self.stiffness[(j, i)] = self.stiffness[(i, j)];
+            }
+        }
+    }
 }
 
 impl ElementProjection {
@@ -67,15 +81,15 @@ impl ElementProjection {
     pub fn new(body: &SoftBody, basis: &NodalBasis, e: usize) -> ElementProjection {
         let tet = &body.elements()[e];
         let k = basis.modes();
-        let mut d = DMat::zeros(9, k);
+        let mut d = vec![Column9::zeros(); k];
         let mut f0 = Mat3::identity();
         for (n, g) in tet.nodes.iter().zip(&tet.gradients) {
             f0 += basis.offset(*n) * g.transpose();
             for a in 0..3 {
                 let row = basis.row(*n, a);
                 for l in 0..3 {
-                    for (j, v) in row.iter().enumerate() {
-                        d[(a + 3 * l, j)] += v * g[l];
+                    for (dj, v) in d.iter_mut().zip(row) {
+                        dj[a + 3 * l] += v * g[l];
                     }
                 }
             }
@@ -90,19 +104,16 @@ impl ElementProjection {
 
     /// F = F̄ + Σⱼ qⱼ Dⱼ at reduced coordinates `q`.
     pub fn deformation_gradient(&self, q: &[f64]) -> Mat3 {
-        let mut f = self.f0;
-        let fs = f.as_mut_slice();
-        for (j, qj) in q.iter().enumerate() {
-            for (r, fr) in fs.iter_mut().enumerate() {
-                *fr += self.d[(r, j)] * qj;
-            }
+        let mut v = Column9::from_column_slice(self.f0.as_slice());
+        for (dj, qj) in self.d.iter().zip(q) {
+            v.axpy(*qj, dj, 1.0);
         }
-        f
+        Mat3::from_column_slice(v.as_slice())
     }
 
     /// Adds `weight` times the element's generalised force −V Dᵀ vec(P) (N per unit mode)
-    /// and, unless `tangent` is [`Tangent::Skip`], its stiffness V Dᵀ T D at `q` into
-    /// `terms`. Errors: the law cannot be evaluated at F (an inverted element), naming the
+    /// and, unless `tangent` is [`Tangent::Skip`], its stiffness V Dᵀ T D (upper triangle
+    /// only: [`ReducedTerms::mirror_stiffness`]) at `q` into `terms`. Errors: the law cannot be evaluated at F (an inverted element), naming the
     /// element.
     pub fn add_to(
         &self,
@@ -130,21 +141,25 @@ impl ElementProjection {
                 t -= negative;
             }
         }
-        terms.td.gemm(1.0, &t, &self.d, 0.0);
-        terms.stiffness.gemm_tr(scale, &self.d, &terms.td, 1.0);
+        for (td, d) in terms.td.iter_mut().zip(&self.d) {
+            *td = t * d;
+        }
+        let k = self.d.len();
+        let ks = terms.stiffness.as_mut_slice();
+        for (j, td) in terms.td.iter().enumerate() {
+            for (i, d) in self.d[..=j].iter().enumerate() {
+                ks[j * k + i] += scale * d.dot(td);
+            }
+        }
         Ok(())
     }
 }
 
 /// out += scale · Dᵀ p (p a vec of 9).
 #[inline]
-fn add_projected(d: &DMat, p: &[f64], scale: f64, out: &mut [f64]) {
-    for (j, o) in out.iter_mut().enumerate() {
-        let col = d.column(j);
-        let mut s = 0.0;
-        for r in 0..9 {
-            s += col[r] * p[r];
-        }
-        *o += scale * s;
+fn add_projected(d: &[Column9], p: &[f64], scale: f64, out: &mut [f64]) {
+    let p = Column9::from_column_slice(p);
+    for (o, dj) in out.iter_mut().zip(d) {
+        *o += scale * dj.dot(&p);
     }
 }

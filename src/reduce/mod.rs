@@ -6,6 +6,7 @@
 //! al., IJNME 2015.
 
 pub mod basis;
+pub mod cable;
 pub mod ecsw;
 pub mod element_projection;
 pub mod fingerprint;

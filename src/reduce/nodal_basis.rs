@@ -60,7 +60,11 @@ impl NodalBasis {
     /// V_n q̇ (m/s): node `n`'s velocity at reduced velocities `qdot`.
     #[inline]
     pub fn velocity(&self, n: usize, qdot: &[f64]) -> Vec3 {
-        Vec3::from_fn(|c, _| dot(self.row(n, c), qdot))
+        Vec3::new(
+            dot(self.row(n, 0), qdot),
+            dot(self.row(n, 1), qdot),
+            dot(self.row(n, 2), qdot),
+        )
     }
 
     /// out += V_nᵀ f: the generalised force of a force `f` (N) on node `n`.

@@ -22,6 +22,7 @@ use crate::scene::{
     BodyActuation, Scene, State, actuator_is_solved as is_solved, add_tangent_action,
 };
 
+use super::cable::ReducedCable;
 use super::element_projection::{ElementProjection, ReducedTerms, Tangent};
 use super::fingerprint::fingerprint;
 use super::model::ReducedModel;
@@ -46,7 +47,9 @@ pub struct ReducedStepper {
     mass: DMat,
     /// Vᵀ M per unit gravity, one column per axis (kg).
     weight: DMat,
-    /// The nodes the actuators touch.
+    /// The cables, by actuator index (evaluated on their points, `cable`).
+    cables: Vec<(usize, ReducedCable)>,
+    /// The nodes the other actuators touch.
     actuator_nodes: Vec<usize>,
     /// Whether some actuator adds its tangent to the step.
     actuator_tangent: bool,
@@ -56,6 +59,7 @@ pub struct ReducedStepper {
     w: Vec<Vec3>,
     nodal: Vec<Vec3>,
     rows: Vec<(usize, Vec3)>,
+    other: Vec<f64>,
     terms: ReducedTerms,
 }
 
@@ -79,7 +83,12 @@ impl ReducedStepper {
         let (mass, weight) = mass_projections(body, &basis, &v);
         let mut actuator_nodes: Vec<usize> = Vec::new();
         let mut rows = Vec::new();
-        for a in &act.actuators {
+        let mut cables = Vec::new();
+        for (i, a) in act.actuators.iter().enumerate() {
+            if let ActuatorKind::Cable(c) = &a.kind {
+                cables.push((i, ReducedCable::new(c, body.rest_positions(), &basis)));
+                continue;
+            }
             rows.clear();
             a.kind.jacobian(body.rest_positions(), &mut rows);
             actuator_nodes.extend(rows.iter().map(|(n, _)| *n));
@@ -93,13 +102,18 @@ impl ReducedStepper {
             elements,
             mass,
             weight,
+            cables,
+            actuator_tangent: act
+                .actuators
+                .iter()
+                .any(|a| a.kind.tangent_in_step() && !matches!(a.kind, ActuatorKind::Cable(_))),
             actuator_nodes,
-            actuator_tangent: act.actuators.iter().any(|a| a.kind.tangent_in_step()),
             q_range: model.q_range.clone(),
             x: body.rest_positions().to_vec(),
             w: vec![Vec3::zeros(); n],
             nodal: vec![Vec3::zeros(); n],
             rows,
+            other: Vec::new(),
             terms: ReducedTerms::new(k),
         })
     }
@@ -253,11 +267,28 @@ impl ReducedStepper {
         for (e, w) in &self.elements {
             e.add_to(body, q, *w, tangent, &mut self.terms)?;
         }
-        // Dᵀ(TD) is symmetric up to round-off; make it exactly so for the Cholesky.
-        symmetrise(&mut self.terms.stiffness);
-        if forces.iter().all(|f| *f == 0.0) {
+        self.terms.mirror_stiffness();
+        for (i, c) in &mut self.cables {
+            let lambda = forces[*i];
+            if lambda != 0.0 {
+                let tangent = act.actuators[*i].kind.tangent_in_step();
+                let ReducedTerms {
+                    force, stiffness, ..
+                } = &mut self.terms;
+                c.add(q, lambda, tangent, force, stiffness);
+            }
+        }
+        if self.actuator_nodes.is_empty() || forces.iter().all(|f| *f == 0.0) {
             return Ok(());
         }
+        // The other actuators' λ (the cables' were added above).
+        self.other.clear();
+        self.other
+            .extend(act.actuators.iter().zip(forces).map(|(a, f)| match a.kind {
+                ActuatorKind::Cable(_) => 0.0,
+                _ => *f,
+            }));
+        let forces = &self.other[..];
         let rest = body.rest_positions();
         for &n in &self.actuator_nodes {
             self.x[n] = rest[n] + self.basis.displacement(n, q);
