@@ -445,7 +445,7 @@ enum Command {
         #[arg(long, value_name = "T")]
         basis_tolerance: Option<f64>,
         /// The sampled elements' relative error on the training forces (dimensionless;
-        /// default 0.01).
+        /// default 1e-3).
         #[arg(long, value_name = "T")]
         force_tolerance: Option<f64>,
         /// Where the training runs start: `static` (default) or `scene`.

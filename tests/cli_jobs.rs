@@ -57,6 +57,7 @@ fn the_command_list_is_one_line_per_command_and_each_help_is_in_full() {
             "control",
             "optimize",
             "bench",
+            "reduce",
             "dynamics",
             "view",
             "demo",

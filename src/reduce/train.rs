@@ -28,11 +28,11 @@ pub struct ReduceOptions {
 }
 
 impl Default for ReduceOptions {
-    /// 1e-6 of the snapshots' energy left out, 1 % force error, static starts.
+    /// 1e-6 of the snapshots' energy left out, 0.1 % force error, static starts.
     fn default() -> Self {
         ReduceOptions {
             modes: ModeChoice::Tolerance(1e-6),
-            force_tolerance: 0.01,
+            force_tolerance: 1e-3,
             start: RunStart::Static,
         }
     }
