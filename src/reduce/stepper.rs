@@ -4,11 +4,12 @@
 //!
 //! ```text
 //! Â Δq̇ = h (ĝ + f̂(q) + f̂_a(q) − α M̂ q̇) − (hβ + h²) K̂ q̇,   Â = (1 + hα) M̂ + (hβ + h²) K̂
-//! q̇⁺ = q̇ + Δq̇,   q⁺ = q + h q̇⁺,   x = X + V q,   v = V q̇
+//! q̇⁺ = q̇ + Δq̇,   q⁺ = q + h q̇⁺,   x = X + ū + V q,   v = V q̇
 //! ```
 //!
-//! with M̂ = VᵀMV, ĝ = Vᵀ(M g), f̂ = Σₑ wₑ Vₑᵀfₑ, f̂_a = Vᵀ H_aᵀ σλ (the actuators on the nodes
-//! they touch, reconstructed) and K̂ = Σₑ wₑ VₑᵀKₑVₑ + VᵀK_aV. Â is K × K: one dense Cholesky
+//! with M̂ = VᵀMV, ĝ = Vᵀ(M g), f̂ = Σₑ wₑ Vₑᵀfₑ, f̂_a = Vᵀ H_aᵀ σλ (cables on their embedded
+//! points, `cable`; other actuators on the nodes they touch, rebuilt) and
+//! K̂ = Σₑ wₑ VₑᵀKₑVₑ + VᵀK_aV. Â is K × K: one dense Cholesky
 //! per step. As in the full step, when Â is not positive definite the step is taken again with
 //! every sampled element's tangent cut to its positive part.
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::math::{DMat, DVec, Vec3};
-use crate::scene::{CommandLog, CommandRun, RunStart, Scene};
+use crate::scene::{CommandLog, CommandRun, CommandSchedule, RunStart, Scene};
 
 use super::basis::{ModeChoice, pod};
 use super::ecsw::sample_elements;
@@ -63,10 +63,7 @@ pub fn reduce(
     // The full runs: every state's free displacements.
     let total: usize = logs
         .iter()
-        .map(|l| {
-            CommandRun::start(&mut scene.clone(), l.clone(), None, options.start)
-                .map(|(r, _)| r.steps())
-        })
+        .map(|l| CommandSchedule::new(scene, l.clone()).map(|s| s.steps_to_last_row()))
         .sum::<Result<usize>>()?;
     let mut runs: Vec<Vec<DVec>> = Vec::new();
     let mut done = 0;
@@ -160,14 +157,17 @@ pub fn reduce(
         let file = log.file.clone();
         let (mut run, mut state) =
             ReducedRun::start(&mut s, &model, Some(log), None, options.start)?;
+        // Every free node's distance from the full run's.
+        let mut node_error = vec![0.0; body.node_count()];
         let mut compare = |x: &[Vec3], u: &DVec| {
+            node_error.fill(0.0);
             for (r, (n, c)) in dofs.free_components().enumerate() {
-                if c == 0 {
-                    let d = Vec3::from_fn(|cc, _| {
-                        x[n][cc] - rest[n][cc] - u[dofs.reduced_index(3 * n + cc).unwrap_or(r)]
-                    });
-                    sum += d.norm_squared();
-                    max = max.max(d.norm());
+                node_error[n] += (x[n][c] - rest[n][c] - u[r]).powi(2);
+            }
+            for (n, e2) in node_error.iter().enumerate() {
+                if !body.is_fixed(n) {
+                    sum += e2;
+                    max = max.max(e2.sqrt());
                     count += 1;
                 }
             }
