@@ -17,13 +17,13 @@ pub const VERSION: u32 = 1;
 /// How well the reduced model reproduces its training runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrainingError {
-    /// RMS over every node and saved state of the training runs of |x_reduced − x_full| (m),
-    /// the reduced model re-run on the training commands from its own start.
+    /// RMS over every free node and saved state of the training runs of |x_reduced − x_full|
+    /// (m), the reduced model re-run on the training commands from its own start.
     pub position_rms: f64,
     /// The largest such distance (m).
     pub position_max: f64,
-    /// The RMS distance of the snapshots from their projection on the basis (m): the part
-    /// no reduced model on this basis can represent.
+    /// The RMS distance over the same nodes of the snapshots from their projection on
+    /// ū + span V (m): the part no reduced model on this basis can represent.
     pub projection_rms: f64,
     /// The share of the snapshots' energy Σσ² the basis leaves out (dimensionless).
     pub basis: f64,

@@ -115,13 +115,17 @@ pub fn reduce(
             r[1] = r[1].max(*qj);
         }
     }
+    // Over the free nodes, as the training error's position_rms.
+    let free_nodes = (0..body.node_count())
+        .filter(|&n| !body.is_fixed(n))
+        .count();
     let projection_rms = {
         let sum: f64 = all
             .iter()
             .zip(&qs)
             .map(|(u, q)| (*u - &v * q).norm_squared())
             .sum();
-        (sum / (all.len() * body.node_count()) as f64).sqrt()
+        (sum / (all.len() * free_nodes) as f64).sqrt()
     };
     let sampling_q: Vec<DVec> = thinned_indices(qs.len(), SAMPLING_SNAPSHOTS)
         .map(|i| qs[i].clone())
