@@ -366,15 +366,15 @@ pub(crate) fn simulate(
                 r.residual
             );
         }
-        if let Some(f) = frames.as_mut() {
-            f.write(&scene, &state)?;
-            if let Some(t) = trace.as_mut() {
-                t.record(&scene, &state);
-            }
-        }
-        if let Some(t) = tracks.as_mut() {
-            t.record_state(&scene, &state, t0);
-        }
+        record_outputs(
+            &mut frames,
+            &mut trace,
+            &mut tracks,
+            &scene,
+            &state,
+            None,
+            t0,
+        )?;
     } else {
         let steps = match (&run, &reduced_run) {
             (Some(r), _) => r.steps(),
@@ -422,15 +422,15 @@ pub(crate) fn simulate(
                 for w in r.take_warnings() {
                     bar.suspend(|| eprintln!("warning: {w}"));
                 }
-                if let Some(f) = frames.as_mut() {
-                    f.write(&scene, &state)?;
-                    if let Some(t) = trace.as_mut() {
-                        t.record(&scene, &state);
-                    }
-                }
-                if let Some(t) = tracks.as_mut() {
-                    t.record_state(&scene, &state, t0);
-                }
+                record_outputs(
+                    &mut frames,
+                    &mut trace,
+                    &mut tracks,
+                    &scene,
+                    &state,
+                    None,
+                    t0,
+                )?;
                 bar.inc(1);
                 continue;
             }
@@ -480,15 +480,15 @@ pub(crate) fn simulate(
                     warned = true;
                 }
             }
-            if let Some(f) = frames.as_mut() {
-                f.write_with_contacts(&scene, &state, Some(&report.contact))?;
-                if let Some(t) = trace.as_mut() {
-                    t.record(&scene, &state);
-                }
-            }
-            if let Some(t) = tracks.as_mut() {
-                t.record_state(&scene, &state, t0);
-            }
+            record_outputs(
+                &mut frames,
+                &mut trace,
+                &mut tracks,
+                &scene,
+                &state,
+                Some(&report.contact),
+                t0,
+            )?;
             bar.inc(1);
         }
         bar.finish_and_clear();
@@ -611,6 +611,31 @@ pub(crate) fn simulate(
         );
     }
     Ok(final_state)
+}
+
+/// Records `state` of `scene` in the run's outputs: a frame (with the step's `contacts`, if
+/// any) and the summary's trace with `--out`, the marker tracks (times from t₀ on the
+/// recording's clock) with `--markers-out` or `--observed-markers`.
+#[allow(clippy::too_many_arguments)]
+fn record_outputs(
+    frames: &mut Option<FrameSeries>,
+    trace: &mut Option<diffsoro::scene::RunTrace>,
+    tracks: &mut Option<MarkerTracks>,
+    scene: &Scene,
+    state: &diffsoro::scene::State,
+    contacts: Option<&[diffsoro::scene::ContactOutcome]>,
+    t0: f64,
+) -> diffsoro::Result<()> {
+    if let Some(f) = frames.as_mut() {
+        f.write_with_contacts(scene, state, contacts)?;
+        if let Some(t) = trace.as_mut() {
+            t.record(scene, state);
+        }
+    }
+    if let Some(t) = tracks.as_mut() {
+        t.record_state(scene, state, t0);
+    }
+    Ok(())
 }
 
 /// Checks `--markers-out FILE` before the run: the scene has a marker, `FILE` is not a
