@@ -17,35 +17,17 @@ use diffsoro::diff::{
 use diffsoro::math::{SplitMix64, Vec3, relative_error};
 use diffsoro::scene::{Scene, SceneFile};
 
+use crate::diff_support::clamped_beam;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The 100 × 10 × 10 mm beam (meshes/beam_1.msh) clamped at x = 0 under gravity, with
 /// Rayleigh damping and an off-axis cable pulled with 0.3 N.
 fn beam(law: &str) -> Scene {
-    let text = format!(
-        r#"
-        [simulation]
-        dt = 0.01
-        steps = 1
-        gravity = [0.0, 0.0, -9.81]
-        [[soft_body]]
-        name = "beam"
-        mesh = "beam_1.msh"
-        law = "{law}"
-        young_modulus = 2.0e5
-        poisson_ratio = 0.35
-        density = 1000.0
-        rayleigh_mass = 0.5
-        rayleigh_stiffness = 0.01
-        fixed_group = "clamp"
-        [[soft_body.cable]]
-        name = "c"
-        points = [[0.1, 0.0, 0.004], [0.05, 0.0, 0.004], [0.0, 0.0, 0.004]]
-        force = 0.3
-        "#
-    );
-    let file = SceneFile::parse("beam.toml", &text, &[]).unwrap();
-    Scene::build(&file, &Path::new(ROOT).join("meshes")).unwrap()
+    clamped_beam::build(
+        &clamped_beam::text(law, clamped_beam::DAMPED, clamped_beam::CABLE_C),
+        &[],
+    )
 }
 
 /// The PneuNet finger of scenes/pneumatic.toml with its cavity at 3 kPa.

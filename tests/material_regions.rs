@@ -17,31 +17,15 @@ use diffsoro::math::Vec3;
 use diffsoro::mesh::box_mesh;
 use diffsoro::scene::{Scene, SceneFile, Stepper};
 
+use crate::diff_support::clamped_beam;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The 100 × 10 × 10 mm beam of meshes/beam_1.msh (x ∈ [0, 0.1]) clamped at x = 0 under
 /// gravity, law `law`, E = 2e5 Pa, ν = 0.35, with the TOML `regions` appended and the
 /// overrides `sets`.
 fn beam_with(law: &str, regions: &str, sets: &[String]) -> Result<Scene, String> {
-    let text = format!(
-        r#"
-        [simulation]
-        dt = 0.01
-        steps = 1
-        gravity = [0.0, 0.0, -9.81]
-        [[soft_body]]
-        name = "beam"
-        mesh = "beam_1.msh"
-        law = "{law}"
-        young_modulus = 2.0e5
-        poisson_ratio = 0.35
-        density = 1000.0
-        rayleigh_mass = 0.5
-        rayleigh_stiffness = 0.01
-        fixed_group = "clamp"
-        {regions}
-        "#
-    );
+    let text = clamped_beam::text(law, clamped_beam::DAMPED, regions);
     let file = SceneFile::parse("beam.toml", &text, sets).map_err(|e| e.to_string())?;
     file.validate().map_err(|e| e.to_string())?;
     Scene::build(&file, &Path::new(ROOT).join("meshes")).map_err(|e| e.to_string())
